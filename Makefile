@@ -1,0 +1,145 @@
+# The Annotated Transformer in C -- build of the trainer, the figures and the book.
+#
+#   make            deps -> tangle -> build -> figures -> pdf -> demo
+#   make check      all tests (Check), prints the summary line
+#   make sanitize   the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make tangle     regenerate tangled/ from book/*.nw (only changed files are rewritten)
+#   make figures/mask-subsequent.tex   one figure (its .dat comes from the trainer)
+#
+# The .nw chapters in book/ are the only source of the trainer; tangled/ is generated.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DELETE_ON_ERROR:
+.SUFFIXES:
+MAKEFLAGS += --no-builtin-rules
+
+# Chapters in reading order: notangle and noweave both see them in this order.
+CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/solutions.nw
+
+# Every root chunk that is a file. `noroots` must list exactly these (see tangle).
+TANGLED := tangled/tensor.h tangled/tensor.c tangled/model.h tangled/model.c \
+           tangled/figure.h tangled/figure.c tangled/main.c
+LIB_SOURCES := $(filter-out tangled/main.c,$(filter %.c,$(TANGLED)))
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wno-unused-parameter $(EXTRA_WARN)
+DEPFLAGS = $(shell pkg-config --cflags openblas libcjson)
+LIBS     = $(shell pkg-config --libs openblas libcjson) -lm
+CHECK_CFLAGS = $(shell pkg-config --cflags check)
+CHECK_LIBS   = $(shell pkg-config --libs check)
+ALL_CFLAGS = $(WARN) -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
+
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+TEST_SOURCES := $(wildcard tests/*.c)
+FIGURES := mask-subsequent mask-batch
+FIGURE_DATA := figures/mask-subsequent.dat \
+               figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat
+PDF := book/transformer.pdf
+
+FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES))
+
+.PHONY: all deps tangle build figures pdf demo check run-check sanitize run-sanitize clean
+# deps first, on its own: the rest needs pkg-config files and tools that deps installs.
+all: deps
+	$(MAKE) build
+	$(MAKE) figures pdf
+	$(MAKE) demo
+
+deps:
+	@tools/install-deps
+
+# ---------------------------------------------------------------- tangle
+# One stamp stands for all tangled files. cpif rewrites a file only when its text changed,
+# so an edit to one chunk recompiles only the files that chunk reaches.
+tangle: build/tangle.stamp
+$(TANGLED): build/tangle.stamp ;
+build/tangle.stamp: $(CHAPTERS) tools/tangle
+	@mkdir -p build tangled
+	tools/tangle $(CHAPTERS) -- $(TANGLED)
+	@touch $@
+
+# ---------------------------------------------------------------- build
+build: transformer
+LIB_OBJECTS := $(patsubst tangled/%.c,build/%.o,$(LIB_SOURCES))
+
+build/%.o: tangled/%.c $(filter %.h,$(TANGLED)) | build/tangle.stamp
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+transformer: build/main.o $(LIB_OBJECTS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
+# ---------------------------------------------------------------- figures
+# The data of every figure comes from the trainer itself: the chart shows what the code computes.
+figures: $(FIGURE_TEX)
+
+# cpif keeps a .dat's time stamp when the numbers did not change, so a rebuilt trainer
+# that computes the same masks does not redraw the figures or rebuild the PDF.
+figures/mask-subsequent.dat: transformer
+	./transformer figure-data mask subsequent --size 20 | cpif $@
+figures/mask-batch-%.dat: transformer
+	./transformer figure-data mask batch --sentence $* | cpif $@
+
+figures/mask-subsequent.tex: figures/mask-subsequent.gp figures/mask-subsequent.dat figures/style.gp
+figures/mask-batch.tex: figures/mask-batch.gp figures/style.gp \
+                        figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat
+figures/%.tex: figures/%.gp
+	gnuplot $<
+	@test -s $@ && test -s figures/$*.pdf
+
+# ---------------------------------------------------------------- pdf
+# One noweave call over all chapters, so cross-references and the index span the book.
+pdf: $(PDF)
+build/woven.tex: $(CHAPTERS)
+	@mkdir -p build
+	noweave -n -index $(CHAPTERS) > $@
+
+$(PDF): book/book.tex build/woven.tex $(FIGURE_TEX)
+	@mkdir -p build/pdf
+	latexmk -pdf -interaction=nonstopmode -halt-on-error -silent -jobname=transformer \
+	        -outdir=build/pdf book/book.tex > build/pdf/latexmk.out 2>&1 \
+	  || { tail -40 build/pdf/latexmk.out; exit 1; }
+	tools/check-latex-log build/pdf/transformer.log
+	cp build/pdf/transformer.pdf $@
+
+# ---------------------------------------------------------------- demo
+# Until the copy task exists, the demo shows the model-free figures' data in the terminal.
+demo: transformer
+	./transformer demo
+
+# ---------------------------------------------------------------- tests
+build/tests/%.o: tests/%.c tests/tests.h $(filter %.h,$(TANGLED)) | build/tangle.stamp
+	@mkdir -p build/tests
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+build/run-tests: $(patsubst tests/%.c,build/tests/%.o,$(TEST_SOURCES)) $(LIB_OBJECTS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+
+check: deps
+	$(MAKE) run-check
+run-check: build/run-tests transformer
+	TRANSFORMER=./transformer build/run-tests
+
+# Sanitizers: a separate tree of objects so the normal build is untouched.
+build/asan/%.o: tangled/%.c $(filter %.h,$(TANGLED)) | build/tangle.stamp
+	@mkdir -p build/asan
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+build/asan/tests/%.o: tests/%.c tests/tests.h $(filter %.h,$(TANGLED)) | build/tangle.stamp
+	@mkdir -p build/asan/tests
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+build/asan/transformer: build/asan/main.o $(patsubst tangled/%.c,build/asan/%.o,$(LIB_SOURCES))
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
+build/asan/run-tests: $(patsubst tests/%.c,build/asan/tests/%.o,$(TEST_SOURCES)) \
+                      $(patsubst tangled/%.c,build/asan/%.o,$(LIB_SOURCES))
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+
+sanitize: deps
+	$(MAKE) run-sanitize
+run-sanitize: build/asan/run-tests build/asan/transformer
+	CK_FORK=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  TRANSFORMER=build/asan/transformer build/asan/run-tests
+
+clean:
+	rm -rf build transformer $(PDF) figures/*.dat figures/*.tex figures/*.pdf

@@ -1,0 +1,106 @@
+#line 206 "book/program.nw"
+/* figure.c -- generated from the book's chapters by notangle: edit the book, not this file. */
+#include "figure.h"
+#include <stdlib.h>
+#include <string.h>
+#line 241 "book/masks.nw"
+static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
+{
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
+}
+
+void figure_mask_subsequent(FILE *out, int size)
+{
+    uint8_t *keep = xmalloc((size_t)size * size);
+    subsequent_mask(keep, size);
+    fprintf(out, "# subsequent mask, T = %d: row i = query, column j = key, 1 = may attend\n", size);
+    print_flags(out, keep, size, size);
+    free(keep);
+}
+#line 263 "book/masks.nw"
+enum { EXAMPLE_BATCH = 3, EXAMPLE_TARGET_LEN = 9, EXAMPLE_PAD = 2 };
+static const char *const example_vocabulary[] = {
+    "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
+    "two", "men", "talk", "children", "play",
+};
+/* Whole target sentences, <s> ... </s>, padded with <blank> to the longest. */
+static const int example_targets[EXAMPLE_BATCH][EXAMPLE_TARGET_LEN] = {
+    {0, 4, 5, 6, 7, 8, 9, 10, 1},       /* <s> a dog runs on the beach . </s> */
+    {0, 11, 12, 13, 1, 2, 2, 2, 2},     /* <s> two men talk </s>              */
+    {0, 14, 15, 10, 1, 2, 2, 2, 2},     /* <s> children play . </s>           */
+};
+#line 282 "book/masks.nw"
+void figure_mask_batch(FILE *out, int sentence)
+{
+    enum { LEN = EXAMPLE_TARGET_LEN - 1 };
+    ENSURE(sentence >= 1 && sentence <= EXAMPLE_BATCH, "sentence %d", sentence);
+    int tokens[EXAMPLE_BATCH][LEN];
+    uint8_t keep[EXAMPLE_BATCH][LEN][LEN];
+    for (int b = 0; b < EXAMPLE_BATCH; b++)
+        for (int t = 0; t < LEN; t++) tokens[b][t] = example_targets[b][t];
+    target_mask(&keep[0][0][0], &tokens[0][0], EXAMPLE_BATCH, LEN, EXAMPLE_PAD);
+
+    const int *words = tokens[sentence - 1];
+    fprintf(out, "# target mask of sentence %d of %d (padding token %s): row = query, "
+                 "column = key, 1 = may attend\nkey", sentence, EXAMPLE_BATCH,
+            example_vocabulary[EXAMPLE_PAD]);
+    for (int j = 0; j < LEN; j++) fprintf(out, " %s", example_vocabulary[words[j]]);
+    fputc('\n', out);
+    for (int i = 0; i < LEN; i++) {
+        fprintf(out, "%s", example_vocabulary[words[i]]);
+        for (int j = 0; j < LEN; j++) fprintf(out, " %d", keep[sentence - 1][i][j]);
+        fputc('\n', out);
+    }
+}
+#line 317 "book/masks.nw"
+static void emit_mask_subsequent(FILE *out, const int *option) { figure_mask_subsequent(out, option[0]); }
+static void emit_mask_batch(FILE *out, const int *option) { figure_mask_batch(out, option[0]); }
+#line 336 "book/program.nw"
+void figure_summary(FILE *out, const FigureKind *kind, const int *option)
+{
+    char *text = NULL;
+    size_t length = 0;
+    FILE *data = open_memstream(&text, &length);
+    if (data == NULL) die("cannot open a memory stream");
+    kind->emit(data, option);
+    fclose(data);
+    long numbers = 0, ones = 0, binary = 1;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#') continue;
+        
+#line 357 "book/program.nw"
+char picture[512];
+size_t width = 0;
+for (char *word = line, *end; *word; word = end) {
+    while (*word == ' ') word++;
+    end = word + strcspn(word, " ");
+    char *after;
+    double x = strtod(word, &after);
+    if (after != end || end == word) { if (*end) end++; continue; }   /* a label */
+    numbers++;
+    if (x == 1) ones++;
+    else if (x != 0) binary = 0;
+    if (width + 1 < sizeof picture) picture[width++] = x == 1 ? '#' : x == 0 ? '.' : '?';
+}
+if (width && binary) fprintf(out, "  %.*s\n", (int)width, picture);
+#line 348 "book/program.nw"
+    }
+    fprintf(out, "  %ld numbers", numbers);
+    if (binary) fprintf(out, ", %ld ones", ones);
+    fputc('\n', out);
+    free(text);
+}
+
+#line 212 "book/program.nw"
+const FigureKind figure_kinds[] = {
+    
+#line 310 "book/masks.nw"
+{"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
+ {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
+{"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
+ {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence, 1 to 3"}}, emit_mask_batch},
+#line 214 "book/program.nw"
+};
+const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -1,0 +1,32 @@
+#line 178 "book/program.nw"
+/* figure.h -- the data behind the book's figures.
+   Generated from the book's chapters by notangle: edit the book, not this file. */
+#ifndef FIGURE_H
+#define FIGURE_H
+#include <stdio.h>
+#include "model.h"
+
+enum { FIGURE_MAX_OPTIONS = 3 };
+typedef struct {
+    const char *flag;        /* "--size"; NULL ends the list */
+    int low, high, fallback; /* accepted range and default */
+    const char *help;
+} FigureOption;
+
+typedef struct {
+    const char *name;        /* "mask subsequent" */
+    const char *summary;
+    FigureOption options[FIGURE_MAX_OPTIONS];
+    void (*emit)(FILE *out, const int *option);   /* option[i]: value of options[i] */
+} FigureKind;
+
+extern const FigureKind figure_kinds[];
+extern const int figure_kind_count;
+#line 322 "book/masks.nw"
+void figure_mask_subsequent(FILE *out, int size);
+void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
+#line 331 "book/program.nw"
+/* Print a terminal summary of one figure's data, drawn with the given option values. */
+void figure_summary(FILE *out, const FigureKind *kind, const int *option);
+#line 202 "book/program.nw"
+#endif

@@ -1,0 +1,247 @@
+#line 32 "book/program.nw"
+/* main.c -- the transformer command line. Generated from the book's chapters by notangle:
+   edit the book, not this file. */
+#include "figure.h"
+#line 40 "book/program.nw"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#line 75 "book/program.nw"
+#include <errno.h>
+#line 416 "book/program.nw"
+#include <time.h>
+#line 49 "book/program.nw"
+#define TRANSFORMER_VERSION "0.1.0"
+#line 57 "book/program.nw"
+static _Noreturn __attribute__((format(printf, 2, 3)))
+void usage_error(const char *command, const char *format, ...)
+{
+    va_list arguments;
+    fprintf(stderr, "transformer%s%s: ", command ? " " : "", command ? command : "");
+    va_start(arguments, format);
+    vfprintf(stderr, format, arguments);
+    va_end(arguments);
+    fprintf(stderr, " (try 'transformer%s%s --help')\n", command ? " " : "", command ? command : "");
+    exit(2);
+}
+#line 79 "book/program.nw"
+static long long parse_integer(const char *command, const char *flag, const char *text,
+                               long long low, long long high)
+{
+    char *end;
+    errno = 0;
+    long long value = text ? strtoll(text, &end, 10) : 0;
+    if (text == NULL || *text == '\0' || *end != '\0' || errno == ERANGE
+        || value < low || value > high)
+        usage_error(command, "%s expects an integer from %lld to %lld, got '%s'",
+                    flag, low, high, text ? text : "nothing");
+    return value;
+}
+#line 98 "book/program.nw"
+typedef struct {
+    const char *name;
+    const char *summary;   /* one line for `transformer --help` */
+    const char *help;      /* the text of `transformer NAME --help` */
+    int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
+} Command;
+#line 223 "book/program.nw"
+static int run_figure_data(int argc, char **argv)
+{
+    char name[64] = "";
+    int a = 0;
+    for (; a < argc && argv[a][0] != '-'; a++) {
+        if (strlen(name) + strlen(argv[a]) + 2 > sizeof name)
+            usage_error("figure-data", "figure name too long");
+        if (*name) strcat(name, " ");
+        strcat(name, argv[a]);
+    }
+    if (!*name) usage_error("figure-data", "which figure? (the list is in its help)");
+    const FigureKind *kind = NULL;
+    for (int k = 0; k < figure_kind_count; k++)
+        if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
+    if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
+    
+#line 245 "book/program.nw"
+int value[FIGURE_MAX_OPTIONS] = {0};
+for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
+    value[o] = kind->options[o].fallback;
+for (; a < argc; a += 2) {
+    int o = 0;
+    while (o < FIGURE_MAX_OPTIONS && kind->options[o].flag
+           && strcmp(kind->options[o].flag, argv[a]) != 0) o++;
+    if (o == FIGURE_MAX_OPTIONS || !kind->options[o].flag)
+        usage_error("figure-data", "unknown option '%s' for figure '%s'", argv[a], name);
+    value[o] = (int)parse_integer("figure-data", argv[a], a + 1 < argc ? argv[a + 1] : NULL,
+                                  kind->options[o].low, kind->options[o].high);
+}
+#line 239 "book/program.nw"
+    kind->emit(stdout, value);
+    return ferror(stdout) ? 1 : 0;
+}
+#line 265 "book/program.nw"
+static char figure_data_help[4096];
+
+static void describe_figure_kinds(void)
+{
+    FILE *out = fmemopen(figure_data_help, sizeof figure_data_help, "w");
+    if (out == NULL) return;
+    fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
+                 "Print the numbers behind one figure of the book, as gnuplot reads them.\n\n"
+                 "figures:\n");
+    for (int k = 0; k < figure_kind_count; k++) {
+        fprintf(out, "  %-16s %s\n", figure_kinds[k].name, figure_kinds[k].summary);
+        for (int o = 0; o < FIGURE_MAX_OPTIONS && figure_kinds[k].options[o].flag; o++) {
+            const FigureOption *option = &figure_kinds[k].options[o];
+            fprintf(out, "      %s N   %s (%d to %d, default %d)\n", option->flag,
+                    option->help, option->low, option->high, option->fallback);
+        }
+    }
+    fclose(out);
+}
+#line 305 "book/program.nw"
+static int run_demo(int argc, char **argv)
+{
+    if (argc > 0) usage_error("demo", "unexpected argument '%s'", argv[0]);
+    printf("The Annotated Transformer in C, version " TRANSFORMER_VERSION
+           ": the data of the book's figures\n");
+    for (int k = 0; k < figure_kind_count; k++) {
+        int value[FIGURE_MAX_OPTIONS] = {0};
+        for (int o = 0; o < FIGURE_MAX_OPTIONS && figure_kinds[k].options[o].flag; o++)
+            value[o] = figure_kinds[k].options[o].fallback;
+        printf("\n%s: %s\n", figure_kinds[k].name, figure_kinds[k].summary);
+        figure_summary(stdout, &figure_kinds[k], value);
+    }
+    return 0;
+}
+#line 380 "book/program.nw"
+static int run_random(int argc, char **argv)
+{
+    unsigned long long seed = 42, stream = 54, count = 6;
+    enum { BITS, UNIFORM, NORMAL } kind = UNIFORM;
+    for (int a = 0; a < argc; a++) {
+        const char *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(argv[a], "--seed") == 0) seed = parse_integer("random", argv[a], value, 0, INT64_MAX), a++;
+        else if (strcmp(argv[a], "--stream") == 0) stream = parse_integer("random", argv[a], value, 0, INT64_MAX), a++;
+        else if (strcmp(argv[a], "--count") == 0) count = parse_integer("random", argv[a], value, 1, 100000000), a++;
+        else if (strcmp(argv[a], "--bits") == 0) kind = BITS;
+        else if (strcmp(argv[a], "--uniform") == 0) kind = UNIFORM;
+        else if (strcmp(argv[a], "--normal") == 0) kind = NORMAL;
+        else usage_error("random", "unknown option '%s'", argv[a]);
+    }
+    Rng rng;
+    rng_seed(&rng, seed, stream);
+    for (unsigned long long i = 0; i < count; i++)
+        if (kind == BITS) printf("0x%08lx\n", (unsigned long)rng_next(&rng));
+        else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
+    return ferror(stdout) ? 1 : 0;
+}
+#line 420 "book/program.nw"
+static double seconds_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+static int run_time_matmul(int argc, char **argv)
+{
+    int n = 256;
+    MatmulKernel kernel = matmul_kernel;
+    for (int a = 0; a < argc; a++) {
+        const char *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(argv[a], "--size") == 0) n = (int)parse_integer("time-matmul", argv[a], value, 1, 8192), a++;
+        else if (strcmp(argv[a], "--kernel") == 0 && value && strcmp(value, "blas") == 0) kernel = MATMUL_BLAS, a++;
+        else if (strcmp(argv[a], "--kernel") == 0 && value && strcmp(value, "reference") == 0) kernel = MATMUL_REFERENCE, a++;
+        else if (strcmp(argv[a], "--kernel") == 0) usage_error("time-matmul", "--kernel expects 'blas' or 'reference', got '%s'", value ? value : "nothing");
+        else usage_error("time-matmul", "unknown option '%s'", argv[a]);
+    }
+    
+#line 448 "book/program.nw"
+size_t size = (size_t)n * n;
+float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
+Rng rng;
+rng_seed(&rng, 1, 0);
+for (size_t i = 0; i < 2 * size; i++) a[i] = rng_uniform_between(&rng, -1, 1);
+matmul_kernel = kernel;
+long repeats = 0;
+double start = seconds_now(), elapsed;
+do {
+    matmul(false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    repeats++;
+} while ((elapsed = seconds_now() - start) < 0.1);
+double seconds = elapsed / (double)repeats;
+printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
+       kernel == MATMUL_BLAS ? "blas" : "reference", seconds, 2.0 * n * n * (double)n / seconds / 1e9);
+free(a);
+#line 440 "book/program.nw"
+    return 0;
+}
+
+#line 109 "book/program.nw"
+static const Command commands[] = {
+    
+#line 291 "book/program.nw"
+{"figure-data", "print the data of one of the book's figures", figure_data_help, run_figure_data},
+#line 322 "book/program.nw"
+{"demo", "show what the program computes so far (run by make)",
+ "usage: transformer demo\n\nPrint the data of every figure of the book in the terminal.\n",
+ run_demo},
+#line 404 "book/program.nw"
+{"random", "print numbers from the seeded generator (Chapter 2)",
+ "usage: transformer random [--seed S] [--stream N] [--count N] [--bits|--uniform|--normal]\n\n"
+ "Print COUNT numbers of the PCG32 stream (default seed 42, stream 54, count 6),\n"
+ "as 32-bit outputs (--bits), uniform in [0,1) (--uniform, default) or normal (--normal).\n",
+ run_random},
+#line 467 "book/program.nw"
+{"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
+ "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
+ "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
+ "the time of one product and the rate in GFLOP/s.\n",
+ run_time_matmul},
+#line 111 "book/program.nw"
+};
+enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
+#line 116 "book/program.nw"
+static void print_usage(FILE *out)
+{
+    fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
+                 "       transformer COMMAND --help | --help | --version\n\n"
+                 "The Annotated Transformer in C, version " TRANSFORMER_VERSION ".\n\n"
+                 "commands:\n");
+    for (int i = 0; i < COMMAND_COUNT; i++)
+        fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
+}
+#line 132 "book/program.nw"
+int main(int argc, char **argv)
+{
+    
+#line 287 "book/program.nw"
+describe_figure_kinds();
+#line 135 "book/program.nw"
+    
+#line 161 "book/program.nw"
+const char *kernel = getenv("TRANSFORMER_MATMUL");
+if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
+else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
+    usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'", kernel);
+#line 136 "book/program.nw"
+    if (argc < 2) { print_usage(stderr); return 2; }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0) { printf("transformer " TRANSFORMER_VERSION "\n"); return 0; }
+    if (name[0] == '-') usage_error(NULL, "unknown option '%s'", name);
+    for (int i = 0; i < COMMAND_COUNT; i++) {
+        if (strcmp(name, commands[i].name) != 0) continue;
+        for (int a = 2; a < argc; a++)
+            if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
+                fputs(commands[i].help, stdout);
+                return 0;
+            }
+        return commands[i].run(argc - 2, argv + 2);
+    }
+    usage_error(NULL, "unknown command '%s'", name);
+}
