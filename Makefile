@@ -119,7 +119,7 @@ build/run-tests: $(patsubst tests/%.c,build/tests/%.o,$(TEST_SOURCES)) $(LIB_OBJ
 
 check: deps
 	$(MAKE) run-check
-run-check: build/run-tests transformer
+run-check: build/run-tests transformer $(FIGURE_DATA)
 	TRANSFORMER=./transformer build/run-tests
 
 # Sanitizers: a separate tree of objects so the normal build is untouched.
@@ -137,9 +137,22 @@ build/asan/run-tests: $(patsubst tests/%.c,build/asan/tests/%.o,$(TEST_SOURCES))
 
 sanitize: deps
 	$(MAKE) run-sanitize
-run-sanitize: build/asan/run-tests build/asan/transformer
-	CK_FORK=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+run-sanitize: build/asan/run-tests build/asan/transformer $(FIGURE_DATA)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  TRANSFORMER=build/asan/transformer build/asan/run-tests
+
+# ---------------------------------------------------------------- exercises
+# The runnable exercises of the book; each prints what the exercise asks the reader to look at.
+.PHONY: exercise-rng exercise-normal exercise-matmul exercise-masks
+exercise-rng: transformer
+	./transformer random --seed 42 --stream 54 --count 3
+exercise-normal: transformer
+	./transformer random --normal --count 1000000 \
+	  | awk '{ s += $$1; q += $$1 * $$1 } END { m = s / NR; printf "mean %.5f  variance %.5f  (N = %d)\n", m, q / NR - m * m, NR }'
+exercise-matmul: transformer
+	for n in 64 128 256 512; do for k in reference blas; do ./transformer time-matmul --size $$n --kernel $$k; done; done
+exercise-masks: $(FIGURE_DATA)
+	for f in $(FIGURE_DATA); do printf '%-28s ' $$f; grep -v '^#' $$f | tr ' ' '\n' | grep -c '^1$$'; done
 
 clean:
 	rm -rf build transformer $(PDF) figures/*.dat figures/*.tex figures/*.pdf

@@ -1,0 +1,151 @@
+/* test_cli.c -- the transformer program: help, version, and one clear line with exit
+   status 2 for every mistake on the command line. Runs the binary named by $TRANSFORMER. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "tests.h"
+
+typedef struct {
+    int status;          /* exit status, or -1 when killed by a signal */
+    char out[65536];
+    char err[4096];
+} Run;
+
+static void read_file(const char *path, char *buffer, size_t size)
+{
+    FILE *file = fopen(path, "r");
+    ck_assert_ptr_nonnull(file);
+    size_t length = fread(buffer, 1, size - 1, file);
+    buffer[length] = '\0';
+    fclose(file);
+}
+
+/* Run "ENVIRONMENT $TRANSFORMER ARGUMENTS" through the shell, capturing both streams.
+   The result lives until the next call. */
+static Run *run(const char *environment, const char *arguments)
+{
+    static Run result;
+    const char *binary = getenv("TRANSFORMER") ? getenv("TRANSFORMER") : "./transformer";
+    char out_path[] = "/tmp/transformer-test-out-XXXXXX", err_path[] = "/tmp/transformer-test-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    ck_assert(out_fd >= 0 && err_fd >= 0);
+    close(out_fd);
+    close(err_fd);
+    char command[1024];
+    snprintf(command, sizeof command, "%s %s %s >%s 2>%s </dev/null",
+             environment, binary, arguments, out_path, err_path);
+    int status = system(command);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    read_file(out_path, result.out, sizeof result.out);
+    read_file(err_path, result.err, sizeof result.err);
+    unlink(out_path);
+    unlink(err_path);
+    return &result;
+}
+
+/* A usage error: status 2, nothing on stdout, exactly one line on stderr that starts with
+   the program's name and contains the given text. */
+static void assert_usage_error(const char *environment, const char *arguments, const char *says)
+{
+    Run *r = run(environment, arguments);
+    ck_assert_msg(r->status == 2, "'%s': status %d, stderr: %s", arguments, r->status, r->err);
+    ck_assert_str_eq(r->out, "");
+    ck_assert_msg(strncmp(r->err, "transformer", 11) == 0, "'%s': %s", arguments, r->err);
+    char *newline = strchr(r->err, '\n');
+    ck_assert_msg(newline && newline[1] == '\0', "'%s': not one line: %s", arguments, r->err);
+    ck_assert_msg(strstr(r->err, says) != NULL, "'%s': '%s' not in: %s", arguments, says, r->err);
+}
+
+START_TEST(cli_help_and_version)
+{
+    Run *r = run("", "--version");
+    ck_assert_int_eq(r->status, 0);
+    ck_assert_str_eq(r->out, "transformer 0.1.0\n");
+    r = run("", "--help");
+    ck_assert_int_eq(r->status, 0);
+    ck_assert_str_eq(r->err, "");
+    static char help[sizeof r->out];   /* run() reuses its result: keep a copy */
+    strcpy(help, r->out);
+    static const char *const commands[] = {"figure-data", "demo", "random", "time-matmul"};
+    for (int c = 0; c < 4; c++) {
+        ck_assert_msg(strstr(help, commands[c]) != NULL, "%s not in --help", commands[c]);
+        char arguments[64];
+        snprintf(arguments, sizeof arguments, "%s --help", commands[c]);
+        Run *h = run("", arguments);
+        ck_assert_int_eq(h->status, 0);
+        ck_assert_msg(strncmp(h->out, "usage: transformer ", 19) == 0, "%s: %s", arguments, h->out);
+    }
+    r = run("", "figure-data --help");
+    ck_assert(strstr(r->out, "mask subsequent") && strstr(r->out, "mask batch"));
+    ck_assert(strstr(r->out, "--size N") && strstr(r->out, "1 to 512, default 20"));
+    r = run("", "");
+    ck_assert_int_eq(r->status, 2);   /* no command: usage on stderr */
+    ck_assert(strstr(r->err, "usage: transformer") != NULL);
+}
+END_TEST
+
+START_TEST(cli_rejects_unknown_commands_and_options)
+{
+    assert_usage_error("", "frobnicate", "unknown command 'frobnicate'");
+    assert_usage_error("", "--frobnicate", "unknown option '--frobnicate'");
+    assert_usage_error("", "figure-data mask subsequent --bogus 3", "unknown option '--bogus'");
+    assert_usage_error("", "figure-data mask sideways", "unknown figure 'mask sideways'");
+    assert_usage_error("", "figure-data", "which figure?");
+    assert_usage_error("", "demo extra", "unexpected argument 'extra'");
+    assert_usage_error("", "random --gaussian", "unknown option '--gaussian'");
+    assert_usage_error("", "time-matmul --kernel fast", "--kernel expects 'blas' or 'reference'");
+    assert_usage_error("TRANSFORMER_MATMUL=fast", "demo", "TRANSFORMER_MATMUL");
+}
+END_TEST
+
+START_TEST(cli_rejects_bad_values)
+{
+    static const char *const bad[] = {"0", "513", "20x", "x20", "''", "-5", "1e3",
+                                      "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char arguments[128];
+        snprintf(arguments, sizeof arguments, "figure-data mask subsequent --size %s", bad[i]);
+        assert_usage_error("", arguments, "--size expects an integer from 1 to 512");
+    }
+    assert_usage_error("", "figure-data mask subsequent --size", "got 'nothing'");
+    assert_usage_error("", "figure-data mask batch --sentence 4", "--sentence expects an integer from 1 to 3");
+    assert_usage_error("", "random --count 0", "--count expects");
+}
+END_TEST
+
+/* End to end: what the binary prints is the figure data and the documented stream. */
+START_TEST(cli_prints_figure_data_and_random_numbers)
+{
+    Run *r = run("", "figure-data mask subsequent --size 3");
+    ck_assert_int_eq(r->status, 0);
+    const char *data = strchr(r->out, '\n');   /* after the comment line */
+    ck_assert_ptr_nonnull(data);
+    ck_assert_str_eq(data + 1, "1 0 0\n1 1 0\n1 1 1\n");
+    r = run("", "random --bits --count 2");
+    ck_assert_int_eq(r->status, 0);
+    ck_assert_str_eq(r->out, "0xa15c02b7\n0x7b47f409\n");
+    r = run("", "random --count 1");
+    ck_assert_str_eq(r->out, "0.630310178\n");
+    r = run("TRANSFORMER_MATMUL=reference", "time-matmul --size 8");
+    ck_assert_int_eq(r->status, 0);
+    ck_assert(strstr(r->out, "n=8 kernel=reference") != NULL);
+    r = run("", "demo");
+    ck_assert_int_eq(r->status, 0);
+    ck_assert(strstr(r->out, "400 numbers, 210 ones") != NULL);
+}
+END_TEST
+
+Suite *cli_suite(void)
+{
+    Suite *suite = suite_create("command line");
+    TCase *cli = tcase_create("command line");
+    tcase_add_test(cli, cli_help_and_version);
+    tcase_add_test(cli, cli_rejects_unknown_commands_and_options);
+    tcase_add_test(cli, cli_rejects_bad_values);
+    tcase_add_test(cli, cli_prints_figure_data_and_random_numbers);
+    tcase_set_timeout(cli, 60);
+    suite_add_tcase(suite, cli);
+    return suite;
+}

@@ -1,0 +1,15 @@
+/* tests.h -- the Check suites of `make check`; one function per test file. */
+#ifndef TESTS_H
+#define TESTS_H
+#include <check.h>
+
+Suite *tensor_suite(void);
+Suite *masks_suite(void);
+Suite *figure_suite(void);
+Suite *cli_suite(void);
+
+/* The data of the figure kind NAME drawn with the given option values, as the text that
+   `transformer figure-data NAME` prints; free() it. */
+char *figure_text(const char *name, const int *option);
+
+#endif
