@@ -1,6 +1,6 @@
 # Figure: the target mask of a padded batch of three sentences, one panel per sentence.
 # Data: transformer figure-data mask batch --sentence 1|2|3 (first line: key words; first column: query words)
-set terminal cairolatex pdf size 12.5cm,5.8cm header '\\scriptsize'
+set terminal cairolatex pdf size 12.5cm,5.8cm header '\scriptsize'
 load 'figures/style.gp'
 set output 'figures/mask-batch.tex'
 set size ratio -1
