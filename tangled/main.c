@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 75 "book/program.nw"
+#line 76 "book/program.nw"
 #include <errno.h>
-#line 416 "book/program.nw"
+#line 431 "book/program.nw"
 #include <time.h>
 #line 49 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
@@ -18,14 +18,15 @@ static _Noreturn __attribute__((format(printf, 2, 3)))
 void usage_error(const char *command, const char *format, ...)
 {
     va_list arguments;
-    fprintf(stderr, "transformer%s%s: ", command ? " " : "", command ? command : "");
+    const char *space = command ? " " : "", *name = command ? command : "";
+    fprintf(stderr, "transformer%s%s: ", space, name);
     va_start(arguments, format);
     vfprintf(stderr, format, arguments);
     va_end(arguments);
-    fprintf(stderr, " (try 'transformer%s%s --help')\n", command ? " " : "", command ? command : "");
+    fprintf(stderr, " (try 'transformer%s%s --help')\n", space, name);
     exit(2);
 }
-#line 79 "book/program.nw"
+#line 80 "book/program.nw"
 static long long parse_integer(const char *command, const char *flag, const char *text,
                                long long low, long long high)
 {
@@ -38,14 +39,14 @@ static long long parse_integer(const char *command, const char *flag, const char
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 98 "book/program.nw"
+#line 99 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for `transformer --help` */
     const char *help;      /* the text of `transformer NAME --help` */
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 223 "book/program.nw"
+#line 229 "book/program.nw"
 static int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -62,7 +63,7 @@ static int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     
-#line 245 "book/program.nw"
+#line 251 "book/program.nw"
 int value[FIGURE_MAX_OPTIONS] = {0};
 for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
     value[o] = kind->options[o].fallback;
@@ -72,14 +73,15 @@ for (; a < argc; a += 2) {
            && strcmp(kind->options[o].flag, argv[a]) != 0) o++;
     if (o == FIGURE_MAX_OPTIONS || !kind->options[o].flag)
         usage_error("figure-data", "unknown option '%s' for figure '%s'", argv[a], name);
-    value[o] = (int)parse_integer("figure-data", argv[a], a + 1 < argc ? argv[a + 1] : NULL,
+    const char *text = a + 1 < argc ? argv[a + 1] : NULL;
+    value[o] = (int)parse_integer("figure-data", argv[a], text,
                                   kind->options[o].low, kind->options[o].high);
 }
-#line 239 "book/program.nw"
+#line 245 "book/program.nw"
     kind->emit(stdout, value);
     return ferror(stdout) ? 1 : 0;
 }
-#line 265 "book/program.nw"
+#line 272 "book/program.nw"
 static char figure_data_help[4096];
 
 static void describe_figure_kinds(void)
@@ -87,7 +89,8 @@ static void describe_figure_kinds(void)
     FILE *out = fmemopen(figure_data_help, sizeof figure_data_help, "w");
     if (out == NULL) return;
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
-                 "Print the numbers behind one figure of the book, as gnuplot reads them.\n\n"
+                 "Print the numbers behind one figure of the book, "
+                 "as gnuplot reads them.\n\n"
                  "figures:\n");
     for (int k = 0; k < figure_kind_count; k++) {
         fprintf(out, "  %-16s %s\n", figure_kinds[k].name, figure_kinds[k].summary);
@@ -99,7 +102,7 @@ static void describe_figure_kinds(void)
     }
     fclose(out);
 }
-#line 305 "book/program.nw"
+#line 314 "book/program.nw"
 static int run_demo(int argc, char **argv)
 {
     if (argc > 0) usage_error("demo", "unexpected argument '%s'", argv[0]);
@@ -114,20 +117,23 @@ static int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 380 "book/program.nw"
+#line 390 "book/program.nw"
 static int run_random(int argc, char **argv)
 {
     unsigned long long seed = 42, stream = 54, count = 6;
     enum { BITS, UNIFORM, NORMAL } kind = UNIFORM;
     for (int a = 0; a < argc; a++) {
-        const char *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(argv[a], "--seed") == 0) seed = parse_integer("random", argv[a], value, 0, INT64_MAX), a++;
-        else if (strcmp(argv[a], "--stream") == 0) stream = parse_integer("random", argv[a], value, 0, INT64_MAX), a++;
-        else if (strcmp(argv[a], "--count") == 0) count = parse_integer("random", argv[a], value, 1, 100000000), a++;
-        else if (strcmp(argv[a], "--bits") == 0) kind = BITS;
-        else if (strcmp(argv[a], "--uniform") == 0) kind = UNIFORM;
-        else if (strcmp(argv[a], "--normal") == 0) kind = NORMAL;
-        else usage_error("random", "unknown option '%s'", argv[a]);
+        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(flag, "--seed") == 0)
+            seed = parse_integer("random", flag, value, 0, INT64_MAX), a++;
+        else if (strcmp(flag, "--stream") == 0)
+            stream = parse_integer("random", flag, value, 0, INT64_MAX), a++;
+        else if (strcmp(flag, "--count") == 0)
+            count = parse_integer("random", flag, value, 1, 100000000), a++;
+        else if (strcmp(flag, "--bits") == 0) kind = BITS;
+        else if (strcmp(flag, "--uniform") == 0) kind = UNIFORM;
+        else if (strcmp(flag, "--normal") == 0) kind = NORMAL;
+        else usage_error("random", "unknown option '%s'", flag);
     }
     Rng rng;
     rng_seed(&rng, seed, stream);
@@ -136,7 +142,7 @@ static int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return ferror(stdout) ? 1 : 0;
 }
-#line 420 "book/program.nw"
+#line 435 "book/program.nw"
 static double seconds_now(void)
 {
     struct timespec now;
@@ -149,15 +155,19 @@ static int run_time_matmul(int argc, char **argv)
     int n = 256;
     MatmulKernel kernel = matmul_kernel;
     for (int a = 0; a < argc; a++) {
-        const char *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(argv[a], "--size") == 0) n = (int)parse_integer("time-matmul", argv[a], value, 1, 8192), a++;
-        else if (strcmp(argv[a], "--kernel") == 0 && value && strcmp(value, "blas") == 0) kernel = MATMUL_BLAS, a++;
-        else if (strcmp(argv[a], "--kernel") == 0 && value && strcmp(value, "reference") == 0) kernel = MATMUL_REFERENCE, a++;
-        else if (strcmp(argv[a], "--kernel") == 0) usage_error("time-matmul", "--kernel expects 'blas' or 'reference', got '%s'", value ? value : "nothing");
-        else usage_error("time-matmul", "unknown option '%s'", argv[a]);
+        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(flag, "--size") == 0)
+            n = (int)parse_integer("time-matmul", flag, value, 1, 8192), a++;
+        else if (strcmp(flag, "--kernel") == 0) {
+            if (value && strcmp(value, "blas") == 0) kernel = MATMUL_BLAS;
+            else if (value && strcmp(value, "reference") == 0) kernel = MATMUL_REFERENCE;
+            else usage_error("time-matmul", "--kernel expects 'blas' or 'reference', "
+                             "got '%s'", value ? value : "nothing");
+            a++;
+        } else usage_error("time-matmul", "unknown option '%s'", flag);
     }
     
-#line 448 "book/program.nw"
+#line 467 "book/program.nw"
 size_t size = (size_t)n * n;
 float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
 Rng rng;
@@ -171,38 +181,43 @@ do {
     repeats++;
 } while ((elapsed = seconds_now() - start) < 0.1);
 double seconds = elapsed / (double)repeats;
+double flops = 2.0 * n * n * (double)n;
 printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
-       kernel == MATMUL_BLAS ? "blas" : "reference", seconds, 2.0 * n * n * (double)n / seconds / 1e9);
+       kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
 free(a);
-#line 440 "book/program.nw"
+#line 459 "book/program.nw"
     return 0;
 }
 
-#line 109 "book/program.nw"
+#line 110 "book/program.nw"
 static const Command commands[] = {
     
-#line 291 "book/program.nw"
-{"figure-data", "print the data of one of the book's figures", figure_data_help, run_figure_data},
-#line 322 "book/program.nw"
+#line 299 "book/program.nw"
+{"figure-data", "print the data of one of the book's figures",
+ figure_data_help, run_figure_data},
+#line 331 "book/program.nw"
 {"demo", "show what the program computes so far (run by make)",
- "usage: transformer demo\n\nPrint the data of every figure of the book in the terminal.\n",
+ "usage: transformer demo\n\n"
+ "Print the data of every figure of the book in the terminal.\n",
  run_demo},
-#line 404 "book/program.nw"
+#line 417 "book/program.nw"
 {"random", "print numbers from the seeded generator (Chapter 2)",
- "usage: transformer random [--seed S] [--stream N] [--count N] [--bits|--uniform|--normal]\n\n"
+ "usage: transformer random [--seed S] [--stream N] [--count N]\n"
+ "                          [--bits | --uniform | --normal]\n\n"
  "Print COUNT numbers of the PCG32 stream (default seed 42, stream 54, count 6),\n"
- "as 32-bit outputs (--bits), uniform in [0,1) (--uniform, default) or normal (--normal).\n",
+ "as 32-bit outputs (--bits), uniform in [0,1) (--uniform, the default)\n"
+ "or standard normal (--normal).\n",
  run_random},
-#line 467 "book/program.nw"
+#line 487 "book/program.nw"
 {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
  "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
  "the time of one product and the rate in GFLOP/s.\n",
  run_time_matmul},
-#line 111 "book/program.nw"
+#line 112 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
-#line 116 "book/program.nw"
+#line 117 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -212,27 +227,31 @@ static void print_usage(FILE *out)
     for (int i = 0; i < COMMAND_COUNT; i++)
         fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
 }
-#line 132 "book/program.nw"
+#line 133 "book/program.nw"
 int main(int argc, char **argv)
 {
     
-#line 287 "book/program.nw"
+#line 295 "book/program.nw"
 describe_figure_kinds();
-#line 135 "book/program.nw"
+#line 136 "book/program.nw"
     
-#line 161 "book/program.nw"
+#line 165 "book/program.nw"
 const char *kernel = getenv("TRANSFORMER_MATMUL");
 if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
 else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
-    usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'", kernel);
-#line 136 "book/program.nw"
+    usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
+                kernel);
+#line 137 "book/program.nw"
     if (argc < 2) { print_usage(stderr); return 2; }
     const char *name = argv[1];
-    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
         print_usage(stdout);
         return 0;
     }
-    if (strcmp(name, "--version") == 0) { printf("transformer " TRANSFORMER_VERSION "\n"); return 0; }
+    if (strcmp(name, "--version") == 0) {
+        printf("transformer " TRANSFORMER_VERSION "\n");
+        return 0;
+    }
     if (name[0] == '-') usage_error(NULL, "unknown option '%s'", name);
     for (int i = 0; i < COMMAND_COUNT; i++) {
         if (strcmp(name, commands[i].name) != 0) continue;

@@ -1,22 +1,23 @@
 #line 28 "book/masks.nw"
-/* model.c -- generated from the book's chapters by notangle: edit the book, not this file. */
+/* model.c -- generated from the book's chapters by notangle:
+   edit the book, not this file. */
 #include "model.h"
-#line 35 "book/masks.nw"
+#line 36 "book/masks.nw"
 #include <math.h>
-#line 77 "book/masks.nw"
+#line 78 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     for (size_t bj = 0; bj < (size_t)batch * len; bj++)
         keep[bj] = tokens[bj] != pad;
 }
-#line 109 "book/masks.nw"
+#line 110 "book/masks.nw"
 void subsequent_mask(uint8_t *keep, int len)
 {
     for (int i = 0; i < len; i++)
         for (int j = 0; j < len; j++)
             keep[(size_t)i * len + j] = j <= i;
 }
-#line 148 "book/masks.nw"
+#line 149 "book/masks.nw"
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     for (int b = 0; b < batch; b++)
@@ -25,8 +26,9 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
                 keep[((size_t)b * len + i) * len + j] =
                     tokens[(size_t)b * len + j] != pad && j <= i;
 }
-#line 218 "book/masks.nw"
-void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride, int rows, int cols)
+#line 221 "book/masks.nw"
+void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
+                 int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
         const uint8_t *keep_i = keep + (size_t)i * keep_row_stride;
