@@ -65,8 +65,10 @@ build/tangle.stamp: $(CHAPTERS) tools/tangle
 build: transformer
 LIB_OBJECTS := $(patsubst tangled/%.c,build/%.o,$(LIB_SOURCES))
 
-build/%.o: tangled/%.c $(filter %.h,$(TANGLED)) | build/tangle.stamp
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+# -MMD writes build/NAME.d, the headers NAME.c includes, so a header edit recompiles only
+# the files that include it.
+build/%.o: tangled/%.c | build/tangle.stamp
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 transformer: build/main.o $(LIB_OBJECTS)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
@@ -110,9 +112,9 @@ demo: transformer
 	./transformer demo
 
 # ---------------------------------------------------------------- tests
-build/tests/%.o: tests/%.c tests/tests.h $(filter %.h,$(TANGLED)) | build/tangle.stamp
+build/tests/%.o: tests/%.c | build/tangle.stamp
 	@mkdir -p build/tests
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c -o $@ $<
 
 build/run-tests: $(patsubst tests/%.c,build/tests/%.o,$(TEST_SOURCES)) $(LIB_OBJECTS)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
@@ -123,12 +125,12 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	TRANSFORMER=./transformer build/run-tests
 
 # Sanitizers: a separate tree of objects so the normal build is untouched.
-build/asan/%.o: tangled/%.c $(filter %.h,$(TANGLED)) | build/tangle.stamp
+build/asan/%.o: tangled/%.c | build/tangle.stamp
 	@mkdir -p build/asan
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
-build/asan/tests/%.o: tests/%.c tests/tests.h $(filter %.h,$(TANGLED)) | build/tangle.stamp
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
+build/asan/tests/%.o: tests/%.c | build/tangle.stamp
 	@mkdir -p build/asan/tests
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
 build/asan/transformer: build/asan/main.o $(patsubst tangled/%.c,build/asan/%.o,$(LIB_SOURCES))
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
 build/asan/run-tests: $(patsubst tests/%.c,build/asan/tests/%.o,$(TEST_SOURCES)) \
@@ -150,9 +152,11 @@ exercise-normal: transformer
 	./transformer random --normal --count 1000000 \
 	  | awk '{ s += $$1; q += $$1 * $$1 } END { m = s / NR; printf "mean %.5f  variance %.5f  (N = %d)\n", m, q / NR - m * m, NR }'
 exercise-matmul: transformer
-	for n in 64 128 256 512; do for k in reference blas; do ./transformer time-matmul --size $$n --kernel $$k; done; done
+	for n in 100 250 500 512 1000; do for k in reference blas; do ./transformer time-matmul --size $$n --kernel $$k; done; done
 exercise-masks: $(FIGURE_DATA)
 	for f in $(FIGURE_DATA); do printf '%-28s ' $$f; grep -v '^#' $$f | tr ' ' '\n' | grep -c '^1$$'; done
+
+-include $(wildcard build/*.d build/tests/*.d build/asan/*.d build/asan/tests/*.d)
 
 clean:
 	rm -rf build transformer $(PDF) figures/*.dat figures/*.tex figures/*.pdf

@@ -7,8 +7,6 @@ set xrange [-0.5:19.5]
 set yrange [19.5:-0.5]
 set xtics 0,5,19 out
 set ytics 0,5,19 out
-set x2label 'key position $j$'
+set xlabel 'key position $j$'
 set ylabel 'query position $i$'
-unset xlabel
-set xtics format '%g'
 plot 'figures/mask-subsequent.dat' matrix with image notitle

@@ -1,10 +1,10 @@
-#line 211 "book/program.nw"
+#line 217 "book/program.nw"
 /* figure.c -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
 #include <stdlib.h>
 #include <string.h>
-#line 245 "book/masks.nw"
+#line 248 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -21,7 +21,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
-#line 268 "book/masks.nw"
+#line 271 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_TARGET_LEN = 9, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -33,7 +33,7 @@ static const int example_targets[EXAMPLE_BATCH][EXAMPLE_TARGET_LEN] = {
     {0, 11, 12, 13, 1, 2, 2, 2, 2},     /* <s> two men talk </s>              */
     {0, 14, 15, 10, 1, 2, 2, 2, 2},     /* <s> children play . </s>           */
 };
-#line 287 "book/masks.nw"
+#line 290 "book/masks.nw"
 void figure_mask_batch(FILE *out, int sentence)
 {
     enum { LEN = EXAMPLE_TARGET_LEN - 1 };
@@ -56,7 +56,7 @@ void figure_mask_batch(FILE *out, int sentence)
         fputc('\n', out);
     }
 }
-#line 322 "book/masks.nw"
+#line 325 "book/masks.nw"
 static void emit_mask_subsequent(FILE *out, const int *option)
 {
     figure_mask_subsequent(out, option[0]);
@@ -66,7 +66,7 @@ static void emit_mask_batch(FILE *out, const int *option)
 {
     figure_mask_batch(out, option[0]);
 }
-#line 346 "book/program.nw"
+#line 352 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const int *option)
 {
     char *text = NULL;
@@ -79,7 +79,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#') continue;
         
-#line 367 "book/program.nw"
+#line 373 "book/program.nw"
 char picture[512];
 size_t width = 0;
 for (char *word = line, *end; *word; word = end) {
@@ -94,7 +94,7 @@ for (char *word = line, *end; *word; word = end) {
     if (width + 1 < sizeof picture) picture[width++] = x == 1 ? '#' : x == 0 ? '.' : '?';
 }
 if (width && binary) fprintf(out, "  %.*s\n", (int)width, picture);
-#line 358 "book/program.nw"
+#line 364 "book/program.nw"
     }
     fprintf(out, "  %ld numbers", numbers);
     if (binary) fprintf(out, ", %ld ones", ones);
@@ -102,14 +102,14 @@ if (width && binary) fprintf(out, "  %.*s\n", (int)width, picture);
     free(text);
 }
 
-#line 218 "book/program.nw"
+#line 224 "book/program.nw"
 const FigureKind figure_kinds[] = {
     
-#line 315 "book/masks.nw"
+#line 318 "book/masks.nw"
 {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
  {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
 {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
- {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence, 1 to 3"}}, emit_mask_batch},
-#line 220 "book/program.nw"
+ {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
+#line 226 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -1,4 +1,4 @@
-#line 183 "book/program.nw"
+#line 189 "book/program.nw"
 /* figure.h -- the data behind the book's figures.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef FIGURE_H
@@ -22,11 +22,11 @@ typedef struct {
 
 extern const FigureKind figure_kinds[];
 extern const int figure_kind_count;
-#line 334 "book/masks.nw"
+#line 337 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
-#line 341 "book/program.nw"
+#line 347 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const int *option);
-#line 207 "book/program.nw"
+#line 213 "book/program.nw"
 #endif

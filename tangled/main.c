@@ -1,5 +1,5 @@
 #line 32 "book/program.nw"
-/* main.c -- the transformer command line. Generated from the book's chapters by notangle:
+/* The transformer command line. Generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
 #line 40 "book/program.nw"
@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 76 "book/program.nw"
+#line 77 "book/program.nw"
 #include <errno.h>
-#line 431 "book/program.nw"
+#line 437 "book/program.nw"
 #include <time.h>
 #line 49 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
@@ -26,7 +26,7 @@ void usage_error(const char *command, const char *format, ...)
     fprintf(stderr, " (try 'transformer%s%s --help')\n", space, name);
     exit(2);
 }
-#line 80 "book/program.nw"
+#line 81 "book/program.nw"
 static long long parse_integer(const char *command, const char *flag, const char *text,
                                long long low, long long high)
 {
@@ -39,14 +39,14 @@ static long long parse_integer(const char *command, const char *flag, const char
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 99 "book/program.nw"
+#line 100 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for `transformer --help` */
     const char *help;      /* the text of `transformer NAME --help` */
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 229 "book/program.nw"
+#line 235 "book/program.nw"
 static int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -63,7 +63,7 @@ static int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     
-#line 251 "book/program.nw"
+#line 257 "book/program.nw"
 int value[FIGURE_MAX_OPTIONS] = {0};
 for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
     value[o] = kind->options[o].fallback;
@@ -77,11 +77,11 @@ for (; a < argc; a += 2) {
     value[o] = (int)parse_integer("figure-data", argv[a], text,
                                   kind->options[o].low, kind->options[o].high);
 }
-#line 245 "book/program.nw"
+#line 251 "book/program.nw"
     kind->emit(stdout, value);
     return ferror(stdout) ? 1 : 0;
 }
-#line 272 "book/program.nw"
+#line 278 "book/program.nw"
 static char figure_data_help[4096];
 
 static void describe_figure_kinds(void)
@@ -102,7 +102,7 @@ static void describe_figure_kinds(void)
     }
     fclose(out);
 }
-#line 314 "book/program.nw"
+#line 320 "book/program.nw"
 static int run_demo(int argc, char **argv)
 {
     if (argc > 0) usage_error("demo", "unexpected argument '%s'", argv[0]);
@@ -117,7 +117,7 @@ static int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 390 "book/program.nw"
+#line 396 "book/program.nw"
 static int run_random(int argc, char **argv)
 {
     unsigned long long seed = 42, stream = 54, count = 6;
@@ -142,7 +142,7 @@ static int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return ferror(stdout) ? 1 : 0;
 }
-#line 435 "book/program.nw"
+#line 441 "book/program.nw"
 static double seconds_now(void)
 {
     struct timespec now;
@@ -167,7 +167,7 @@ static int run_time_matmul(int argc, char **argv)
         } else usage_error("time-matmul", "unknown option '%s'", flag);
     }
     
-#line 467 "book/program.nw"
+#line 473 "book/program.nw"
 size_t size = (size_t)n * n;
 float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
 Rng rng;
@@ -185,22 +185,22 @@ double flops = 2.0 * n * n * (double)n;
 printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
        kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
 free(a);
-#line 459 "book/program.nw"
+#line 465 "book/program.nw"
     return 0;
 }
 
-#line 110 "book/program.nw"
+#line 111 "book/program.nw"
 static const Command commands[] = {
     
-#line 299 "book/program.nw"
+#line 305 "book/program.nw"
 {"figure-data", "print the data of one of the book's figures",
  figure_data_help, run_figure_data},
-#line 331 "book/program.nw"
+#line 337 "book/program.nw"
 {"demo", "show what the program computes so far (run by make)",
  "usage: transformer demo\n\n"
  "Print the data of every figure of the book in the terminal.\n",
  run_demo},
-#line 417 "book/program.nw"
+#line 423 "book/program.nw"
 {"random", "print numbers from the seeded generator (Chapter 2)",
  "usage: transformer random [--seed S] [--stream N] [--count N]\n"
  "                          [--bits | --uniform | --normal]\n\n"
@@ -208,40 +208,36 @@ static const Command commands[] = {
  "as 32-bit outputs (--bits), uniform in [0,1) (--uniform, the default)\n"
  "or standard normal (--normal).\n",
  run_random},
-#line 487 "book/program.nw"
+#line 493 "book/program.nw"
 {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
  "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
  "the time of one product and the rate in GFLOP/s.\n",
  run_time_matmul},
-#line 112 "book/program.nw"
+#line 113 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
-#line 117 "book/program.nw"
+#line 118 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
-                 "       transformer COMMAND --help | --help | --version\n\n"
+                 "       transformer [COMMAND] --help\n"
+                 "       transformer --version\n\n"
                  "The Annotated Transformer in C, version " TRANSFORMER_VERSION ".\n\n"
                  "commands:\n");
     for (int i = 0; i < COMMAND_COUNT; i++)
         fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nenvironment:\n"
+                 "  TRANSFORMER_MATMUL=blas|reference   the matrix-multiplication kernel "
+                 "(default blas)\n");
 }
-#line 133 "book/program.nw"
+#line 138 "book/program.nw"
 int main(int argc, char **argv)
 {
     
-#line 295 "book/program.nw"
+#line 301 "book/program.nw"
 describe_figure_kinds();
-#line 136 "book/program.nw"
-    
-#line 165 "book/program.nw"
-const char *kernel = getenv("TRANSFORMER_MATMUL");
-if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
-else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
-    usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
-                kernel);
-#line 137 "book/program.nw"
+#line 141 "book/program.nw"
     if (argc < 2) { print_usage(stderr); return 2; }
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
@@ -260,6 +256,14 @@ else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
                 fputs(commands[i].help, stdout);
                 return 0;
             }
+        
+#line 171 "book/program.nw"
+const char *kernel = getenv("TRANSFORMER_MATMUL");
+if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
+else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
+    usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
+                kernel);
+#line 160 "book/program.nw"
         return commands[i].run(argc - 2, argv + 2);
     }
     usage_error(NULL, "unknown command '%s'", name);

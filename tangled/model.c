@@ -1,5 +1,5 @@
 #line 28 "book/masks.nw"
-/* model.c -- generated from the book's chapters by notangle:
+/* The masks and layers of the model -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "model.h"
 #line 36 "book/masks.nw"
@@ -26,7 +26,7 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
                 keep[((size_t)b * len + i) * len + j] =
                     tokens[(size_t)b * len + j] != pad && j <= i;
 }
-#line 221 "book/masks.nw"
+#line 224 "book/masks.nw"
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols)
 {

@@ -1,5 +1,5 @@
 #line 18 "book/masks.nw"
-/* model.h -- the Transformer's masks and layers.
+/* The Transformer's masks and layers.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef MODEL_H
 #define MODEL_H
@@ -15,7 +15,7 @@ void subsequent_mask(uint8_t *keep, int len);
 /* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
    keep: [batch][len][len], tokens: [batch][len]. */
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 210 "book/masks.nw"
+#line 213 "book/masks.nw"
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 

@@ -80,6 +80,9 @@ START_TEST(cli_help_and_version)
     r = run("", "figure-data --help");
     ck_assert(strstr(r->out, "mask subsequent") && strstr(r->out, "mask batch"));
     ck_assert(strstr(r->out, "--size N") && strstr(r->out, "1 to 512, default 20"));
+    r = run("TRANSFORMER_MATMUL=fast", "--help");   /* help works even then */
+    ck_assert_int_eq(r->status, 0);
+    ck_assert(strstr(r->out, "TRANSFORMER_MATMUL=blas|reference") != NULL);
     r = run("", "");
     ck_assert_int_eq(r->status, 2);   /* no command: usage on stderr */
     ck_assert(strstr(r->err, "usage: transformer") != NULL);
