@@ -238,7 +238,7 @@ int main(int argc, char **argv)
 #line 301 "book/program.nw"
 describe_figure_kinds();
 #line 141 "book/program.nw"
-    if (argc < 2) { print_usage(stderr); return 2; }
+    if (argc < 2) usage_error(NULL, "which command?");
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
         print_usage(stdout);

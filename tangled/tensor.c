@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 399 "book/tensor.nw"
+#line 401 "book/tensor.nw"
 #include <math.h>
-#line 501 "book/tensor.nw"
+#line 503 "book/tensor.nw"
 #include <cblas.h>
-#line 73 "book/tensor.nw"
+#line 75 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
 {
     va_list arguments;
@@ -22,7 +22,7 @@ void fail_at(const char *file, int line, const char *condition, const char *form
     fputc('\n', stderr);
     abort();
 }
-#line 96 "book/tensor.nw"
+#line 98 "book/tensor.nw"
 void die(const char *format, ...)
 {
     va_list arguments;
@@ -34,7 +34,7 @@ void die(const char *format, ...)
     fputc('\n', stderr);
     exit(EXIT_FAILURE);
 }
-#line 121 "book/tensor.nw"
+#line 123 "book/tensor.nw"
 void *xmalloc_at(size_t bytes, const char *file, int line)
 {
     void *memory = malloc(bytes ? bytes : 1);
@@ -42,7 +42,7 @@ void *xmalloc_at(size_t bytes, const char *file, int line)
         die("out of memory allocating %zu bytes (%s:%d)", bytes, file, line);
     return memory;
 }
-#line 201 "book/tensor.nw"
+#line 203 "book/tensor.nw"
 enum { FLAT_ALIGN = 16 };   /* floats: 64 bytes, one cache line */
 
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
@@ -52,7 +52,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     ENSURE(strlen(name) < TENSOR_NAME_MAX, "view name too long: %s", name);
     ENSURE(flat_find(buffer, name) < 0, "view %s added twice", name);
     
-#line 227 "book/tensor.nw"
+#line 229 "book/tensor.nw"
 if (buffer->count == buffer->capacity) {
     int capacity = buffer->capacity ? 2 * buffer->capacity : 64;
     TensorView *views = xmalloc((size_t)capacity * sizeof *views);
@@ -62,7 +62,7 @@ if (buffer->count == buffer->capacity) {
     buffer->views = views;
     buffer->capacity = capacity;
 }
-#line 210 "book/tensor.nw"
+#line 212 "book/tensor.nw"
     TensorView *view = &buffer->views[buffer->count];
     memset(view, 0, sizeof *view);
     strcpy(view->name, name);
@@ -77,7 +77,7 @@ if (buffer->count == buffer->capacity) {
     buffer->total = view->offset + view->size;
     return buffer->count++;
 }
-#line 243 "book/tensor.nw"
+#line 245 "book/tensor.nw"
 void flat_allocate(FlatBuffer *buffer)
 {
     ENSURE(buffer->data == NULL, "buffer allocated twice");
@@ -98,7 +98,7 @@ void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout)
     }
     flat_allocate(buffer);
 }
-#line 270 "book/tensor.nw"
+#line 272 "book/tensor.nw"
 int flat_find(const FlatBuffer *buffer, const char *name)
 {
     for (int i = 0; i < buffer->count; i++)
@@ -120,7 +120,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
-#line 326 "book/tensor.nw"
+#line 328 "book/tensor.nw"
 uint32_t rng_next(Rng *rng)
 {
     uint64_t old = rng->state;
@@ -129,7 +129,7 @@ uint32_t rng_next(Rng *rng)
     uint32_t rotation = (uint32_t)(old >> 59);
     return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
 }
-#line 347 "book/tensor.nw"
+#line 349 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -138,7 +138,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
-#line 375 "book/tensor.nw"
+#line 377 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -148,7 +148,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
-#line 403 "book/tensor.nw"
+#line 405 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -156,7 +156,7 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 461 "book/tensor.nw"
+#line 463 "book/tensor.nw"
 /* Element (row, col) of op(x), where x is row-major with leading dimension ld. */
 static inline float element(const float *x, int ld, bool transposed, int row, int col)
 {
@@ -168,12 +168,12 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
                       float beta, float *c, int ldc)
 {
     
-#line 489 "book/tensor.nw"
+#line 491 "book/tensor.nw"
 ENSURE(m >= 0 && n >= 0 && k >= 0, "matmul sizes m=%d n=%d k=%d", m, n, k);
 ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "matmul lda=%d too small", lda);
 ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "matmul ldb=%d too small", ldb);
 ENSURE(ldc >= n && ldc >= 1, "matmul ldc=%d too small for n=%d", ldc, n);
-#line 472 "book/tensor.nw"
+#line 474 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -184,24 +184,24 @@ ENSURE(ldc >= n && ldc >= 1, "matmul ldc=%d too small for n=%d", ldc, n);
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 505 "book/tensor.nw"
+#line 507 "book/tensor.nw"
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
 {
     
-#line 489 "book/tensor.nw"
+#line 491 "book/tensor.nw"
 ENSURE(m >= 0 && n >= 0 && k >= 0, "matmul sizes m=%d n=%d k=%d", m, n, k);
 ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "matmul lda=%d too small", lda);
 ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "matmul ldb=%d too small", ldb);
 ENSURE(ldc >= n && ldc >= 1, "matmul ldc=%d too small for n=%d", ldc, n);
-#line 510 "book/tensor.nw"
+#line 512 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 529 "book/tensor.nw"
+#line 531 "book/tensor.nw"
 MatmulKernel matmul_kernel = MATMUL_BLAS;
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#line 63 "book/tensor.nw"
+#line 65 "book/tensor.nw"
 /* Stop with "FILE:LINE: internal error: CONDITION: message" when a bug is detected. */
 #define ENSURE(condition, ...)                                                  \
     do {                                                                        \
@@ -15,14 +15,14 @@
     } while (0)
 _Noreturn void fail_at(const char *file, int line, const char *condition,
                        const char *format, ...) __attribute__((format(printf, 4, 5)));
-#line 91 "book/tensor.nw"
+#line 93 "book/tensor.nw"
 /* Print "transformer: message" on one line and exit with status 1: for bad input. */
 _Noreturn void die(const char *format, ...) __attribute__((format(printf, 1, 2)));
-#line 115 "book/tensor.nw"
+#line 117 "book/tensor.nw"
 /* malloc that never returns NULL: it dies naming the size and the calling place. */
 #define xmalloc(bytes) xmalloc_at((bytes), __FILE__, __LINE__)
 void *xmalloc_at(size_t bytes, const char *file, int line);
-#line 160 "book/tensor.nw"
+#line 162 "book/tensor.nw"
 enum { TENSOR_MAX_DIMS = 4, TENSOR_NAME_MAX = 96 };
 
 /* One named tensor inside a FlatBuffer. */
@@ -41,14 +41,14 @@ typedef struct {
     size_t total;    /* floats in the allocation, alignment padding included */
     float *data;     /* NULL until flat_allocate */
 } FlatBuffer;
-#line 187 "book/tensor.nw"
+#line 189 "book/tensor.nw"
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape);
 void flat_allocate(FlatBuffer *buffer);
 void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout);
 int flat_find(const FlatBuffer *buffer, const char *name);      /* -1 when absent */
 float *flat_view(const FlatBuffer *buffer, int index);
 void flat_free(FlatBuffer *buffer);
-#line 315 "book/tensor.nw"
+#line 317 "book/tensor.nw"
 /* PCG32: 64-bit state, odd increment chosen by the stream number. */
 typedef struct {
     uint64_t state;
@@ -57,11 +57,11 @@ typedef struct {
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
 uint32_t rng_next(Rng *rng);
-#line 369 "book/tensor.nw"
+#line 371 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high) */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 439 "book/tensor.nw"
+#line 441 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c; row-major, leading
    dimensions lda, ldb, ldc; op(x) is x transposed when transpose_x.
    beta == 0 ignores c's contents. */
@@ -74,7 +74,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 524 "book/tensor.nw"
+#line 526 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 extern MatmulKernel matmul_kernel;
 #line 18 "book/tensor.nw"
