@@ -93,6 +93,8 @@ figures/%.tex: figures/%.gp
 
 # ---------------------------------------------------------------- pdf
 # One noweave call over all chapters, so cross-references and the index span the book.
+LATEXMK := latexmk -pdf -interaction=nonstopmode -halt-on-error -silent -jobname=transformer \
+           -outdir=build/pdf
 pdf: $(PDF)
 build/woven.tex: $(CHAPTERS)
 	@mkdir -p build
@@ -100,9 +102,13 @@ build/woven.tex: $(CHAPTERS)
 
 $(PDF): book/book.tex build/woven.tex $(FIGURE_TEX)
 	@mkdir -p build/pdf
-	latexmk -pdf -interaction=nonstopmode -halt-on-error -silent -jobname=transformer \
-	        -outdir=build/pdf book/book.tex > build/pdf/latexmk.out 2>&1 \
-	  || { tail -40 build/pdf/latexmk.out; exit 1; }
+	$(LATEXMK) book/book.tex > build/pdf/latexmk.out 2>&1 || { tail -40 build/pdf/latexmk.out; exit 1; }
+	@# noweb's chunk labels (page numbers) can move after latexmk thinks the run converged;
+	@# force further runs, a few at most, until LaTeX stops asking for one.
+	for run in 1 2 3; do \
+	  grep -q 'Rerun to get' build/pdf/transformer.log || break; \
+	  $(LATEXMK) -g book/book.tex > build/pdf/latexmk.out 2>&1 || { tail -40 build/pdf/latexmk.out; exit 1; }; \
+	done
 	tools/check-latex-log build/pdf/transformer.log
 	cp build/pdf/transformer.pdf $@
 
