@@ -158,7 +158,7 @@ exercise-normal: transformer
 	./transformer random --normal --count 1000000 \
 	  | awk '{ s += $$1; q += $$1 * $$1 } END { m = s / NR; printf "mean %.5f  variance %.5f  (N = %d)\n", m, q / NR - m * m, NR }'
 exercise-matmul: transformer
-	for n in 100 250 500 512 1000; do for k in reference blas; do ./transformer time-matmul --size $$n --kernel $$k; done; done
+	for n in 100 250 500 512 1000 1200; do for k in reference blas; do ./transformer time-matmul --size $$n --kernel $$k; done; done
 exercise-masks: $(FIGURE_DATA)
 	for f in $(FIGURE_DATA); do printf '%-28s ' $$f; grep -v '^#' $$f | tr ' ' '\n' | grep -c '^1$$'; done
 

@@ -12,8 +12,10 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
+#line 258 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
+    ENSURE(size >= 1, "subsequent mask of size %d", size);
     uint8_t *keep = xmalloc((size_t)size * size);
     subsequent_mask(keep, size);
     fprintf(out, "# subsequent mask, T = %d: row i = query, column j = key, "
@@ -21,7 +23,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
-#line 271 "book/masks.nw"
+#line 275 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_TARGET_LEN = 9, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -33,7 +35,7 @@ static const int example_targets[EXAMPLE_BATCH][EXAMPLE_TARGET_LEN] = {
     {0, 11, 12, 13, 1, 2, 2, 2, 2},     /* <s> two men talk </s>              */
     {0, 14, 15, 10, 1, 2, 2, 2, 2},     /* <s> children play . </s>           */
 };
-#line 290 "book/masks.nw"
+#line 294 "book/masks.nw"
 void figure_mask_batch(FILE *out, int sentence)
 {
     enum { LEN = EXAMPLE_TARGET_LEN - 1 };
@@ -56,7 +58,7 @@ void figure_mask_batch(FILE *out, int sentence)
         fputc('\n', out);
     }
 }
-#line 325 "book/masks.nw"
+#line 329 "book/masks.nw"
 static void emit_mask_subsequent(FILE *out, const int *option)
 {
     figure_mask_subsequent(out, option[0]);
@@ -105,7 +107,7 @@ if (width && binary) fprintf(out, "  %.*s\n", (int)width, picture);
 #line 224 "book/program.nw"
 const FigureKind figure_kinds[] = {
     
-#line 318 "book/masks.nw"
+#line 322 "book/masks.nw"
 {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
  {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
 {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",

@@ -22,7 +22,7 @@ typedef struct {
 
 extern const FigureKind figure_kinds[];
 extern const int figure_kind_count;
-#line 337 "book/masks.nw"
+#line 341 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
 #line 347 "book/program.nw"

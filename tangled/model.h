@@ -3,19 +3,20 @@
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef MODEL_H
 #define MODEL_H
+#include <math.h>
 #include "tensor.h"
-#line 73 "book/masks.nw"
+#line 69 "book/masks.nw"
 /* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 104 "book/masks.nw"
+#line 101 "book/masks.nw"
 /* keep[i][j] = 1 if j <= i: position i may attend to itself and earlier positions;
    keep: [len][len]. */
 void subsequent_mask(uint8_t *keep, int len);
-#line 143 "book/masks.nw"
+#line 141 "book/masks.nw"
 /* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
    keep: [batch][len][len], tokens: [batch][len]. */
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 213 "book/masks.nw"
+#line 212 "book/masks.nw"
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 
@@ -24,5 +25,5 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
    broadcast to every query. */
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols);
-#line 24 "book/masks.nw"
+#line 25 "book/masks.nw"
 #endif

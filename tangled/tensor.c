@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 401 "book/tensor.nw"
+#line 406 "book/tensor.nw"
 #include <math.h>
-#line 503 "book/tensor.nw"
+#line 513 "book/tensor.nw"
 #include <cblas.h>
 #line 75 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
@@ -52,7 +52,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     ENSURE(strlen(name) < TENSOR_NAME_MAX, "view name too long: %s", name);
     ENSURE(flat_find(buffer, name) < 0, "view %s added twice", name);
     
-#line 229 "book/tensor.nw"
+#line 231 "book/tensor.nw"
 if (buffer->count == buffer->capacity) {
     int capacity = buffer->capacity ? 2 * buffer->capacity : 64;
     TensorView *views = xmalloc((size_t)capacity * sizeof *views);
@@ -70,6 +70,8 @@ if (buffer->count == buffer->capacity) {
     view->size = 1;
     for (int i = 0; i < ndim; i++) {
         ENSURE(shape[i] > 0, "view %s: dimension %d is %d", name, i, shape[i]);
+        ENSURE(view->size <= SIZE_MAX / sizeof(float) / 2 / (size_t)shape[i],
+               "view %s is too large for memory", name);
         view->shape[i] = shape[i];
         view->size *= (size_t)shape[i];
     }
@@ -77,7 +79,7 @@ if (buffer->count == buffer->capacity) {
     buffer->total = view->offset + view->size;
     return buffer->count++;
 }
-#line 245 "book/tensor.nw"
+#line 247 "book/tensor.nw"
 void flat_allocate(FlatBuffer *buffer)
 {
     ENSURE(buffer->data == NULL, "buffer allocated twice");
@@ -98,7 +100,7 @@ void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout)
     }
     flat_allocate(buffer);
 }
-#line 272 "book/tensor.nw"
+#line 274 "book/tensor.nw"
 int flat_find(const FlatBuffer *buffer, const char *name)
 {
     for (int i = 0; i < buffer->count; i++)
@@ -120,7 +122,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
-#line 328 "book/tensor.nw"
+#line 330 "book/tensor.nw"
 uint32_t rng_next(Rng *rng)
 {
     uint64_t old = rng->state;
@@ -129,7 +131,7 @@ uint32_t rng_next(Rng *rng)
     uint32_t rotation = (uint32_t)(old >> 59);
     return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
 }
-#line 349 "book/tensor.nw"
+#line 351 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -138,7 +140,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
-#line 377 "book/tensor.nw"
+#line 382 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -148,7 +150,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
-#line 405 "book/tensor.nw"
+#line 410 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -156,52 +158,52 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 463 "book/tensor.nw"
+#line 465 "book/tensor.nw"
 /* Element (row, col) of op(x), where x is row-major with leading dimension ld. */
 static inline float element(const float *x, int ld, bool transposed, int row, int col)
 {
     return transposed ? x[(size_t)col * ld + row] : x[(size_t)row * ld + col];
 }
-
+#line 479 "book/tensor.nw"
 void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
                       float alpha, const float *a, int lda, const float *b, int ldb,
                       float beta, float *c, int ldc)
 {
     
-#line 491 "book/tensor.nw"
-ENSURE(m >= 0 && n >= 0 && k >= 0, "matmul sizes m=%d n=%d k=%d", m, n, k);
-ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "matmul lda=%d too small", lda);
-ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "matmul ldb=%d too small", ldb);
-ENSURE(ldc >= n && ldc >= 1, "matmul ldc=%d too small for n=%d", ldc, n);
-#line 474 "book/tensor.nw"
+#line 501 "book/tensor.nw"
+ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
+ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
+ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
+ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
+#line 484 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
-            for (int p = 0; p < k; p++)
+            for (int p = 0; alpha != 0.0f && p < k; p++)
                 sum += element(a, lda, transpose_a, i, p)
                      * element(b, ldb, transpose_b, p, j);
             float *c_ij = &c[(size_t)i * ldc + j];
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 507 "book/tensor.nw"
+#line 517 "book/tensor.nw"
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
 {
     
-#line 491 "book/tensor.nw"
-ENSURE(m >= 0 && n >= 0 && k >= 0, "matmul sizes m=%d n=%d k=%d", m, n, k);
-ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "matmul lda=%d too small", lda);
-ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "matmul ldb=%d too small", ldb);
-ENSURE(ldc >= n && ldc >= 1, "matmul ldc=%d too small for n=%d", ldc, n);
-#line 512 "book/tensor.nw"
+#line 501 "book/tensor.nw"
+ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
+ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
+ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
+ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
+#line 522 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 531 "book/tensor.nw"
+#line 541 "book/tensor.nw"
 MatmulKernel matmul_kernel = MATMUL_BLAS;
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,

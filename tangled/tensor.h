@@ -38,8 +38,8 @@ typedef struct {
 typedef struct {
     TensorView *views;
     int count, capacity;
-    size_t total;    /* floats in the allocation, alignment padding included */
-    float *data;     /* NULL until flat_allocate */
+    size_t total;    /* floats up to the end of the last view, padding included */
+    float *data;     /* NULL until the buffer is allocated */
 } FlatBuffer;
 #line 189 "book/tensor.nw"
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape);
@@ -48,7 +48,7 @@ void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout);
 int flat_find(const FlatBuffer *buffer, const char *name);      /* -1 when absent */
 float *flat_view(const FlatBuffer *buffer, int index);
 void flat_free(FlatBuffer *buffer);
-#line 317 "book/tensor.nw"
+#line 319 "book/tensor.nw"
 /* PCG32: 64-bit state, odd increment chosen by the stream number. */
 typedef struct {
     uint64_t state;
@@ -57,11 +57,11 @@ typedef struct {
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
 uint32_t rng_next(Rng *rng);
-#line 371 "book/tensor.nw"
+#line 376 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
-float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high) */
+float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 441 "book/tensor.nw"
+#line 446 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c; row-major, leading
    dimensions lda, ldb, ldc; op(x) is x transposed when transpose_x.
    beta == 0 ignores c's contents. */
@@ -74,7 +74,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 526 "book/tensor.nw"
+#line 536 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 extern MatmulKernel matmul_kernel;
 #line 18 "book/tensor.nw"

@@ -213,7 +213,7 @@ START_TEST(broken_invariants_abort_naming_the_book_line)
     expect_internal_error(add_a_view_twice, "flat_find(buffer, name) < 0: view x added twice");
     expect_internal_error(add_a_view_after_allocation,
                           "buffer->data == NULL: view y added after the buffer was allocated");
-    expect_internal_error(multiply_with_a_short_leading_dimension, "matmul lda=2 too small");
+    expect_internal_error(multiply_with_a_short_leading_dimension, "leading dimension lda=2 too small");
 }
 END_TEST
 
@@ -303,6 +303,19 @@ START_TEST(matmul_reference_agrees_with_blas)
 }
 END_TEST
 
+/* alpha = 0: BLAS reads neither A nor B, so NaN there must not reach C = beta C. */
+START_TEST(matmul_alpha_zero_reads_neither_a_nor_b)
+{
+    const float a[6] = {NAN, 1, 2, 3, 4, 5}, b[6] = {1, NAN, 2, 3, 4, 5};
+    for (int kernel = 0; kernel < 2; kernel++) {
+        float c[4] = {1, 2, 3, 4};
+        (kernel ? matmul_blas : matmul_reference)(false, false, 2, 2, 3, 0.0f, a, 3, b, 2,
+                                                  0.5f, c, 2);
+        for (int i = 0; i < 4; i++) ck_assert_float_eq(c[i], 0.5f * (float)(i + 1));
+    }
+}
+END_TEST
+
 /* matmul forwards to the kernel that matmul_kernel names. */
 START_TEST(matmul_dispatches_to_the_chosen_kernel)
 {
@@ -339,6 +352,7 @@ Suite *tensor_suite(void)
     TCase *mm = tcase_create("matrix products");
     tcase_add_test(mm, matmul_reference_hand_computed);
     tcase_add_test(mm, matmul_reference_agrees_with_blas);
+    tcase_add_test(mm, matmul_alpha_zero_reads_neither_a_nor_b);
     tcase_add_test(mm, matmul_dispatches_to_the_chosen_kernel);
     tcase_set_timeout(mm, 60);
     suite_add_tcase(suite, mm);
