@@ -1,4 +1,4 @@
-#line 217 "book/program.nw"
+#line 236 "book/program.nw"
 /* figure.c -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -68,43 +68,51 @@ static void emit_mask_batch(FILE *out, const int *option)
 {
     figure_mask_batch(out, option[0]);
 }
-#line 352 "book/program.nw"
+#line 362 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const int *option)
 {
-    char *text = NULL;
-    size_t length = 0;
-    FILE *data = open_memstream(&text, &length);
+    char *text = NULL, *picture = NULL;
+    size_t text_length = 0, picture_length = 0;
+    FILE *data = open_memstream(&text, &text_length);
     if (data == NULL) die("cannot open a memory stream");
     kind->emit(data, option);
-    fclose(data);
-    long numbers = 0, ones = 0, binary = 1;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        if (line[0] == '#') continue;
-        
-#line 373 "book/program.nw"
-char picture[512];
-size_t width = 0;
-for (char *word = line, *end; *word; word = end) {
-    while (*word == ' ') word++;
-    end = word + strcspn(word, " ");
+    FILE *drawing = fclose(data) == 0 ? open_memstream(&picture, &picture_length) : NULL;
+    if (drawing == NULL) die("cannot capture the data of figure '%s'", kind->name);
+    long numbers = 0, ones = 0;
+    bool binary = true;
+    for (const char *line = text; *line; ) {
+        size_t line_length = strcspn(line, "\n");
+        if (line[0] != '#') {
+            
+#line 393 "book/program.nw"
+long numbers_before = numbers;
+for (const char *word = line; word < line + line_length; ) {
+    size_t word_length = strcspn(word, " \n");
     char *after;
     double x = strtod(word, &after);
-    if (after != end || end == word) { if (*end) end++; continue; }   /* a label */
-    numbers++;
-    if (x == 1) ones++;
-    else if (x != 0) binary = 0;
-    if (width + 1 < sizeof picture) picture[width++] = x == 1 ? '#' : x == 0 ? '.' : '?';
-}
-if (width && binary) fprintf(out, "  %.*s\n", (int)width, picture);
-#line 364 "book/program.nw"
+    if (word_length > 0 && after == word + word_length) {
+        if (numbers++ == numbers_before) fputs("  ", drawing);
+        ones += x == 1;
+        binary = binary && (x == 0 || x == 1);
+        fputc(x == 1 ? '#' : '.', drawing);
     }
+    word += word_length + (word[word_length] == ' ');
+}
+if (numbers > numbers_before) fputc('\n', drawing);
+#line 377 "book/program.nw"
+        }
+        line += line_length + (line[line_length] == '\n');
+    }
+    if (fclose(drawing) != 0) die("cannot draw the data of figure '%s'", kind->name);
+    if (binary) fputs(picture, out);
     fprintf(out, "  %ld numbers", numbers);
     if (binary) fprintf(out, ", %ld ones", ones);
     fputc('\n', out);
     free(text);
+    free(picture);
 }
 
-#line 224 "book/program.nw"
+#line 243 "book/program.nw"
 const FigureKind figure_kinds[] = {
     
 #line 322 "book/masks.nw"
@@ -112,6 +120,6 @@ const FigureKind figure_kinds[] = {
  {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
 {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
  {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
-#line 226 "book/program.nw"
+#line 245 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -1,4 +1,4 @@
-#line 189 "book/program.nw"
+#line 208 "book/program.nw"
 /* figure.h -- the data behind the book's figures.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef FIGURE_H
@@ -25,8 +25,8 @@ extern const int figure_kind_count;
 #line 341 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
-#line 347 "book/program.nw"
+#line 357 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const int *option);
-#line 213 "book/program.nw"
+#line 232 "book/program.nw"
 #endif

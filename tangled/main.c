@@ -1,19 +1,19 @@
-#line 32 "book/program.nw"
+#line 33 "book/program.nw"
 /* The transformer command line. Generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
-#line 40 "book/program.nw"
+#line 41 "book/program.nw"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 77 "book/program.nw"
+#line 92 "book/program.nw"
 #include <errno.h>
-#line 437 "book/program.nw"
+#line 458 "book/program.nw"
 #include <time.h>
-#line 49 "book/program.nw"
+#line 50 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
-#line 57 "book/program.nw"
+#line 58 "book/program.nw"
 static _Noreturn __attribute__((format(printf, 2, 3)))
 void usage_error(const char *command, const char *format, ...)
 {
@@ -26,7 +26,14 @@ void usage_error(const char *command, const char *format, ...)
     fprintf(stderr, " (try 'transformer%s%s --help')\n", space, name);
     exit(2);
 }
-#line 81 "book/program.nw"
+#line 78 "book/program.nw"
+static int finish_output(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout))
+        die("cannot write the results to standard output: %s", strerror(errno));
+    return 0;
+}
+#line 96 "book/program.nw"
 static long long parse_integer(const char *command, const char *flag, const char *text,
                                long long low, long long high)
 {
@@ -39,14 +46,15 @@ static long long parse_integer(const char *command, const char *flag, const char
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 100 "book/program.nw"
+#line 117 "book/program.nw"
 typedef struct {
     const char *name;
-    const char *summary;   /* one line for `transformer --help` */
-    const char *help;      /* the text of `transformer NAME --help` */
+    const char *summary;   /* one line for 'transformer --help' */
+    const char *help;      /* the text of 'transformer NAME --help', or NULL and: */
+    void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 235 "book/program.nw"
+#line 254 "book/program.nw"
 static int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -63,7 +71,7 @@ static int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     
-#line 257 "book/program.nw"
+#line 276 "book/program.nw"
 int value[FIGURE_MAX_OPTIONS] = {0};
 for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
     value[o] = kind->options[o].fallback;
@@ -77,17 +85,13 @@ for (; a < argc; a += 2) {
     value[o] = (int)parse_integer("figure-data", argv[a], text,
                                   kind->options[o].low, kind->options[o].high);
 }
-#line 251 "book/program.nw"
+#line 270 "book/program.nw"
     kind->emit(stdout, value);
-    return ferror(stdout) ? 1 : 0;
+    return 0;
 }
-#line 278 "book/program.nw"
-static char figure_data_help[4096];
-
-static void describe_figure_kinds(void)
+#line 295 "book/program.nw"
+static void print_figure_data_help(FILE *out)
 {
-    FILE *out = fmemopen(figure_data_help, sizeof figure_data_help, "w");
-    if (out == NULL) return;
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
                  "Print the numbers behind one figure of the book, "
                  "as gnuplot reads them.\n\n"
@@ -100,9 +104,8 @@ static void describe_figure_kinds(void)
                     option->help, option->low, option->high, option->fallback);
         }
     }
-    fclose(out);
 }
-#line 320 "book/program.nw"
+#line 329 "book/program.nw"
 static int run_demo(int argc, char **argv)
 {
     if (argc > 0) usage_error("demo", "unexpected argument '%s'", argv[0]);
@@ -117,7 +120,7 @@ static int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 396 "book/program.nw"
+#line 416 "book/program.nw"
 static int run_random(int argc, char **argv)
 {
     unsigned long long seed = 42, stream = 54, count = 6;
@@ -140,9 +143,9 @@ static int run_random(int argc, char **argv)
     for (unsigned long long i = 0; i < count; i++)
         if (kind == BITS) printf("0x%08lx\n", (unsigned long)rng_next(&rng));
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
-    return ferror(stdout) ? 1 : 0;
+    return 0;
 }
-#line 441 "book/program.nw"
+#line 462 "book/program.nw"
 static double seconds_now(void)
 {
     struct timespec now;
@@ -167,7 +170,7 @@ static int run_time_matmul(int argc, char **argv)
         } else usage_error("time-matmul", "unknown option '%s'", flag);
     }
     
-#line 473 "book/program.nw"
+#line 494 "book/program.nw"
 size_t size = (size_t)n * n;
 float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
 Rng rng;
@@ -185,39 +188,40 @@ double flops = 2.0 * n * n * (double)n;
 printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
        kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
 free(a);
-#line 465 "book/program.nw"
+#line 486 "book/program.nw"
     return 0;
 }
 
-#line 111 "book/program.nw"
+#line 129 "book/program.nw"
 static const Command commands[] = {
     
-#line 305 "book/program.nw"
+#line 314 "book/program.nw"
 {"figure-data", "print the data of one of the book's figures",
- figure_data_help, run_figure_data},
-#line 337 "book/program.nw"
+ NULL, print_figure_data_help, run_figure_data},
+#line 346 "book/program.nw"
 {"demo", "show what the program computes so far (run by make)",
  "usage: transformer demo\n\n"
  "Print the data of every figure of the book in the terminal.\n",
- run_demo},
-#line 423 "book/program.nw"
+ NULL, run_demo},
+#line 443 "book/program.nw"
 {"random", "print numbers from the seeded generator (Chapter 2)",
  "usage: transformer random [--seed S] [--stream N] [--count N]\n"
  "                          [--bits | --uniform | --normal]\n\n"
  "Print COUNT numbers of the PCG32 stream (default seed 42, stream 54, count 6),\n"
  "as 32-bit outputs (--bits), uniform in [0,1) (--uniform, the default)\n"
- "or standard normal (--normal).\n",
- run_random},
-#line 493 "book/program.nw"
+ "or standard normal (--normal).\n"
+ "Seeds and streams are integers from 0 to 2^63 - 1.\n",
+ NULL, run_random},
+#line 514 "book/program.nw"
 {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
  "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
  "the time of one product and the rate in GFLOP/s.\n",
- run_time_matmul},
-#line 113 "book/program.nw"
+ NULL, run_time_matmul},
+#line 131 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
-#line 118 "book/program.nw"
+#line 136 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -231,40 +235,38 @@ static void print_usage(FILE *out)
                  "  TRANSFORMER_MATMUL=blas|reference   the matrix-multiplication kernel "
                  "(default blas)\n");
 }
-#line 138 "book/program.nw"
+#line 156 "book/program.nw"
 int main(int argc, char **argv)
 {
-    
-#line 301 "book/program.nw"
-describe_figure_kinds();
-#line 141 "book/program.nw"
     if (argc < 2) usage_error(NULL, "which command?");
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
         print_usage(stdout);
-        return 0;
+        return finish_output();
     }
     if (strcmp(name, "--version") == 0) {
         printf("transformer " TRANSFORMER_VERSION "\n");
-        return 0;
+        return finish_output();
     }
     if (name[0] == '-') usage_error(NULL, "unknown option '%s'", name);
     for (int i = 0; i < COMMAND_COUNT; i++) {
         if (strcmp(name, commands[i].name) != 0) continue;
         for (int a = 2; a < argc; a++)
             if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
-                fputs(commands[i].help, stdout);
-                return 0;
+                if (commands[i].print_help) commands[i].print_help(stdout);
+                else fputs(commands[i].help, stdout);
+                return finish_output();
             }
         
-#line 171 "book/program.nw"
+#line 190 "book/program.nw"
 const char *kernel = getenv("TRANSFORMER_MATMUL");
 if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
 else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
     usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                 kernel);
-#line 160 "book/program.nw"
-        return commands[i].run(argc - 2, argv + 2);
+#line 178 "book/program.nw"
+        int status = commands[i].run(argc - 2, argv + 2);
+        return status ? status : finish_output();
     }
     usage_error(NULL, "unknown command '%s'", name);
 }

@@ -138,6 +138,29 @@ START_TEST(cli_prints_figure_data_and_random_numbers)
 }
 END_TEST
 
+/* Rule 3: a failed write of the results (here a full device) is an error, status 1, with one
+   line saying so -- never a silent success. */
+START_TEST(cli_reports_failed_writes)
+{
+    const char *binary = getenv("TRANSFORMER") ? getenv("TRANSFORMER") : "./transformer";
+    static const char *const commands[] = {"random --count 100000", "figure-data mask batch",
+                                           "demo", "--help"};
+    for (int c = 0; c < 4; c++) {
+        char err_path[] = "/tmp/transformer-test-err-XXXXXX", command[512], err[1024];
+        int fd = mkstemp(err_path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        snprintf(command, sizeof command, "%s %s >/dev/full 2>%s", binary, commands[c], err_path);
+        int status = system(command);
+        read_file(err_path, err, sizeof err);
+        unlink(err_path);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "%s: status %d", commands[c], status);
+        ck_assert_msg(strstr(err, "transformer: cannot write the results") == err, "%s: %s", commands[c], err);
+        ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "%s: not one line: %s", commands[c], err);
+    }
+}
+END_TEST
+
 Suite *cli_suite(void)
 {
     Suite *suite = suite_create("command line");
@@ -146,6 +169,7 @@ Suite *cli_suite(void)
     tcase_add_test(cli, cli_rejects_unknown_commands_and_options);
     tcase_add_test(cli, cli_rejects_bad_values);
     tcase_add_test(cli, cli_prints_figure_data_and_random_numbers);
+    tcase_add_test(cli, cli_reports_failed_writes);
     tcase_set_timeout(cli, 60);
     suite_add_tcase(suite, cli);
     return suite;
