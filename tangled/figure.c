@@ -4,7 +4,7 @@
 #include "figure.h"
 #include <stdlib.h>
 #include <string.h>
-#line 248 "book/masks.nw"
+#line 249 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -12,7 +12,7 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
-#line 258 "book/masks.nw"
+#line 259 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
     ENSURE(size >= 1, "subsequent mask of size %d", size);
@@ -23,7 +23,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
-#line 275 "book/masks.nw"
+#line 276 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_TARGET_LEN = 9, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -35,7 +35,7 @@ static const int example_targets[EXAMPLE_BATCH][EXAMPLE_TARGET_LEN] = {
     {0, 11, 12, 13, 1, 2, 2, 2, 2},     /* <s> two men talk </s>              */
     {0, 14, 15, 10, 1, 2, 2, 2, 2},     /* <s> children play . </s>           */
 };
-#line 294 "book/masks.nw"
+#line 295 "book/masks.nw"
 void figure_mask_batch(FILE *out, int sentence)
 {
     enum { LEN = EXAMPLE_TARGET_LEN - 1 };
@@ -58,7 +58,7 @@ void figure_mask_batch(FILE *out, int sentence)
         fputc('\n', out);
     }
 }
-#line 329 "book/masks.nw"
+#line 330 "book/masks.nw"
 static void emit_mask_subsequent(FILE *out, const int *option)
 {
     figure_mask_subsequent(out, option[0]);
@@ -111,15 +111,44 @@ if (numbers > numbers_before) fputc('\n', drawing);
     free(text);
     free(picture);
 }
+#line 132 "book/embeddings.nw"
+void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
+{
+    ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
+           first, count, d_model);
+    float *table = xmalloc((size_t)positions * d_model * sizeof *table);
+    positional_encoding_table(table, positions, d_model);
+    fprintf(out, "# positional encoding, d_model = %d: position, then dimensions %d to %d\n",
+            d_model, first, first + count - 1);
+    for (int p = 0; p < positions; p++) {
+        fprintf(out, "%d", p);
+        for (int i = first; i < first + count; i++)
+            fprintf(out, " %.7g", table[(size_t)p * d_model + i]);
+        fputc('\n', out);
+    }
+    free(table);
+}
+
+static void emit_positional_encoding(FILE *out, const int *option)
+{
+    ENSURE(option[2] < option[1], "first dimension %d of %d", option[2], option[1]);
+    int count = option[1] - option[2] < 4 ? option[1] - option[2] : 4;
+    figure_positional_encoding(out, option[0], option[1], option[2], count);
+}
 
 #line 243 "book/program.nw"
 const FigureKind figure_kinds[] = {
     
-#line 322 "book/masks.nw"
+#line 323 "book/masks.nw"
 {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
  {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
 {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
  {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
+#line 162 "book/embeddings.nw"
+{"pe", "dimensions FIRST..FIRST+3 of the positional encoding (Figure 5.1)",
+ {{"--positions", 1, 10000, 100, "positions"},
+  {"--d-model", 2, 4096, 20, "d_model, even"},
+  {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
 #line 245 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

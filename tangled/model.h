@@ -5,18 +5,18 @@
 #define MODEL_H
 #include <math.h>
 #include "tensor.h"
-#line 69 "book/masks.nw"
+#line 70 "book/masks.nw"
 /* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 101 "book/masks.nw"
+#line 102 "book/masks.nw"
 /* keep[i][j] = 1 if j <= i: position i may attend to itself and earlier positions;
    keep: [len][len]. */
 void subsequent_mask(uint8_t *keep, int len);
-#line 141 "book/masks.nw"
+#line 142 "book/masks.nw"
 /* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
    keep: [batch][len][len], tokens: [batch][len]. */
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 212 "book/masks.nw"
+#line 213 "book/masks.nw"
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 
@@ -25,5 +25,153 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
    broadcast to every query. */
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols);
+#line 30 "book/embeddings.nw"
+/* out[p][i] = sqrt(d_model) * table[tokens[p]][i]; out: [n][d_model],
+   tokens: [n], table: [vocab][d_model]. */
+void embedding_forward(float *out, const int *tokens, const float *table,
+                       int n, int d_model, int vocab);
+#line 81 "book/embeddings.nw"
+/* table[p][2i] = sin(p w_i), table[p][2i+1] = cos(p w_i), w_i = 10000^(-2i/d_model);
+   table: [max_len][d_model], d_model even. */
+void positional_encoding_table(float *table, int max_len, int d_model);
+#line 103 "book/embeddings.nw"
+/* x[b][p][i] += table[p][i]; x: [batch][len][d_model], table: [>= len][d_model]. */
+void positional_encoding_forward(float *x, const float *table, int batch, int len,
+                                 int d_model);
+#line 23 "book/attention.nw"
+/* out[r] = in[r] weight^T + bias; out: [n][out_features], in: [n][in_features],
+   weight: [out_features][in_features], bias: [out_features]. */
+void linear_forward(float *out, const float *in, const float *weight, const float *bias,
+                    int n, int in_features, int out_features);
+#line 71 "book/attention.nw"
+/* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
+   all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
+void softmax_rows(float *p, const float *s, int rows, int cols);
+#line 119 "book/attention.nw"
+/* Multi-head attention. query_in: [B][Tq][d], memory_in: [B][Tk][d] (the same tensor for
+   self-attention); keep flag (b,i,j) at keep[b*keep_batch_stride + i*keep_row_stride + j];
+   weight[0..3]: [d][d] and bias[0..3]: [d] for query, key, value, output.
+   Saved for the backward pass: q: [B][Tq][d], k, v: [B][Tk][d], probs: [B][heads][Tq][Tk],
+   context: [B][Tq][d] (heads side by side). probs_keep_scale: dropout of the weights
+   ([B][heads][Tq][Tk]), NULL for none. Result: out: [B][Tq][d]. */
+void attention_forward(float *out, float *q, float *k, float *v, float *probs,
+                       float *context, const float *query_in, const float *memory_in,
+                       const uint8_t *keep, size_t keep_batch_stride, size_t keep_row_stride,
+                       const float *const weight[4], const float *const bias[4],
+                       const float *probs_keep_scale, int batch, int len_q, int len_k,
+                       int d_model, int heads);
+#line 180 "book/attention.nw"
+/* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
+void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
+/* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
+void dropout_apply(float *x, const float *keep_scale, size_t n);
+#line 51 "book/layernorm.nw"
+typedef enum { LAYERNORM_STANDARD, LAYERNORM_ANNOTATED } LayerNormFormula;
+
+/* out[r] = gain * (in[r] - mean[r]) * rstd[r] + bias, per row; out, in: [n][d],
+   gain, bias: [d]; saved: mean, rstd: [n] (rstd = 1/sqrt(var + eps) or 1/(std + eps)). */
+void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
+                       const float *gain, const float *bias, int n, int d,
+                       LayerNormFormula formula, float eps);
+#line 122 "book/layernorm.nw"
+/* out = relu(in w_1^T + b_1) w_2^T + b_2; in, out: [n][d_model],
+   w_1: [d_ff][d_model], b_1: [d_ff], w_2: [d_model][d_ff], b_2: [d_model];
+   saved: hidden: [n][d_ff] (after the ReLU and the dropout given by
+   hidden_keep_scale: [n][d_ff], NULL for none). */
+void feed_forward_forward(float *out, float *hidden, const float *in,
+                          const float *w_1, const float *b_1, const float *w_2,
+                          const float *b_2, const float *hidden_keep_scale,
+                          int n, int d_model, int d_ff);
+#line 20 "book/model.nw"
+typedef enum { NORM_PRE, NORM_POST } NormPlacement;
+
+typedef struct {
+    int src_vocab, tgt_vocab;   /* V for the source and the target */
+    int layers;                 /* N, in the encoder and in the decoder */
+    int d_model, d_ff, heads;
+    int max_len;                /* longest sequence: rows of the positional table */
+    float dropout;              /* p_drop, used only in training */
+    NormPlacement norm;
+    LayerNormFormula layernorm;
+    float layernorm_eps;
+    bool tie_generator;
+} Config;
+
+/* The Annotated Transformer's defaults for given vocabularies and N. */
+Config config_default(int src_vocab, int tgt_vocab, int layers);
+#line 56 "book/model.nw"
+typedef struct { int weight, bias; } LinearViews;
+typedef struct { int gain, bias; } NormViews;             /* the reference's a_2, b_2 */
+typedef struct { LinearViews linears[4]; } AttentionViews;
+typedef struct { LinearViews w_1, w_2; } FeedForwardViews;
+typedef struct {
+    AttentionViews self_attn;
+    FeedForwardViews feed_forward;
+    NormViews norm[2];                                     /* sublayer.0, sublayer.1 */
+} EncoderLayerViews;
+typedef struct {
+    AttentionViews self_attn, src_attn;
+    FeedForwardViews feed_forward;
+    NormViews norm[3];
+} DecoderLayerViews;
+#line 372 "book/model.nw"
+typedef struct { int q, k, v, probs, probs_keep, context; } AttentionActs;
+typedef struct {
+    int normed;      /* pre: LN(x), the sublayer's input; post: x + dropout(F(x)) */
+    int mean, rstd;  /* the norm's saved statistics */
+    int output;      /* F(...) */
+    int keep;        /* its dropout pattern */
+    int stream;      /* the residual stream after the sublayer */
+} SublayerActs;
+typedef struct { AttentionActs self_attn; SublayerActs sub[2]; int hidden, hidden_keep; } EncoderActs;
+typedef struct {
+    AttentionActs self_attn, src_attn;
+    SublayerActs sub[3];
+    int hidden, hidden_keep;
+} DecoderActs;
+
+#line 78 "book/model.nw"
+typedef struct {
+    Config config;
+    FlatBuffer parameters;
+    EncoderLayerViews *encoder;          /* [layers] */
+    DecoderLayerViews *decoder;          /* [layers] */
+    NormViews encoder_norm, decoder_norm; /* pre-norm only; -1 otherwise */
+    int src_embedding, tgt_embedding;    /* [vocab][d_model] */
+    LinearViews generator;               /* weight = tgt_embedding when tied */
+    float *positional;                   /* [max_len][d_model], not a parameter */
+    
+#line 389 "book/model.nw"
+FlatBuffer activations;
+int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
+EncoderActs *encoder_acts;                 /* [layers] */
+DecoderActs *decoder_acts;                 /* [layers] */
+int src_input, src_input_keep, tgt_input, tgt_input_keep;   /* embedded + positions */
+int memory, memory_mean, memory_rstd;      /* the encoder's output (after its norm) */
+int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
+int logprobs;                              /* [B][T_tgt][tgt_vocab] */
+#line 88 "book/model.nw"
+} Model;
+
+void model_init(Model *model, Config config);   /* lays out and allocates; all zero */
+void model_free(Model *model);
+float *model_parameter(const Model *model, int view);
+#line 292 "book/model.nw"
+void model_initialize_parameters(Model *model, Rng *rng);
+size_t model_parameter_count(const Model *model);
+#line 400 "book/model.nw"
+/* Lay out and allocate the activations for batches of up to max_batch sequences. */
+void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
+float *model_activation(const Model *model, int view);
+#line 532 "book/model.nw"
+/* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
+   activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
+   tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
+const float *model_forward(Model *model, const int *src, const int *tgt,
+                           const uint8_t *src_keep, const uint8_t *tgt_keep,
+                           int batch, int src_len, int tgt_len, Rng *rng);
+#line 764 "book/model.nw"
+/* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
+void log_softmax_rows(float *x, int rows, int cols);
 #line 25 "book/masks.nw"
 #endif

@@ -7,6 +7,7 @@ Suite *tensor_suite(void);
 Suite *masks_suite(void);
 Suite *figure_suite(void);
 Suite *cli_suite(void);
+Suite *model_suite(void);
 
 /* The data of the figure kind NAME drawn with the given option values, as the text that
    `transformer figure-data NAME` prints; free() it. */

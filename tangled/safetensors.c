@@ -1,0 +1,215 @@
+#line 37 "book/safetensors.nw"
+/* Generated from the book's chapters by notangle: edit the book, not this file. */
+#include "safetensors.h"
+#include <cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#line 86 "book/safetensors.nw"
+static const char *fail(Safetensors *file, const char *path, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static const char *fail(Safetensors *file, const char *path, const char *format, ...)
+{
+    va_list arguments;
+    int n = snprintf(file->error, sizeof file->error, "%s: ", path);
+    va_start(arguments, format);
+    vsnprintf(file->error + n, sizeof file->error - (size_t)n, format, arguments);
+    va_end(arguments);
+    return file->error;
+}
+#line 100 "book/safetensors.nw"
+const char *safetensors_read(Safetensors *file, const char *path)
+{
+    memset(file, 0, sizeof *file);
+    
+#line 112 "book/safetensors.nw"
+FILE *in = fopen(path, "rb");
+if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
+size_t length = 0, capacity = 1 << 16;
+file->bytes = xmalloc(capacity);
+for (size_t got; (got = fread(file->bytes + length, 1, capacity - length, in)) > 0; ) {
+    length += got;
+    if (length == capacity) {
+        unsigned char *bigger = xmalloc(capacity * 2);
+        memcpy(bigger, file->bytes, length);
+        free(file->bytes);
+        file->bytes = bigger;
+        capacity *= 2;
+    }
+}
+bool read_error = ferror(in);
+fclose(in);
+if (read_error) return fail(file, path, "read error");
+#line 104 "book/safetensors.nw"
+    
+#line 136 "book/safetensors.nw"
+const uint32_t one = 1;
+ENSURE(*(const unsigned char *)&one == 1, "this program assumes a little-endian host");
+if (length < 8) return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
+uint64_t header_length = 0;
+for (int i = 7; i >= 0; i--) header_length = header_length << 8 | file->bytes[i];
+if (header_length > length - 8)
+    return fail(file, path, "header of %llu bytes does not fit in %zu bytes (truncated?)",
+                (unsigned long long)header_length, length);
+const unsigned char *data = file->bytes + 8 + header_length;
+const size_t data_size = length - 8 - (size_t)header_length;
+cJSON *header = cJSON_ParseWithLength((const char *)file->bytes + 8, (size_t)header_length);
+if (header == NULL || !cJSON_IsObject(header)) {
+    cJSON_Delete(header);
+    return fail(file, path, "the header is not a JSON object");
+}
+#line 105 "book/safetensors.nw"
+    
+#line 154 "book/safetensors.nw"
+file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
+for (const cJSON *item = header->child; item; item = item->next) {
+    if (strcmp(item->string, "__metadata__") == 0) {
+        file->metadata_json = cJSON_PrintUnformatted(item);
+        continue;
+    }
+    SafetensorsEntry *entry = &file->entries[file->count];
+    const char *problem = NULL;
+    
+#line 173 "book/safetensors.nw"
+const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
+const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
+const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+memset(entry, 0, sizeof *entry);
+if (strlen(item->string) >= TENSOR_NAME_MAX) problem = "name too long";
+else if (!cJSON_IsString(dtype)) problem = "no dtype";
+else if (strcmp(dtype->valuestring, "F32") == 0) entry->dtype = DTYPE_F32;
+else if (strcmp(dtype->valuestring, "I32") == 0) entry->dtype = DTYPE_I32;
+else problem = "unsupported dtype (only F32 and I32)";
+if (!problem && (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > TENSOR_MAX_DIMS))
+    problem = "bad shape";
+if (!problem && (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2))
+    problem = "bad data_offsets";
+if (!problem) {
+    strcpy(entry->name, item->string);
+    entry->size = 1;
+    for (const cJSON *s = shape->child; s && !problem; s = s->next) {
+        if (!cJSON_IsNumber(s) || s->valuedouble < 0 || s->valuedouble > 1e9) problem = "bad shape";
+        else entry->size *= (size_t)(entry->shape[entry->ndim++] = (int)s->valuedouble);
+    }
+    double begin = cJSON_GetArrayItem(offsets, 0)->valuedouble;
+    double end = cJSON_GetArrayItem(offsets, 1)->valuedouble;
+    if (!problem && !(begin >= 0 && begin <= end && end <= (double)data_size))
+        problem = "data_offsets outside the data (truncated file?)";
+    else if (!problem && (size_t)(end - begin) != entry->size * 4)
+        problem = "data_offsets disagree with the shape";
+    if (!problem) entry->data = data + (size_t)begin;
+}
+#line 163 "book/safetensors.nw"
+    if (problem) {
+        fail(file, path, "tensor '%s': %s", item->string, problem);
+        cJSON_Delete(header);
+        return file->error;
+    }
+    file->count++;
+}
+#line 106 "book/safetensors.nw"
+    cJSON_Delete(header);
+    return NULL;
+}
+#line 204 "book/safetensors.nw"
+const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
+{
+    for (int i = 0; i < file->count; i++)
+        if (strcmp(file->entries[i].name, name) == 0) return &file->entries[i];
+    return NULL;
+}
+
+bool safetensors_metadata(const Safetensors *file, const char *key, char *value, size_t size)
+{
+    if (file->metadata_json == NULL) return false;
+    cJSON *metadata = cJSON_Parse(file->metadata_json);
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(metadata, key);
+    bool found = cJSON_IsString(item) && strlen(item->valuestring) < size;
+    if (found) strcpy(value, item->valuestring);
+    cJSON_Delete(metadata);
+    return found;
+}
+
+void safetensors_free(Safetensors *file)
+{
+    free(file->bytes);
+    free(file->entries);
+    free(file->metadata_json);
+    memset(file, 0, sizeof *file);
+}
+#line 241 "book/safetensors.nw"
+const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
+{
+    for (int i = 0; i < buffer->count; i++) {
+        const TensorView *view = &buffer->views[i];
+        const SafetensorsEntry *entry = safetensors_find(file, view->name);
+        if (entry == NULL) return fail(file, path, "missing tensor '%s'", view->name);
+        bool same = entry->dtype == DTYPE_F32 && entry->ndim == view->ndim;
+        for (int d = 0; same && d < view->ndim; d++) same = entry->shape[d] == view->shape[d];
+        if (!same) return fail(file, path, "tensor '%s' has the wrong dtype or shape", view->name);
+        memcpy(flat_view(buffer, i), entry->data, view->size * sizeof(float));
+    }
+    return NULL;
+}
+#line 273 "book/safetensors.nw"
+const char *safetensors_write(const char *path, const FlatBuffer *buffer,
+                              const char *const (*metadata)[2], int n_metadata,
+                              Safetensors *scratch)
+{
+    memset(scratch, 0, sizeof *scratch);
+    
+#line 285 "book/safetensors.nw"
+cJSON *header = cJSON_CreateObject();
+if (n_metadata > 0) {
+    cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
+    for (int i = 0; i < n_metadata; i++)
+        cJSON_AddStringToObject(meta, metadata[i][0], metadata[i][1]);
+}
+size_t offset = 0;
+for (int i = 0; i < buffer->count; i++) {
+    const TensorView *view = &buffer->views[i];
+    cJSON *entry = cJSON_AddObjectToObject(header, view->name);
+    cJSON_AddStringToObject(entry, "dtype", "F32");
+    cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
+    for (int d = 0; d < view->ndim; d++) cJSON_AddItemToArray(shape, cJSON_CreateNumber(view->shape[d]));
+    cJSON *offsets = cJSON_AddArrayToObject(entry, "data_offsets");
+    cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
+    offset += view->size * sizeof(float);
+    cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
+}
+char *json = cJSON_PrintUnformatted(header);
+cJSON_Delete(header);
+size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
+#line 279 "book/safetensors.nw"
+    
+#line 312 "book/safetensors.nw"
+char temporary[4096];
+snprintf(temporary, sizeof temporary, "%s.tmp", path);
+FILE *out = fopen(temporary, "wb");
+if (out == NULL) {
+    free(json);
+    return fail(scratch, temporary, "cannot create: %s", strerror(errno));
+}
+unsigned char length_bytes[8];
+for (int i = 0; i < 8; i++) length_bytes[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+bool ok = fwrite(length_bytes, 1, 8, out) == 8 && fwrite(json, 1, json_length, out) == json_length;
+for (size_t i = json_length; ok && i < padded; i++) ok = fputc(' ', out) != EOF;
+for (int i = 0; ok && i < buffer->count; i++)
+    ok = fwrite(flat_view(buffer, i), sizeof(float), buffer->views[i].size, out)
+         == buffer->views[i].size;
+free(json);
+ok = ok && fflush(out) == 0 && fsync(fileno(out)) == 0;
+int saved_errno = errno;
+if (fclose(out) != 0) ok = false;
+if (!ok || rename(temporary, path) != 0) {
+    if (!ok) errno = saved_errno;
+    const char *message = fail(scratch, path, "cannot write: %s", strerror(errno));
+    unlink(temporary);
+    return message;
+}
+#line 280 "book/safetensors.nw"
+    return NULL;
+}

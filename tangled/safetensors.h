@@ -1,0 +1,43 @@
+#line 27 "book/safetensors.nw"
+/* Reading and writing the safetensors format. Generated from the book's chapters by
+   notangle: edit the book, not this file. */
+#ifndef SAFETENSORS_H
+#define SAFETENSORS_H
+#include "tensor.h"
+#line 58 "book/safetensors.nw"
+typedef enum { DTYPE_F32, DTYPE_I32 } Dtype;
+
+typedef struct {
+    char name[TENSOR_NAME_MAX];
+    Dtype dtype;
+    int ndim;
+    int shape[TENSOR_MAX_DIMS];
+    size_t size;              /* elements */
+    const unsigned char *data;
+} SafetensorsEntry;
+
+typedef struct {
+    unsigned char *bytes;     /* the whole file */
+    SafetensorsEntry *entries;
+    int count;
+    char *metadata_json;      /* the __metadata__ object, printed; NULL if none */
+    char error[512];
+} Safetensors;
+
+/* Read PATH; NULL on success, else a one-line message naming the file. */
+const char *safetensors_read(Safetensors *file, const char *path);
+const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name);
+/* The metadata value of KEY, copied into value (size bytes); false if absent. */
+bool safetensors_metadata(const Safetensors *file, const char *key, char *value, size_t size);
+void safetensors_free(Safetensors *file);
+#line 236 "book/safetensors.nw"
+/* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
+const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
+#line 265 "book/safetensors.nw"
+/* Write every view of BUFFER, and METADATA (n_metadata key/value pairs), to PATH
+   atomically; NULL on success, else a one-line message (the error buffer of scratch). */
+const char *safetensors_write(const char *path, const FlatBuffer *buffer,
+                              const char *const (*metadata)[2], int n_metadata,
+                              Safetensors *scratch);
+#line 33 "book/safetensors.nw"
+#endif

@@ -1,0 +1,631 @@
+#!/usr/bin/python3
+"""Golden fixtures for the C Annotated Transformer, computed with PyTorch.
+
+Writes into tests/golden/ (relative to the repository root, found from this
+file's location):
+
+  model-pre-annotated.safetensors    pre-norm sublayers, Annotated-Transformer LayerNorm
+  model-pre-standard.safetensors     pre-norm sublayers, standard LayerNorm
+  model-post-annotated.safetensors   post-norm sublayers (paper), Annotated LayerNorm
+  model-post-standard.safetensors    post-norm sublayers (paper), standard LayerNorm
+  parameter-counts.txt               parameter counts of three pre-norm configurations
+  README.md                          what the files hold, how they were made, tolerances
+
+Each .safetensors file holds every parameter of a small model (float32,
+PyTorch state_dict names), a fixed batch (input.src, input.tgt, int32) and the
+expected encoder output, decoder output and generator log-probabilities,
+computed in float64 from the float32 weights and stored as float32.
+
+Run from anywhere, with Debian's system Python and python3-torch:
+
+    /usr/bin/python3 tools/make-golden.py
+
+The script is deterministic (fixed seeds, one thread): a second run rewrites
+every file byte for byte. After writing, it reads each file back with its own
+safetensors reader, rebuilds the model from the stored tensors and checks that
+it reproduces expected.logprobs, and that exp(logprobs) sums to 1 per row.
+"""
+
+import copy
+import json
+import math
+import os
+import struct
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT_DIR = os.path.join(ROOT, "tests", "golden")
+
+SEED = 1234          # torch.manual_seed before building each variant's model
+BATCH_SEED = 2022    # seed of the separate generator that draws the batch
+EPS = 1e-6
+PAD = 0
+START = 1
+
+CONFIG = dict(src_vocab=11, tgt_vocab=13, layers=2, d_model=32, d_ff=64, heads=4)
+SRC_LENGTHS = [7, 5, 3]   # real lengths of the source rows, Ts = 7
+TGT_LENGTHS = [6, 4, 2]   # real lengths of the target-input rows (start symbol included), Tt = 6
+
+VARIANTS = [("pre", "annotated"), ("pre", "standard"),
+            ("post", "annotated"), ("post", "standard")]
+
+COUNT_CONFIGS = [  # name, src_vocab, tgt_vocab, layers, d_model, d_ff, heads
+    ("copy", 11, 11, 2, 512, 2048, 8),
+    ("small", 8000, 8000, 3, 256, 1024, 8),
+    ("base", 8315, 6384, 6, 512, 2048, 8),
+]
+
+
+# ---------------------------------------------------------------------------
+# The model, in the structure of the Annotated Transformer
+# ---------------------------------------------------------------------------
+
+def clones(module, n):
+    """n independent deep copies of module."""
+    return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+class EncoderDecoder(nn.Module):
+    def __init__(self, encoder, decoder, src_embed, tgt_embed, generator):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+        self.src_embed = src_embed
+        self.tgt_embed = tgt_embed
+        self.generator = generator
+
+    def forward(self, src, tgt, src_mask, tgt_mask):
+        return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
+
+    def encode(self, src, src_mask):
+        return self.encoder(self.src_embed(src), src_mask)
+
+    def decode(self, memory, src_mask, tgt, tgt_mask):
+        return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
+
+
+class Generator(nn.Module):
+    def __init__(self, d_model, vocab):
+        super().__init__()
+        self.proj = nn.Linear(d_model, vocab)
+
+    def forward(self, x):
+        return F.log_softmax(self.proj(x), dim=-1)
+
+
+class LayerNorm(nn.Module):
+    """kind "annotated": a_2 (x - mean) / (std + eps) + b_2 with the unbiased std;
+    kind "standard":  a_2 (x - mean) / sqrt(var + eps) + b_2 with the biased var."""
+
+    def __init__(self, features, kind, eps=EPS):
+        super().__init__()
+        assert kind in ("annotated", "standard")
+        self.a_2 = nn.Parameter(torch.ones(features))
+        self.b_2 = nn.Parameter(torch.zeros(features))
+        self.kind = kind
+        self.eps = eps
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        if self.kind == "annotated":
+            std = x.std(-1, keepdim=True, unbiased=True)
+            return self.a_2 * (x - mean) / (std + self.eps) + self.b_2
+        var = x.var(-1, keepdim=True, unbiased=False)
+        return self.a_2 * (x - mean) / torch.sqrt(var + self.eps) + self.b_2
+
+
+class SublayerConnection(nn.Module):
+    """placement "pre": x + dropout(sublayer(norm(x)));
+    placement "post": norm(x + dropout(sublayer(x)))."""
+
+    def __init__(self, size, dropout, placement, kind):
+        super().__init__()
+        assert placement in ("pre", "post")
+        self.norm = LayerNorm(size, kind)
+        self.dropout = nn.Dropout(dropout)
+        self.placement = placement
+
+    def forward(self, x, sublayer):
+        if self.placement == "pre":
+            return x + self.dropout(sublayer(self.norm(x)))
+        return self.norm(x + self.dropout(sublayer(x)))
+
+
+class Encoder(nn.Module):
+    def __init__(self, layer, n, placement, kind):
+        super().__init__()
+        self.layers = clones(layer, n)
+        if placement == "pre":          # post-norm has no final norm at all
+            self.norm = LayerNorm(layer.size, kind)
+
+    def forward(self, x, mask):
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.norm(x) if hasattr(self, "norm") else x
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, size, self_attn, feed_forward, dropout, placement, kind):
+        super().__init__()
+        self.self_attn = self_attn
+        self.feed_forward = feed_forward
+        self.sublayer = clones(SublayerConnection(size, dropout, placement, kind), 2)
+        self.size = size
+
+    def forward(self, x, mask):
+        x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask))
+        return self.sublayer[1](x, self.feed_forward)
+
+
+class Decoder(nn.Module):
+    def __init__(self, layer, n, placement, kind):
+        super().__init__()
+        self.layers = clones(layer, n)
+        if placement == "pre":
+            self.norm = LayerNorm(layer.size, kind)
+
+    def forward(self, x, memory, src_mask, tgt_mask):
+        for layer in self.layers:
+            x = layer(x, memory, src_mask, tgt_mask)
+        return self.norm(x) if hasattr(self, "norm") else x
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, size, self_attn, src_attn, feed_forward, dropout, placement, kind):
+        super().__init__()
+        self.size = size
+        self.self_attn = self_attn
+        self.src_attn = src_attn
+        self.feed_forward = feed_forward
+        self.sublayer = clones(SublayerConnection(size, dropout, placement, kind), 3)
+
+    def forward(self, x, memory, src_mask, tgt_mask):
+        m = memory
+        x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, tgt_mask))
+        x = self.sublayer[1](x, lambda x: self.src_attn(x, m, m, src_mask))
+        return self.sublayer[2](x, self.feed_forward)
+
+
+def subsequent_mask(size):
+    """[1, size, size] boolean, True on and below the diagonal."""
+    return torch.tril(torch.ones(1, size, size, dtype=torch.bool))
+
+
+def attention(query, key, value, mask=None, dropout=None):
+    d_k = query.size(-1)
+    scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, -1e9)
+    p_attn = scores.softmax(dim=-1)
+    if dropout is not None:
+        p_attn = dropout(p_attn)
+    return torch.matmul(p_attn, value), p_attn
+
+
+class MultiHeadedAttention(nn.Module):
+    def __init__(self, h, d_model, dropout=0.1):
+        super().__init__()
+        assert d_model % h == 0
+        self.d_k = d_model // h
+        self.h = h
+        self.linears = clones(nn.Linear(d_model, d_model), 4)
+        self.attn = None
+        self.dropout = nn.Dropout(p=dropout)
+
+    def forward(self, query, key, value, mask=None):
+        if mask is not None:
+            mask = mask.unsqueeze(1)            # the same mask for every head
+        nbatches = query.size(0)
+        query, key, value = [
+            lin(x).view(nbatches, -1, self.h, self.d_k).transpose(1, 2)
+            for lin, x in zip(self.linears, (query, key, value))
+        ]
+        x, self.attn = attention(query, key, value, mask=mask, dropout=self.dropout)
+        x = x.transpose(1, 2).contiguous().view(nbatches, -1, self.h * self.d_k)
+        del query, key, value
+        return self.linears[-1](x)
+
+
+class PositionwiseFeedForward(nn.Module):
+    def __init__(self, d_model, d_ff, dropout=0.1):
+        super().__init__()
+        self.w_1 = nn.Linear(d_model, d_ff)
+        self.w_2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.w_2(self.dropout(self.w_1(x).relu()))
+
+
+class Embeddings(nn.Module):
+    def __init__(self, d_model, vocab):
+        super().__init__()
+        self.lut = nn.Embedding(vocab, d_model)
+        self.d_model = d_model
+
+    def forward(self, x):
+        return self.lut(x) * math.sqrt(self.d_model)
+
+
+def positional_table(max_len, d_model, dtype):
+    """pe[pos, 2i] = sin(pos * exp(2i * -(ln 10000 / d))), pe[pos, 2i+1] = cos(same)."""
+    pe = torch.zeros(max_len, d_model, dtype=dtype)
+    position = torch.arange(0, max_len, dtype=dtype).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=dtype)
+                         * -(math.log(10000.0) / d_model))
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)
+    return pe.unsqueeze(0)
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model, dropout, max_len=5000):
+        super().__init__()
+        self.dropout = nn.Dropout(p=dropout)
+        self.register_buffer("pe", positional_table(max_len, d_model, torch.float32))
+
+    def forward(self, x):
+        x = x + self.pe[:, : x.size(1)].requires_grad_(False)
+        return self.dropout(x)
+
+
+def make_model(src_vocab, tgt_vocab, N=6, d_model=512, d_ff=2048, h=8, dropout=0.1,
+               placement="pre", kind="annotated", init=True):
+    c = copy.deepcopy
+    attn = MultiHeadedAttention(h, d_model)
+    ff = PositionwiseFeedForward(d_model, d_ff, dropout)
+    position = PositionalEncoding(d_model, dropout)
+    model = EncoderDecoder(
+        Encoder(EncoderLayer(d_model, c(attn), c(ff), dropout, placement, kind), N,
+                placement, kind),
+        Decoder(DecoderLayer(d_model, c(attn), c(attn), c(ff), dropout, placement, kind), N,
+                placement, kind),
+        nn.Sequential(Embeddings(d_model, src_vocab), c(position)),
+        nn.Sequential(Embeddings(d_model, tgt_vocab), c(position)),
+        Generator(d_model, tgt_vocab),
+    )
+    if init:
+        for p in model.parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+    return model
+
+
+def randomize_layernorms(model):
+    """a_2 <- 1 + 0.1 randn, b_2 <- 0.1 randn, so that the tests see them.
+
+    The norms inside the layers are drawn first, in module order, and the final
+    encoder/decoder norms (pre-norm only) last, so that pre and post variants
+    built from the same seed share every parameter they both have."""
+    inner, final = [], []
+    for name, module in model.named_modules():
+        if isinstance(module, LayerNorm):
+            (final if name in ("encoder.norm", "decoder.norm") else inner).append(module)
+    with torch.no_grad():
+        for module in inner + final:
+            module.a_2.copy_(1.0 + 0.1 * torch.randn(module.a_2.shape))
+            module.b_2.copy_(0.1 * torch.randn(module.b_2.shape))
+
+
+def build(placement, kind, init=True):
+    return make_model(CONFIG["src_vocab"], CONFIG["tgt_vocab"], N=CONFIG["layers"],
+                      d_model=CONFIG["d_model"], d_ff=CONFIG["d_ff"], h=CONFIG["heads"],
+                      dropout=0.1, placement=placement, kind=kind, init=init)
+
+
+def to_float64(model):
+    """A float64 copy of a float32 model. The pe buffers are recomputed in float64
+    rather than widened from float32, so the reference is float64 throughout."""
+    m = copy.deepcopy(model).double()
+    for seq in (m.src_embed, m.tgt_embed):
+        pe = seq[1].pe
+        seq[1].pe = positional_table(pe.size(1), pe.size(2), torch.float64)
+    return m.eval()
+
+
+# ---------------------------------------------------------------------------
+# Batch and masks
+# ---------------------------------------------------------------------------
+
+def make_batch():
+    g = torch.Generator().manual_seed(BATCH_SEED)
+    ts, tt = max(SRC_LENGTHS), max(TGT_LENGTHS)
+    src = torch.full((len(SRC_LENGTHS), ts), PAD, dtype=torch.int64)
+    tgt = torch.full((len(TGT_LENGTHS), tt), PAD, dtype=torch.int64)
+    for b, n in enumerate(SRC_LENGTHS):
+        src[b, :n] = torch.randint(2, CONFIG["src_vocab"], (n,), generator=g)
+    for b, n in enumerate(TGT_LENGTHS):
+        tgt[b, 0] = START
+        tgt[b, 1:n] = torch.randint(2, CONFIG["tgt_vocab"], (n - 1,), generator=g)
+    return src, tgt
+
+
+def make_masks(src, tgt):
+    src_mask = (src != PAD).unsqueeze(-2)                                   # [B, 1, Ts]
+    tgt_mask = (tgt != PAD).unsqueeze(-2) & subsequent_mask(tgt.size(-1))   # [B, Tt, Tt]
+    return src_mask, tgt_mask
+
+
+def run(model, src, tgt):
+    src_mask, tgt_mask = make_masks(src, tgt)
+    with torch.no_grad():
+        memory = model.encode(src, src_mask)
+        decoded = model.decode(memory, src_mask, tgt, tgt_mask)
+        logprobs = model.generator(decoded)
+    return memory, decoded, logprobs
+
+
+# ---------------------------------------------------------------------------
+# safetensors, by hand
+# ---------------------------------------------------------------------------
+
+DTYPES = {"F32": np.dtype("<f4"), "I32": np.dtype("<i4"), "F64": np.dtype("<f8"),
+          "I64": np.dtype("<i8")}
+
+
+def write_safetensors(path, tensors, metadata):
+    """tensors: dict name -> (dtype string, numpy array). Laid out sorted by name."""
+    header = {"__metadata__": {k: str(v) for k, v in metadata.items()}}
+    chunks, offset = [], 0
+    for name in sorted(tensors):
+        dtype, array = tensors[name]
+        data = np.ascontiguousarray(array, dtype=DTYPES[dtype]).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    text += b" " * ((-(8 + len(text))) % 8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for data in chunks:
+            f.write(data)
+    os.replace(tmp, path)
+
+
+def read_safetensors(path):
+    """Returns (metadata dict, dict name -> numpy array), checking the layout."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    assert (8 + n) % 8 == 0, "header not padded to a multiple of 8"
+    header = json.loads(blob[8 : 8 + n].decode("utf-8"))
+    data = blob[8 + n :]
+    metadata = header.pop("__metadata__", {})
+    assert all(isinstance(v, str) for v in metadata.values())
+    tensors, spans = {}, []
+    for name, info in header.items():
+        dt = DTYPES[info["dtype"]]
+        begin, end = info["data_offsets"]
+        count = int(np.prod(info["shape"], dtype=np.int64))
+        assert end - begin == count * dt.itemsize, name
+        spans.append((begin, end))
+        tensors[name] = np.frombuffer(data[begin:end], dtype=dt).reshape(info["shape"]).copy()
+    spans.sort()
+    pos = 0
+    for begin, end in spans:                 # contiguous, no holes, no overlap
+        assert begin == pos
+        pos = end
+    assert pos == len(data), "trailing bytes after the last tensor"
+    return metadata, tensors
+
+
+# ---------------------------------------------------------------------------
+# Fixtures
+# ---------------------------------------------------------------------------
+
+def variant_file(placement, kind):
+    return os.path.join(OUT_DIR, "model-%s-%s.safetensors" % (placement, kind))
+
+
+def generate_variant(placement, kind, src, tgt):
+    torch.manual_seed(SEED)
+    model = build(placement, kind)
+    randomize_layernorms(model)
+    model.eval()
+    memory, decoded, logprobs = run(to_float64(model), src, tgt)
+
+    tensors = {}
+    for name, value in model.state_dict().items():
+        if name.endswith(".pe"):
+            continue
+        tensors[name] = ("F32", value.detach().numpy())
+    tensors["input.src"] = ("I32", src.numpy().astype(np.int32))
+    tensors["input.tgt"] = ("I32", tgt.numpy().astype(np.int32))
+    tensors["expected.memory"] = ("F32", memory.numpy().astype(np.float32))
+    tensors["expected.decoded"] = ("F32", decoded.numpy().astype(np.float32))
+    tensors["expected.logprobs"] = ("F32", logprobs.numpy().astype(np.float32))
+    metadata = dict(src_vocab=CONFIG["src_vocab"], tgt_vocab=CONFIG["tgt_vocab"],
+                    layers=CONFIG["layers"], d_model=CONFIG["d_model"], d_ff=CONFIG["d_ff"],
+                    heads=CONFIG["heads"], norm=placement, layernorm=kind, eps=repr(EPS),
+                    pad=PAD, torch=str(torch.__version__))
+    path = variant_file(placement, kind)
+    write_safetensors(path, tensors, metadata)
+    return path
+
+
+def check_variant(path):
+    """Rebuild the model from the file alone and compare. Returns measured errors."""
+    metadata, t = read_safetensors(path)
+    placement, kind = metadata["norm"], metadata["layernorm"]
+    assert metadata["eps"] == repr(EPS) and metadata["pad"] == str(PAD)
+    model = make_model(int(metadata["src_vocab"]), int(metadata["tgt_vocab"]),
+                       N=int(metadata["layers"]), d_model=int(metadata["d_model"]),
+                       d_ff=int(metadata["d_ff"]), h=int(metadata["heads"]),
+                       placement=placement, kind=kind, init=False)
+    state = {k: v for k, v in model.state_dict().items() if k.endswith(".pe")}
+    params = {k: torch.from_numpy(v) for k, v in t.items()
+              if not k.startswith(("input.", "expected."))}
+    assert not set(params) & set(state)
+    state.update(params)
+    model.load_state_dict(state, strict=True)
+    model.eval()
+    for k, v in t.items():
+        if k.startswith("expected.") or not k.startswith("input."):
+            assert v.dtype == np.float32, k
+    src = torch.from_numpy(t["input.src"]).long()
+    tgt = torch.from_numpy(t["input.tgt"]).long()
+    assert t["input.src"].dtype == np.int32 and t["input.tgt"].dtype == np.int32
+
+    # float64 again: must give the stored float32 numbers.
+    exp64 = run(to_float64(model), src, tgt)
+    # float32 forward pass, as a float32 consumer would compute it.
+    got32 = run(model, src, tgt)
+    errs = {}
+    for name, ref64, out32 in zip(("memory", "decoded", "logprobs"), exp64, got32):
+        stored = t["expected." + name].astype(np.float64)
+        d64 = np.abs(ref64.numpy().astype(np.float32).astype(np.float64) - stored).max()
+        assert d64 == 0.0, "%s: float64 rerun differs from file by %g" % (name, d64)
+        errs[name] = np.abs(out32.numpy().astype(np.float64) - stored).max()
+        errs[name + "_rel"] = errs[name] / np.abs(stored).max()
+    lp = t["expected.logprobs"].astype(np.float64)
+    errs["rowsum"] = np.abs(np.exp(lp).sum(-1) - 1.0).max()
+    assert errs["rowsum"] < 1e-5, errs["rowsum"]
+    assert errs["logprobs"] < 1e-4, errs["logprobs"]
+    return errs
+
+
+# ---------------------------------------------------------------------------
+# Parameter counts
+# ---------------------------------------------------------------------------
+
+def count_formula(sv, tv, n, d, ff, h):
+    attn = 4 * (d * d + d)
+    ffn = d * ff + ff + ff * d + d
+    ln = 2 * d
+    enc = attn + ffn + 2 * ln
+    dec = 2 * attn + ffn + 3 * ln
+    return n * (enc + dec) + 2 * ln + sv * d + tv * d + d * tv + tv
+
+
+def write_counts():
+    lines = ["# name src_vocab tgt_vocab layers d_model d_ff heads parameters"
+             " (pre-norm, untied generator, pe buffers not counted)"]
+    counts = []
+    for name, sv, tv, n, d, ff, h in COUNT_CONFIGS:
+        model = make_model(sv, tv, N=n, d_model=d, d_ff=ff, h=h, placement="pre",
+                           kind="annotated", init=False)
+        count = sum(p.numel() for p in model.parameters())
+        assert count == count_formula(sv, tv, n, d, ff, h), name
+        del model
+        lines.append("%s %d %d %d %d %d %d %d" % (name, sv, tv, n, d, ff, h, count))
+        counts.append((name, count))
+    with open(os.path.join(OUT_DIR, "parameter-counts.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return counts
+
+
+README = """\
+# Golden fixtures (generated)
+
+Everything in this directory is written by `tools/make-golden.py`; do not edit by hand.
+Regenerate with
+
+    /usr/bin/python3 tools/make-golden.py
+
+(Debian's system Python with `python3-torch`; made with torch {torch}, numpy {numpy}).
+The script is deterministic: a second run rewrites every file byte for byte.
+
+## Files
+
+| file | holds |
+|---|---|
+| `model-pre-annotated.safetensors` | pre-norm sublayers `x + sublayer(norm(x))`, final encoder/decoder norm; Annotated LayerNorm |
+| `model-pre-standard.safetensors` | pre-norm, final norms; standard LayerNorm |
+| `model-post-annotated.safetensors` | post-norm sublayers `norm(x + sublayer(x))` (paper), no final norms; Annotated LayerNorm |
+| `model-post-standard.safetensors` | post-norm, no final norms; standard LayerNorm |
+| `parameter-counts.txt` | `name src_vocab tgt_vocab layers d_model d_ff heads count` for copy, small and base |
+
+LayerNorm, eps = 1e-6 in both:
+
+* annotated: `a_2 * (x - mean) / (std + eps) + b_2`, `std` unbiased (divides by n-1);
+* standard: `a_2 * (x - mean) / sqrt(var + eps) + b_2`, `var` biased (divides by n).
+
+## Contents of each .safetensors file
+
+Standard safetensors layout: 8-byte little-endian header length N, N bytes of JSON (keys
+sorted, no spaces, padded with trailing spaces so that 8 + N is a multiple of 8), then the
+tensors, little-endian, contiguous, in sorted-name order.
+
+* every model parameter under its PyTorch `state_dict` name, F32
+  (`encoder.layers.0.self_attn.linears.0.weight`, `...sublayer.0.norm.a_2`,
+  `src_embed.0.lut.weight`, `generator.proj.bias`, ...). `nn.Linear` weights are
+  `[out, in]` (y = x W^T + b). `encoder.norm.*`/`decoder.norm.*` exist only in the pre files.
+  The positional-encoding buffers `src_embed.1.pe`/`tgt_embed.1.pe` are not stored.
+* `input.src` I32 [3,7]: real lengths 7, 5, 3, tokens in 2..10, padding 0.
+* `input.tgt` I32 [3,6]: decoder input, each row starts with 1, then tokens in 2..12,
+  real lengths 6, 4, 2 (start symbol included), padding 0. The batch is the same in all four files.
+* `expected.memory` F32 [3,7,32]: encoder output (after the final norm in pre).
+* `expected.decoded` F32 [3,6,32]: decoder output (after the final norm in pre).
+* `expected.logprobs` F32 [3,6,13]: generator output, log_softmax(proj(decoded)).
+* `__metadata__`: src_vocab, tgt_vocab, layers, d_model, d_ff, heads, norm (pre/post),
+  layernorm (annotated/standard), eps, pad, torch - all strings.
+
+Masks are as in the Annotated Transformer: `src_mask = (src != 0)` over keys, shape [B,1,Ts];
+`tgt_mask = (tgt != 0)[:, None, :] & tril(ones(Tt, Tt))`, shape [B,Tt,Tt]; masked scores are
+set to -1e9 before the softmax. No row is fully masked. Rows at padded positions are still
+computed and compared (they attend to the real keys only). The model is in eval mode
+(no dropout).
+
+## How the numbers were made
+
+Config N=2, d_model=32, heads=4, d_ff=64, src_vocab=11, tgt_vocab=13. Per file:
+`torch.manual_seed({seed})`, build the model (PyTorch default init, then
+`xavier_uniform_` on every parameter with dim > 1, as the reference), then every LayerNorm
+`a_2 = 1 + 0.1*randn`, `b_2 = 0.1*randn` (inner norms first, final norms last). So pre and
+post files share every parameter they both have, and annotated/standard files with the same
+placement have identical weights. The batch comes from a separate generator (seed {bseed}).
+
+The expected outputs were computed in float64: the float32 weights were widened to float64
+(the positional table recomputed in float64) and run on the batch, and the results rounded
+to float32.
+
+## Tolerances
+
+A consumer computing in float32 should compare with a mixed tolerance, e.g.
+`|got - expected| <= 1e-4 + 1e-4 * |expected|`, for all three outputs. For reference,
+PyTorch's own float32 forward pass (one thread) differs from the stored values by at most:
+
+| file | memory | decoded | logprobs |
+|---|---|---|---|
+{errtable}
+
+A float64 consumer should agree to about float32 rounding (relative 1e-6). max |sum(exp(logprobs)) - 1|
+over all rows of all files: {rowsum:.2e}.
+"""
+
+
+def main():
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    os.makedirs(OUT_DIR, exist_ok=True)
+    src, tgt = make_batch()
+    paths = [generate_variant(p, k, src, tgt) for p, k in VARIANTS]
+    errtable, rowsum = [], 0.0
+    for path in paths:
+        e = check_variant(path)
+        rowsum = max(rowsum, e["rowsum"])
+        errtable.append("| `%s` | %.1e | %.1e | %.1e |" % (
+            os.path.basename(path), e["memory"], e["decoded"], e["logprobs"]))
+        print("%s: ok; float32 vs stored max abs: memory %.2e decoded %.2e logprobs %.2e;"
+              " max |rowsum-1| %.2e" % (os.path.basename(path), e["memory"], e["decoded"],
+                                        e["logprobs"], e["rowsum"]))
+    counts = write_counts()
+    for name, count in counts:
+        print("parameters %s: %d" % (name, count))
+    with open(os.path.join(OUT_DIR, "README.md"), "w") as f:
+        f.write(README.format(torch=torch.__version__, numpy=np.__version__, seed=SEED,
+                              bseed=BATCH_SEED, errtable="\n".join(errtable),
+                              rowsum=rowsum))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
