@@ -1,4 +1,4 @@
-#line 236 "book/program.nw"
+#line 238 "book/program.nw"
 /* figure.c -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -59,23 +59,26 @@ void figure_mask_batch(FILE *out, int sentence)
     }
 }
 #line 330 "book/masks.nw"
-static void emit_mask_subsequent(FILE *out, const int *option)
+static const char *emit_mask_subsequent(FILE *out, const int *option)
 {
     figure_mask_subsequent(out, option[0]);
+    return NULL;
 }
 
-static void emit_mask_batch(FILE *out, const int *option)
+static const char *emit_mask_batch(FILE *out, const int *option)
 {
     figure_mask_batch(out, option[0]);
+    return NULL;
 }
-#line 362 "book/program.nw"
+#line 365 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const int *option)
 {
     char *text = NULL, *picture = NULL;
     size_t text_length = 0, picture_length = 0;
     FILE *data = open_memstream(&text, &text_length);
     if (data == NULL) die("cannot open a memory stream");
-    kind->emit(data, option);
+    const char *problem = kind->emit(data, option);
+    ENSURE(problem == NULL, "figure '%s' refused its defaults: %s", kind->name, problem);
     FILE *drawing = fclose(data) == 0 ? open_memstream(&picture, &picture_length) : NULL;
     if (drawing == NULL) die("cannot capture the data of figure '%s'", kind->name);
     long numbers = 0, ones = 0;
@@ -84,7 +87,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             
-#line 393 "book/program.nw"
+#line 397 "book/program.nw"
 long numbers_before = numbers;
 for (const char *word = line; word < line + line_length; ) {
     size_t word_length = strcspn(word, " \n");
@@ -99,7 +102,7 @@ for (const char *word = line; word < line + line_length; ) {
     word += word_length + (word[word_length] == ' ');
 }
 if (numbers > numbers_before) fputc('\n', drawing);
-#line 377 "book/program.nw"
+#line 381 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -111,7 +114,7 @@ if (numbers > numbers_before) fputc('\n', drawing);
     free(text);
     free(picture);
 }
-#line 132 "book/embeddings.nw"
+#line 134 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -129,14 +132,16 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
     free(table);
 }
 
-static void emit_positional_encoding(FILE *out, const int *option)
+static const char *emit_positional_encoding(FILE *out, const int *option)
 {
-    ENSURE(option[2] < option[1], "first dimension %d of %d", option[2], option[1]);
+    if (option[1] % 2 != 0) return "--d-model must be even";
+    if (option[2] >= option[1]) return "--first must be smaller than --d-model";
     int count = option[1] - option[2] < 4 ? option[1] - option[2] : 4;
     figure_positional_encoding(out, option[0], option[1], option[2], count);
+    return NULL;
 }
 
-#line 243 "book/program.nw"
+#line 245 "book/program.nw"
 const FigureKind figure_kinds[] = {
     
 #line 323 "book/masks.nw"
@@ -144,11 +149,11 @@ const FigureKind figure_kinds[] = {
  {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
 {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
  {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
-#line 162 "book/embeddings.nw"
+#line 166 "book/embeddings.nw"
 {"pe", "dimensions FIRST..FIRST+3 of the positional encoding (Figure 5.1)",
  {{"--positions", 1, 10000, 100, "positions"},
   {"--d-model", 2, 4096, 20, "d_model, even"},
   {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
-#line 245 "book/program.nw"
+#line 247 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

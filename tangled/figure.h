@@ -17,18 +17,20 @@ typedef struct {
     const char *name;        /* "mask subsequent" */
     const char *summary;
     FigureOption options[FIGURE_MAX_OPTIONS];
-    void (*emit)(FILE *out, const int *option);   /* option[i]: value of options[i] */
+    /* Print the data; option[i] is the value of options[i]. Returns NULL, or a usage
+       error in options that the ranges alone cannot express (nothing printed then). */
+    const char *(*emit)(FILE *out, const int *option);
 } FigureKind;
 
 extern const FigureKind figure_kinds[];
 extern const int figure_kind_count;
-#line 342 "book/masks.nw"
+#line 344 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
-#line 357 "book/program.nw"
+#line 360 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const int *option);
-#line 158 "book/embeddings.nw"
+#line 162 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
-#line 232 "book/program.nw"
+#line 234 "book/program.nw"
 #endif

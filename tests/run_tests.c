@@ -16,7 +16,8 @@ char *figure_text(const char *name, const int *option)
     size_t length = 0;
     FILE *out = open_memstream(&text, &length);
     ck_assert_ptr_nonnull(out);
-    kind->emit(out, option);
+    const char *problem = kind->emit(out, option);
+    ck_assert_msg(problem == NULL, "%s", problem);
     fclose(out);
     return text;
 }

@@ -1,11 +1,12 @@
 /* test_figure.c -- the data behind the figures: the numbers, not only that a file exists. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "figure.h"
 #include "tests.h"
 
-enum { MAX_ROWS = 64, MAX_COLS = 64, MAX_WORD = 32 };
+enum { MAX_ROWS = 128, MAX_COLS = 64, MAX_WORD = 32 };
 
 /* A figure's text split into a grid of words, comment lines dropped. */
 typedef struct {
@@ -89,13 +90,35 @@ START_TEST(figure_mask_batch_numbers)
 }
 END_TEST
 
+/* Figure 5.1: position, then dimensions 4..7 of the table for d_model = 20, checked against
+   Equation 5.2 evaluated here. */
+START_TEST(figure_positional_encoding_numbers)
+{
+    char *text = figure_text("pe", (int[]){100, 20, 4});
+    Grid grid;
+    parse_grid(&grid, text);
+    ck_assert_int_eq(grid.rows, 100);
+    for (int p = 0; p < 100; p++) {
+        ck_assert_int_eq(grid.cols[p], 5);
+        ck_assert_int_eq(atoi(grid.word[p][0]), p);
+        for (int c = 1; c < 5; c++) {
+            int i = 4 + c - 1;
+            double w = pow(10000.0, -(double)(i - i % 2) / 20), angle = p * w;
+            double expected = i % 2 ? cos(angle) : sin(angle);
+            ck_assert_double_eq_tol(strtod(grid.word[p][c], NULL), expected, 2e-6);
+        }
+    }
+    free(text);
+}
+END_TEST
+
 /* The .dat files that `make` drew the book's figures from hold exactly what the code
    computes now (make check regenerates them first, like make does). */
 static void assert_file_equals(const char *path, const char *expected)
 {
     FILE *file = fopen(path, "r");
     ck_assert_msg(file != NULL, "cannot open %s (run from the repository root)", path);
-    char buffer[8192];
+    char buffer[16384];
     size_t length = fread(buffer, 1, sizeof buffer - 1, file);
     fclose(file);
     buffer[length] = '\0';
@@ -114,6 +137,9 @@ START_TEST(figure_files_match_the_code)
         assert_file_equals(path, text);
         free(text);
     }
+    text = figure_text("pe", (int[]){100, 20, 4});
+    assert_file_equals("figures/positional-encoding.dat", text);
+    free(text);
 }
 END_TEST
 
@@ -141,6 +167,7 @@ Suite *figure_suite(void)
     TCase *data = tcase_create("figure data");
     tcase_add_test(data, figure_mask_subsequent_numbers);
     tcase_add_test(data, figure_mask_batch_numbers);
+    tcase_add_test(data, figure_positional_encoding_numbers);
     tcase_add_test(data, figure_files_match_the_code);
     tcase_add_test(data, figure_table_is_well_formed);
     suite_add_tcase(suite, data);
