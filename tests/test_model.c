@@ -243,6 +243,22 @@ START_TEST(forward_matches_pytorch)
     assert_close(model_activation(&model, model.decoded),
                  entry(&file, "expected.decoded", DTYPE_F32, 3), "decoded");
     assert_close(logprobs, entry(&file, "expected.logprobs", DTYPE_F32, 3), "logprobs");
+    /* the decoder's self-attention weights: every row sums to one, and masked keys (later
+       positions, padding) get exactly zero */
+    const int heads = model.config.heads;
+    const float *probs = model_activation(&model, model.decoder_acts[0].self_attn.probs);
+    for (int b = 0; b < batch; b++)
+        for (int h = 0; h < heads; h++)
+            for (int i = 0; i < tgt_len; i++) {
+                const float *row = probs + (((size_t)b * heads + h) * tgt_len + i) * tgt_len;
+                double sum = 0;
+                for (int j = 0; j < tgt_len; j++) {
+                    sum += row[j];
+                    if (!tgt_keep[((size_t)b * tgt_len + i) * tgt_len + j])
+                        ck_assert_float_eq(row[j], 0.0f);
+                }
+                ck_assert_double_eq_tol(sum, 1.0, 1e-6);
+            }
     /* and every row of log-probabilities is a distribution */
     for (int r = 0; r < batch * tgt_len; r++) {
         double sum = 0;
