@@ -154,14 +154,14 @@ const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const 
     }
     return NULL;
 }
-#line 273 "book/safetensors.nw"
+#line 281 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
     
-#line 285 "book/safetensors.nw"
+#line 293 "book/safetensors.nw"
 cJSON *header = cJSON_CreateObject();
 if (n_metadata > 0) {
     cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -183,9 +183,9 @@ for (int i = 0; i < buffer->count; i++) {
 char *json = cJSON_PrintUnformatted(header);
 cJSON_Delete(header);
 size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 279 "book/safetensors.nw"
+#line 287 "book/safetensors.nw"
     
-#line 312 "book/safetensors.nw"
+#line 320 "book/safetensors.nw"
 char temporary[4096];
 snprintf(temporary, sizeof temporary, "%s.tmp", path);
 FILE *out = fopen(temporary, "wb");
@@ -210,6 +210,6 @@ if (!ok || rename(temporary, path) != 0) {
     unlink(temporary);
     return message;
 }
-#line 280 "book/safetensors.nw"
+#line 288 "book/safetensors.nw"
     return NULL;
 }
