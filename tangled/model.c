@@ -4,10 +4,10 @@
 #include "model.h"
 #line 30 "book/attention.nw"
 #include <string.h>
-#line 101 "book/model.nw"
+#line 103 "book/model.nw"
 #include <stdio.h>
 #include <stdlib.h>
-#line 109 "book/model.nw"
+#line 111 "book/model.nw"
 #include <stdarg.h>
 #line 75 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
@@ -58,7 +58,7 @@ void embedding_forward(float *out, const int *tokens, const float *table,
         for (int i = 0; i < d_model; i++) out_p[i] = scale * row[i];
     }
 }
-#line 87 "book/embeddings.nw"
+#line 90 "book/embeddings.nw"
 void positional_encoding_table(float *table, int max_len, int d_model)
 {
     ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
@@ -69,7 +69,7 @@ void positional_encoding_table(float *table, int max_len, int d_model)
             table[(size_t)p * d_model + 2 * i + 1] = (float)cos(angle);
         }
 }
-#line 109 "book/embeddings.nw"
+#line 112 "book/embeddings.nw"
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model)
 {
@@ -100,10 +100,11 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 134 "book/attention.nw"
+#line 135 "book/attention.nw"
 void attention_forward(float *out, float *q, float *k, float *v, float *probs,
-                       float *context, const float *query_in, const float *memory_in,
-                       const uint8_t *keep, size_t keep_batch_stride, size_t keep_row_stride,
+                       float *probs_dropped, float *context, const float *query_in,
+                       const float *memory_in, const uint8_t *keep,
+                       size_t keep_batch_stride, size_t keep_row_stride,
                        const float *const weight[4], const float *const bias[4],
                        const float *probs_keep_scale, int batch, int len_q, int len_k,
                        int d_model, int heads)
@@ -116,7 +117,7 @@ void attention_forward(float *out, float *q, float *k, float *v, float *probs,
     for (int b = 0; b < batch; b++)
         for (int a = 0; a < heads; a++) {
             
-#line 155 "book/attention.nw"
+#line 157 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -124,16 +125,20 @@ matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
        q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
 mask_scores(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q, len_k);
 softmax_rows(p, p, len_q, len_k);
-if (probs_keep_scale)
-    dropout_apply(p, probs_keep_scale + ((size_t)b * heads + a) * len_q * len_k,
-                  (size_t)len_q * len_k);
-matmul(false, false, len_q, d_k, len_k, 1.0f, p, len_k, v + k_offset, d_model,
+const float *weights = p;
+if (probs_keep_scale) {   /* keep p itself: the softmax's backward needs it */
+    const size_t head = ((size_t)b * heads + a) * len_q * len_k;
+    for (size_t i = 0; i < (size_t)len_q * len_k; i++)
+        probs_dropped[head + i] = p[i] * probs_keep_scale[head + i];
+    weights = probs_dropped + head;
+}
+matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
        0.0f, context + q_offset, d_model);
-#line 149 "book/attention.nw"
+#line 151 "book/attention.nw"
         }
     linear_forward(out, context, weight[3], bias[3], batch * len_q, d_model, d_model);
 }
-#line 187 "book/attention.nw"
+#line 193 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -175,11 +180,12 @@ void feed_forward_forward(float *out, float *hidden, const float *in,
 {
     const size_t size = (size_t)n * d_ff;
     linear_forward(hidden, in, w_1, b_1, n, d_model, d_ff);
-    for (size_t i = 0; i < size; i++) hidden[i] = hidden[i] > 0.0f ? hidden[i] : 0.0f;
+    for (size_t i = 0; i < size; i++)   /* written so that a NaN passes through, as in PyTorch */
+        hidden[i] = hidden[i] < 0.0f ? 0.0f : hidden[i];
     if (hidden_keep_scale) dropout_apply(hidden, hidden_keep_scale, size);
     linear_forward(out, hidden, w_2, b_2, n, d_ff, d_model);
 }
-#line 39 "book/model.nw"
+#line 41 "book/model.nw"
 Config config_default(int src_vocab, int tgt_vocab, int layers)
 {
     return (Config){.src_vocab = src_vocab, .tgt_vocab = tgt_vocab, .layers = layers,
@@ -187,7 +193,7 @@ Config config_default(int src_vocab, int tgt_vocab, int layers)
                     .dropout = 0.1f, .norm = NORM_PRE, .layernorm = LAYERNORM_STANDARD,
                     .layernorm_eps = 1e-6f, .tie_generator = false};
 }
-#line 113 "book/model.nw"
+#line 115 "book/model.nw"
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
@@ -198,7 +204,7 @@ static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     va_end(arguments);
     ENSURE(n >= 0 && n < TENSOR_NAME_MAX, "tensor name too long: %s...", name);
 }
-#line 126 "book/model.nw"
+#line 128 "book/model.nw"
 static LinearViews add_linear(FlatBuffer *p, const char *prefix, int out, int in)
 {
     char name[TENSOR_NAME_MAX];
@@ -242,7 +248,7 @@ static FeedForwardViews add_feed_forward(FlatBuffer *p, const char *prefix, int 
     views.w_2 = add_linear(p, name, d, d_ff);
     return views;
 }
-#line 172 "book/model.nw"
+#line 174 "book/model.nw"
 static void add_encoder_layer(Model *model, int l)
 {
     FlatBuffer *p = &model->parameters;
@@ -276,11 +282,11 @@ static void add_decoder_layer(Model *model, int l)
         layer->norm[s] = add_norm(p, prefix, c->d_model);
     }
 }
-#line 211 "book/model.nw"
+#line 213 "book/model.nw"
 void model_init(Model *model, Config config)
 {
     
-#line 245 "book/model.nw"
+#line 250 "book/model.nw"
 if (config.src_vocab < 1 || config.tgt_vocab < 1 || config.layers < 1 || config.d_model < 2
     || config.d_ff < 1 || config.heads < 1 || config.max_len < 1)
     die("model configuration: every size must be positive");
@@ -289,7 +295,13 @@ if (config.d_model % config.heads != 0 || config.d_model % 2 != 0)
         config.d_model, config.heads);
 if (!(config.dropout >= 0.0f && config.dropout < 1.0f))
     die("model configuration: dropout must be in [0, 1), not %g", config.dropout);
-#line 214 "book/model.nw"
+if (!(config.layernorm_eps > 0.0f))
+    die("model configuration: the layer norm's eps must be positive, not %g",
+        config.layernorm_eps);
+if ((config.norm != NORM_PRE && config.norm != NORM_POST)
+    || (config.layernorm != LAYERNORM_STANDARD && config.layernorm != LAYERNORM_ANNOTATED))
+    die("model configuration: unknown norm placement or layer-norm formula");
+#line 216 "book/model.nw"
     memset(model, 0, sizeof *model);
     model->config = config;
     FlatBuffer *p = &model->parameters;
@@ -297,17 +309,20 @@ if (!(config.dropout >= 0.0f && config.dropout < 1.0f))
     model->decoder = xmalloc((size_t)config.layers * sizeof *model->decoder);
     for (int l = 0; l < config.layers; l++) add_encoder_layer(model, l);
     model->encoder_norm = (NormViews){-1, -1};
-    if (config.norm == NORM_PRE) model->encoder_norm = add_norm(p, "encoder.norm", config.d_model);
+    if (config.norm == NORM_PRE)
+        model->encoder_norm = add_norm(p, "encoder.norm", config.d_model);
     for (int l = 0; l < config.layers; l++) add_decoder_layer(model, l);
     model->decoder_norm = (NormViews){-1, -1};
-    if (config.norm == NORM_PRE) model->decoder_norm = add_norm(p, "decoder.norm", config.d_model);
+    if (config.norm == NORM_PRE)
+        model->decoder_norm = add_norm(p, "decoder.norm", config.d_model);
     model->src_embedding = flat_add(p, "src_embed.0.lut.weight", 2,
                                     (int[]){config.src_vocab, config.d_model});
     model->tgt_embedding = flat_add(p, "tgt_embed.0.lut.weight", 2,
                                     (int[]){config.tgt_vocab, config.d_model});
     if (config.tie_generator) {
         model->generator.weight = model->tgt_embedding;
-        model->generator.bias = flat_add(p, "generator.proj.bias", 1, (int[]){config.tgt_vocab});
+        model->generator.bias = flat_add(p, "generator.proj.bias", 1,
+                                         (int[]){config.tgt_vocab});
     } else {
         model->generator = add_linear(p, "generator.proj", config.tgt_vocab, config.d_model);
     }
@@ -315,7 +330,7 @@ if (!(config.dropout >= 0.0f && config.dropout < 1.0f))
     model->positional = xmalloc((size_t)config.max_len * config.d_model * sizeof(float));
     positional_encoding_table(model->positional, config.max_len, config.d_model);
 }
-#line 256 "book/model.nw"
+#line 267 "book/model.nw"
 float *model_parameter(const Model *model, int view)
 {
     return flat_view(&model->parameters, view);
@@ -332,7 +347,7 @@ void model_free(Model *model)
     free(model->decoder_acts);
     memset(model, 0, sizeof *model);
 }
-#line 297 "book/model.nw"
+#line 308 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng)
 {
     const FlatBuffer *p = &model->parameters;
@@ -349,24 +364,26 @@ void model_initialize_parameters(Model *model, Rng *rng)
             memset(x, 0, view->size * sizeof *x);
         } else {   /* a linear layer's bias: its weight is the view before it */
             
-#line 319 "book/model.nw"
+#line 330 "book/model.nw"
 int fan_in = model->config.d_model;
 if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
 float bound = 1.0f / sqrtf((float)fan_in);
 for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
-#line 313 "book/model.nw"
+#line 324 "book/model.nw"
         }
     }
 }
-#line 329 "book/model.nw"
+#line 340 "book/model.nw"
 size_t model_parameter_count(const Model *model)
 {
     size_t count = 0;
-    for (int i = 0; i < model->parameters.count; i++) count += model->parameters.views[i].size;
+    for (int i = 0; i < model->parameters.count; i++)
+        count += model->parameters.views[i].size;
     return count;
 }
-#line 409 "book/model.nw"
-static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows, int cols)
+#line 426 "book/model.nw"
+static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
+                   int cols)
 {
     char name[TENSOR_NAME_MAX];
     format_name(name, "%s.%s", prefix, what);
@@ -383,6 +400,8 @@ static AttentionActs add_attention_acts(FlatBuffer *a, const char *prefix, int b
     acts.v = add_act(a, prefix, "v", (size_t)batch * len_k, d);
     acts.probs = add_act(a, prefix, "probs", (size_t)batch * heads * len_q, len_k);
     acts.probs_keep = add_act(a, prefix, "probs_keep", (size_t)batch * heads * len_q, len_k);
+    acts.probs_dropped = add_act(a, prefix, "probs_dropped", (size_t)batch * heads * len_q,
+                                 len_k);
     acts.context = add_act(a, prefix, "context", (size_t)batch * len_q, d);
     return acts;
 }
@@ -398,7 +417,7 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     acts.stream = add_act(a, prefix, "stream", rows, d);
     return acts;
 }
-#line 444 "book/model.nw"
+#line 464 "book/model.nw"
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
 {
     const Config *c = &model->config;
@@ -417,7 +436,7 @@ void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len
     model->max_src_len = max_src_len;
     model->max_tgt_len = max_tgt_len;
     
-#line 469 "book/model.nw"
+#line 489 "book/model.nw"
 model->src_input = add_act(a, "src_embed", "output", src_rows, d);
 model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
 model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
@@ -437,9 +456,9 @@ for (int l = 0; l < c->layers; l++) {
 model->memory = add_act(a, "encoder", "output", src_rows, d);
 model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
 model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
-#line 462 "book/model.nw"
+#line 482 "book/model.nw"
     
-#line 491 "book/model.nw"
+#line 511 "book/model.nw"
 model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
 model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
 model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
@@ -462,16 +481,16 @@ for (int l = 0; l < c->layers; l++) {
 model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
 model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
 model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 463 "book/model.nw"
+#line 483 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     flat_allocate(a);
 }
-#line 516 "book/model.nw"
+#line 536 "book/model.nw"
 float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
-#line 566 "book/model.nw"
+#line 586 "book/model.nw"
 static const float *sublayer_input(Model *model, const SublayerActs *acts, NormViews norm,
                                    const float *x, int rows)
 {
@@ -502,11 +521,12 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     if (c->norm == NORM_POST)
         layernorm_forward(stream, model_activation(model, acts->mean),
                           model_activation(model, acts->rstd), sum,
-                          model_parameter(model, norm.gain), model_parameter(model, norm.bias),
-                          rows, c->d_model, c->layernorm, c->layernorm_eps);
+                          model_parameter(model, norm.gain),
+                          model_parameter(model, norm.bias), rows, c->d_model, c->layernorm,
+                          c->layernorm_eps);
     return stream;
 }
-#line 606 "book/model.nw"
+#line 627 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -530,8 +550,10 @@ static void attention_sublayer(Model *model, const AttentionActs *acts,
     }
     const float *probs_keep = maybe_dropout(model, acts->probs_keep,
                                             (size_t)batch * c->heads * len_q * len_k, rng);
-    attention_forward(out, model_activation(model, acts->q), model_activation(model, acts->k),
-                      model_activation(model, acts->v), model_activation(model, acts->probs),
+    attention_forward(out, model_activation(model, acts->q),
+                      model_activation(model, acts->k), model_activation(model, acts->v),
+                      model_activation(model, acts->probs),
+                      model_activation(model, acts->probs_dropped),
                       model_activation(model, acts->context), query_in, memory_in, keep,
                       keep_batch_stride, keep_row_stride, weight, bias, probs_keep, batch,
                       len_q, len_k, c->d_model, c->heads);
@@ -550,7 +572,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
                          model_parameter(model, views->w_2.bias), keep, rows, c->d_model,
                          c->d_ff);
 }
-#line 655 "book/model.nw"
+#line 678 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -578,7 +600,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
                       rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 688 "book/model.nw"
+#line 711 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -602,7 +624,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
     return final_norm(model, model->encoder_norm, model->memory, model->memory_mean,
                       model->memory_rstd, x, rows);
 }
-#line 718 "book/model.nw"
+#line 741 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -634,7 +656,7 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 545 "book/model.nw"
+#line 565 "book/model.nw"
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng)
@@ -646,7 +668,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     
-#line 784 "book/model.nw"
+#line 807 "book/model.nw"
 const Config *c = &model->config;
 float *logprobs = model_activation(model, model->logprobs);
 linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -654,9 +676,9 @@ linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight
                c->tgt_vocab);
 log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
 return logprobs;
-#line 556 "book/model.nw"
+#line 576 "book/model.nw"
 }
-#line 769 "book/model.nw"
+#line 792 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     for (int r = 0; r < rows; r++) {

@@ -30,11 +30,11 @@ void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
    tokens: [n], table: [vocab][d_model]. */
 void embedding_forward(float *out, const int *tokens, const float *table,
                        int n, int d_model, int vocab);
-#line 81 "book/embeddings.nw"
+#line 84 "book/embeddings.nw"
 /* table[p][2i] = sin(p w_i), table[p][2i+1] = cos(p w_i), w_i = 10000^(-2i/d_model);
    table: [max_len][d_model], d_model even. */
 void positional_encoding_table(float *table, int max_len, int d_model);
-#line 103 "book/embeddings.nw"
+#line 106 "book/embeddings.nw"
 /* x[b][p][i] += table[p][i]; x: [batch][len][d_model], table: [>= len][d_model]. */
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model);
@@ -53,14 +53,15 @@ void softmax_rows(float *p, const float *s, int rows, int cols);
    weight[0..3]: [d][d] and bias[0..3]: [d] for query, key, value, output.
    Saved for the backward pass: q: [B][Tq][d], k, v: [B][Tk][d], probs: [B][heads][Tq][Tk],
    context: [B][Tq][d] (heads side by side). probs_keep_scale: dropout of the weights
-   ([B][heads][Tq][Tk]), NULL for none. Result: out: [B][Tq][d]. */
+   ([B][heads][Tq][Tk]), NULL for none; then probs_dropped (same shape) receives the
+   weights after dropout, and probs keeps them before. Result: out: [B][Tq][d]. */
 void attention_forward(float *out, float *q, float *k, float *v, float *probs,
-                       float *context, const float *query_in, const float *memory_in,
+                       float *probs_dropped, float *context, const float *query_in, const float *memory_in,
                        const uint8_t *keep, size_t keep_batch_stride, size_t keep_row_stride,
                        const float *const weight[4], const float *const bias[4],
                        const float *probs_keep_scale, int batch, int len_q, int len_k,
                        int d_model, int heads);
-#line 180 "book/attention.nw"
+#line 186 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -82,7 +83,7 @@ void feed_forward_forward(float *out, float *hidden, const float *in,
                           const float *w_1, const float *b_1, const float *w_2,
                           const float *b_2, const float *hidden_keep_scale,
                           int n, int d_model, int d_ff);
-#line 20 "book/model.nw"
+#line 21 "book/model.nw"
 typedef enum { NORM_PRE, NORM_POST } NormPlacement;
 
 typedef struct {
@@ -97,9 +98,10 @@ typedef struct {
     bool tie_generator;
 } Config;
 
-/* The Annotated Transformer's defaults for given vocabularies and N. */
+/* The base model's sizes with the reference's dropout and eps, for given vocabularies and
+   N; the standard layer-norm formula (LAYERNORM_ANNOTATED gives the reference's). */
 Config config_default(int src_vocab, int tgt_vocab, int layers);
-#line 56 "book/model.nw"
+#line 58 "book/model.nw"
 typedef struct { int weight, bias; } LinearViews;
 typedef struct { int gain, bias; } NormViews;             /* the reference's a_2, b_2 */
 typedef struct { LinearViews linears[4]; } AttentionViews;
@@ -114,8 +116,8 @@ typedef struct {
     FeedForwardViews feed_forward;
     NormViews norm[3];
 } DecoderLayerViews;
-#line 372 "book/model.nw"
-typedef struct { int q, k, v, probs, probs_keep, context; } AttentionActs;
+#line 385 "book/model.nw"
+typedef struct { int q, k, v, probs, probs_keep, probs_dropped, context; } AttentionActs;
 typedef struct {
     int normed;      /* pre: LN(x), the sublayer's input; post: x + dropout(F(x)) */
     int mean, rstd;  /* the norm's saved statistics */
@@ -123,14 +125,18 @@ typedef struct {
     int keep;        /* its dropout pattern */
     int stream;      /* the residual stream after the sublayer */
 } SublayerActs;
-typedef struct { AttentionActs self_attn; SublayerActs sub[2]; int hidden, hidden_keep; } EncoderActs;
+typedef struct {
+    AttentionActs self_attn;
+    SublayerActs sub[2];
+    int hidden, hidden_keep;
+} EncoderActs;
 typedef struct {
     AttentionActs self_attn, src_attn;
     SublayerActs sub[3];
     int hidden, hidden_keep;
 } DecoderActs;
 
-#line 78 "book/model.nw"
+#line 80 "book/model.nw"
 typedef struct {
     Config config;
     FlatBuffer parameters;
@@ -141,7 +147,7 @@ typedef struct {
     LinearViews generator;               /* weight = tgt_embedding when tied */
     float *positional;                   /* [max_len][d_model], not a parameter */
     
-#line 389 "book/model.nw"
+#line 406 "book/model.nw"
 FlatBuffer activations;
 int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
 EncoderActs *encoder_acts;                 /* [layers] */
@@ -150,27 +156,27 @@ int src_input, src_input_keep, tgt_input, tgt_input_keep;   /* embedded + positi
 int memory, memory_mean, memory_rstd;      /* the encoder's output (after its norm) */
 int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
 int logprobs;                              /* [B][T_tgt][tgt_vocab] */
-#line 88 "book/model.nw"
+#line 90 "book/model.nw"
 } Model;
 
 void model_init(Model *model, Config config);   /* lays out and allocates; all zero */
 void model_free(Model *model);
 float *model_parameter(const Model *model, int view);
-#line 292 "book/model.nw"
+#line 303 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng);
 size_t model_parameter_count(const Model *model);
-#line 400 "book/model.nw"
+#line 417 "book/model.nw"
 /* Lay out and allocate the activations for batches of up to max_batch sequences. */
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
 float *model_activation(const Model *model, int view);
-#line 532 "book/model.nw"
+#line 552 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
    tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 764 "book/model.nw"
+#line 787 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
 #line 25 "book/masks.nw"

@@ -8,7 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#line 86 "book/safetensors.nw"
+#line 87 "book/safetensors.nw"
+static bool host_is_little_endian(void)
+{
+    const uint32_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+/* A whole number in [0, limit], as JSON numbers in a header must be. */
+static bool is_count(const cJSON *item, double limit)
+{
+    return cJSON_IsNumber(item) && item->valuedouble >= 0 && item->valuedouble <= limit
+           && item->valuedouble == (double)(uint64_t)item->valuedouble;
+}
+
 static const char *fail(Safetensors *file, const char *path, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 static const char *fail(Safetensors *file, const char *path, const char *format, ...)
@@ -20,12 +33,12 @@ static const char *fail(Safetensors *file, const char *path, const char *format,
     va_end(arguments);
     return file->error;
 }
-#line 100 "book/safetensors.nw"
+#line 114 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     
-#line 112 "book/safetensors.nw"
+#line 126 "book/safetensors.nw"
 FILE *in = fopen(path, "rb");
 if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
 size_t length = 0, capacity = 1 << 16;
@@ -43,12 +56,12 @@ for (size_t got; (got = fread(file->bytes + length, 1, capacity - length, in)) >
 bool read_error = ferror(in);
 fclose(in);
 if (read_error) return fail(file, path, "read error");
-#line 104 "book/safetensors.nw"
+#line 118 "book/safetensors.nw"
     
-#line 136 "book/safetensors.nw"
-const uint32_t one = 1;
-ENSURE(*(const unsigned char *)&one == 1, "this program assumes a little-endian host");
-if (length < 8) return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
+#line 150 "book/safetensors.nw"
+ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
+if (length < 8)
+    return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
 uint64_t header_length = 0;
 for (int i = 7; i >= 0; i--) header_length = header_length << 8 | file->bytes[i];
 if (header_length > length - 8)
@@ -61,9 +74,9 @@ if (header == NULL || !cJSON_IsObject(header)) {
     cJSON_Delete(header);
     return fail(file, path, "the header is not a JSON object");
 }
-#line 105 "book/safetensors.nw"
+#line 119 "book/safetensors.nw"
     
-#line 154 "book/safetensors.nw"
+#line 168 "book/safetensors.nw"
 file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
 for (const cJSON *item = header->child; item; item = item->next) {
     if (strcmp(item->string, "__metadata__") == 0) {
@@ -73,7 +86,7 @@ for (const cJSON *item = header->child; item; item = item->next) {
     SafetensorsEntry *entry = &file->entries[file->count];
     const char *problem = NULL;
     
-#line 173 "book/safetensors.nw"
+#line 187 "book/safetensors.nw"
 const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
 const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
 const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -91,18 +104,20 @@ if (!problem) {
     strcpy(entry->name, item->string);
     entry->size = 1;
     for (const cJSON *s = shape->child; s && !problem; s = s->next) {
-        if (!cJSON_IsNumber(s) || s->valuedouble < 0 || s->valuedouble > 1e9) problem = "bad shape";
-        else entry->size *= (size_t)(entry->shape[entry->ndim++] = (int)s->valuedouble);
+        if (!is_count(s, INT32_MAX) || (s->valueint > 0 && entry->size > data_size / 4
+                                        / (size_t)s->valueint))
+            problem = "bad shape (or larger than the file)";
+        else entry->size *= (size_t)(entry->shape[entry->ndim++] = s->valueint);
     }
-    double begin = cJSON_GetArrayItem(offsets, 0)->valuedouble;
-    double end = cJSON_GetArrayItem(offsets, 1)->valuedouble;
-    if (!problem && !(begin >= 0 && begin <= end && end <= (double)data_size))
+    const cJSON *begin = cJSON_GetArrayItem(offsets, 0), *end = cJSON_GetArrayItem(offsets, 1);
+    if (!problem && !(is_count(begin, (double)data_size) && is_count(end, (double)data_size)
+                      && begin->valuedouble <= end->valuedouble))
         problem = "data_offsets outside the data (truncated file?)";
-    else if (!problem && (size_t)(end - begin) != entry->size * 4)
+    else if (!problem && (size_t)(end->valuedouble - begin->valuedouble) != entry->size * 4)
         problem = "data_offsets disagree with the shape";
-    if (!problem) entry->data = data + (size_t)begin;
+    if (!problem) entry->data = data + (size_t)begin->valuedouble;
 }
-#line 163 "book/safetensors.nw"
+#line 177 "book/safetensors.nw"
     if (problem) {
         fail(file, path, "tensor '%s': %s", item->string, problem);
         cJSON_Delete(header);
@@ -110,11 +125,11 @@ if (!problem) {
     }
     file->count++;
 }
-#line 106 "book/safetensors.nw"
+#line 120 "book/safetensors.nw"
     cJSON_Delete(header);
     return NULL;
 }
-#line 204 "book/safetensors.nw"
+#line 220 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -140,7 +155,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 241 "book/safetensors.nw"
+#line 257 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     for (int i = 0; i < buffer->count; i++) {
@@ -148,20 +163,23 @@ const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const 
         const SafetensorsEntry *entry = safetensors_find(file, view->name);
         if (entry == NULL) return fail(file, path, "missing tensor '%s'", view->name);
         bool same = entry->dtype == DTYPE_F32 && entry->ndim == view->ndim;
-        for (int d = 0; same && d < view->ndim; d++) same = entry->shape[d] == view->shape[d];
-        if (!same) return fail(file, path, "tensor '%s' has the wrong dtype or shape", view->name);
+        for (int d = 0; same && d < view->ndim; d++)
+            same = entry->shape[d] == view->shape[d];
+        if (!same)
+            return fail(file, path, "tensor '%s' has the wrong dtype or shape", view->name);
         memcpy(flat_view(buffer, i), entry->data, view->size * sizeof(float));
     }
     return NULL;
 }
-#line 281 "book/safetensors.nw"
+#line 299 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
+    ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     
-#line 293 "book/safetensors.nw"
+#line 312 "book/safetensors.nw"
 cJSON *header = cJSON_CreateObject();
 if (n_metadata > 0) {
     cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -174,7 +192,8 @@ for (int i = 0; i < buffer->count; i++) {
     cJSON *entry = cJSON_AddObjectToObject(header, view->name);
     cJSON_AddStringToObject(entry, "dtype", "F32");
     cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
-    for (int d = 0; d < view->ndim; d++) cJSON_AddItemToArray(shape, cJSON_CreateNumber(view->shape[d]));
+    for (int d = 0; d < view->ndim; d++)
+        cJSON_AddItemToArray(shape, cJSON_CreateNumber(view->shape[d]));
     cJSON *offsets = cJSON_AddArrayToObject(entry, "data_offsets");
     cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
     offset += view->size * sizeof(float);
@@ -183,11 +202,14 @@ for (int i = 0; i < buffer->count; i++) {
 char *json = cJSON_PrintUnformatted(header);
 cJSON_Delete(header);
 size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 287 "book/safetensors.nw"
+#line 306 "book/safetensors.nw"
     
-#line 320 "book/safetensors.nw"
+#line 340 "book/safetensors.nw"
 char temporary[4096];
-snprintf(temporary, sizeof temporary, "%s.tmp", path);
+if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
+    free(json);
+    return fail(scratch, path, "file name too long");
+}
 FILE *out = fopen(temporary, "wb");
 if (out == NULL) {
     free(json);
@@ -195,21 +217,22 @@ if (out == NULL) {
 }
 unsigned char length_bytes[8];
 for (int i = 0; i < 8; i++) length_bytes[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-bool ok = fwrite(length_bytes, 1, 8, out) == 8 && fwrite(json, 1, json_length, out) == json_length;
-for (size_t i = json_length; ok && i < padded; i++) ok = fputc(' ', out) != EOF;
-for (int i = 0; ok && i < buffer->count; i++)
-    ok = fwrite(flat_view(buffer, i), sizeof(float), buffer->views[i].size, out)
-         == buffer->views[i].size;
+int error = 0;   /* the errno of the first failure */
+if (fwrite(length_bytes, 1, 8, out) != 8 || fwrite(json, 1, json_length, out) != json_length)
+    error = errno;
+for (size_t i = json_length; !error && i < padded; i++)
+    if (fputc(' ', out) == EOF) error = errno;
+for (int i = 0; !error && i < buffer->count; i++)
+    if (fwrite(flat_view(buffer, i), sizeof(float), buffer->views[i].size, out)
+        != buffer->views[i].size) error = errno;
 free(json);
-ok = ok && fflush(out) == 0 && fsync(fileno(out)) == 0;
-int saved_errno = errno;
-if (fclose(out) != 0) ok = false;
-if (!ok || rename(temporary, path) != 0) {
-    if (!ok) errno = saved_errno;
-    const char *message = fail(scratch, path, "cannot write: %s", strerror(errno));
+if (!error && (fflush(out) != 0 || fsync(fileno(out)) != 0)) error = errno;
+if (fclose(out) != 0 && !error) error = errno;
+if (!error && rename(temporary, path) != 0) error = errno;
+if (error) {
     unlink(temporary);
-    return message;
+    return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
 }
-#line 288 "book/safetensors.nw"
+#line 307 "book/safetensors.nw"
     return NULL;
 }

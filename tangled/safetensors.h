@@ -28,12 +28,13 @@ typedef struct {
 const char *safetensors_read(Safetensors *file, const char *path);
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name);
 /* The metadata value of KEY, copied into value (size bytes); false if absent. */
-bool safetensors_metadata(const Safetensors *file, const char *key, char *value, size_t size);
+bool safetensors_metadata(const Safetensors *file, const char *key, char *value,
+                          size_t size);
 void safetensors_free(Safetensors *file);
-#line 236 "book/safetensors.nw"
+#line 252 "book/safetensors.nw"
 /* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
-#line 273 "book/safetensors.nw"
+#line 291 "book/safetensors.nw"
 /* Write every view of BUFFER, and METADATA (n_metadata key/value pairs), to PATH
    atomically; NULL on success, else a one-line message (the error buffer of scratch). */
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
