@@ -100,7 +100,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 135 "book/attention.nw"
+#line 136 "book/attention.nw"
 void attention_forward(float *out, float *q, float *k, float *v, float *probs,
                        float *probs_dropped, float *context, const float *query_in,
                        const float *memory_in, const uint8_t *keep,
@@ -117,7 +117,7 @@ void attention_forward(float *out, float *q, float *k, float *v, float *probs,
     for (int b = 0; b < batch; b++)
         for (int a = 0; a < heads; a++) {
             
-#line 157 "book/attention.nw"
+#line 158 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -134,11 +134,11 @@ if (probs_keep_scale) {   /* keep p itself: the softmax's backward needs it */
 }
 matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
        0.0f, context + q_offset, d_model);
-#line 151 "book/attention.nw"
+#line 152 "book/attention.nw"
         }
     linear_forward(out, context, weight[3], bias[3], batch * len_q, d_model, d_model);
 }
-#line 193 "book/attention.nw"
+#line 194 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -180,7 +180,7 @@ void feed_forward_forward(float *out, float *hidden, const float *in,
 {
     const size_t size = (size_t)n * d_ff;
     linear_forward(hidden, in, w_1, b_1, n, d_model, d_ff);
-    for (size_t i = 0; i < size; i++)   /* written so that a NaN passes through, as in PyTorch */
+    for (size_t i = 0; i < size; i++)   /* a NaN passes through, as in PyTorch */
         hidden[i] = hidden[i] < 0.0f ? 0.0f : hidden[i];
     if (hidden_keep_scale) dropout_apply(hidden, hidden_keep_scale, size);
     linear_forward(out, hidden, w_2, b_2, n, d_ff, d_model);

@@ -56,12 +56,13 @@ void softmax_rows(float *p, const float *s, int rows, int cols);
    ([B][heads][Tq][Tk]), NULL for none; then probs_dropped (same shape) receives the
    weights after dropout, and probs keeps them before. Result: out: [B][Tq][d]. */
 void attention_forward(float *out, float *q, float *k, float *v, float *probs,
-                       float *probs_dropped, float *context, const float *query_in, const float *memory_in,
-                       const uint8_t *keep, size_t keep_batch_stride, size_t keep_row_stride,
+                       float *probs_dropped, float *context, const float *query_in,
+                       const float *memory_in, const uint8_t *keep,
+                       size_t keep_batch_stride, size_t keep_row_stride,
                        const float *const weight[4], const float *const bias[4],
                        const float *probs_keep_scale, int batch, int len_q, int len_k,
                        int d_model, int heads);
-#line 186 "book/attention.nw"
+#line 187 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */

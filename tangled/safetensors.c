@@ -109,7 +109,8 @@ if (!problem) {
             problem = "bad shape (or larger than the file)";
         else entry->size *= (size_t)(entry->shape[entry->ndim++] = s->valueint);
     }
-    const cJSON *begin = cJSON_GetArrayItem(offsets, 0), *end = cJSON_GetArrayItem(offsets, 1);
+    const cJSON *begin = cJSON_GetArrayItem(offsets, 0);
+    const cJSON *end = cJSON_GetArrayItem(offsets, 1);
     if (!problem && !(is_count(begin, (double)data_size) && is_count(end, (double)data_size)
                       && begin->valuedouble <= end->valuedouble))
         problem = "data_offsets outside the data (truncated file?)";
@@ -129,7 +130,7 @@ if (!problem) {
     cJSON_Delete(header);
     return NULL;
 }
-#line 220 "book/safetensors.nw"
+#line 221 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -155,7 +156,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 257 "book/safetensors.nw"
+#line 258 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     for (int i = 0; i < buffer->count; i++) {
@@ -171,7 +172,7 @@ const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const 
     }
     return NULL;
 }
-#line 299 "book/safetensors.nw"
+#line 300 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -179,7 +180,7 @@ const char *safetensors_write(const char *path, const FlatBuffer *buffer,
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     
-#line 312 "book/safetensors.nw"
+#line 313 "book/safetensors.nw"
 cJSON *header = cJSON_CreateObject();
 if (n_metadata > 0) {
     cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -202,9 +203,9 @@ for (int i = 0; i < buffer->count; i++) {
 char *json = cJSON_PrintUnformatted(header);
 cJSON_Delete(header);
 size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 306 "book/safetensors.nw"
+#line 307 "book/safetensors.nw"
     
-#line 340 "book/safetensors.nw"
+#line 341 "book/safetensors.nw"
 char temporary[4096];
 if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
     free(json);
@@ -233,6 +234,6 @@ if (error) {
     unlink(temporary);
     return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
 }
-#line 307 "book/safetensors.nw"
+#line 308 "book/safetensors.nw"
     return NULL;
 }

@@ -31,10 +31,10 @@ const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *na
 bool safetensors_metadata(const Safetensors *file, const char *key, char *value,
                           size_t size);
 void safetensors_free(Safetensors *file);
-#line 252 "book/safetensors.nw"
+#line 253 "book/safetensors.nw"
 /* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
-#line 291 "book/safetensors.nw"
+#line 292 "book/safetensors.nw"
 /* Write every view of BUFFER, and METADATA (n_metadata key/value pairs), to PATH
    atomically; NULL on success, else a one-line message (the error buffer of scratch). */
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
