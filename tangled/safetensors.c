@@ -172,7 +172,7 @@ const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const 
     }
     return NULL;
 }
-#line 300 "book/safetensors.nw"
+#line 302 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -180,7 +180,7 @@ const char *safetensors_write(const char *path, const FlatBuffer *buffer,
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     
-#line 313 "book/safetensors.nw"
+#line 315 "book/safetensors.nw"
 cJSON *header = cJSON_CreateObject();
 if (n_metadata > 0) {
     cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -203,9 +203,9 @@ for (int i = 0; i < buffer->count; i++) {
 char *json = cJSON_PrintUnformatted(header);
 cJSON_Delete(header);
 size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 307 "book/safetensors.nw"
+#line 309 "book/safetensors.nw"
     
-#line 341 "book/safetensors.nw"
+#line 343 "book/safetensors.nw"
 char temporary[4096];
 if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
     free(json);
@@ -234,6 +234,6 @@ if (error) {
     unlink(temporary);
     return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
 }
-#line 308 "book/safetensors.nw"
+#line 310 "book/safetensors.nw"
     return NULL;
 }

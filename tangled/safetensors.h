@@ -34,7 +34,7 @@ void safetensors_free(Safetensors *file);
 #line 253 "book/safetensors.nw"
 /* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
-#line 292 "book/safetensors.nw"
+#line 294 "book/safetensors.nw"
 /* Write every view of BUFFER, and METADATA (n_metadata key/value pairs), to PATH
    atomically; NULL on success, else a one-line message (the error buffer of scratch). */
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
