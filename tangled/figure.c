@@ -114,7 +114,7 @@ if (numbers > numbers_before) fputc('\n', drawing);
     free(text);
     free(picture);
 }
-#line 137 "book/embeddings.nw"
+#line 171 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -149,7 +149,7 @@ const FigureKind figure_kinds[] = {
  {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
 {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
  {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
-#line 169 "book/embeddings.nw"
+#line 203 "book/embeddings.nw"
 {"pe", "dimensions FIRST..FIRST+3 of the positional encoding (Figure 5.1)",
  {{"--positions", 1, 10000, 100, "positions"},
   {"--d-model", 2, 4096, 20, "d_model, even"},

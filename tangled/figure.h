@@ -30,7 +30,7 @@ void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
 #line 360 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const int *option);
-#line 165 "book/embeddings.nw"
+#line 199 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
 #line 234 "book/program.nw"
 #endif

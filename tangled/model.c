@@ -4,10 +4,10 @@
 #include "model.h"
 #line 30 "book/attention.nw"
 #include <string.h>
-#line 103 "book/model.nw"
+#line 104 "book/model.nw"
 #include <stdio.h>
 #include <stdlib.h>
-#line 111 "book/model.nw"
+#line 112 "book/model.nw"
 #include <stdarg.h>
 #line 75 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
@@ -58,7 +58,18 @@ void embedding_forward(float *out, const int *tokens, const float *table,
         for (int i = 0; i < d_model; i++) out_p[i] = scale * row[i];
     }
 }
-#line 90 "book/embeddings.nw"
+#line 73 "book/embeddings.nw"
+void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
+                        int d_model)
+{
+    const float scale = sqrtf((float)d_model);
+    for (int p = 0; p < n; p++) {
+        float *row = d_table + (size_t)tokens[p] * d_model;
+        const float *d_out_p = d_out + (size_t)p * d_model;
+        for (int i = 0; i < d_model; i++) row[i] += scale * d_out_p[i];
+    }
+}
+#line 122 "book/embeddings.nw"
 void positional_encoding_table(float *table, int max_len, int d_model)
 {
     ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
@@ -69,7 +80,7 @@ void positional_encoding_table(float *table, int max_len, int d_model)
             table[(size_t)p * d_model + 2 * i + 1] = (float)cos(angle);
         }
 }
-#line 112 "book/embeddings.nw"
+#line 146 "book/embeddings.nw"
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model)
 {
@@ -86,7 +97,20 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
     matmul(false, true, n, out_features, in_features, 1.0f, in, in_features,
            weight, in_features, 1.0f, out, out_features);
 }
-#line 77 "book/attention.nw"
+#line 66 "book/attention.nw"
+void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
+                     const float *in, const float *weight, int n, int in_features,
+                     int out_features)
+{
+    if (d_in)
+        matmul(false, false, n, in_features, out_features, 1.0f, d_out, out_features,
+               weight, in_features, 1.0f, d_in, in_features);
+    matmul(true, false, out_features, in_features, n, 1.0f, d_out, out_features,
+           in, in_features, 1.0f, d_weight, in_features);
+    for (int r = 0; r < n; r++)
+        for (int o = 0; o < out_features; o++) d_bias[o] += d_out[(size_t)r * out_features + o];
+}
+#line 113 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -100,7 +124,18 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 136 "book/attention.nw"
+#line 147 "book/attention.nw"
+void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
+{
+    for (int i = 0; i < rows; i++) {
+        const float *p_i = p + (size_t)i * cols, *dp_i = dp + (size_t)i * cols;
+        float *ds_i = ds + (size_t)i * cols;
+        double dot = 0.0;
+        for (int j = 0; j < cols; j++) dot += (double)p_i[j] * dp_i[j];
+        for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
+    }
+}
+#line 203 "book/attention.nw"
 void attention_forward(float *out, float *q, float *k, float *v, float *probs,
                        float *probs_dropped, float *context, const float *query_in,
                        const float *memory_in, const uint8_t *keep,
@@ -117,7 +152,7 @@ void attention_forward(float *out, float *q, float *k, float *v, float *probs,
     for (int b = 0; b < batch; b++)
         for (int a = 0; a < heads; a++) {
             
-#line 158 "book/attention.nw"
+#line 225 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -134,11 +169,58 @@ if (probs_keep_scale) {   /* keep p itself: the softmax's backward needs it */
 }
 matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
        0.0f, context + q_offset, d_model);
-#line 152 "book/attention.nw"
+#line 219 "book/attention.nw"
         }
     linear_forward(out, context, weight[3], bias[3], batch * len_q, d_model, d_model);
 }
-#line 194 "book/attention.nw"
+#line 288 "book/attention.nw"
+void attention_backward(float *d_query_in, float *d_memory_in, float *const d_weight[4],
+                        float *const d_bias[4], const AttentionScratch *scratch,
+                        const float *d_out, const float *q, const float *k, const float *v,
+                        const float *probs, const float *probs_dropped,
+                        const float *context, const float *query_in,
+                        const float *memory_in, const float *const weight[4],
+                        const float *probs_keep_scale, int batch, int len_q, int len_k,
+                        int d_model, int heads)
+{
+    const int d_k = d_model / heads;
+    const size_t q_size = (size_t)batch * len_q * d_model, k_size = (size_t)batch * len_k * d_model;
+    memset(scratch->d_context, 0, q_size * sizeof(float));
+    memset(scratch->d_q, 0, q_size * sizeof(float));
+    memset(scratch->d_k, 0, k_size * sizeof(float));
+    memset(scratch->d_v, 0, k_size * sizeof(float));
+    linear_backward(scratch->d_context, d_weight[3], d_bias[3], d_out, context, weight[3],
+                    batch * len_q, d_model, d_model);
+    for (int b = 0; b < batch; b++)
+        for (int a = 0; a < heads; a++) {
+            
+#line 319 "book/attention.nw"
+const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
+const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
+const size_t head = ((size_t)b * heads + a) * len_q * len_k;
+const float *weights = probs_keep_scale ? probs_dropped + head : probs + head;
+float *d_p = scratch->d_p;
+matmul(false, true, len_q, len_k, d_k, 1.0f, scratch->d_context + q_offset, d_model,
+       v + k_offset, d_model, 0.0f, d_p, len_k);
+matmul(true, false, len_k, d_k, len_q, 1.0f, weights, len_k,
+       scratch->d_context + q_offset, d_model, 1.0f, scratch->d_v + k_offset, d_model);
+if (probs_keep_scale) dropout_apply(d_p, probs_keep_scale + head, (size_t)len_q * len_k);
+softmax_rows_backward(d_p, d_p, probs + head, len_q, len_k);
+const float scale = 1.0f / sqrtf((float)d_k);
+matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, k + k_offset, d_model,
+       1.0f, scratch->d_q + q_offset, d_model);
+matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, q + q_offset, d_model,
+       1.0f, scratch->d_k + k_offset, d_model);
+#line 308 "book/attention.nw"
+        }
+    linear_backward(d_query_in, d_weight[0], d_bias[0], scratch->d_q, query_in, weight[0],
+                    batch * len_q, d_model, d_model);
+    linear_backward(d_memory_in, d_weight[1], d_bias[1], scratch->d_k, memory_in, weight[1],
+                    batch * len_k, d_model, d_model);
+    linear_backward(d_memory_in, d_weight[2], d_bias[2], scratch->d_v, memory_in, weight[2],
+                    batch * len_k, d_model, d_model);
+}
+#line 356 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -172,7 +254,41 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
         rstd[r] = (float)r_factor;
     }
 }
-#line 133 "book/layernorm.nw"
+#line 110 "book/layernorm.nw"
+void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *d_out,
+                        const float *in, const float *mean, const float *rstd,
+                        const float *gain, int n, int d, LayerNormFormula formula, float eps)
+{
+    for (int r = 0; r < n; r++) {
+        const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
+        float *dx = d_in + (size_t)r * d;
+        const double mu = mean[r], factor = rstd[r];
+        double g_sum = 0.0, gc_sum = 0.0;
+        for (int i = 0; i < d; i++) {
+            const double g = (double)gain[i] * dy[i];
+            g_sum += g;
+            gc_sum += g * (x[i] - mu);
+            d_gain[i] += (float)(dy[i] * (x[i] - mu) * factor);
+            d_bias[i] += dy[i];
+        }
+        
+#line 137 "book/layernorm.nw"
+double dr_per_c;
+if (formula == LAYERNORM_STANDARD) {
+    dr_per_c = -factor * factor * factor / d;
+} else {
+    const double s = 1.0 / factor - eps;
+    dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
+}
+#line 127 "book/layernorm.nw"
+        for (int i = 0; i < d; i++) {
+            const double c = x[i] - mu;
+            dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
+                             + gc_sum * dr_per_c * c);
+        }
+    }
+}
+#line 195 "book/layernorm.nw"
 void feed_forward_forward(float *out, float *hidden, const float *in,
                           const float *w_1, const float *b_1, const float *w_2,
                           const float *b_2, const float *hidden_keep_scale,
@@ -185,6 +301,22 @@ void feed_forward_forward(float *out, float *hidden, const float *in,
     if (hidden_keep_scale) dropout_apply(hidden, hidden_keep_scale, size);
     linear_forward(out, hidden, w_2, b_2, n, d_ff, d_model);
 }
+#line 231 "book/layernorm.nw"
+void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2,
+                           float *d_b_2, float *d_hidden, const float *d_out,
+                           const float *in, const float *hidden, const float *w_1,
+                           const float *w_2, const float *hidden_keep_scale, int n,
+                           int d_model, int d_ff)
+{
+    const size_t size = (size_t)n * d_ff;
+    memset(d_hidden, 0, size * sizeof *d_hidden);
+    linear_backward(d_hidden, d_w_2, d_b_2, d_out, hidden, w_2, n, d_ff, d_model);
+    for (size_t i = 0; i < size; i++)
+        d_hidden[i] = hidden[i] > 0.0f
+                          ? d_hidden[i] * (hidden_keep_scale ? hidden_keep_scale[i] : 1.0f)
+                          : 0.0f;
+    linear_backward(d_in, d_w_1, d_b_1, d_hidden, in, w_1, n, d_model, d_ff);
+}
 #line 41 "book/model.nw"
 Config config_default(int src_vocab, int tgt_vocab, int layers)
 {
@@ -193,7 +325,7 @@ Config config_default(int src_vocab, int tgt_vocab, int layers)
                     .dropout = 0.1f, .norm = NORM_PRE, .layernorm = LAYERNORM_STANDARD,
                     .layernorm_eps = 1e-6f, .tie_generator = false};
 }
-#line 115 "book/model.nw"
+#line 116 "book/model.nw"
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
@@ -204,7 +336,7 @@ static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     va_end(arguments);
     ENSURE(n >= 0 && n < TENSOR_NAME_MAX, "tensor name too long: %s...", name);
 }
-#line 128 "book/model.nw"
+#line 129 "book/model.nw"
 static LinearViews add_linear(FlatBuffer *p, const char *prefix, int out, int in)
 {
     char name[TENSOR_NAME_MAX];
@@ -248,7 +380,7 @@ static FeedForwardViews add_feed_forward(FlatBuffer *p, const char *prefix, int 
     views.w_2 = add_linear(p, name, d, d_ff);
     return views;
 }
-#line 174 "book/model.nw"
+#line 175 "book/model.nw"
 static void add_encoder_layer(Model *model, int l)
 {
     FlatBuffer *p = &model->parameters;
@@ -282,11 +414,11 @@ static void add_decoder_layer(Model *model, int l)
         layer->norm[s] = add_norm(p, prefix, c->d_model);
     }
 }
-#line 213 "book/model.nw"
+#line 214 "book/model.nw"
 void model_init(Model *model, Config config)
 {
     
-#line 250 "book/model.nw"
+#line 252 "book/model.nw"
 if (config.src_vocab < 1 || config.tgt_vocab < 1 || config.layers < 1 || config.d_model < 2
     || config.d_ff < 1 || config.heads < 1 || config.max_len < 1)
     die("model configuration: every size must be positive");
@@ -301,7 +433,7 @@ if (!(config.layernorm_eps > 0.0f))
 if ((config.norm != NORM_PRE && config.norm != NORM_POST)
     || (config.layernorm != LAYERNORM_STANDARD && config.layernorm != LAYERNORM_ANNOTATED))
     die("model configuration: unknown norm placement or layer-norm formula");
-#line 216 "book/model.nw"
+#line 217 "book/model.nw"
     memset(model, 0, sizeof *model);
     model->config = config;
     FlatBuffer *p = &model->parameters;
@@ -327,10 +459,11 @@ if ((config.norm != NORM_PRE && config.norm != NORM_POST)
         model->generator = add_linear(p, "generator.proj", config.tgt_vocab, config.d_model);
     }
     flat_allocate(p);
+    flat_allocate_like(&model->gradients, p);
     model->positional = xmalloc((size_t)config.max_len * config.d_model * sizeof(float));
     positional_encoding_table(model->positional, config.max_len, config.d_model);
 }
-#line 267 "book/model.nw"
+#line 269 "book/model.nw"
 float *model_parameter(const Model *model, int view)
 {
     return flat_view(&model->parameters, view);
@@ -339,6 +472,7 @@ float *model_parameter(const Model *model, int view)
 void model_free(Model *model)
 {
     flat_free(&model->parameters);
+    flat_free(&model->gradients);
     flat_free(&model->activations);
     free(model->encoder);
     free(model->decoder);
@@ -347,7 +481,7 @@ void model_free(Model *model)
     free(model->decoder_acts);
     memset(model, 0, sizeof *model);
 }
-#line 308 "book/model.nw"
+#line 311 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng)
 {
     const FlatBuffer *p = &model->parameters;
@@ -364,16 +498,16 @@ void model_initialize_parameters(Model *model, Rng *rng)
             memset(x, 0, view->size * sizeof *x);
         } else {   /* a linear layer's bias: its weight is the view before it */
             
-#line 330 "book/model.nw"
+#line 333 "book/model.nw"
 int fan_in = model->config.d_model;
 if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
 float bound = 1.0f / sqrtf((float)fan_in);
 for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
-#line 324 "book/model.nw"
+#line 327 "book/model.nw"
         }
     }
 }
-#line 340 "book/model.nw"
+#line 343 "book/model.nw"
 size_t model_parameter_count(const Model *model)
 {
     size_t count = 0;
@@ -381,7 +515,7 @@ size_t model_parameter_count(const Model *model)
         count += model->parameters.views[i].size;
     return count;
 }
-#line 426 "book/model.nw"
+#line 432 "book/model.nw"
 static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
                    int cols)
 {
@@ -417,7 +551,7 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     acts.stream = add_act(a, prefix, "stream", rows, d);
     return acts;
 }
-#line 464 "book/model.nw"
+#line 470 "book/model.nw"
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
 {
     const Config *c = &model->config;
@@ -436,7 +570,7 @@ void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len
     model->max_src_len = max_src_len;
     model->max_tgt_len = max_tgt_len;
     
-#line 489 "book/model.nw"
+#line 496 "book/model.nw"
 model->src_input = add_act(a, "src_embed", "output", src_rows, d);
 model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
 model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
@@ -456,9 +590,9 @@ for (int l = 0; l < c->layers; l++) {
 model->memory = add_act(a, "encoder", "output", src_rows, d);
 model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
 model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
-#line 482 "book/model.nw"
+#line 488 "book/model.nw"
     
-#line 511 "book/model.nw"
+#line 518 "book/model.nw"
 model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
 model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
 model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
@@ -481,16 +615,32 @@ for (int l = 0; l < c->layers; l++) {
 model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
 model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
 model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 483 "book/model.nw"
+#line 489 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
+    
+#line 845 "book/model.nw"
+const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
+const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
+model->d_stream = add_act(a, "grad", "stream", rows, d);
+model->d_normed = add_act(a, "grad", "normed", rows, d);
+model->d_output = add_act(a, "grad", "output", rows, d);
+model->d_memory = add_act(a, "grad", "memory", src_rows, d);
+model->d_hidden = add_act(a, "grad", "hidden", rows, c->d_ff);
+model->d_logits = add_act(a, "grad", "logits", tgt_rows, c->tgt_vocab);
+model->d_context = add_act(a, "grad", "context", rows, d);
+model->d_q = add_act(a, "grad", "q", rows, d);
+model->d_k = add_act(a, "grad", "k", rows, d);
+model->d_v = add_act(a, "grad", "v", rows, d);
+model->d_p = add_act(a, "grad", "p", (size_t)longest, longest);
+#line 491 "book/model.nw"
     flat_allocate(a);
 }
-#line 536 "book/model.nw"
+#line 543 "book/model.nw"
 float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
-#line 586 "book/model.nw"
+#line 595 "book/model.nw"
 static const float *sublayer_input(Model *model, const SublayerActs *acts, NormViews norm,
                                    const float *x, int rows)
 {
@@ -526,7 +676,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
                           c->layernorm_eps);
     return stream;
 }
-#line 627 "book/model.nw"
+#line 636 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -572,7 +722,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
                          model_parameter(model, views->w_2.bias), keep, rows, c->d_model,
                          c->d_ff);
 }
-#line 678 "book/model.nw"
+#line 687 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -600,7 +750,123 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
                       rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 711 "book/model.nw"
+#line 932 "book/model.nw"
+static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
+                                      int rows)
+{
+    const Config *c = &model->config;
+    const size_t size = (size_t)rows * c->d_model;
+    float *d_stream = model_activation(model, model->d_stream);
+    float *d_normed = model_activation(model, model->d_normed);
+    float *d_output = model_activation(model, model->d_output);
+    memset(d_normed, 0, size * sizeof *d_normed);
+    if (c->norm == NORM_POST) {
+        layernorm_backward(d_normed, model_gradient(model, norm.gain),
+                           model_gradient(model, norm.bias), d_stream,
+                           model_activation(model, acts->normed),
+                           model_activation(model, acts->mean),
+                           model_activation(model, acts->rstd),
+                           model_parameter(model, norm.gain), rows, c->d_model,
+                           c->layernorm, c->layernorm_eps);
+        memcpy(d_stream, d_normed, size * sizeof *d_stream);
+    }
+    memcpy(d_output, d_stream, size * sizeof *d_output);
+    if (model->dropout_on) dropout_apply(d_output, model_activation(model, acts->keep), size);
+    return c->norm == NORM_PRE ? d_normed : d_stream;
+}
+
+static void sublayer_backward_end(Model *model, const SublayerActs *acts, NormViews norm,
+                                  const float *x, int rows)
+{
+    const Config *c = &model->config;
+    if (c->norm == NORM_POST) return;
+    layernorm_backward(model_activation(model, model->d_stream),
+                       model_gradient(model, norm.gain), model_gradient(model, norm.bias),
+                       model_activation(model, model->d_normed), x,
+                       model_activation(model, acts->mean), model_activation(model, acts->rstd),
+                       model_parameter(model, norm.gain), rows, c->d_model, c->layernorm,
+                       c->layernorm_eps);
+}
+
+/* What F read in the forward pass: LN(x) for pre-norm, x itself for post-norm. */
+static const float *sublayer_f_input(Model *model, const SublayerActs *acts, const float *x)
+{
+    return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
+}
+#line 980 "book/model.nw"
+static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
+                                        const AttentionViews *views, float *d_query_in,
+                                        float *d_memory_in, const float *query_in,
+                                        const float *memory_in, int batch, int len_q,
+                                        int len_k)
+{
+    const Config *c = &model->config;
+    const float *weight[4];
+    float *d_weight[4], *d_bias[4];
+    for (int i = 0; i < 4; i++) {
+        weight[i] = model_parameter(model, views->linears[i].weight);
+        d_weight[i] = model_gradient(model, views->linears[i].weight);
+        d_bias[i] = model_gradient(model, views->linears[i].bias);
+    }
+    const AttentionScratch scratch = {
+        model_activation(model, model->d_context), model_activation(model, model->d_q),
+        model_activation(model, model->d_k), model_activation(model, model->d_v),
+        model_activation(model, model->d_p)};
+    attention_backward(d_query_in, d_memory_in, d_weight, d_bias, &scratch,
+                       model_activation(model, model->d_output),
+                       model_activation(model, acts->q), model_activation(model, acts->k),
+                       model_activation(model, acts->v), model_activation(model, acts->probs),
+                       model_activation(model, acts->probs_dropped),
+                       model_activation(model, acts->context), query_in, memory_in, weight,
+                       model->dropout_on ? model_activation(model, acts->probs_keep) : NULL,
+                       batch, len_q, len_k, c->d_model, c->heads);
+}
+
+static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_keep,
+                                           const FeedForwardViews *views, float *d_in,
+                                           const float *in, int rows)
+{
+    const Config *c = &model->config;
+    feed_forward_backward(d_in, model_gradient(model, views->w_1.weight),
+                          model_gradient(model, views->w_1.bias),
+                          model_gradient(model, views->w_2.weight),
+                          model_gradient(model, views->w_2.bias),
+                          model_activation(model, model->d_hidden),
+                          model_activation(model, model->d_output), in,
+                          model_activation(model, hidden),
+                          model_parameter(model, views->w_1.weight),
+                          model_parameter(model, views->w_2.weight),
+                          model->dropout_on ? model_activation(model, hidden_keep) : NULL,
+                          rows, c->d_model, c->d_ff);
+}
+#line 1032 "book/model.nw"
+static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
+                                const float *x, const float *d_out, int rows)
+{
+    const Config *c = &model->config;
+    float *d_stream = model_activation(model, model->d_stream);
+    const size_t size = (size_t)rows * c->d_model;
+    if (c->norm == NORM_POST) {
+        memcpy(d_stream, d_out, size * sizeof *d_stream);
+        return;
+    }
+    memset(d_stream, 0, size * sizeof *d_stream);
+    layernorm_backward(d_stream, model_gradient(model, norm.gain),
+                       model_gradient(model, norm.bias), d_out, x,
+                       model_activation(model, mean), model_activation(model, rstd),
+                       model_parameter(model, norm.gain), rows, c->d_model, c->layernorm,
+                       c->layernorm_eps);
+}
+
+static void embed_backward(Model *model, int table, int keep, const int *tokens, int rows)
+{
+    const int d = model->config.d_model;
+    float *d_stream = model_activation(model, model->d_stream);
+    if (model->dropout_on)
+        dropout_apply(d_stream, model_activation(model, keep), (size_t)rows * d);
+    embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
+}
+#line 720 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -624,7 +890,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
     return final_norm(model, model->encoder_norm, model->memory, model->memory_mean,
                       model->memory_rstd, x, rows);
 }
-#line 741 "book/model.nw"
+#line 750 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -656,7 +922,7 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 565 "book/model.nw"
+#line 572 "book/model.nw"
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng)
@@ -664,11 +930,13 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     ENSURE(batch <= model->max_batch && src_len <= model->max_src_len
            && tgt_len <= model->max_tgt_len, "batch %d x %d / %d exceeds the prepared size",
            batch, src_len, tgt_len);
+    model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
+    model->dropout_on = rng != NULL;
     const float *memory = encode(model, src, src_keep, batch, src_len, rng);
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     
-#line 807 "book/model.nw"
+#line 816 "book/model.nw"
 const Config *c = &model->config;
 float *logprobs = model_activation(model, model->logprobs);
 linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -676,9 +944,9 @@ linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight
                c->tgt_vocab);
 log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
 return logprobs;
-#line 576 "book/model.nw"
+#line 585 "book/model.nw"
 }
-#line 792 "book/model.nw"
+#line 801 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     for (int r = 0; r < rows; r++) {
@@ -690,4 +958,114 @@ void log_softmax_rows(float *x, int rows, int cols)
         const float log_sum = (float)log(sum);
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
+}
+#line 881 "book/model.nw"
+double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
+                int vocab, int pad)
+{
+    double loss = 0.0;
+    memset(d_logprobs, 0, (size_t)rows * vocab * sizeof *d_logprobs);
+    for (int r = 0; r < rows; r++) {
+        if (targets[r] == pad) continue;
+        ENSURE(targets[r] >= 0 && targets[r] < vocab, "target %d of %d", targets[r], vocab);
+        loss -= logprobs[(size_t)r * vocab + targets[r]];
+        d_logprobs[(size_t)r * vocab + targets[r]] = -1.0f;
+    }
+    return loss;
+}
+#line 900 "book/model.nw"
+void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        const float *d_y_r = d_y + (size_t)r * cols, *y_r = y + (size_t)r * cols;
+        float *d_x_r = d_x + (size_t)r * cols;
+        double sum = 0.0;
+        for (int j = 0; j < cols; j++) sum += d_y_r[j];
+        for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - expf(y_r[j]) * (float)sum;
+    }
+}
+
+void model_zero_gradients(Model *model)
+{
+    memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
+}
+
+float *model_gradient(const Model *model, int view)
+{
+    return flat_view(&model->gradients, view);
+}
+#line 1061 "book/model.nw"
+void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
+{
+    const Config *c = &model->config;
+    const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
+    const int src_rows = batch * src_len, tgt_rows = batch * tgt_len;
+    
+#line 1075 "book/model.nw"
+float *d_logits = model_activation(model, model->d_logits);
+float *d_decoded = model_activation(model, model->d_output);
+log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs), tgt_rows,
+                     c->tgt_vocab);
+memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
+linear_backward(d_decoded, model_gradient(model, model->generator.weight),
+                model_gradient(model, model->generator.bias), d_logits,
+                model_activation(model, model->decoded),
+                model_parameter(model, model->generator.weight), tgt_rows, c->d_model,
+                c->tgt_vocab);
+final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->decoded_rstd,
+                    model_activation(model, model->decoder_acts[c->layers - 1].sub[2].stream),
+                    d_decoded, tgt_rows);
+float *d_memory = model_activation(model, model->d_memory);
+memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
+#line 1067 "book/model.nw"
+    
+#line 1097 "book/model.nw"
+const float *memory = model_activation(model, model->memory);
+for (int l = c->layers - 1; l >= 0; l--) {
+    const DecoderLayerViews *views = &model->decoder[l];
+    const DecoderActs *acts = &model->decoder_acts[l];
+    const float *layer_input = l == 0 ? model_activation(model, model->tgt_input)
+                               : model_activation(model, model->decoder_acts[l - 1].sub[2].stream);
+    const float *x2 = model_activation(model, acts->sub[1].stream);
+    float *d_in = sublayer_backward_begin(model, &acts->sub[2], views->norm[2], tgt_rows);
+    feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep, &views->feed_forward,
+                                   d_in, sublayer_f_input(model, &acts->sub[2], x2), tgt_rows);
+    sublayer_backward_end(model, &acts->sub[2], views->norm[2], x2, tgt_rows);
+    const float *x1 = model_activation(model, acts->sub[0].stream);
+    d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], tgt_rows);
+    attention_sublayer_backward(model, &acts->src_attn, &views->src_attn, d_in, d_memory,
+                                sublayer_f_input(model, &acts->sub[1], x1), memory, batch,
+                                tgt_len, src_len);
+    sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, tgt_rows);
+    d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], tgt_rows);
+    const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
+    attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in, in, in,
+                                batch, tgt_len, tgt_len);
+    sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
+}
+#line 1068 "book/model.nw"
+    embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
+    
+#line 1123 "book/model.nw"
+final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
+                    model_activation(model, model->encoder_acts[c->layers - 1].sub[1].stream),
+                    d_memory, src_rows);
+for (int l = c->layers - 1; l >= 0; l--) {
+    const EncoderLayerViews *views = &model->encoder[l];
+    const EncoderActs *acts = &model->encoder_acts[l];
+    const float *layer_input = l == 0 ? model_activation(model, model->src_input)
+                               : model_activation(model, model->encoder_acts[l - 1].sub[1].stream);
+    const float *x1 = model_activation(model, acts->sub[0].stream);
+    float *d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], src_rows);
+    feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep, &views->feed_forward,
+                                   d_in, sublayer_f_input(model, &acts->sub[1], x1), src_rows);
+    sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, src_rows);
+    d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], src_rows);
+    const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
+    attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in, in, in,
+                                batch, src_len, src_len);
+    sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
+}
+#line 1070 "book/model.nw"
+    embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }

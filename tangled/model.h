@@ -30,11 +30,16 @@ void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
    tokens: [n], table: [vocab][d_model]. */
 void embedding_forward(float *out, const int *tokens, const float *table,
                        int n, int d_model, int vocab);
-#line 84 "book/embeddings.nw"
+#line 66 "book/embeddings.nw"
+/* d_table[tokens[p]] += sqrt(d_model) * d_out[p]; d_table: [vocab][d_model],
+   d_out: [n][d_model], tokens: [n]. */
+void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
+                        int d_model);
+#line 116 "book/embeddings.nw"
 /* table[p][2i] = sin(p w_i), table[p][2i+1] = cos(p w_i), w_i = 10000^(-2i/d_model);
    table: [max_len][d_model], d_model even. */
 void positional_encoding_table(float *table, int max_len, int d_model);
-#line 106 "book/embeddings.nw"
+#line 140 "book/embeddings.nw"
 /* x[b][p][i] += table[p][i]; x: [batch][len][d_model], table: [>= len][d_model]. */
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model);
@@ -43,11 +48,22 @@ void positional_encoding_forward(float *x, const float *table, int batch, int le
    weight: [out_features][in_features], bias: [out_features]. */
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features);
-#line 71 "book/attention.nw"
+#line 57 "book/attention.nw"
+/* d_in += d_out weight; d_weight += d_out^T in; d_bias += sum of the rows of d_out.
+   d_in, in: [n][in_features] (d_in may be NULL), d_out: [n][out_features],
+   weight, d_weight: [out_features][in_features], d_bias: [out_features]. */
+void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
+                     const float *in, const float *weight, int n, int in_features,
+                     int out_features);
+#line 107 "book/attention.nw"
 /* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
    all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
 void softmax_rows(float *p, const float *s, int rows, int cols);
-#line 119 "book/attention.nw"
+#line 141 "book/attention.nw"
+/* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
+   ds may be dp. */
+void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
+#line 186 "book/attention.nw"
 /* Multi-head attention. query_in: [B][Tq][d], memory_in: [B][Tk][d] (the same tensor for
    self-attention); keep flag (b,i,j) at keep[b*keep_batch_stride + i*keep_row_stride + j];
    weight[0..3]: [d][d] and bias[0..3]: [d] for query, key, value, output.
@@ -62,7 +78,24 @@ void attention_forward(float *out, float *q, float *k, float *v, float *probs,
                        const float *const weight[4], const float *const bias[4],
                        const float *probs_keep_scale, int batch, int len_q, int len_k,
                        int d_model, int heads);
-#line 187 "book/attention.nw"
+#line 269 "book/attention.nw"
+/* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
+   d_p: [Tq][Tk]. */
+typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
+
+/* Gradients of attention_forward, added into d_query_in: [B][Tq][d], d_memory_in:
+   [B][Tk][d] (the same array for self-attention), d_weight[i]: [d][d], d_bias[i]: [d].
+   The other arguments are attention_forward's, with its saved q, k, v, probs,
+   probs_dropped and context. */
+void attention_backward(float *d_query_in, float *d_memory_in, float *const d_weight[4],
+                        float *const d_bias[4], const AttentionScratch *scratch,
+                        const float *d_out, const float *q, const float *k, const float *v,
+                        const float *probs, const float *probs_dropped,
+                        const float *context, const float *query_in,
+                        const float *memory_in, const float *const weight[4],
+                        const float *probs_keep_scale, int batch, int len_q, int len_k,
+                        int d_model, int heads);
+#line 349 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -75,7 +108,13 @@ typedef enum { LAYERNORM_STANDARD, LAYERNORM_ANNOTATED } LayerNormFormula;
 void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
                        const float *gain, const float *bias, int n, int d,
                        LayerNormFormula formula, float eps);
-#line 122 "book/layernorm.nw"
+#line 102 "book/layernorm.nw"
+/* Gradients of layernorm_forward, added into d_in: [n][d], d_gain, d_bias: [d];
+   d_out, in: [n][d]; mean, rstd: [n] as saved by the forward. */
+void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *d_out,
+                        const float *in, const float *mean, const float *rstd,
+                        const float *gain, int n, int d, LayerNormFormula formula, float eps);
+#line 184 "book/layernorm.nw"
 /* out = relu(in w_1^T + b_1) w_2^T + b_2; in, out: [n][d_model],
    w_1: [d_ff][d_model], b_1: [d_ff], w_2: [d_model][d_ff], b_2: [d_model];
    saved: hidden: [n][d_ff] (after the ReLU and the dropout given by
@@ -84,6 +123,14 @@ void feed_forward_forward(float *out, float *hidden, const float *in,
                           const float *w_1, const float *b_1, const float *w_2,
                           const float *b_2, const float *hidden_keep_scale,
                           int n, int d_model, int d_ff);
+#line 221 "book/layernorm.nw"
+/* Gradients of feed_forward_forward, added into d_in: [n][d_model] and the parameter
+   gradients; d_hidden: scratch [n][d_ff]; hidden, hidden_keep_scale as in the forward. */
+void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2,
+                           float *d_b_2, float *d_hidden, const float *d_out,
+                           const float *in, const float *hidden, const float *w_1,
+                           const float *w_2, const float *hidden_keep_scale, int n,
+                           int d_model, int d_ff);
 #line 21 "book/model.nw"
 typedef enum { NORM_PRE, NORM_POST } NormPlacement;
 
@@ -117,7 +164,7 @@ typedef struct {
     FeedForwardViews feed_forward;
     NormViews norm[3];
 } DecoderLayerViews;
-#line 385 "book/model.nw"
+#line 388 "book/model.nw"
 typedef struct { int q, k, v, probs, probs_keep, probs_dropped, context; } AttentionActs;
 typedef struct {
     int normed;      /* pre: LN(x), the sublayer's input; post: x + dropout(F(x)) */
@@ -141,6 +188,7 @@ typedef struct {
 typedef struct {
     Config config;
     FlatBuffer parameters;
+    FlatBuffer gradients;                /* the same views as parameters */
     EncoderLayerViews *encoder;          /* [layers] */
     DecoderLayerViews *decoder;          /* [layers] */
     NormViews encoder_norm, decoder_norm; /* pre-norm only; -1 otherwise */
@@ -148,7 +196,7 @@ typedef struct {
     LinearViews generator;               /* weight = tgt_embedding when tied */
     float *positional;                   /* [max_len][d_model], not a parameter */
     
-#line 406 "book/model.nw"
+#line 409 "book/model.nw"
 FlatBuffer activations;
 int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
 EncoderActs *encoder_acts;                 /* [layers] */
@@ -157,28 +205,46 @@ int src_input, src_input_keep, tgt_input, tgt_input_keep;   /* embedded + positi
 int memory, memory_mean, memory_rstd;      /* the encoder's output (after its norm) */
 int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
 int logprobs;                              /* [B][T_tgt][tgt_vocab] */
-#line 90 "book/model.nw"
+#line 836 "book/model.nw"
+int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
+int d_context, d_q, d_k, d_v, d_p;
+#line 418 "book/model.nw"
+int batch, src_len, tgt_len;               /* of the last forward pass */
+bool dropout_on;                           /* whether it drew dropout patterns */
+#line 91 "book/model.nw"
 } Model;
 
 void model_init(Model *model, Config config);   /* lays out and allocates; all zero */
 void model_free(Model *model);
 float *model_parameter(const Model *model, int view);
-#line 303 "book/model.nw"
+#line 306 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng);
 size_t model_parameter_count(const Model *model);
-#line 417 "book/model.nw"
+#line 423 "book/model.nw"
 /* Lay out and allocate the activations for batches of up to max_batch sequences. */
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
 float *model_activation(const Model *model, int view);
-#line 552 "book/model.nw"
+#line 559 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
    tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 787 "book/model.nw"
+#line 796 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
+#line 867 "book/model.nw"
+/* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
+   writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
+double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
+                int vocab, int pad);
+/* d_x = d_y - softmax(x) * sum(d_y), per row, from y = log_softmax(x); all [rows][cols]. */
+void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols);
+void model_zero_gradients(Model *model);
+/* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
+   last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
+void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt);
+float *model_gradient(const Model *model, int view);
 #line 25 "book/masks.nw"
 #endif

@@ -8,13 +8,17 @@ file's location):
   model-pre-standard.safetensors     pre-norm sublayers, standard LayerNorm
   model-post-annotated.safetensors   post-norm sublayers (paper), Annotated LayerNorm
   model-post-standard.safetensors    post-norm sublayers (paper), standard LayerNorm
+  model-pre-standard-tied.safetensors  pre/standard with the generator tied to the target embedding
   parameter-counts.txt               parameter counts of three pre-norm configurations
   README.md                          what the files hold, how they were made, tolerances
 
 Each .safetensors file holds every parameter of a small model (float32,
-PyTorch state_dict names), a fixed batch (input.src, input.tgt, int32) and the
-expected encoder output, decoder output and generator log-probabilities,
-computed in float64 from the float32 weights and stored as float32.
+PyTorch state_dict names), a fixed batch (input.src, input.tgt, input.tgt_y,
+int32), the expected encoder output, decoder output and generator
+log-probabilities, the summed negative log-likelihood of input.tgt_y
+(expected.loss) and its gradient with respect to every stored parameter
+(grad.NAME), all computed in float64 from the float32 weights and stored as
+float32.
 
 Run from anywhere, with Debian's system Python and python3-torch:
 
@@ -23,7 +27,11 @@ Run from anywhere, with Debian's system Python and python3-torch:
 The script is deterministic (fixed seeds, one thread): a second run rewrites
 every file byte for byte. After writing, it reads each file back with its own
 safetensors reader, rebuilds the model from the stored tensors and checks that
-it reproduces expected.logprobs, and that exp(logprobs) sums to 1 per row.
+it reproduces every expected.* and grad.* tensor bit for bit, that exp(logprobs)
+sums to 1 per row, that expected.loss follows from expected.logprobs and
+input.tgt_y, that sampled gradient entries agree with central finite
+differences, and (tied file) that the shared tensor's gradient is the sum of
+the two gradients of an untied copy.
 """
 
 import copy
@@ -43,6 +51,13 @@ OUT_DIR = os.path.join(ROOT, "tests", "golden")
 
 SEED = 1234          # torch.manual_seed before building each variant's model
 BATCH_SEED = 2022    # seed of the separate generator that draws the batch
+TARGET_SEED = 2023   # seed of the separate generator that draws the last target of each row
+CHECK_SEED = 2024    # seed of the generator that picks the gradient entries checked by finite differences
+FD_STEP = 1e-6       # central differences: (L(w + h) - L(w - h)) / 2h, in float64
+FD_RTOL = 1e-6       # required relative agreement of finite differences and autograd
+FD_MIN_GRAD = 1e-2   # only entries with |grad| >= this are checked (the rounding noise of the
+                     # difference quotient, ~1 ulp(loss) / 2h ~ 4e-9, would dominate below)
+FD_ENTRIES = 16      # entries checked per file
 EPS = 1e-6
 PAD = 0
 START = 1
@@ -53,6 +68,7 @@ TGT_LENGTHS = [6, 4, 2]   # real lengths of the target-input rows (start symbol 
 
 VARIANTS = [("pre", "annotated"), ("pre", "standard"),
             ("post", "annotated"), ("post", "standard")]
+TIED_VARIANT = ("pre", "standard")
 
 COUNT_CONFIGS = [  # name, src_vocab, tgt_vocab, layers, d_model, d_ff, heads
     ("copy", 11, 11, 2, 512, 2048, 8),
@@ -345,6 +361,21 @@ def make_batch():
     return src, tgt
 
 
+def make_targets(tgt):
+    """The prediction targets of the decoder inputs tgt, as the reference's Batch makes them
+    (tgt = full[:, :-1], tgt_y = full[:, 1:]), per row: a row with real length n (start
+    symbol included) is the first n tokens of a sentence of n + 1 tokens whose last token
+    is drawn here, in 2..tgt_vocab-1, from a separate generator. So
+    tgt_y[b, :n-1] = tgt[b, 1:n], tgt_y[b, n-1] = that token, tgt_y[b, n:] = PAD."""
+    g = torch.Generator().manual_seed(TARGET_SEED)
+    tgt_y = torch.full_like(tgt, PAD)
+    for b, n in enumerate(TGT_LENGTHS):
+        assert (tgt[b, :n] != PAD).all() and (tgt[b, n:] == PAD).all()
+        tgt_y[b, : n - 1] = tgt[b, 1:n]
+        tgt_y[b, n - 1] = torch.randint(2, CONFIG["tgt_vocab"], (1,), generator=g)
+    return tgt_y
+
+
 def make_masks(src, tgt):
     src_mask = (src != PAD).unsqueeze(-2)                                   # [B, 1, Ts]
     tgt_mask = (tgt != PAD).unsqueeze(-2) & subsequent_mask(tgt.size(-1))   # [B, Tt, Tt]
@@ -358,6 +389,36 @@ def run(model, src, tgt):
         decoded = model.decode(memory, src_mask, tgt, tgt_mask)
         logprobs = model.generator(decoded)
     return memory, decoded, logprobs
+
+
+def nll(logprobs, tgt_y):
+    """Summed negative log-likelihood of the targets, PAD targets ignored."""
+    return F.nll_loss(logprobs.reshape(-1, logprobs.size(-1)), tgt_y.reshape(-1),
+                      reduction="sum", ignore_index=PAD)
+
+
+def loss_and_grads(model, src, tgt, tgt_y):
+    """Forward with autograd; returns (logprobs, loss, {name: d loss / d parameter}).
+    A parameter shared by two modules appears once, under the name named_parameters
+    gives it (the first module that holds it), with its total gradient."""
+    src_mask, tgt_mask = make_masks(src, tgt)
+    logprobs = model.generator(model.decode(model.encode(src, src_mask), src_mask,
+                                            tgt, tgt_mask))
+    loss = nll(logprobs, tgt_y)
+    named = list(model.named_parameters())
+    grads = torch.autograd.grad(loss, [p for _, p in named])
+    return logprobs.detach(), loss.detach(), {n: g for (n, _), g in zip(named, grads)}
+
+
+def loss_only(model, src, tgt, tgt_y):
+    with torch.no_grad():
+        return nll(run(model, src, tgt)[2], tgt_y).item()
+
+
+def tie(model):
+    """The paper's weight sharing: the generator projection is the target embedding table."""
+    model.generator.proj.weight = model.tgt_embed[0].lut.weight
+    return model
 
 
 # ---------------------------------------------------------------------------
@@ -421,34 +482,84 @@ def read_safetensors(path):
 # Fixtures
 # ---------------------------------------------------------------------------
 
-def variant_file(placement, kind):
-    return os.path.join(OUT_DIR, "model-%s-%s.safetensors" % (placement, kind))
+def variant_file(placement, kind, tied=False):
+    return os.path.join(OUT_DIR, "model-%s-%s%s.safetensors"
+                        % (placement, kind, "-tied" if tied else ""))
 
 
-def generate_variant(placement, kind, src, tgt):
+def generate_variant(placement, kind, src, tgt, tgt_y, tied=False):
     torch.manual_seed(SEED)
     model = build(placement, kind)
+    if tied:        # after the init, as the reference does; draws nothing from the RNG
+        tie(model)
     randomize_layernorms(model)
     model.eval()
-    memory, decoded, logprobs = run(to_float64(model), src, tgt)
+    model64 = to_float64(model)
+    memory, decoded, logprobs = run(model64, src, tgt)
+    logprobs_ad, loss, grads = loss_and_grads(model64, src, tgt, tgt_y)
+    assert torch.equal(logprobs_ad, logprobs)
 
     tensors = {}
     for name, value in model.state_dict().items():
-        if name.endswith(".pe"):
+        if name.endswith(".pe") or (tied and name == "generator.proj.weight"):
             continue
         tensors[name] = ("F32", value.detach().numpy())
+    assert set(grads) == set(tensors), "parameters and stored tensors differ"
     tensors["input.src"] = ("I32", src.numpy().astype(np.int32))
     tensors["input.tgt"] = ("I32", tgt.numpy().astype(np.int32))
+    tensors["input.tgt_y"] = ("I32", tgt_y.numpy().astype(np.int32))
     tensors["expected.memory"] = ("F32", memory.numpy().astype(np.float32))
     tensors["expected.decoded"] = ("F32", decoded.numpy().astype(np.float32))
     tensors["expected.logprobs"] = ("F32", logprobs.numpy().astype(np.float32))
+    tensors["expected.loss"] = ("F32", loss.reshape(1).numpy().astype(np.float32))
+    for name, grad in grads.items():
+        tensors["grad." + name] = ("F32", grad.numpy().astype(np.float32))
     metadata = dict(src_vocab=CONFIG["src_vocab"], tgt_vocab=CONFIG["tgt_vocab"],
                     layers=CONFIG["layers"], d_model=CONFIG["d_model"], d_ff=CONFIG["d_ff"],
                     heads=CONFIG["heads"], norm=placement, layernorm=kind, eps=repr(EPS),
                     pad=PAD, torch=str(torch.__version__))
-    path = variant_file(placement, kind)
+    if tied:
+        metadata["tied"] = "1"
+    path = variant_file(placement, kind, tied)
     write_safetensors(path, tensors, metadata)
     return path
+
+
+def finite_difference_check(model64, grads, src, tgt, tgt_y, always=()):
+    """Central differences in float64 for FD_ENTRIES entries: one random entry with
+    |grad| >= FD_MIN_GRAD from each of the parameters in always, then from parameters
+    drawn at random. Returns the largest relative error seen."""
+    g = torch.Generator().manual_seed(CHECK_SEED)
+    params = dict(model64.named_parameters())
+    names = sorted(params)
+    order = [n for n in always if n in params]
+    order += [names[i] for i in torch.randperm(len(names), generator=g).tolist()
+              if names[i] not in order]
+    worst, checked = 0.0, 0
+    for name in order:
+        if checked == FD_ENTRIES:
+            break
+        candidates = torch.nonzero(grads[name].reshape(-1).abs() >= FD_MIN_GRAD).reshape(-1)
+        if len(candidates) == 0:
+            continue
+        i = candidates[torch.randint(len(candidates), (1,), generator=g)].item()
+        flat = params[name].data.reshape(-1)
+        assert flat.data_ptr() == params[name].data.data_ptr()
+        w = flat[i].item()
+        flat[i] = w + FD_STEP
+        up = loss_only(model64, src, tgt, tgt_y)
+        flat[i] = w - FD_STEP
+        down = loss_only(model64, src, tgt, tgt_y)
+        flat[i] = w
+        fd = (up - down) / (2 * FD_STEP)
+        ad = grads[name].reshape(-1)[i].item()
+        rel = abs(fd - ad) / abs(ad)
+        assert rel <= FD_RTOL, "%s[%d]: finite difference %.12g, autograd %.12g" % (
+            name, i, fd, ad)
+        worst = max(worst, rel)
+        checked += 1
+    assert checked == FD_ENTRIES
+    return worst
 
 
 def check_variant(path):
@@ -456,23 +567,40 @@ def check_variant(path):
     metadata, t = read_safetensors(path)
     placement, kind = metadata["norm"], metadata["layernorm"]
     assert metadata["eps"] == repr(EPS) and metadata["pad"] == str(PAD)
+    tied = metadata.get("tied", "0") == "1"
     model = make_model(int(metadata["src_vocab"]), int(metadata["tgt_vocab"]),
                        N=int(metadata["layers"]), d_model=int(metadata["d_model"]),
                        d_ff=int(metadata["d_ff"]), h=int(metadata["heads"]),
                        placement=placement, kind=kind, init=False)
+    if tied:
+        tie(model)
     state = {k: v for k, v in model.state_dict().items() if k.endswith(".pe")}
     params = {k: torch.from_numpy(v) for k, v in t.items()
-              if not k.startswith(("input.", "expected."))}
+              if not k.startswith(("input.", "expected.", "grad."))}
     assert not set(params) & set(state)
+    assert set("grad." + k for k in params) == set(k for k in t if k.startswith("grad."))
+    for k in params:
+        assert t["grad." + k].shape == t[k].shape, k
+    if tied:
+        assert "generator.proj.weight" not in params
+        params["generator.proj.weight"] = params["tgt_embed.0.lut.weight"]
     state.update(params)
     model.load_state_dict(state, strict=True)
     model.eval()
+    if tied:
+        assert model.generator.proj.weight is model.tgt_embed[0].lut.weight
     for k, v in t.items():
-        if k.startswith("expected.") or not k.startswith("input."):
+        if not k.startswith("input."):
             assert v.dtype == np.float32, k
     src = torch.from_numpy(t["input.src"]).long()
     tgt = torch.from_numpy(t["input.tgt"]).long()
-    assert t["input.src"].dtype == np.int32 and t["input.tgt"].dtype == np.int32
+    tgt_y = torch.from_numpy(t["input.tgt_y"]).long()
+    for k in ("input.src", "input.tgt", "input.tgt_y"):
+        assert t[k].dtype == np.int32, k
+    # tgt_y is tgt shifted left by one, with one more token, and padded where tgt is.
+    assert tgt_y.shape == tgt.shape
+    assert torch.equal(tgt_y != PAD, tgt != PAD)
+    assert torch.equal(tgt_y[:, :-1][tgt[:, 1:] != PAD], tgt[:, 1:][tgt[:, 1:] != PAD])
 
     # float64 again: must give the stored float32 numbers.
     exp64 = run(to_float64(model), src, tgt)
@@ -489,6 +617,59 @@ def check_variant(path):
     errs["rowsum"] = np.abs(np.exp(lp).sum(-1) - 1.0).max()
     assert errs["rowsum"] < 1e-5, errs["rowsum"]
     assert errs["logprobs"] < 1e-4, errs["logprobs"]
+
+    # The loss from the stored log-probabilities and targets, by hand.
+    y = t["input.tgt_y"]
+    real = y != PAD
+    loss_stored = float(t["expected.loss"][0])
+    loss_from_lp = -np.take_along_axis(lp, y[..., None].astype(np.int64), -1)[..., 0][real].sum()
+    errs["loss"] = loss_stored
+    errs["loss_from_logprobs_rel"] = abs(loss_from_lp - loss_stored) / abs(loss_stored)
+    assert errs["loss_from_logprobs_rel"] < 1e-6, errs["loss_from_logprobs_rel"]
+
+    # float64 loss and gradients again: must give the stored float32 numbers.
+    model64 = to_float64(model)
+    if tied:
+        assert model64.generator.proj.weight is model64.tgt_embed[0].lut.weight
+    lp64, loss64, grads64 = loss_and_grads(model64, src, tgt, tgt_y)
+    assert np.array_equal(lp64.numpy().astype(np.float32), t["expected.logprobs"])
+    assert np.array_equal(loss64.reshape(1).numpy().astype(np.float32), t["expected.loss"])
+    manual = -lp64.gather(-1, tgt_y.unsqueeze(-1)).squeeze(-1)[tgt_y != PAD].sum().item()
+    assert abs(manual - loss64.item()) <= 1e-12 * abs(loss64.item())
+    assert set(grads64) == set(params) - ({"generator.proj.weight"} if tied else set())
+    for name, grad in grads64.items():
+        assert np.array_equal(grad.numpy().astype(np.float32), t["grad." + name]), name
+
+    # Finite differences in float64 for a few entries.
+    errs["fd_rel"] = finite_difference_check(
+        model64, grads64, src, tgt, tgt_y,
+        always=("tgt_embed.0.lut.weight", "generator.proj.weight"))
+
+    # Tied: the shared tensor's gradient is the sum of the two of an untied copy.
+    if tied:
+        untied = copy.deepcopy(model64)
+        untied.generator.proj.weight = nn.Parameter(
+            untied.tgt_embed[0].lut.weight.detach().clone())
+        assert untied.generator.proj.weight is not untied.tgt_embed[0].lut.weight
+        _, loss_u, grads_u = loss_and_grads(untied, src, tgt, tgt_y)
+        assert loss_u.item() == loss64.item()
+        total = grads_u["tgt_embed.0.lut.weight"] + grads_u["generator.proj.weight"]
+        errs["tied_sum"] = (total - grads64["tgt_embed.0.lut.weight"]).abs().max().item()
+        assert errs["tied_sum"] <= 1e-12, errs["tied_sum"]
+        for name, grad in grads64.items():
+            if name != "tgt_embed.0.lut.weight":
+                assert (grads_u[name] - grad).abs().max().item() <= 1e-12, name
+
+    # float32 autograd, as a float32 consumer would compute it.
+    _, loss32, grads32 = loss_and_grads(model, src, tgt, tgt_y)
+    errs["loss32"] = abs(loss32.item() - loss_stored)
+    errs["grad32"] = max(np.abs(g.numpy().astype(np.float64)
+                                - t["grad." + n].astype(np.float64)).max()
+                         for n, g in grads32.items())
+    errs["grad32_mixed"] = max((np.abs(g.numpy().astype(np.float64)
+                                       - t["grad." + n].astype(np.float64))
+                                / np.maximum(1.0, np.abs(t["grad." + n]))).max()
+                               for n, g in grads32.items())
     return errs
 
 
@@ -607,24 +788,44 @@ def main():
     torch.use_deterministic_algorithms(True)
     os.makedirs(OUT_DIR, exist_ok=True)
     src, tgt = make_batch()
-    paths = [generate_variant(p, k, src, tgt) for p, k in VARIANTS]
-    errtable, rowsum = [], 0.0
+    tgt_y = make_targets(tgt)
+    paths = [generate_variant(p, k, src, tgt, tgt_y) for p, k in VARIANTS]
+    paths.append(generate_variant(*TIED_VARIANT, src, tgt, tgt_y, tied=True))
+    errtable, gradtable, rowsum, fd_rel, tied_sum = [], [], 0.0, 0.0, None
     for path in paths:
         e = check_variant(path)
         rowsum = max(rowsum, e["rowsum"])
+        fd_rel = max(fd_rel, e["fd_rel"])
+        tied_sum = e.get("tied_sum", tied_sum)
+        name = os.path.basename(path)
         errtable.append("| `%s` | %.1e | %.1e | %.1e |" % (
-            os.path.basename(path), e["memory"], e["decoded"], e["logprobs"]))
+            name, e["memory"], e["decoded"], e["logprobs"]))
+        gradtable.append("| `%s` | %.9g | %.1e | %.1e | %.1e | %.1e |" % (
+            name, e["loss"], e["loss32"], e["grad32"], e["grad32_mixed"], e["fd_rel"]))
         print("%s: ok; float32 vs stored max abs: memory %.2e decoded %.2e logprobs %.2e;"
-              " max |rowsum-1| %.2e" % (os.path.basename(path), e["memory"], e["decoded"],
+              " max |rowsum-1| %.2e" % (name, e["memory"], e["decoded"],
                                         e["logprobs"], e["rowsum"]))
+        print("%s: loss %.9g; float32 vs stored: loss %.2e, grad max abs %.2e, mixed %.2e;"
+              " finite differences max rel %.2e%s" % (
+                  name, e["loss"], e["loss32"], e["grad32"], e["grad32_mixed"], e["fd_rel"],
+                  "; tied grad vs untied sum %.2e" % e["tied_sum"] if "tied_sum" in e else ""))
     counts = write_counts()
     for name, count in counts:
         print("parameters %s: %d" % (name, count))
     with open(os.path.join(OUT_DIR, "README.md"), "w") as f:
         f.write(README.format(torch=torch.__version__, numpy=np.__version__, seed=SEED,
-                              bseed=BATCH_SEED, errtable="\n".join(errtable),
-                              rowsum=rowsum))
+                              bseed=BATCH_SEED, tseed=TARGET_SEED, cseed=CHECK_SEED,
+                              errtable="\n".join(errtable), gradtable="\n".join(gradtable),
+                              rowsum=rowsum, fd_rel=fd_rel, fd_entries=FD_ENTRIES,
+                              fd_step=FD_STEP, fd_rtol=FD_RTOL, fd_min=FD_MIN_GRAD,
+                              tied_sum=tied_sum,
+                              tgt_y=format_rows(tgt_y), tgt=format_rows(tgt)))
     return 0
+
+
+def format_rows(x):
+    return "[" + ", ".join("[" + ", ".join(str(v) for v in row) + "]"
+                           for row in x.tolist()) + "]"
 
 
 if __name__ == "__main__":
