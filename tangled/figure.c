@@ -1,4 +1,4 @@
-#line 238 "book/program.nw"
+#line 239 "book/program.nw"
 /* figure.c -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -70,7 +70,7 @@ static const char *emit_mask_batch(FILE *out, const int *option)
     figure_mask_batch(out, option[0]);
     return NULL;
 }
-#line 365 "book/program.nw"
+#line 366 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const int *option)
 {
     char *text = NULL, *picture = NULL;
@@ -87,7 +87,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             
-#line 397 "book/program.nw"
+#line 398 "book/program.nw"
 long numbers_before = numbers;
 for (const char *word = line; word < line + line_length; ) {
     size_t word_length = strcspn(word, " \n");
@@ -102,7 +102,7 @@ for (const char *word = line; word < line + line_length; ) {
     word += word_length + (word[word_length] == ' ');
 }
 if (numbers > numbers_before) fputc('\n', drawing);
-#line 381 "book/program.nw"
+#line 382 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -141,7 +141,7 @@ static const char *emit_positional_encoding(FILE *out, const int *option)
     return NULL;
 }
 
-#line 245 "book/program.nw"
+#line 246 "book/program.nw"
 const FigureKind figure_kinds[] = {
     
 #line 323 "book/masks.nw"
@@ -154,6 +154,6 @@ const FigureKind figure_kinds[] = {
  {{"--positions", 1, 10000, 100, "positions"},
   {"--d-model", 2, 4096, 20, "d_model, even"},
   {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
-#line 247 "book/program.nw"
+#line 248 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

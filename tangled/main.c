@@ -3,17 +3,20 @@
    edit the book, not this file. */
 #include "figure.h"
 #line 41 "book/program.nw"
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 92 "book/program.nw"
+#line 93 "book/program.nw"
 #include <errno.h>
-#line 462 "book/program.nw"
+#line 463 "book/program.nw"
 #include <time.h>
-#line 50 "book/program.nw"
+#line 515 "book/gradcheck.nw"
+#include "gradcheck.h"
+#line 51 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
-#line 58 "book/program.nw"
+#line 59 "book/program.nw"
 static _Noreturn __attribute__((format(printf, 2, 3)))
 void usage_error(const char *command, const char *format, ...)
 {
@@ -26,14 +29,14 @@ void usage_error(const char *command, const char *format, ...)
     fprintf(stderr, " (try 'transformer%s%s --help')\n", space, name);
     exit(2);
 }
-#line 78 "book/program.nw"
+#line 79 "book/program.nw"
 static int finish_output(void)
 {
     if (fflush(stdout) != 0 || ferror(stdout))
         die("cannot write the results to standard output: %s", strerror(errno));
     return 0;
 }
-#line 96 "book/program.nw"
+#line 97 "book/program.nw"
 static long long parse_integer(const char *command, const char *flag, const char *text,
                                long long low, long long high)
 {
@@ -46,7 +49,7 @@ static long long parse_integer(const char *command, const char *flag, const char
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 117 "book/program.nw"
+#line 118 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for 'transformer --help' */
@@ -54,7 +57,7 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 256 "book/program.nw"
+#line 257 "book/program.nw"
 static int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -71,7 +74,7 @@ static int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     
-#line 279 "book/program.nw"
+#line 280 "book/program.nw"
 int value[FIGURE_MAX_OPTIONS] = {0};
 for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
     value[o] = kind->options[o].fallback;
@@ -85,12 +88,12 @@ for (; a < argc; a += 2) {
     value[o] = (int)parse_integer("figure-data", argv[a], text,
                                   kind->options[o].low, kind->options[o].high);
 }
-#line 272 "book/program.nw"
+#line 273 "book/program.nw"
     const char *problem = kind->emit(stdout, value);
     if (problem) usage_error("figure-data", "%s", problem);
     return 0;
 }
-#line 298 "book/program.nw"
+#line 299 "book/program.nw"
 static void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -106,7 +109,7 @@ static void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 332 "book/program.nw"
+#line 333 "book/program.nw"
 static int run_demo(int argc, char **argv)
 {
     if (argc > 0) usage_error("demo", "unexpected argument '%s'", argv[0]);
@@ -121,7 +124,7 @@ static int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 420 "book/program.nw"
+#line 421 "book/program.nw"
 static int run_random(int argc, char **argv)
 {
     unsigned long long seed = 42, stream = 54, count = 6;
@@ -146,7 +149,7 @@ static int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 466 "book/program.nw"
+#line 467 "book/program.nw"
 static double seconds_now(void)
 {
     struct timespec now;
@@ -171,7 +174,7 @@ static int run_time_matmul(int argc, char **argv)
         } else usage_error("time-matmul", "unknown option '%s'", flag);
     }
     
-#line 498 "book/program.nw"
+#line 499 "book/program.nw"
 size_t size = (size_t)n * n;
 float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
 Rng rng;
@@ -189,22 +192,71 @@ double flops = 2.0 * n * n * (double)n;
 printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
        kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
 free(a);
-#line 490 "book/program.nw"
+#line 491 "book/program.nw"
     return 0;
 }
+#line 519 "book/gradcheck.nw"
+static int run_gradcheck(int argc, char **argv)
+{
+    const char *layer = "all";
+    int samples = 20;
+    float step = 1e-2f;
+    for (int a = 0; a < argc; a++) {
+        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(flag, "--layer") == 0 && value) layer = value, a++;
+        else if (strcmp(flag, "--samples") == 0)
+            samples = (int)parse_integer("gradcheck", flag, value, 1, 100000), a++;
+        else if (strcmp(flag, "--step") == 0) {
+            char *end;
+            step = value ? strtof(value, &end) : 0.0f;
+            if (!value || *end || !(step > 0.0f && step < 1.0f))
+                usage_error("gradcheck", "--step expects a number in (0, 1), got '%s'",
+                            value ? value : "nothing");
+            a++;
+        } else usage_error("gradcheck", "unknown option '%s'", flag);
+    }
+    
+#line 543 "book/gradcheck.nw"
+double worst_layer = 0.0, worst_model = 0.0;
+bool ran = false;
+for (int i = 0; gradcheck_layer_names[i]; i++)
+    if (strcmp(layer, "all") == 0 || strcmp(layer, gradcheck_layer_names[i]) == 0) {
+        printf("%s:\n", gradcheck_layer_names[i]);
+        worst_layer = fmax(worst_layer,
+                           gradcheck_layer(gradcheck_layer_names[i], samples, stdout));
+        ran = true;
+    }
+if (strcmp(layer, "all") == 0 || strcmp(layer, "model") == 0) {
+    for (int v = 0; v < 4; v++) {
+        printf("model, %s-norm, %s layer norm%s:\n", v & 1 ? "post" : "pre",
+               v & 2 ? "annotated" : "standard", v == 0 ? ", tied generator" : "");
+        worst_model = fmax(worst_model,
+                           gradcheck_model(v & 1 ? NORM_POST : NORM_PRE,
+                                           v & 2 ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD,
+                                           v == 0, samples, step, stdout));
+    }
+    ran = true;
+}
+if (!ran) usage_error("gradcheck", "unknown layer '%s'", layer);
+const bool passed = worst_layer < GRADCHECK_LAYER_BOUND && worst_model < GRADCHECK_MODEL_BOUND;
+printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n", worst_layer,
+       GRADCHECK_LAYER_BOUND, worst_model, GRADCHECK_MODEL_BOUND, passed ? "passed" : "FAILED");
+return passed ? 0 : 1;
+#line 539 "book/gradcheck.nw"
+}
 
-#line 129 "book/program.nw"
+#line 130 "book/program.nw"
 static const Command commands[] = {
     
-#line 317 "book/program.nw"
+#line 318 "book/program.nw"
 {"figure-data", "print the data of one of the book's figures",
  NULL, print_figure_data_help, run_figure_data},
-#line 349 "book/program.nw"
+#line 350 "book/program.nw"
 {"demo", "show what the program computes so far (run by make)",
  "usage: transformer demo\n\n"
  "Print the data of every figure of the book in the terminal.\n",
  NULL, run_demo},
-#line 447 "book/program.nw"
+#line 448 "book/program.nw"
 {"random", "print numbers from the seeded generator (Chapter 2)",
  "usage: transformer random [--seed S] [--stream N] [--count N]\n"
  "                          [--bits | --uniform | --normal]\n\n"
@@ -213,16 +265,24 @@ static const Command commands[] = {
  "or standard normal (--normal).\n"
  "Seeds and streams are integers from 0 to 2^63 - 1.\n",
  NULL, run_random},
-#line 518 "book/program.nw"
+#line 519 "book/program.nw"
 {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
  "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
  "the time of one product and the rate in GFLOP/s.\n",
  NULL, run_time_matmul},
-#line 131 "book/program.nw"
+#line 571 "book/gradcheck.nw"
+{"gradcheck", "check the backward functions by finite differences",
+ "usage: transformer gradcheck [--layer NAME] [--samples N] [--step H]\n\n"
+ "Compare each backward function's gradient with central differences and print the\n"
+ "error relative to each tensor's largest gradient. NAME is all (the default), model,\n"
+ "linear, softmax, attention, cross-attention, layernorm, layernorm-annotated,\n"
+ "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches 1e-2.\n",
+ NULL, run_gradcheck},
+#line 132 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
-#line 136 "book/program.nw"
+#line 137 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -236,7 +296,7 @@ static void print_usage(FILE *out)
                  "  TRANSFORMER_MATMUL=blas|reference   the matrix-multiplication kernel "
                  "(default blas)\n");
 }
-#line 156 "book/program.nw"
+#line 157 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -259,13 +319,13 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         
-#line 190 "book/program.nw"
+#line 191 "book/program.nw"
 const char *kernel = getenv("TRANSFORMER_MATMUL");
 if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
 else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
     usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                 kernel);
-#line 178 "book/program.nw"
+#line 179 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

@@ -27,6 +27,7 @@ int main(void)
     SRunner *runner = srunner_create(tensor_suite());
     srunner_add_suite(runner, masks_suite());
     srunner_add_suite(runner, model_suite());
+    srunner_add_suite(runner, gradients_suite());
     srunner_add_suite(runner, figure_suite());
     srunner_add_suite(runner, cli_suite());
     srunner_run_all(runner, CK_NORMAL);

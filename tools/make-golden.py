@@ -722,6 +722,7 @@ The script is deterministic: a second run rewrites every file byte for byte.
 | `model-pre-standard.safetensors` | pre-norm, final norms; standard LayerNorm |
 | `model-post-annotated.safetensors` | post-norm sublayers `norm(x + sublayer(x))` (paper), no final norms; Annotated LayerNorm |
 | `model-post-standard.safetensors` | post-norm, no final norms; standard LayerNorm |
+| `model-pre-standard-tied.safetensors` | as pre-standard, but the generator projection is tied to the target embedding (see below) |
 | `parameter-counts.txt` | `name src_vocab tgt_vocab layers d_model d_ff heads count` for copy, small and base |
 
 LayerNorm, eps = 1e-6 in both:
@@ -742,12 +743,28 @@ tensors, little-endian, contiguous, in sorted-name order.
   The positional-encoding buffers `src_embed.1.pe`/`tgt_embed.1.pe` are not stored.
 * `input.src` I32 [3,7]: real lengths 7, 5, 3, tokens in 2..10, padding 0.
 * `input.tgt` I32 [3,6]: decoder input, each row starts with 1, then tokens in 2..12,
-  real lengths 6, 4, 2 (start symbol included), padding 0. The batch is the same in all four files.
+  real lengths 6, 4, 2 (start symbol included), padding 0. Here `{tgt}`.
+* `input.tgt_y` I32 [3,6]: the prediction target of each decoder input position, the
+  reference's `tgt_y`. A row of `input.tgt` with real length n is the first n tokens of a
+  sentence of n + 1 tokens, and `input.tgt_y` holds its last n: `tgt_y[b, :n-1] = tgt[b, 1:n]`,
+  `tgt_y[b, n-1]` = the sentence's last token (drawn in 2..12 from a separate generator, seed
+  {tseed}), `tgt_y[b, n:] = 0`, so `tgt_y` is padding exactly where `tgt` is. Here
+  `{tgt_y}`. (The reference's `Batch` slices the whole padded batch,
+  `tgt = full[:, :-1]`, `tgt_y = full[:, 1:]`; that agrees with the above for the longest row,
+  and for the shorter ones would leave the last token in `tgt` too. Slicing each row keeps
+  `input.tgt` as it was.) The batch is the same in all five files.
 * `expected.memory` F32 [3,7,32]: encoder output (after the final norm in pre).
 * `expected.decoded` F32 [3,6,32]: decoder output (after the final norm in pre).
 * `expected.logprobs` F32 [3,6,13]: generator output, log_softmax(proj(decoded)).
+* `expected.loss` F32 [1]: the summed negative log-likelihood of the targets, padding
+  ignored: `-sum over (b,t) with tgt_y[b,t] != 0 of logprobs[b, t, tgt_y[b,t]]`, i.e.
+  `nn.NLLLoss(reduction="sum", ignore_index=0)` on the generator output (12 terms, not
+  divided by anything).
+* `grad.NAME` F32, the shape of `NAME`, for every stored parameter `NAME` (not the `pe`
+  buffers): d `expected.loss` / d `NAME`, by autograd.
 * `__metadata__`: src_vocab, tgt_vocab, layers, d_model, d_ff, heads, norm (pre/post),
-  layernorm (annotated/standard), eps, pad, torch - all strings.
+  layernorm (annotated/standard), eps, pad, torch - all strings; the tied file also has
+  tied = "1" (the other files have no `tied` key: read its absence as untied).
 
 Masks are as in the Annotated Transformer: `src_mask = (src != 0)` over keys, shape [B,1,Ts];
 `tgt_mask = (tgt != 0)[:, None, :] & tril(ones(Tt, Tt))`, shape [B,Tt,Tt]; masked scores are
@@ -755,18 +772,55 @@ set to -1e9 before the softmax. No row is fully masked. Rows at padded positions
 computed and compared (they attend to the real keys only). The model is in eval mode
 (no dropout).
 
+Some gradients are zero or rounding noise, by the mathematics, not by accident:
+
+* rows of `grad.src_embed.0.lut.weight` and `grad.tgt_embed.0.lut.weight` of tokens absent
+  from the batch, and row 0 (padding) of both: padded positions are masked out as keys
+  (weight exactly 0 after the -1e9) and padded decoder positions have no target, so nothing
+  depends on them. Exactly 0.0 in the files.
+* the key-projection biases `*.self_attn.linears.1.bias` and `*.src_attn.linears.1.bias`:
+  they add the same `q . b` to every score of a query row, and the softmax ignores that.
+  The stored values are float64 rounding noise, below 1e-15 in magnitude; compare them with
+  an absolute tolerance.
+
+### The tied file
+
+`model-pre-standard-tied.safetensors` is the pre-norm, standard-LayerNorm model with the
+paper's weight sharing: after the init, `model.generator.proj.weight =
+model.tgt_embed[0].lut.weight` (one [13,32] tensor; the embedding multiplies it by
+sqrt(d_model), the generator does not). The shared tensor is stored once, as
+`tgt_embed.0.lut.weight`; there is no `generator.proj.weight` and no
+`grad.generator.proj.weight`. `grad.tgt_embed.0.lut.weight` is the total gradient of the
+shared tensor, the sum of its gradient as embedding and as projection (autograd accumulates
+both uses). Tying draws nothing from the random generator, so every stored parameter equals
+the one of `model-pre-standard.safetensors` with the same name, and so does the batch; the
+outputs, loss and gradients differ because the generator weight does.
+
 ## How the numbers were made
 
 Config N=2, d_model=32, heads=4, d_ff=64, src_vocab=11, tgt_vocab=13. Per file:
 `torch.manual_seed({seed})`, build the model (PyTorch default init, then
-`xavier_uniform_` on every parameter with dim > 1, as the reference), then every LayerNorm
+`xavier_uniform_` on every parameter with dim > 1, as the reference; then the tie, in the
+tied file), then every LayerNorm
 `a_2 = 1 + 0.1*randn`, `b_2 = 0.1*randn` (inner norms first, final norms last). So pre and
 post files share every parameter they both have, and annotated/standard files with the same
-placement have identical weights. The batch comes from a separate generator (seed {bseed}).
+placement have identical weights. The batch comes from a separate generator (seed {bseed}),
+the last target token of each row from another one (seed {tseed}).
 
-The expected outputs were computed in float64: the float32 weights were widened to float64
-(the positional table recomputed in float64) and run on the batch, and the results rounded
-to float32.
+The expected outputs, the loss and the gradients were computed in float64: the float32
+weights were widened to float64 (the positional table recomputed in float64) and run on the
+batch, autograd differentiated the float64 loss, and the results were rounded to float32.
+
+The script checks, after writing, from the files alone: a float64 rerun reproduces every
+`expected.*` and `grad.*` tensor bit for bit; `expected.loss` equals the loss recomputed from
+the stored `expected.logprobs` and `input.tgt_y` (relative 1e-6); for {fd_entries} gradient
+entries per file (one of each embedding/generator weight, the others from random
+parameters, seed {cseed}, entries with |grad| >= {fd_min:g}) central finite differences in
+float64, h = {fd_step:g}, agree with autograd to relative {fd_rtol:g} (largest seen:
+{fd_rel:.1e}; below |grad| ~ 1e-2 the rounding noise of the difference quotient, about
+4e-9, would dominate); and, for the tied file, the shared gradient equals the sum of the
+`tgt_embed.0.lut.weight` and `generator.proj.weight` gradients of an untied float64 copy with
+the same values (largest difference {tied_sum:.1e}, required <= 1e-12).
 
 ## Tolerances
 
@@ -780,6 +834,16 @@ PyTorch's own float32 forward pass (one thread) differs from the stored values b
 
 A float64 consumer should agree to about float32 rounding (relative 1e-6). max |sum(exp(logprobs)) - 1|
 over all rows of all files: {rowsum:.2e}.
+
+Loss and gradients: PyTorch's float32 autograd (one thread) differs from the stored values by
+at most (mixed = max |got - expected| / max(1, |expected|)):
+
+| file | expected.loss | float32 loss abs | grad abs | grad mixed | finite differences rel |
+|---|---|---|---|---|---|
+{gradtable}
+
+A float32 consumer can use `|got - expected| <= 1e-5 max(1, |expected|)` for the gradients
+and relative 1e-5 for the loss.
 """
 
 
