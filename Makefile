@@ -159,7 +159,9 @@ run-sanitize: build/asan/run-tests build/asan/transformer $(FIGURE_DATA)
 
 # ---------------------------------------------------------------- exercises
 # The runnable exercises of the book; each prints what the exercise asks the reader to look at.
-.PHONY: exercise-rng exercise-normal exercise-matmul exercise-masks
+.PHONY: exercise-rng exercise-normal exercise-matmul exercise-masks gradcheck
+gradcheck: transformer
+	./transformer gradcheck
 exercise-rng: transformer
 	./transformer random --seed 42 --stream 54 --count 3
 exercise-normal: transformer

@@ -114,6 +114,8 @@ START_TEST(cli_rejects_bad_values)
     assert_usage_error("", "figure-data mask batch --sentence 4", "--sentence expects an integer from 1 to 3");
     assert_usage_error("", "random --count 0", "--count expects");
     assert_usage_error("", "figure-data pe --d-model 21", "--d-model must be even");
+    assert_usage_error("", "gradcheck --layer nothing", "unknown layer 'nothing'");
+    assert_usage_error("", "gradcheck --step 2", "--step expects a number in (0, 1)");
     assert_usage_error("", "figure-data pe --d-model 20 --first 20", "--first must be smaller");
 }
 END_TEST
