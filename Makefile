@@ -17,11 +17,12 @@ MAKEFLAGS += --no-builtin-rules
 # Chapters in reading order: notangle and noweave both see them in this order.
 CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embeddings.nw \
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
-            book/safetensors.nw book/solutions.nw
+            book/safetensors.nw book/training.nw book/solutions.nw
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/model.h tangled/model.c \
            tangled/safetensors.h tangled/safetensors.c tangled/gradcheck.h tangled/gradcheck.c \
+           tangled/train.h tangled/train.c \
            tangled/figure.h tangled/figure.c tangled/main.c
 LIB_SOURCES := $(filter-out tangled/main.c,$(filter %.c,$(TANGLED)))
 
@@ -37,10 +38,11 @@ ALL_CFLAGS = $(WARN) -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 TEST_SOURCES := $(wildcard tests/*.c)
-FIGURES := mask-subsequent mask-batch positional-encoding
+FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
-               figures/positional-encoding.dat
+               figures/positional-encoding.dat figures/smoothing-distribution.dat \
+               figures/smoothing-confidence.dat figures/learning-rate.dat
 PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES))
@@ -89,12 +91,21 @@ figures/mask-batch-%.dat: transformer
 	./transformer figure-data mask batch --sentence $* | cpif $@
 figures/positional-encoding.dat: transformer
 	./transformer figure-data pe --positions 100 --d-model 20 --first 4 | cpif $@
+figures/smoothing-distribution.dat: transformer
+	./transformer figure-data smoothing distribution | cpif $@
+figures/smoothing-confidence.dat: transformer
+	./transformer figure-data smoothing confidence | cpif $@
+figures/learning-rate.dat: transformer
+	./transformer figure-data lr --steps 20000 --every 20 | cpif $@
 
 figures/mask-subsequent.tex: figures/mask-subsequent.gp figures/mask-subsequent.dat figures/style.gp
 figures/mask-batch.tex: figures/mask-batch.gp figures/style.gp \
                         figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat
 figures/positional-encoding.tex: figures/positional-encoding.gp figures/positional-encoding.dat \
                                  figures/style.gp
+figures/label-smoothing.tex: figures/label-smoothing.gp figures/smoothing-distribution.dat \
+                             figures/smoothing-confidence.dat figures/style.gp
+figures/learning-rate.tex: figures/learning-rate.gp figures/learning-rate.dat figures/style.gp
 figures/%.tex: figures/%.gp
 	gnuplot $<
 	@test -s $@ && test -s figures/$*.pdf

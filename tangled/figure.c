@@ -4,7 +4,10 @@
 #include "figure.h"
 #include <stdlib.h>
 #include <string.h>
-#line 249 "book/masks.nw"
+#line 164 "book/training.nw"
+#include <math.h>
+#include "train.h"
+#line 252 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -12,7 +15,7 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
-#line 259 "book/masks.nw"
+#line 262 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
     ENSURE(size >= 1, "subsequent mask of size %d", size);
@@ -23,7 +26,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
-#line 276 "book/masks.nw"
+#line 279 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_TARGET_LEN = 9, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -35,7 +38,7 @@ static const int example_targets[EXAMPLE_BATCH][EXAMPLE_TARGET_LEN] = {
     {0, 11, 12, 13, 1, 2, 2, 2, 2},     /* <s> two men talk </s>              */
     {0, 14, 15, 10, 1, 2, 2, 2, 2},     /* <s> children play . </s>           */
 };
-#line 295 "book/masks.nw"
+#line 298 "book/masks.nw"
 void figure_mask_batch(FILE *out, int sentence)
 {
     enum { LEN = EXAMPLE_TARGET_LEN - 1 };
@@ -58,7 +61,7 @@ void figure_mask_batch(FILE *out, int sentence)
         fputc('\n', out);
     }
 }
-#line 330 "book/masks.nw"
+#line 333 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const int *option)
 {
     figure_mask_subsequent(out, option[0]);
@@ -70,7 +73,7 @@ static const char *emit_mask_batch(FILE *out, const int *option)
     figure_mask_batch(out, option[0]);
     return NULL;
 }
-#line 366 "book/program.nw"
+#line 367 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const int *option)
 {
     char *text = NULL, *picture = NULL;
@@ -87,7 +90,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             
-#line 398 "book/program.nw"
+#line 399 "book/program.nw"
 long numbers_before = numbers;
 for (const char *word = line; word < line + line_length; ) {
     size_t word_length = strcspn(word, " \n");
@@ -102,7 +105,7 @@ for (const char *word = line; word < line + line_length; ) {
     word += word_length + (word[word_length] == ' ');
 }
 if (numbers > numbers_before) fputc('\n', drawing);
-#line 382 "book/program.nw"
+#line 383 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -140,11 +143,54 @@ static const char *emit_positional_encoding(FILE *out, const int *option)
     figure_positional_encoding(out, option[0], option[1], option[2], count);
     return NULL;
 }
+#line 115 "book/training.nw"
+static const char *emit_smoothing_distribution(FILE *out, const int *option)
+{
+    enum { V = 5, ROWS = 5 };
+    const int targets[ROWS] = {2, 1, 0, 3, 3};
+    float dist[ROWS * V];
+    label_smoothing_distribution(dist, targets, ROWS, V, 0, 0.4f);
+    fprintf(out, "# label smoothing, V = 5, eps = 0.4, padding 0: row = target, column = word\n");
+    fprintf(out, "target 0 1 2 3 4\n");
+    for (int r = 0; r < ROWS; r++) {
+        fprintf(out, "%d", targets[r]);
+        for (int w = 0; w < V; w++) fprintf(out, " %.4g", dist[r * V + w]);
+        fputc('\n', out);
+    }
+    return NULL;
+}
+#line 138 "book/training.nw"
+static const char *emit_smoothing_confidence(FILE *out, const int *option)
+{
+    enum { V = 5 };
+    const int target = 1;
+    fprintf(out, "# label smoothing, eps = 0.1: x, loss for p proportional to (0, x, 1, 1, 1)\n");
+    for (int x = 1; x <= 99; x++) {
+        const float d = (float)x + 3.0f;
+        const float logprobs[V] = {-INFINITY, logf((float)x / d), logf(1.0f / d),
+                                   logf(1.0f / d), logf(1.0f / d)};
+        float grad[V];
+        int tokens;
+        fprintf(out, "%d %.6g\n", x,
+                label_smoothing_loss(grad, logprobs, &target, 1, V, 0, 0.1f, &tokens));
+    }
+    return NULL;
+}
+#line 212 "book/training.nw"
+static const char *emit_learning_rate(FILE *out, const int *option)
+{
+    const int every = option[1];
+    fprintf(out, "# learning rate: step, then [512, 1, 4000], [512, 1, 8000], [256, 1, 4000]\n");
+    for (long s = 0; s <= option[0]; s += every)
+        fprintf(out, "%ld %.6g %.6g %.6g\n", s, learning_rate(s, 512, 1.0, 4000),
+                learning_rate(s, 512, 1.0, 8000), learning_rate(s, 256, 1.0, 4000));
+    return NULL;
+}
 
-#line 246 "book/program.nw"
+#line 247 "book/program.nw"
 const FigureKind figure_kinds[] = {
     
-#line 323 "book/masks.nw"
+#line 326 "book/masks.nw"
 {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
  {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
 {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
@@ -154,6 +200,15 @@ const FigureKind figure_kinds[] = {
  {{"--positions", 1, 10000, 100, "positions"},
   {"--d-model", 2, 4096, 20, "d_model, even"},
   {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
-#line 248 "book/program.nw"
+#line 157 "book/training.nw"
+{"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
+ {{NULL, 0, 0, 0, NULL}}, emit_smoothing_distribution},
+{"smoothing confidence", "the loss as the model grows confident (Figure 11.1)",
+ {{NULL, 0, 0, 0, NULL}}, emit_smoothing_confidence},
+#line 224 "book/training.nw"
+{"lr", "the learning-rate schedule of the course's three settings (Figure 11.2)",
+ {{"--steps", 1, 1000000, 20000, "last step"}, {"--every", 1, 100000, 20, "print every Nth step"}},
+ emit_learning_rate},
+#line 249 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -24,10 +24,10 @@ typedef struct {
 
 extern const FigureKind figure_kinds[];
 extern const int figure_kind_count;
-#line 344 "book/masks.nw"
+#line 347 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
-#line 361 "book/program.nw"
+#line 362 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const int *option);
 #line 199 "book/embeddings.nw"

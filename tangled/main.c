@@ -10,7 +10,7 @@
 #include <string.h>
 #line 93 "book/program.nw"
 #include <errno.h>
-#line 463 "book/program.nw"
+#line 464 "book/program.nw"
 #include <time.h>
 #line 515 "book/gradcheck.nw"
 #include "gradcheck.h"
@@ -57,7 +57,7 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 257 "book/program.nw"
+#line 258 "book/program.nw"
 static int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -74,7 +74,7 @@ static int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     
-#line 280 "book/program.nw"
+#line 281 "book/program.nw"
 int value[FIGURE_MAX_OPTIONS] = {0};
 for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
     value[o] = kind->options[o].fallback;
@@ -88,12 +88,12 @@ for (; a < argc; a += 2) {
     value[o] = (int)parse_integer("figure-data", argv[a], text,
                                   kind->options[o].low, kind->options[o].high);
 }
-#line 273 "book/program.nw"
+#line 274 "book/program.nw"
     const char *problem = kind->emit(stdout, value);
     if (problem) usage_error("figure-data", "%s", problem);
     return 0;
 }
-#line 299 "book/program.nw"
+#line 300 "book/program.nw"
 static void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -109,7 +109,7 @@ static void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 333 "book/program.nw"
+#line 334 "book/program.nw"
 static int run_demo(int argc, char **argv)
 {
     if (argc > 0) usage_error("demo", "unexpected argument '%s'", argv[0]);
@@ -124,7 +124,7 @@ static int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 421 "book/program.nw"
+#line 422 "book/program.nw"
 static int run_random(int argc, char **argv)
 {
     unsigned long long seed = 42, stream = 54, count = 6;
@@ -149,7 +149,7 @@ static int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 467 "book/program.nw"
+#line 468 "book/program.nw"
 static double seconds_now(void)
 {
     struct timespec now;
@@ -174,7 +174,7 @@ static int run_time_matmul(int argc, char **argv)
         } else usage_error("time-matmul", "unknown option '%s'", flag);
     }
     
-#line 499 "book/program.nw"
+#line 500 "book/program.nw"
 size_t size = (size_t)n * n;
 float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
 Rng rng;
@@ -192,7 +192,7 @@ double flops = 2.0 * n * n * (double)n;
 printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
        kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
 free(a);
-#line 491 "book/program.nw"
+#line 492 "book/program.nw"
     return 0;
 }
 #line 519 "book/gradcheck.nw"
@@ -248,15 +248,15 @@ return passed ? 0 : 1;
 #line 130 "book/program.nw"
 static const Command commands[] = {
     
-#line 318 "book/program.nw"
+#line 319 "book/program.nw"
 {"figure-data", "print the data of one of the book's figures",
  NULL, print_figure_data_help, run_figure_data},
-#line 350 "book/program.nw"
+#line 351 "book/program.nw"
 {"demo", "show what the program computes so far (run by make)",
  "usage: transformer demo\n\n"
  "Print the data of every figure of the book in the terminal.\n",
  NULL, run_demo},
-#line 448 "book/program.nw"
+#line 449 "book/program.nw"
 {"random", "print numbers from the seeded generator (Chapter 2)",
  "usage: transformer random [--seed S] [--stream N] [--count N]\n"
  "                          [--bits | --uniform | --normal]\n\n"
@@ -265,7 +265,7 @@ static const Command commands[] = {
  "or standard normal (--normal).\n"
  "Seeds and streams are integers from 0 to 2^63 - 1.\n",
  NULL, run_random},
-#line 519 "book/program.nw"
+#line 520 "book/program.nw"
 {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
  "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
