@@ -9,6 +9,7 @@ Suite *figure_suite(void);
 Suite *cli_suite(void);
 Suite *model_suite(void);
 Suite *gradients_suite(void);
+Suite *training_suite(void);
 
 /* The data of the figure kind NAME drawn with the given option values, as the text that
    `transformer figure-data NAME` prints; free() it. */
