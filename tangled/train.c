@@ -54,7 +54,10 @@ void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double be
 void adam_step(Adam *adam, FlatBuffer *parameters, const FlatBuffer *gradients, double lr)
 {
     adam->step++;
+    /* 1 - beta is taken in double, then rounded, as PyTorch does: 1.0f - 0.98f is not the
+       float nearest to 0.02 */
     const float b1 = (float)adam->beta1, b2 = (float)adam->beta2;
+    const float one_minus_b1 = (float)(1.0 - adam->beta1), one_minus_b2 = (float)(1.0 - adam->beta2);
     const double correction1 = 1.0 - pow(adam->beta1, (double)adam->step);
     const double correction2 = 1.0 - pow(adam->beta2, (double)adam->step);
     const float step_size = (float)(lr / correction1);
@@ -62,8 +65,8 @@ void adam_step(Adam *adam, FlatBuffer *parameters, const FlatBuffer *gradients, 
     float *theta = parameters->data, *m = adam->m.data, *v = adam->v.data;
     const float *g = gradients->data;
     for (size_t i = 0; i < parameters->total; i++) {
-        m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-        v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+        m[i] = b1 * m[i] + one_minus_b1 * g[i];
+        v[i] = b2 * v[i] + one_minus_b2 * g[i] * g[i];
         theta[i] -= step_size * m[i] / (sqrtf(v[i]) / root2 + eps);
     }
 }

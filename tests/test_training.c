@@ -1,6 +1,8 @@
 /* test_training.c -- Chapter 11: label smoothing, the learning-rate schedule, Adam. */
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
+#include "safetensors.h"
 #include "train.h"
 #include "tests.h"
 
@@ -94,6 +96,88 @@ START_TEST(adam_first_step)
 }
 END_TEST
 
+/* Against PyTorch (tests/golden/training.safetensors, tools/make-golden-training.py). */
+static const float *golden(const Safetensors *file, const char *name, size_t size)
+{
+    const SafetensorsEntry *e = safetensors_find(file, name);
+    ck_assert_msg(e != NULL && e->size == size, "golden %s", name);
+    return (const float *)e->data;
+}
+
+START_TEST(training_pieces_match_pytorch)
+{
+    Safetensors file;
+    const char *error = safetensors_read(&file, "tests/golden/training.safetensors");
+    ck_assert_msg(error == NULL, "%s", error);
+    /* the course's distribution: exactly the reference's true_dist */
+    float t[25], grad[42];
+    label_smoothing_distribution(t, (const int *)golden(&file, "ls.course.targets", 5), 5, 5,
+                                 0, 0.4f);
+    const float *want = golden(&file, "ls.course.true_dist", 25);
+    for (int i = 0; i < 25; i++) ck_assert_float_eq_tol(t[i], want[i], 1e-7f);
+    /* finite case, eps 0.1 and 0: loss (relative 1e-6) and gradient (1e-7) */
+    const float *logprobs = golden(&file, "ls.finite.logprobs", 42);
+    const int *targets = (const int *)golden(&file, "ls.finite.targets", 6);
+    static const char *const cases[2][3] = {{"ls.finite.loss", "ls.finite.grad", "0.1"},
+                                            {"ls.nosmooth.loss", "ls.nosmooth.grad", "0"}};
+    for (int c = 0; c < 2; c++) {
+        int tokens;
+        double loss = label_smoothing_loss(grad, logprobs, targets, 6, 7, 0,
+                                           (float)atof(cases[c][2]), &tokens);
+        double expected = golden(&file, cases[c][0], 1)[0];
+        ck_assert_msg(fabs(loss - expected) <= 1e-6 * fabs(expected), "%s: %.9g vs %.9g",
+                      cases[c][0], loss, expected);
+        const float *g = golden(&file, cases[c][1], 42);
+        for (int i = 0; i < 42; i++) ck_assert_float_eq_tol(grad[i], g[i], 1e-7f);
+    }
+    /* the confidence curve: where PyTorch's KLDivLoss gives NaN, ours is the correct value */
+    const float *confident = golden(&file, "ls.confident.logprobs", 99 * 5);
+    const float *correct = golden(&file, "ls.confident.loss_correct", 99);
+    for (int x = 0; x < 99; x++) {
+        const int target = 1;
+        int tokens;
+        double loss = label_smoothing_loss(grad, confident + 5 * x, &target, 1, 5, 0, 0.1f, &tokens);
+        ck_assert(isfinite(loss));
+        ck_assert_double_eq_tol(loss, correct[x], 1e-6 * fabs(correct[x]) + 1e-7);
+    }
+    /* the schedule */
+    const int *steps = (const int *)golden(&file, "rate.steps", 9);
+    const float *rate512 = golden(&file, "rate.values", 9), *rate256 = golden(&file, "rate.values_256", 9);
+    for (int i = 0; i < 9; i++) {
+        ck_assert_double_eq_tol(learning_rate(steps[i], 512, 1.0, 4000), rate512[i], 1e-6 * rate512[i]);
+        ck_assert_double_eq_tol(learning_rate(steps[i], 256, 1.0, 4000), rate256[i], 1e-6 * rate256[i]);
+    }
+    /* three Adam steps with PyTorch's learning rates: parameters and both moments */
+    FlatBuffer parameters = {0}, gradients = {0};
+    flat_add(&parameters, "param", 2, (int[]){4, 3});
+    flat_allocate(&parameters);
+    flat_allocate_like(&gradients, &parameters);
+    memcpy(parameters.data, golden(&file, "adam.param0", 12), 12 * sizeof(float));
+    Adam adam;
+    adam_init(&adam, &parameters, 0.9, 0.98, 1e-9);
+    const float *lr = golden(&file, "adam.lr", 3);
+    for (int k = 1; k <= 3; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "adam.grad%d", k);
+        memcpy(gradients.data, golden(&file, name, 12), 12 * sizeof(float));
+        adam_step(&adam, &parameters, &gradients, lr[k - 1]);
+        static const char *const what[3] = {"param", "exp_avg", "exp_avg_sq"};
+        const float *mine[3] = {parameters.data, adam.m.data, adam.v.data};
+        for (int w = 0; w < 3; w++) {
+            snprintf(name, sizeof name, "adam.%s%d", what[w], k);
+            const float *expected = golden(&file, name, 12);
+            for (int i = 0; i < 12; i++)
+                ck_assert_msg(fabs(mine[w][i] - expected[i]) <= 1e-6 * fabs(expected[i]) + 1e-12,
+                              "%s[%d]: %.9g vs %.9g", name, i, mine[w][i], expected[i]);
+        }
+    }
+    adam_free(&adam);
+    flat_free(&parameters);
+    flat_free(&gradients);
+    safetensors_free(&file);
+}
+END_TEST
+
 Suite *training_suite(void)
 {
     Suite *suite = suite_create("training");
@@ -102,6 +186,7 @@ Suite *training_suite(void)
     tcase_add_test(pieces, label_smoothing_loss_and_gradient);
     tcase_add_test(pieces, learning_rate_schedule_values);
     tcase_add_test(pieces, adam_first_step);
+    tcase_add_test(pieces, training_pieces_match_pytorch);
     suite_add_tcase(suite, pieces);
     return suite;
 }
