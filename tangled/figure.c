@@ -4,7 +4,7 @@
 #include "figure.h"
 #include <stdlib.h>
 #include <string.h>
-#line 164 "book/training.nw"
+#line 166 "book/training.nw"
 #include <math.h>
 #include "train.h"
 #line 252 "book/masks.nw"
@@ -150,7 +150,8 @@ static const char *emit_smoothing_distribution(FILE *out, const int *option)
     const int targets[ROWS] = {2, 1, 0, 3, 3};
     float dist[ROWS * V];
     label_smoothing_distribution(dist, targets, ROWS, V, 0, 0.4f);
-    fprintf(out, "# label smoothing, V = 5, eps = 0.4, padding 0: row = target, column = word\n");
+    fprintf(out, "# label smoothing, V = 5, eps = 0.4, padding 0: "
+                 "row = target, column = word\n");
     fprintf(out, "target 0 1 2 3 4\n");
     for (int r = 0; r < ROWS; r++) {
         fprintf(out, "%d", targets[r]);
@@ -159,12 +160,13 @@ static const char *emit_smoothing_distribution(FILE *out, const int *option)
     }
     return NULL;
 }
-#line 138 "book/training.nw"
+#line 139 "book/training.nw"
 static const char *emit_smoothing_confidence(FILE *out, const int *option)
 {
     enum { V = 5 };
     const int target = 1;
-    fprintf(out, "# label smoothing, eps = 0.1: x, loss for p proportional to (0, x, 1, 1, 1)\n");
+    fprintf(out, "# label smoothing, eps = 0.1: "
+                 "x, loss for p proportional to (0, x, 1, 1, 1)\n");
     for (int x = 1; x <= 99; x++) {
         const float d = (float)x + 3.0f;
         const float logprobs[V] = {-INFINITY, logf((float)x / d), logf(1.0f / d),
@@ -176,11 +178,12 @@ static const char *emit_smoothing_confidence(FILE *out, const int *option)
     }
     return NULL;
 }
-#line 212 "book/training.nw"
+#line 214 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const int *option)
 {
     const int every = option[1];
-    fprintf(out, "# learning rate: step, then [512, 1, 4000], [512, 1, 8000], [256, 1, 4000]\n");
+    fprintf(out, "# learning rate: step, then "
+                 "[512, 1, 4000], [512, 1, 8000], [256, 1, 4000]\n");
     for (long s = 0; s <= option[0]; s += every)
         fprintf(out, "%ld %.6g %.6g %.6g\n", s, learning_rate(s, 512, 1.0, 4000),
                 learning_rate(s, 512, 1.0, 8000), learning_rate(s, 256, 1.0, 4000));
@@ -200,14 +203,15 @@ const FigureKind figure_kinds[] = {
  {{"--positions", 1, 10000, 100, "positions"},
   {"--d-model", 2, 4096, 20, "d_model, even"},
   {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
-#line 157 "book/training.nw"
+#line 159 "book/training.nw"
 {"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
  {{NULL, 0, 0, 0, NULL}}, emit_smoothing_distribution},
 {"smoothing confidence", "the loss as the model grows confident (Figure 11.1)",
  {{NULL, 0, 0, 0, NULL}}, emit_smoothing_confidence},
-#line 224 "book/training.nw"
+#line 227 "book/training.nw"
 {"lr", "the learning-rate schedule of the course's three settings (Figure 11.2)",
- {{"--steps", 1, 1000000, 20000, "last step"}, {"--every", 1, 100000, 20, "print every Nth step"}},
+ {{"--steps", 1, 1000000, 20000, "last step"},
+  {"--every", 1, 100000, 20, "print every Nth step"}},
  emit_learning_rate},
 #line 249 "book/program.nw"
 };

@@ -20,7 +20,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
         scale = fmax(scale, 1e-2);   /* below this, compare in absolute terms */
         for (int s = 0; s < samples; s++) {
             
-#line 121 "book/gradcheck.nw"
+#line 122 "book/gradcheck.nw"
 const size_t j = rng_next(rng) % view->size;
 const float saved = x[j];
 x[j] = saved + h;
@@ -35,12 +35,13 @@ miss = fmin(miss, fmin(fabs(forward - g[j]), fabs(backward - g[j])));   /* at a 
 error = fmax(error, miss / scale);
 #line 102 "book/gradcheck.nw"
         }
-        if (out) fprintf(out, "  %-44s e = %.2e  (max |grad| %.3g)\n", view->name, error, scale);
+        if (out)
+            fprintf(out, "  %-44s e = %.2e  (max |grad| %.3g)\n", view->name, error, scale);
         worst = fmax(worst, error);
     }
     return worst;
 }
-#line 154 "book/gradcheck.nw"
+#line 155 "book/gradcheck.nw"
 typedef struct {
     const char *layer;
     FlatBuffer vars, grads;
@@ -60,12 +61,12 @@ static double weighted_sum(const float *w, const float *y, size_t n)
     for (size_t i = 0; i < n; i++) sum += (double)w[i] * y[i];
     return sum;
 }
-#line 179 "book/gradcheck.nw"
+#line 180 "book/gradcheck.nw"
 static double layer_run(LayerProblem *p, bool backward)
 {
     const char *name = p->layer;
     
-#line 198 "book/gradcheck.nw"
+#line 199 "book/gradcheck.nw"
 if (strcmp(name, "linear") == 0) {   /* vars: in [n][d], weight [d2][d], bias [d2] */
     linear_forward(p->out, var(p, 0), var(p, 1), var(p, 2), p->n, p->d, p->d2);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d2);
@@ -73,9 +74,9 @@ if (strcmp(name, "linear") == 0) {   /* vars: in [n][d], weight [d2][d], bias [d
                     p->d, p->d2);
     return 0;
 }
-#line 183 "book/gradcheck.nw"
+#line 184 "book/gradcheck.nw"
     
-#line 211 "book/gradcheck.nw"
+#line 212 "book/gradcheck.nw"
 if (strcmp(name, "softmax") == 0) {   /* vars: scores [n][d] */
     memcpy(p->scratch, var(p, 0), (size_t)p->n * p->d * sizeof(float));
     mask_scores(p->scratch, p->keep, (size_t)p->d, p->n, p->d);
@@ -84,9 +85,9 @@ if (strcmp(name, "softmax") == 0) {   /* vars: scores [n][d] */
     softmax_rows_backward(grad(p, 0), p->w, p->out, p->n, p->d);
     return 0;
 }
-#line 184 "book/gradcheck.nw"
+#line 185 "book/gradcheck.nw"
     
-#line 226 "book/gradcheck.nw"
+#line 227 "book/gradcheck.nw"
 if (strcmp(name, "attention") == 0 || strcmp(name, "cross-attention") == 0) {
     const bool cross = name[0] == 'c';
     const int d = p->d, rows_q = p->n * p->len_q, rows_k = p->n * p->len_k;
@@ -117,9 +118,9 @@ if (strcmp(name, "attention") == 0 || strcmp(name, "cross-attention") == 0) {
                        p->heads);
     return 0;
 }
-#line 185 "book/gradcheck.nw"
+#line 186 "book/gradcheck.nw"
     
-#line 259 "book/gradcheck.nw"
+#line 260 "book/gradcheck.nw"
 if (strncmp(name, "layernorm", 9) == 0) {   /* vars: in [n][d], gain [d], bias [d] */
     LayerNormFormula formula = name[9] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     float *mean = p->scratch, *rstd = mean + p->n;
@@ -130,9 +131,9 @@ if (strncmp(name, "layernorm", 9) == 0) {   /* vars: in [n][d], gain [d], bias [
                        var(p, 1), p->n, p->d, formula, 1e-6f);
     return 0;
 }
-#line 186 "book/gradcheck.nw"
+#line 187 "book/gradcheck.nw"
     
-#line 274 "book/gradcheck.nw"
+#line 275 "book/gradcheck.nw"
 if (strcmp(name, "feed-forward") == 0) {   /* vars: in, w_1, b_1, w_2, b_2 */
     float *hidden = p->scratch, *keep_scale = hidden + (size_t)p->n * p->d2;
     float *d_hidden = keep_scale + (size_t)p->n * p->d2;
@@ -144,18 +145,18 @@ if (strcmp(name, "feed-forward") == 0) {   /* vars: in, w_1, b_1, w_2, b_2 */
                           keep_scale, p->n, p->d, p->d2);
     return 0;
 }
-#line 187 "book/gradcheck.nw"
+#line 188 "book/gradcheck.nw"
     
-#line 288 "book/gradcheck.nw"
+#line 289 "book/gradcheck.nw"
 if (strcmp(name, "embedding") == 0) {   /* vars: table [d2][d]; tokens repeat */
     embedding_forward(p->out, p->tokens, var(p, 0), p->n, p->d, p->d2);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
     embedding_backward(grad(p, 0), p->w, p->tokens, p->n, p->d);
     return 0;
 }
-#line 188 "book/gradcheck.nw"
+#line 189 "book/gradcheck.nw"
     
-#line 297 "book/gradcheck.nw"
+#line 298 "book/gradcheck.nw"
 if (strcmp(name, "log-softmax") == 0) {   /* vars: logits [n][d] */
     memcpy(p->out, var(p, 0), (size_t)p->n * p->d * sizeof(float));
     log_softmax_rows(p->out, p->n, p->d);
@@ -163,14 +164,14 @@ if (strcmp(name, "log-softmax") == 0) {   /* vars: logits [n][d] */
     log_softmax_backward(grad(p, 0), p->w, p->out, p->n, p->d);
     return 0;
 }
-#line 189 "book/gradcheck.nw"
+#line 190 "book/gradcheck.nw"
     ENSURE(false, "no layer %s", name);
     return 0.0;
 }
 
 static double layer_loss(void *context) { return layer_run(context, false); }
 static void layer_gradient(void *context) { layer_run(context, true); }
-#line 311 "book/gradcheck.nw"
+#line 312 "book/gradcheck.nw"
 const char *const gradcheck_layer_names[] = {
     "linear", "softmax", "attention", "cross-attention", "layernorm", "layernorm-annotated",
     "feed-forward", "embedding", "log-softmax", NULL};
@@ -187,9 +188,10 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     p->n = 2, p->d = 8, p->d2 = 5, p->heads = 2, p->len_q = 3, p->len_k = 3;
     size_t outputs = (size_t)p->n * p->d;
     
-#line 339 "book/gradcheck.nw"
+#line 341 "book/gradcheck.nw"
 if (strcmp(name, "linear") == 0) {
-    add_var(p, "in", p->n, p->d), add_var(p, "weight", p->d2, p->d), add_var(p, "bias", 1, p->d2);
+    add_var(p, "in", p->n, p->d), add_var(p, "weight", p->d2, p->d);
+    add_var(p, "bias", 1, p->d2);
     outputs = (size_t)p->n * p->d2;
 } else if (strstr(name, "attention")) {
     if (name[0] == 'c') p->len_k = 4;
@@ -197,13 +199,15 @@ if (strcmp(name, "linear") == 0) {
     add_var(p, "memory_in", p->n * p->len_k, p->d);   /* unused by self-attention */
     for (int i = 0; i < 4; i++) {
         char w[32], b[32];
-        snprintf(w, sizeof w, "linears.%d.weight", i), snprintf(b, sizeof b, "linears.%d.bias", i);
+        snprintf(w, sizeof w, "linears.%d.weight", i);
+        snprintf(b, sizeof b, "linears.%d.bias", i);
         add_var(p, w, p->d, p->d), add_var(p, b, 1, p->d);
     }
     outputs = (size_t)p->n * p->len_q * p->d;
 } else if (strcmp(name, "feed-forward") == 0) {
     p->d2 = 12;
-    add_var(p, "in", p->n, p->d), add_var(p, "w_1", p->d2, p->d), add_var(p, "b_1", 1, p->d2);
+    add_var(p, "in", p->n, p->d), add_var(p, "w_1", p->d2, p->d);
+    add_var(p, "b_1", 1, p->d2);
     add_var(p, "w_2", p->d, p->d2), add_var(p, "b_2", 1, p->d);
 } else if (strncmp(name, "layernorm", 9) == 0) {
     add_var(p, "in", p->n, p->d), add_var(p, "gain", 1, p->d), add_var(p, "bias", 1, p->d);
@@ -214,31 +218,34 @@ if (strcmp(name, "linear") == 0) {
 } else {   /* softmax, log-softmax */
     add_var(p, "scores", p->n, p->d);
 }
-#line 327 "book/gradcheck.nw"
+#line 328 "book/gradcheck.nw"
     flat_allocate(&p->vars);
     flat_allocate_like(&p->grads, &p->vars);
-    for (size_t i = 0; i < p->vars.total; i++) p->vars.data[i] = rng_uniform_between(rng, -1, 1);
+    for (size_t i = 0; i < p->vars.total; i++)
+        p->vars.data[i] = rng_uniform_between(rng, -1, 1);
     
-#line 373 "book/gradcheck.nw"
+#line 378 "book/gradcheck.nw"
 for (int i = 0; i < 64; i++) p->keep[i] = 1;
 if (strcmp(name, "softmax") == 0)
     p->keep[1] = p->keep[10] = p->keep[11] = 0;
 if (strcmp(name, "attention") == 0)
-    for (int b = 0; b < p->n; b++) subsequent_mask(p->keep + b * p->len_q * p->len_k, p->len_q);
+    for (int b = 0; b < p->n; b++)
+        subsequent_mask(p->keep + b * p->len_q * p->len_k, p->len_q);
 if (strcmp(name, "cross-attention") == 0) p->keep[3] = 0;   /* sequence 0's last key */
 if (strcmp(name, "embedding") == 0)
     for (int t = 0; t < p->n; t++) p->tokens[t] = (t * 3) % p->d2;   /* 0 3 1 4 2 0 */
-#line 331 "book/gradcheck.nw"
+#line 333 "book/gradcheck.nw"
     p->w = xmalloc(outputs * sizeof *p->w);
     p->out = xmalloc(outputs * sizeof *p->out);
     p->scratch = xmalloc(65536 * sizeof *p->scratch);
     for (size_t i = 0; i < outputs; i++) p->w[i] = rng_uniform_between(rng, -1, 1);
 }
-#line 384 "book/gradcheck.nw"
+#line 390 "book/gradcheck.nw"
 double gradcheck_layer(const char *name, int samples, FILE *out)
 {
     bool known = false;
-    for (int i = 0; gradcheck_layer_names[i]; i++) known |= strcmp(gradcheck_layer_names[i], name) == 0;
+    for (int i = 0; gradcheck_layer_names[i]; i++)
+        known |= strcmp(gradcheck_layer_names[i], name) == 0;
     if (!known) return -1.0;
     Rng rng;
     rng_seed(&rng, 2718, 7);
@@ -248,12 +255,12 @@ double gradcheck_layer(const char *name, int samples, FILE *out)
         dropout_mask(p.scratch + (size_t)p.n * p.d2, (size_t)p.n * p.d2, 0.25f, &rng);
     if (strcmp(name, "cross-attention") == 0) {
         
-#line 407 "book/gradcheck.nw"
+#line 414 "book/gradcheck.nw"
 const size_t rows_q = (size_t)p.n * p.len_q, rows_k = (size_t)p.n * p.len_k;
 const size_t weights = (size_t)p.n * p.heads * p.len_q * p.len_k;
 float *keep_scale = p.scratch + (rows_q + 2 * rows_k) * p.d + 2 * weights + rows_q * p.d;
 dropout_mask(keep_scale, weights, 0.25f, &rng);
-#line 397 "book/gradcheck.nw"
+#line 404 "book/gradcheck.nw"
     }
     GradcheckProblem problem = {&p.vars, &p.grads, layer_loss, layer_gradient, &p};
     double worst = gradcheck(&problem, samples, 1e-2f, &rng, out);
@@ -261,7 +268,7 @@ dropout_mask(keep_scale, weights, 0.25f, &rng);
     free(p.w), free(p.out), free(p.scratch);
     return worst;
 }
-#line 437 "book/gradcheck.nw"
+#line 444 "book/gradcheck.nw"
 static const float *model_problem_forward(ModelProblem *m)
 {
     Rng rng;
@@ -284,7 +291,7 @@ void model_problem_gradient(void *context)
     model_problem_loss(m);
     model_backward(m->model, m->d_logprobs, m->src, m->tgt);
 }
-#line 473 "book/gradcheck.nw"
+#line 480 "book/gradcheck.nw"
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, bool tied, int samples,
                        float h, FILE *out)
 {
@@ -308,7 +315,8 @@ double gradcheck_model(NormPlacement norm, LayerNormFormula formula, bool tied, 
     target_mask(tgt_keep, tgt, B, T, 0);
     model_prepare(&model, B, S, T);
     float *d_logprobs = xmalloc((size_t)B * T * config.tgt_vocab * sizeof *d_logprobs);
-    ModelProblem m = {&model, src, tgt, tgt_y, src_keep, tgt_keep, B, S, T, 0, true, d_logprobs};
+    ModelProblem m = {&model, src, tgt, tgt_y, src_keep, tgt_keep, B, S, T, 0, true,
+                      d_logprobs};
     GradcheckProblem problem = {&model.parameters, &model.gradients, model_problem_loss,
                                 model_problem_gradient, &m};
     double worst = gradcheck(&problem, samples, h, &rng, out);

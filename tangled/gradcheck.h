@@ -20,13 +20,13 @@ typedef struct {
 /* Check `samples` random entries of every view of problem->vars with step h; print one
    line per view to out (if not NULL); return the worst error e over all views. */
 double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng, FILE *out);
-#line 143 "book/gradcheck.nw"
+#line 144 "book/gradcheck.nw"
 /* Run the check of one layer ("linear", "softmax", "attention", "cross-attention",
    "layernorm", "layernorm-annotated", "feed-forward", "embedding", "log-softmax");
    returns the worst error, or -1 for an unknown name. */
 double gradcheck_layer(const char *name, int samples, FILE *out);
 extern const char *const gradcheck_layer_names[];
-#line 423 "book/gradcheck.nw"
+#line 430 "book/gradcheck.nw"
 typedef struct {
     Model *model;
     const int *src, *tgt, *tgt_y;          /* [B][T_src], [B][T_tgt], [B][T_tgt] */
@@ -38,7 +38,7 @@ typedef struct {
 
 double model_problem_loss(void *context);
 void model_problem_gradient(void *context);
-#line 467 "book/gradcheck.nw"
+#line 474 "book/gradcheck.nw"
 /* Check model_backward on a small random model of the given variant; returns the worst e. */
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, bool tied, int samples,
                        float h, FILE *out);

@@ -12,7 +12,7 @@
 #include <errno.h>
 #line 464 "book/program.nw"
 #include <time.h>
-#line 515 "book/gradcheck.nw"
+#line 523 "book/gradcheck.nw"
 #include "gradcheck.h"
 #line 51 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
@@ -195,7 +195,7 @@ free(a);
 #line 492 "book/program.nw"
     return 0;
 }
-#line 519 "book/gradcheck.nw"
+#line 527 "book/gradcheck.nw"
 static int run_gradcheck(int argc, char **argv)
 {
     const char *layer = "all";
@@ -216,7 +216,7 @@ static int run_gradcheck(int argc, char **argv)
         } else usage_error("gradcheck", "unknown option '%s'", flag);
     }
     
-#line 543 "book/gradcheck.nw"
+#line 551 "book/gradcheck.nw"
 double worst_layer = 0.0, worst_model = 0.0;
 bool ran = false;
 for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -238,11 +238,13 @@ if (strcmp(layer, "all") == 0 || strcmp(layer, "model") == 0) {
     ran = true;
 }
 if (!ran) usage_error("gradcheck", "unknown layer '%s'", layer);
-const bool passed = worst_layer < GRADCHECK_LAYER_BOUND && worst_model < GRADCHECK_MODEL_BOUND;
+const bool passed = worst_layer < GRADCHECK_LAYER_BOUND
+                    && worst_model < GRADCHECK_MODEL_BOUND;
 printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n", worst_layer,
-       GRADCHECK_LAYER_BOUND, worst_model, GRADCHECK_MODEL_BOUND, passed ? "passed" : "FAILED");
+       GRADCHECK_LAYER_BOUND, worst_model, GRADCHECK_MODEL_BOUND,
+       passed ? "passed" : "FAILED");
 return passed ? 0 : 1;
-#line 539 "book/gradcheck.nw"
+#line 547 "book/gradcheck.nw"
 }
 
 #line 130 "book/program.nw"
@@ -271,7 +273,7 @@ static const Command commands[] = {
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
  "the time of one product and the rate in GFLOP/s.\n",
  NULL, run_time_matmul},
-#line 571 "book/gradcheck.nw"
+#line 581 "book/gradcheck.nw"
 {"gradcheck", "check the backward functions by finite differences",
  "usage: transformer gradcheck [--layer NAME] [--samples N] [--step H]\n\n"
  "Compare each backward function's gradient with central differences and print the\n"

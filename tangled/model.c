@@ -108,9 +108,10 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
     matmul(true, false, out_features, in_features, n, 1.0f, d_out, out_features,
            in, in_features, 1.0f, d_weight, in_features);
     for (int r = 0; r < n; r++)
-        for (int o = 0; o < out_features; o++) d_bias[o] += d_out[(size_t)r * out_features + o];
+        for (int o = 0; o < out_features; o++)
+            d_bias[o] += d_out[(size_t)r * out_features + o];
 }
-#line 113 "book/attention.nw"
+#line 114 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -124,7 +125,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 147 "book/attention.nw"
+#line 148 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -135,7 +136,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
-#line 203 "book/attention.nw"
+#line 204 "book/attention.nw"
 void attention_forward(float *out, float *q, float *k, float *v, float *probs,
                        float *probs_dropped, float *context, const float *query_in,
                        const float *memory_in, const uint8_t *keep,
@@ -152,7 +153,7 @@ void attention_forward(float *out, float *q, float *k, float *v, float *probs,
     for (int b = 0; b < batch; b++)
         for (int a = 0; a < heads; a++) {
             
-#line 225 "book/attention.nw"
+#line 226 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -169,11 +170,11 @@ if (probs_keep_scale) {   /* keep p itself: the softmax's backward needs it */
 }
 matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
        0.0f, context + q_offset, d_model);
-#line 219 "book/attention.nw"
+#line 220 "book/attention.nw"
         }
     linear_forward(out, context, weight[3], bias[3], batch * len_q, d_model, d_model);
 }
-#line 288 "book/attention.nw"
+#line 289 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, float *const d_weight[4],
                         float *const d_bias[4], const AttentionScratch *scratch,
                         const float *d_out, const float *q, const float *k, const float *v,
@@ -184,7 +185,8 @@ void attention_backward(float *d_query_in, float *d_memory_in, float *const d_we
                         int d_model, int heads)
 {
     const int d_k = d_model / heads;
-    const size_t q_size = (size_t)batch * len_q * d_model, k_size = (size_t)batch * len_k * d_model;
+    const size_t q_size = (size_t)batch * len_q * d_model;
+    const size_t k_size = (size_t)batch * len_k * d_model;
     memset(scratch->d_context, 0, q_size * sizeof(float));
     memset(scratch->d_q, 0, q_size * sizeof(float));
     memset(scratch->d_k, 0, k_size * sizeof(float));
@@ -194,7 +196,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, float *const d_we
     for (int b = 0; b < batch; b++)
         for (int a = 0; a < heads; a++) {
             
-#line 319 "book/attention.nw"
+#line 321 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -211,7 +213,7 @@ matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, k + k_offset, d_model
        1.0f, scratch->d_q + q_offset, d_model);
 matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, q + q_offset, d_model,
        1.0f, scratch->d_k + k_offset, d_model);
-#line 308 "book/attention.nw"
+#line 310 "book/attention.nw"
         }
     linear_backward(d_query_in, d_weight[0], d_bias[0], scratch->d_q, query_in, weight[0],
                     batch * len_q, d_model, d_model);
@@ -220,7 +222,7 @@ matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, q + q_offset, d_model,
     linear_backward(d_memory_in, d_weight[2], d_bias[2], scratch->d_v, memory_in, weight[2],
                     batch * len_k, d_model, d_model);
 }
-#line 356 "book/attention.nw"
+#line 358 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -254,10 +256,11 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
         rstd[r] = (float)r_factor;
     }
 }
-#line 110 "book/layernorm.nw"
+#line 111 "book/layernorm.nw"
 void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *d_out,
                         const float *in, const float *mean, const float *rstd,
-                        const float *gain, int n, int d, LayerNormFormula formula, float eps)
+                        const float *gain, int n, int d, LayerNormFormula formula,
+                        float eps)
 {
     for (int r = 0; r < n; r++) {
         const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
@@ -272,7 +275,7 @@ void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *
             d_bias[i] += dy[i];
         }
         
-#line 137 "book/layernorm.nw"
+#line 139 "book/layernorm.nw"
 double dr_per_c;
 if (formula == LAYERNORM_STANDARD) {
     dr_per_c = -factor * factor * factor / d;
@@ -280,7 +283,7 @@ if (formula == LAYERNORM_STANDARD) {
     const double s = 1.0 / factor - eps;
     dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
 }
-#line 127 "book/layernorm.nw"
+#line 129 "book/layernorm.nw"
         for (int i = 0; i < d; i++) {
             const double c = x[i] - mu;
             dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
@@ -288,7 +291,7 @@ if (formula == LAYERNORM_STANDARD) {
         }
     }
 }
-#line 195 "book/layernorm.nw"
+#line 197 "book/layernorm.nw"
 void feed_forward_forward(float *out, float *hidden, const float *in,
                           const float *w_1, const float *b_1, const float *w_2,
                           const float *b_2, const float *hidden_keep_scale,
@@ -301,7 +304,7 @@ void feed_forward_forward(float *out, float *hidden, const float *in,
     if (hidden_keep_scale) dropout_apply(hidden, hidden_keep_scale, size);
     linear_forward(out, hidden, w_2, b_2, n, d_ff, d_model);
 }
-#line 231 "book/layernorm.nw"
+#line 233 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2,
                            float *d_b_2, float *d_hidden, const float *d_out,
                            const float *in, const float *hidden, const float *w_1,
@@ -771,7 +774,8 @@ static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, No
         memcpy(d_stream, d_normed, size * sizeof *d_stream);
     }
     memcpy(d_output, d_stream, size * sizeof *d_output);
-    if (model->dropout_on) dropout_apply(d_output, model_activation(model, acts->keep), size);
+    if (model->dropout_on)
+        dropout_apply(d_output, model_activation(model, acts->keep), size);
     return c->norm == NORM_PRE ? d_normed : d_stream;
 }
 
@@ -783,7 +787,8 @@ static void sublayer_backward_end(Model *model, const SublayerActs *acts, NormVi
     layernorm_backward(model_activation(model, model->d_stream),
                        model_gradient(model, norm.gain), model_gradient(model, norm.bias),
                        model_activation(model, model->d_normed), x,
-                       model_activation(model, acts->mean), model_activation(model, acts->rstd),
+                       model_activation(model, acts->mean),
+                       model_activation(model, acts->rstd),
                        model_parameter(model, norm.gain), rows, c->d_model, c->layernorm,
                        c->layernorm_eps);
 }
@@ -793,7 +798,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 980 "book/model.nw"
+#line 982 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -815,7 +820,8 @@ static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
     attention_backward(d_query_in, d_memory_in, d_weight, d_bias, &scratch,
                        model_activation(model, model->d_output),
                        model_activation(model, acts->q), model_activation(model, acts->k),
-                       model_activation(model, acts->v), model_activation(model, acts->probs),
+                       model_activation(model, acts->v),
+                       model_activation(model, acts->probs),
                        model_activation(model, acts->probs_dropped),
                        model_activation(model, acts->context), query_in, memory_in, weight,
                        model->dropout_on ? model_activation(model, acts->probs_keep) : NULL,
@@ -839,7 +845,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model->dropout_on ? model_activation(model, hidden_keep) : NULL,
                           rows, c->d_model, c->d_ff);
 }
-#line 1032 "book/model.nw"
+#line 1035 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -994,42 +1000,44 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1061 "book/model.nw"
+#line 1064 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
     const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
     const int src_rows = batch * src_len, tgt_rows = batch * tgt_len;
     
-#line 1075 "book/model.nw"
+#line 1078 "book/model.nw"
 float *d_logits = model_activation(model, model->d_logits);
 float *d_decoded = model_activation(model, model->d_output);
-log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs), tgt_rows,
-                     c->tgt_vocab);
+log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
+                     tgt_rows, c->tgt_vocab);
 memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
 linear_backward(d_decoded, model_gradient(model, model->generator.weight),
                 model_gradient(model, model->generator.bias), d_logits,
                 model_activation(model, model->decoded),
                 model_parameter(model, model->generator.weight), tgt_rows, c->d_model,
                 c->tgt_vocab);
+const int last_decoder_stream = model->decoder_acts[c->layers - 1].sub[2].stream;
 final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->decoded_rstd,
-                    model_activation(model, model->decoder_acts[c->layers - 1].sub[2].stream),
-                    d_decoded, tgt_rows);
+                    model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
 float *d_memory = model_activation(model, model->d_memory);
 memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1067 "book/model.nw"
+#line 1070 "book/model.nw"
     
-#line 1097 "book/model.nw"
+#line 1100 "book/model.nw"
 const float *memory = model_activation(model, model->memory);
 for (int l = c->layers - 1; l >= 0; l--) {
     const DecoderLayerViews *views = &model->decoder[l];
     const DecoderActs *acts = &model->decoder_acts[l];
-    const float *layer_input = l == 0 ? model_activation(model, model->tgt_input)
-                               : model_activation(model, model->decoder_acts[l - 1].sub[2].stream);
+    const int input_view = l == 0 ? model->tgt_input
+                                  : model->decoder_acts[l - 1].sub[2].stream;
+    const float *layer_input = model_activation(model, input_view);
     const float *x2 = model_activation(model, acts->sub[1].stream);
     float *d_in = sublayer_backward_begin(model, &acts->sub[2], views->norm[2], tgt_rows);
-    feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep, &views->feed_forward,
-                                   d_in, sublayer_f_input(model, &acts->sub[2], x2), tgt_rows);
+    feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep,
+                                   &views->feed_forward, d_in,
+                                   sublayer_f_input(model, &acts->sub[2], x2), tgt_rows);
     sublayer_backward_end(model, &acts->sub[2], views->norm[2], x2, tgt_rows);
     const float *x1 = model_activation(model, acts->sub[0].stream);
     d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], tgt_rows);
@@ -1039,33 +1047,35 @@ for (int l = c->layers - 1; l >= 0; l--) {
     sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, tgt_rows);
     d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], tgt_rows);
     const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
-    attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in, in, in,
-                                batch, tgt_len, tgt_len);
+    attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in,
+                                in, in, batch, tgt_len, tgt_len);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
 }
-#line 1068 "book/model.nw"
+#line 1071 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     
-#line 1123 "book/model.nw"
+#line 1128 "book/model.nw"
+const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
 final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
-                    model_activation(model, model->encoder_acts[c->layers - 1].sub[1].stream),
-                    d_memory, src_rows);
+                    model_activation(model, last_encoder_stream), d_memory, src_rows);
 for (int l = c->layers - 1; l >= 0; l--) {
     const EncoderLayerViews *views = &model->encoder[l];
     const EncoderActs *acts = &model->encoder_acts[l];
-    const float *layer_input = l == 0 ? model_activation(model, model->src_input)
-                               : model_activation(model, model->encoder_acts[l - 1].sub[1].stream);
+    const int input_view = l == 0 ? model->src_input
+                                  : model->encoder_acts[l - 1].sub[1].stream;
+    const float *layer_input = model_activation(model, input_view);
     const float *x1 = model_activation(model, acts->sub[0].stream);
     float *d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], src_rows);
-    feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep, &views->feed_forward,
-                                   d_in, sublayer_f_input(model, &acts->sub[1], x1), src_rows);
+    feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep,
+                                   &views->feed_forward, d_in,
+                                   sublayer_f_input(model, &acts->sub[1], x1), src_rows);
     sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, src_rows);
     d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], src_rows);
     const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
-    attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in, in, in,
-                                batch, src_len, src_len);
+    attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in,
+                                in, in, batch, src_len, src_len);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
 }
-#line 1070 "book/model.nw"
+#line 1073 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }

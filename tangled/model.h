@@ -55,15 +55,15 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features);
-#line 107 "book/attention.nw"
+#line 108 "book/attention.nw"
 /* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
    all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
 void softmax_rows(float *p, const float *s, int rows, int cols);
-#line 141 "book/attention.nw"
+#line 142 "book/attention.nw"
 /* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
-#line 186 "book/attention.nw"
+#line 187 "book/attention.nw"
 /* Multi-head attention. query_in: [B][Tq][d], memory_in: [B][Tk][d] (the same tensor for
    self-attention); keep flag (b,i,j) at keep[b*keep_batch_stride + i*keep_row_stride + j];
    weight[0..3]: [d][d] and bias[0..3]: [d] for query, key, value, output.
@@ -78,7 +78,7 @@ void attention_forward(float *out, float *q, float *k, float *v, float *probs,
                        const float *const weight[4], const float *const bias[4],
                        const float *probs_keep_scale, int batch, int len_q, int len_k,
                        int d_model, int heads);
-#line 269 "book/attention.nw"
+#line 270 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk]. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -95,7 +95,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, float *const d_we
                         const float *memory_in, const float *const weight[4],
                         const float *probs_keep_scale, int batch, int len_q, int len_k,
                         int d_model, int heads);
-#line 349 "book/attention.nw"
+#line 351 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -113,8 +113,9 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
    d_out, in: [n][d]; mean, rstd: [n] as saved by the forward. */
 void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *d_out,
                         const float *in, const float *mean, const float *rstd,
-                        const float *gain, int n, int d, LayerNormFormula formula, float eps);
-#line 184 "book/layernorm.nw"
+                        const float *gain, int n, int d, LayerNormFormula formula,
+                        float eps);
+#line 186 "book/layernorm.nw"
 /* out = relu(in w_1^T + b_1) w_2^T + b_2; in, out: [n][d_model],
    w_1: [d_ff][d_model], b_1: [d_ff], w_2: [d_model][d_ff], b_2: [d_model];
    saved: hidden: [n][d_ff] (after the ReLU and the dropout given by
@@ -123,7 +124,7 @@ void feed_forward_forward(float *out, float *hidden, const float *in,
                           const float *w_1, const float *b_1, const float *w_2,
                           const float *b_2, const float *hidden_keep_scale,
                           int n, int d_model, int d_ff);
-#line 221 "book/layernorm.nw"
+#line 223 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and the parameter
    gradients; d_hidden: scratch [n][d_ff]; hidden, hidden_keep_scale as in the forward. */
 void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2,

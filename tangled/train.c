@@ -35,13 +35,13 @@ double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int 
     }
     return n > 0 ? sum / n : 0.0;
 }
-#line 202 "book/training.nw"
+#line 204 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup)
 {
     const double s = step < 1 ? 1.0 : (double)step;
     return factor * pow(d_model, -0.5) * fmin(pow(s, -0.5), s * pow((double)warmup, -1.5));
 }
-#line 271 "book/training.nw"
+#line 275 "book/training.nw"
 void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double beta2,
                double eps)
 {
@@ -57,7 +57,8 @@ void adam_step(Adam *adam, FlatBuffer *parameters, const FlatBuffer *gradients, 
     /* 1 - beta is taken in double, then rounded, as PyTorch does: 1.0f - 0.98f is not the
        float nearest to 0.02 */
     const float b1 = (float)adam->beta1, b2 = (float)adam->beta2;
-    const float one_minus_b1 = (float)(1.0 - adam->beta1), one_minus_b2 = (float)(1.0 - adam->beta2);
+    const float one_minus_b1 = (float)(1.0 - adam->beta1);
+    const float one_minus_b2 = (float)(1.0 - adam->beta2);
     const double correction1 = 1.0 - pow(adam->beta1, (double)adam->step);
     const double correction2 = 1.0 - pow(adam->beta2, (double)adam->step);
     const float step_size = (float)(lr / correction1);
