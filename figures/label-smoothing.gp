@@ -14,12 +14,14 @@ set xlabel 'word'
 set ylabel 'target'
 set title 'smoothed targets, $\varepsilon = 0.4$'
 plot 'figures/smoothing-distribution.dat' matrix columnheaders rowheaders with image notitle
-unset size
+set size noratio
 set autoscale
 set xrange [1:99]
-set yrange [*:*]
+set logscale y
+set yrange [1e-3:1.5]
+set format y '$10^{%T}$'
 set xlabel '$x$'
-set ylabel 'loss'
+set ylabel 'loss (log scale)'
 set title 'loss, $\varepsilon = 0.1$'
 plot 'figures/smoothing-confidence.dat' using 1:2 with lines lw 2 notitle
 unset multiplot
