@@ -17,7 +17,7 @@ MAKEFLAGS += --no-builtin-rules
 # Chapters in reading order: notangle and noweave both see them in this order.
 CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embeddings.nw \
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
-            book/safetensors.nw book/training.nw book/solutions.nw
+            book/safetensors.nw book/training.nw book/copy.nw book/solutions.nw
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/model.h tangled/model.c \
@@ -47,7 +47,7 @@ PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES))
 
-.PHONY: all deps tangle build figures pdf demo check run-check sanitize run-sanitize clean
+.PHONY: all deps tangle build figures pdf demo copy-full check run-check sanitize run-sanitize clean
 # deps first, on its own: the rest needs pkg-config files and tools that deps installs.
 all: deps
 	$(MAKE) build
@@ -132,9 +132,15 @@ $(PDF): book/book.tex build/woven.tex $(FIGURE_TEX)
 	cp build/pdf/transformer.pdf $@
 
 # ---------------------------------------------------------------- demo
-# Until the copy task exists, the demo shows the model-free figures' data in the terminal.
+# The demo: the figures' data in the terminal, then the copy task with a reduced model
+# (d_model 128, d_ff 512, 8 heads; the course's recipe otherwise), well under a minute.
 demo: transformer
 	./transformer demo
+	./transformer copy --d-model 128 --d-ff 512 --heads 8
+
+# The course's full recipe: d_model 512, d_ff 2048, 8 heads, 20 epochs of 20 batches of 80.
+copy-full: transformer
+	./transformer copy
 
 # ---------------------------------------------------------------- tests
 build/tests/%.o: tests/%.c | build/tangle.stamp

@@ -14,6 +14,9 @@
 #include <time.h>
 #line 523 "book/gradcheck.nw"
 #include "gradcheck.h"
+#line 202 "book/copy.nw"
+#include <unistd.h>
+#include "train.h"
 #line 51 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
 #line 59 "book/program.nw"
@@ -246,6 +249,110 @@ printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n",
 return passed ? 0 : 1;
 #line 547 "book/gradcheck.nw"
 }
+#line 207 "book/copy.nw"
+static int run_copy(int argc, char **argv)
+{
+    Config config = config_default(11, 11, 2);
+    int epochs = 20, batches = 20, batch_size = 80, len = 10;
+    
+#line 237 "book/copy.nw"
+for (int a = 0; a < argc; a++) {
+    const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+    static const struct { const char *flag; long long low, high; } limits[] = {
+        {"--epochs", 1, 10000}, {"--batches", 1, 100000}, {"--batch-size", 1, 4096},
+        {"--layers", 1, 24}, {"--d-model", 2, 4096}, {"--d-ff", 1, 16384}, {"--heads", 1, 64}};
+    int *target[] = {&epochs, &batches, &batch_size, &config.layers, &config.d_model,
+                     &config.d_ff, &config.heads};
+    int f = 0;
+    while (f < 7 && strcmp(flag, limits[f].flag) != 0) f++;
+    if (f == 7) usage_error("copy", "unknown option '%s'", flag);
+    *target[f] = (int)parse_integer("copy", flag, value, limits[f].low, limits[f].high);
+    a++;
+}
+if (config.d_model % config.heads || config.d_model % 2)
+    usage_error("copy", "--d-model must be even and a multiple of --heads");
+#line 212 "book/copy.nw"
+    config.max_len = len;
+    TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
+    Model model;
+    model_init(&model, config);
+    Rng init_rng, data_rng, dropout_rng;
+    rng_seed(&init_rng, 1, 1), rng_seed(&data_rng, 1, 2), rng_seed(&dropout_rng, 1, 3);
+    model_initialize_parameters(&model, &init_rng);
+    model_prepare(&model, batch_size, len, len);
+    Adam adam;
+    adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
+    Batch batch;
+    batch_init(&batch, batch_size, len, len - 1);
+    int *data = xmalloc((size_t)batch_size * len * sizeof *data);
+    float *d_logprobs = xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float));
+    
+#line 255 "book/copy.nw"
+const bool terminal = isatty(STDOUT_FILENO);
+const double start = seconds_now();
+const long total_steps = (long)epochs * batches;
+for (int epoch = 1; epoch <= epochs; epoch++) {
+    double loss_sum = 0.0;
+    for (int s = 0; s < batches; s++) {
+        copy_task_batch(data, batch_size, len, config.src_vocab, &data_rng);
+        batch_fill(&batch, data, data, 0);
+        loss_sum += train_step(&model, &adam, &batch, &settings, d_logprobs, &dropout_rng);
+        
+#line 275 "book/copy.nw"
+if (terminal) {
+    const double elapsed = seconds_now() - start;
+    const long done = (long)(epoch - 1) * batches + s + 1;
+    printf("\repoch %d/%d  step %ld/%ld  loss %.4f  %.0f tokens/s  lr %.2e  ETA %.0f s   ",
+           epoch, epochs, done, total_steps, loss_sum / (s + 1),
+           done * (double)batch_size * (len - 1) / elapsed,
+           learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
+           elapsed / done * (total_steps - done));
+    fflush(stdout);
+}
+#line 265 "book/copy.nw"
+    }
+    if (!terminal)
+        printf("epoch %d  loss %.4f  lr %.2e  %.1f s\n", epoch, loss_sum / batches,
+               learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
+               seconds_now() - start);
+}
+if (terminal) putchar('\n');
+#line 227 "book/copy.nw"
+    
+#line 291 "book/copy.nw"
+double eval_loss = 0.0;
+for (int e = 0; e < 5; e++) {
+    copy_task_batch(data, batch_size, len, config.src_vocab, &data_rng);
+    batch_fill(&batch, data, data, 0);
+    eval_loss += evaluate_batch(&model, &batch, &settings, d_logprobs) / 5;
+}
+int examples = batch_size < 8 ? batch_size : 8, exact = 1;
+copy_task_batch(data, examples, len, config.src_vocab, &data_rng);
+for (int t = 0; t < len; t++) data[t] = t + 1;   /* the course's example: 1 2 ... 10 */
+int *out = xmalloc((size_t)examples * len * sizeof *out);
+uint8_t *keep = xmalloc((size_t)examples * len);
+padding_mask(keep, data, examples, len, 0);
+greedy_decode(&model, out, data, keep, examples, len, len, 1);
+printf("evaluation loss %.4f after %ld steps in %.1f s\n", eval_loss, total_steps,
+       seconds_now() - start);
+for (int b = 0; b < examples; b++) {
+    const bool same = memcmp(out + (size_t)b * len, data + (size_t)b * len,
+                             (size_t)len * sizeof *out) == 0;
+    exact = exact && same;
+    printf("  source ");
+    for (int t = 0; t < len; t++) printf("%2d ", data[b * len + t]);
+    printf(" decoded ");
+    for (int t = 0; t < len; t++) printf("%2d ", out[b * len + t]);
+    printf(" %s\n", same ? "exact" : "DIFFERENT");
+}
+free(out), free(keep);
+#line 228 "book/copy.nw"
+    free(data), free(d_logprobs);
+    batch_free(&batch);
+    adam_free(&adam);
+    model_free(&model);
+    return exact ? 0 : 1;
+}
 
 #line 130 "book/program.nw"
 static const Command commands[] = {
@@ -281,6 +388,14 @@ static const Command commands[] = {
  "linear, softmax, attention, cross-attention, layernorm, layernorm-annotated,\n"
  "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches 1e-2.\n",
  NULL, run_gradcheck},
+#line 320 "book/copy.nw"
+{"copy", "train the copy task and decode examples (Chapter 12)",
+ "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
+ "                        [--d-model N] [--d-ff N] [--heads N]\n\n"
+ "Train a model to copy sequences of 10 symbols (vocabulary 11; the course's recipe by\n"
+ "default: 20 epochs of 20 batches of 80, N = 2, d_model 512, d_ff 2048, 8 heads), then\n"
+ "decode 1..10 and random sequences. Exits with status 1 unless every decoding is exact.\n",
+ NULL, run_copy},
 #line 132 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };

@@ -77,3 +77,96 @@ void adam_free(Adam *adam)
     flat_free(&adam->m);
     flat_free(&adam->v);
 }
+#line 27 "book/copy.nw"
+void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
+{
+    for (int b = 0; b < batch; b++) {
+        data[(size_t)b * len] = 1;
+        for (int t = 1; t < len; t++)
+            data[(size_t)b * len + t] = 1 + (int)(rng_next(rng) % (uint32_t)(vocab - 1));
+    }
+}
+#line 54 "book/copy.nw"
+void batch_init(Batch *batch, int size, int src_len, int tgt_len)
+{
+    batch->batch = size, batch->src_len = src_len, batch->tgt_len = tgt_len;
+    batch->src = xmalloc((size_t)size * src_len * sizeof(int));
+    batch->tgt = xmalloc((size_t)size * tgt_len * sizeof(int));
+    batch->tgt_y = xmalloc((size_t)size * tgt_len * sizeof(int));
+    batch->src_keep = xmalloc((size_t)size * src_len);
+    batch->tgt_keep = xmalloc((size_t)size * tgt_len * tgt_len);
+}
+
+void batch_fill(Batch *batch, const int *src, const int *full, int pad)
+{
+    const int n = batch->batch, s = batch->src_len, t = batch->tgt_len;
+    memcpy(batch->src, src, (size_t)n * s * sizeof(int));
+    for (int b = 0; b < n; b++)
+        for (int i = 0; i < t; i++) {
+            batch->tgt[(size_t)b * t + i] = full[(size_t)b * (t + 1) + i];
+            batch->tgt_y[(size_t)b * t + i] = full[(size_t)b * (t + 1) + i + 1];
+        }
+    padding_mask(batch->src_keep, batch->src, n, s, pad);
+    target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
+}
+
+void batch_free(Batch *batch)
+{
+    free(batch->src), free(batch->tgt), free(batch->tgt_y);
+    free(batch->src_keep), free(batch->tgt_keep);
+}
+#line 111 "book/copy.nw"
+double train_step(Model *model, Adam *adam, const Batch *batch, const TrainSettings *settings,
+                  float *d_logprobs, Rng *dropout_rng)
+{
+    const Config *c = &model->config;
+    model_zero_gradients(model);
+    const float *logprobs = model_forward(model, batch->src, batch->tgt, batch->src_keep,
+                                          batch->tgt_keep, batch->batch, batch->src_len,
+                                          batch->tgt_len, dropout_rng);
+    int tokens;
+    double loss = label_smoothing_loss(d_logprobs, logprobs, batch->tgt_y,
+                                       batch->batch * batch->tgt_len, c->tgt_vocab,
+                                       settings->pad, settings->smoothing, &tokens);
+    model_backward(model, d_logprobs, batch->src, batch->tgt);
+    adam_step(adam, &model->parameters, &model->gradients,
+              learning_rate(adam->step, c->d_model, settings->factor, settings->warmup));
+    return loss;
+}
+
+double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
+                      float *d_logprobs)
+{
+    const float *logprobs = model_forward(model, batch->src, batch->tgt, batch->src_keep,
+                                          batch->tgt_keep, batch->batch, batch->src_len,
+                                          batch->tgt_len, NULL);
+    int tokens;
+    return label_smoothing_loss(d_logprobs, logprobs, batch->tgt_y,
+                                batch->batch * batch->tgt_len, model->config.tgt_vocab,
+                                settings->pad, settings->smoothing, &tokens);
+}
+#line 164 "book/copy.nw"
+void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
+                   int batch, int src_len, int len, int start)
+{
+    const int vocab = model->config.tgt_vocab;
+    int *ys = xmalloc((size_t)batch * len * sizeof *ys);
+    uint8_t *keep = xmalloc((size_t)batch * len * len);
+    for (int b = 0; b < batch; b++) out[(size_t)b * len] = start;
+    for (int i = 1; i < len; i++) {
+        for (int b = 0; b < batch; b++)
+            memcpy(ys + (size_t)b * i, out + (size_t)b * len, (size_t)i * sizeof *ys);
+        subsequent_mask(keep, i);
+        for (int b = 1; b < batch; b++) memcpy(keep + (size_t)b * i * i, keep, (size_t)i * i);
+        const float *logprobs = model_forward(model, src, ys, src_keep, keep, batch, src_len,
+                                              i, NULL);
+        for (int b = 0; b < batch; b++) {
+            const float *last = logprobs + ((size_t)b * i + i - 1) * vocab;
+            int best = 0;
+            for (int w = 1; w < vocab; w++) if (last[w] > last[best]) best = w;
+            out[(size_t)b * len + i] = best;
+        }
+    }
+    free(ys);
+    free(keep);
+}

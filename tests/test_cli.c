@@ -68,8 +68,9 @@ START_TEST(cli_help_and_version)
     ck_assert_str_eq(r->err, "");
     static char help[sizeof r->out];   /* run() reuses its result: keep a copy */
     strcpy(help, r->out);
-    static const char *const commands[] = {"figure-data", "demo", "random", "time-matmul"};
-    for (int c = 0; c < 4; c++) {
+    static const char *const commands[] = {"figure-data", "demo", "random", "time-matmul",
+                                           "gradcheck", "copy"};
+    for (int c = 0; c < 6; c++) {
         ck_assert_msg(strstr(help, commands[c]) != NULL, "%s not in --help", commands[c]);
         char arguments[64];
         snprintf(arguments, sizeof arguments, "%s --help", commands[c]);
@@ -142,6 +143,19 @@ START_TEST(cli_prints_figure_data_and_random_numbers)
 }
 END_TEST
 
+/* Chapter 12: a small copy model learns in seconds; every decoding must be exact. */
+START_TEST(cli_copy_task_learns)
+{
+    Run *r = run("", "copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40");
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->out);
+    int exact = 0;
+    for (const char *p = r->out; (p = strstr(p, " exact\n")) != NULL; p++) exact++;
+    ck_assert_int_eq(exact, 8);
+    ck_assert_ptr_null(strstr(r->out, "DIFFERENT"));
+    ck_assert(strstr(r->out, "decoded  1  2  3  4  5  6  7  8  9 10  exact") != NULL);
+}
+END_TEST
+
 /* Rule 3: a failed write of the results (here a full device) is an error, status 1, with one
    line saying so -- never a silent success. */
 START_TEST(cli_reports_failed_writes)
@@ -174,6 +188,7 @@ Suite *cli_suite(void)
     tcase_add_test(cli, cli_rejects_bad_values);
     tcase_add_test(cli, cli_prints_figure_data_and_random_numbers);
     tcase_add_test(cli, cli_reports_failed_writes);
+    tcase_add_test(cli, cli_copy_task_learns);
     tcase_set_timeout(cli, 60);
     suite_add_tcase(suite, cli);
     return suite;
