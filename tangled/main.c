@@ -14,7 +14,7 @@
 #include <time.h>
 #line 523 "book/gradcheck.nw"
 #include "gradcheck.h"
-#line 202 "book/copy.nw"
+#line 204 "book/copy.nw"
 #include <unistd.h>
 #include "train.h"
 #line 51 "book/program.nw"
@@ -249,18 +249,19 @@ printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n",
 return passed ? 0 : 1;
 #line 547 "book/gradcheck.nw"
 }
-#line 207 "book/copy.nw"
+#line 209 "book/copy.nw"
 static int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int epochs = 20, batches = 20, batch_size = 80, len = 10;
     
-#line 237 "book/copy.nw"
+#line 239 "book/copy.nw"
 for (int a = 0; a < argc; a++) {
     const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
     static const struct { const char *flag; long long low, high; } limits[] = {
         {"--epochs", 1, 10000}, {"--batches", 1, 100000}, {"--batch-size", 1, 4096},
-        {"--layers", 1, 24}, {"--d-model", 2, 4096}, {"--d-ff", 1, 16384}, {"--heads", 1, 64}};
+        {"--layers", 1, 24}, {"--d-model", 2, 4096}, {"--d-ff", 1, 16384},
+        {"--heads", 1, 64}};
     int *target[] = {&epochs, &batches, &batch_size, &config.layers, &config.d_model,
                      &config.d_ff, &config.heads};
     int f = 0;
@@ -271,7 +272,7 @@ for (int a = 0; a < argc; a++) {
 }
 if (config.d_model % config.heads || config.d_model % 2)
     usage_error("copy", "--d-model must be even and a multiple of --heads");
-#line 212 "book/copy.nw"
+#line 214 "book/copy.nw"
     config.max_len = len;
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     Model model;
@@ -287,7 +288,7 @@ if (config.d_model % config.heads || config.d_model % 2)
     int *data = xmalloc((size_t)batch_size * len * sizeof *data);
     float *d_logprobs = xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float));
     
-#line 255 "book/copy.nw"
+#line 258 "book/copy.nw"
 const bool terminal = isatty(STDOUT_FILENO);
 const double start = seconds_now();
 const long total_steps = (long)epochs * batches;
@@ -298,7 +299,7 @@ for (int epoch = 1; epoch <= epochs; epoch++) {
         batch_fill(&batch, data, data, 0);
         loss_sum += train_step(&model, &adam, &batch, &settings, d_logprobs, &dropout_rng);
         
-#line 275 "book/copy.nw"
+#line 279 "book/copy.nw"
 if (terminal) {
     const double elapsed = seconds_now() - start;
     const long done = (long)(epoch - 1) * batches + s + 1;
@@ -309,17 +310,18 @@ if (terminal) {
            elapsed / done * (total_steps - done));
     fflush(stdout);
 }
-#line 265 "book/copy.nw"
+#line 268 "book/copy.nw"
     }
     if (!terminal)
         printf("epoch %d  loss %.4f  lr %.2e  %.1f s\n", epoch, loss_sum / batches,
-               learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
+               learning_rate(adam.step - 1, config.d_model, settings.factor,
+                             settings.warmup),
                seconds_now() - start);
 }
 if (terminal) putchar('\n');
-#line 227 "book/copy.nw"
+#line 229 "book/copy.nw"
     
-#line 291 "book/copy.nw"
+#line 295 "book/copy.nw"
 double eval_loss = 0.0;
 for (int e = 0; e < 5; e++) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &data_rng);
@@ -346,7 +348,7 @@ for (int b = 0; b < examples; b++) {
     printf(" %s\n", same ? "exact" : "DIFFERENT");
 }
 free(out), free(keep);
-#line 228 "book/copy.nw"
+#line 230 "book/copy.nw"
     free(data), free(d_logprobs);
     batch_free(&batch);
     adam_free(&adam);
@@ -388,7 +390,7 @@ static const Command commands[] = {
  "linear, softmax, attention, cross-attention, layernorm, layernorm-annotated,\n"
  "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches 1e-2.\n",
  NULL, run_gradcheck},
-#line 320 "book/copy.nw"
+#line 324 "book/copy.nw"
 {"copy", "train the copy task and decode examples (Chapter 12)",
  "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
  "                        [--d-model N] [--d-ff N] [--heads N]\n\n"

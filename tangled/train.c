@@ -86,7 +86,7 @@ void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
             data[(size_t)b * len + t] = 1 + (int)(rng_next(rng) % (uint32_t)(vocab - 1));
     }
 }
-#line 54 "book/copy.nw"
+#line 55 "book/copy.nw"
 void batch_init(Batch *batch, int size, int src_len, int tgt_len)
 {
     batch->batch = size, batch->src_len = src_len, batch->tgt_len = tgt_len;
@@ -115,9 +115,9 @@ void batch_free(Batch *batch)
     free(batch->src), free(batch->tgt), free(batch->tgt_y);
     free(batch->src_keep), free(batch->tgt_keep);
 }
-#line 111 "book/copy.nw"
-double train_step(Model *model, Adam *adam, const Batch *batch, const TrainSettings *settings,
-                  float *d_logprobs, Rng *dropout_rng)
+#line 112 "book/copy.nw"
+double train_step(Model *model, Adam *adam, const Batch *batch,
+                  const TrainSettings *settings, float *d_logprobs, Rng *dropout_rng)
 {
     const Config *c = &model->config;
     model_zero_gradients(model);
@@ -145,7 +145,7 @@ double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *set
                                 batch->batch * batch->tgt_len, model->config.tgt_vocab,
                                 settings->pad, settings->smoothing, &tokens);
 }
-#line 164 "book/copy.nw"
+#line 165 "book/copy.nw"
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start)
 {
@@ -157,7 +157,8 @@ void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_ke
         for (int b = 0; b < batch; b++)
             memcpy(ys + (size_t)b * i, out + (size_t)b * len, (size_t)i * sizeof *ys);
         subsequent_mask(keep, i);
-        for (int b = 1; b < batch; b++) memcpy(keep + (size_t)b * i * i, keep, (size_t)i * i);
+        for (int b = 1; b < batch; b++)
+            memcpy(keep + (size_t)b * i * i, keep, (size_t)i * i);
         const float *logprobs = model_forward(model, src, ys, src_keep, keep, batch, src_len,
                                               i, NULL);
         for (int b = 0; b < batch; b++) {

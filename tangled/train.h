@@ -34,7 +34,8 @@ void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng);
 #line 41 "book/copy.nw"
 typedef struct {
     int batch, src_len, tgt_len;     /* tgt_len = length of the decoder's input */
-    int *src, *tgt, *tgt_y;          /* [batch][src_len], [batch][tgt_len], [batch][tgt_len] */
+    int *src;                        /* [batch][src_len] */
+    int *tgt, *tgt_y;                /* [batch][tgt_len] each */
     uint8_t *src_keep, *tgt_keep;    /* [batch][src_len], [batch][tgt_len][tgt_len] */
 } Batch;
 
@@ -42,7 +43,7 @@ void batch_init(Batch *batch, int size, int src_len, int tgt_len);
 /* Fill from whole target sequences full: [size][tgt_len + 1] and sources src. */
 void batch_fill(Batch *batch, const int *src, const int *full, int pad);
 void batch_free(Batch *batch);
-#line 94 "book/copy.nw"
+#line 95 "book/copy.nw"
 typedef struct {
     float smoothing;         /* label smoothing epsilon */
     double factor;           /* the schedule's f, times the optimizer's base rate */
@@ -52,12 +53,12 @@ typedef struct {
 
 /* One update on the batch; returns the loss per target token. d_logprobs: scratch
    [batch][tgt_len][tgt_vocab]. */
-double train_step(Model *model, Adam *adam, const Batch *batch, const TrainSettings *settings,
-                  float *d_logprobs, Rng *dropout_rng);
+double train_step(Model *model, Adam *adam, const Batch *batch,
+                  const TrainSettings *settings, float *d_logprobs, Rng *dropout_rng);
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
                       float *d_logprobs);
-#line 157 "book/copy.nw"
+#line 158 "book/copy.nw"
 /* out[b] = greedy decoding of src[b], starting with start: out: [batch][len],
    src: [batch][src_len] with its padding mask src_keep. */
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
