@@ -299,7 +299,7 @@ for (int epoch = 1; epoch <= epochs; epoch++) {
         batch_fill(&batch, data, data, 0);
         loss_sum += train_step(&model, &adam, &batch, &settings, d_logprobs, &dropout_rng);
         
-#line 279 "book/copy.nw"
+#line 281 "book/copy.nw"
 if (terminal) {
     const double elapsed = seconds_now() - start;
     const long done = (long)(epoch - 1) * batches + s + 1;
@@ -312,16 +312,18 @@ if (terminal) {
 }
 #line 268 "book/copy.nw"
     }
-    if (!terminal)
+    if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too */
         printf("epoch %d  loss %.4f  lr %.2e  %.1f s\n", epoch, loss_sum / batches,
                learning_rate(adam.step - 1, config.d_model, settings.factor,
                              settings.warmup),
                seconds_now() - start);
+        fflush(stdout);
+    }
 }
 if (terminal) putchar('\n');
 #line 229 "book/copy.nw"
     
-#line 295 "book/copy.nw"
+#line 297 "book/copy.nw"
 double eval_loss = 0.0;
 for (int e = 0; e < 5; e++) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &data_rng);
@@ -390,7 +392,7 @@ static const Command commands[] = {
  "linear, softmax, attention, cross-attention, layernorm, layernorm-annotated,\n"
  "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches 1e-2.\n",
  NULL, run_gradcheck},
-#line 324 "book/copy.nw"
+#line 326 "book/copy.nw"
 {"copy", "train the copy task and decode examples (Chapter 12)",
  "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
  "                        [--d-model N] [--d-ff N] [--heads N]\n\n"
