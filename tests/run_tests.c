@@ -22,6 +22,30 @@ char *figure_text(const char *name, const int *option)
     return text;
 }
 
+int fixture_metadata_int(const Safetensors *file, const char *key, int fallback)
+{
+    char value[64];
+    return safetensors_metadata(file, key, value, sizeof value) ? atoi(value) : fallback;
+}
+
+Config fixture_config(const Safetensors *file)
+{
+    char value[64];
+    Config config = config_default(fixture_metadata_int(file, "src_vocab", 0),
+                                   fixture_metadata_int(file, "tgt_vocab", 0),
+                                   fixture_metadata_int(file, "layers", 0));
+    config.d_model = fixture_metadata_int(file, "d_model", 0);
+    config.d_ff = fixture_metadata_int(file, "d_ff", 0);
+    config.heads = fixture_metadata_int(file, "heads", 0);
+    config.max_len = 64;
+    ck_assert(safetensors_metadata(file, "norm", value, sizeof value));
+    config.norm = strcmp(value, "pre") == 0 ? NORM_PRE : NORM_POST;
+    ck_assert(safetensors_metadata(file, "layernorm", value, sizeof value));
+    config.layernorm = strcmp(value, "annotated") == 0 ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
+    config.tie_generator = fixture_metadata_int(file, "tied", 0) == 1;
+    return config;
+}
+
 int main(void)
 {
     SRunner *runner = srunner_create(tensor_suite());

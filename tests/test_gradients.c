@@ -45,34 +45,17 @@ START_TEST(gradcheck_detects_a_wrong_gradient)
 }
 END_TEST
 
-static int metadata_int(const Safetensors *file, const char *key, int fallback)
-{
-    char value[64];
-    return safetensors_metadata(file, key, value, sizeof value) ? atoi(value) : fallback;
-}
-
 /* Loss and every parameter's gradient against PyTorch, Equation 10.4. */
 START_TEST(gradients_match_pytorch)
 {
     static const char *const variants[] = {"pre-standard", "pre-annotated", "post-standard",
                                            "post-annotated", "pre-standard-tied"};
-    char path[256], value[64];
+    char path[256];
     snprintf(path, sizeof path, "tests/golden/model-%s.safetensors", variants[_i]);
     Safetensors file;
     const char *error = safetensors_read(&file, path);
     ck_assert_msg(error == NULL, "%s", error);
-    Config config = config_default(metadata_int(&file, "src_vocab", 0),
-                                   metadata_int(&file, "tgt_vocab", 0),
-                                   metadata_int(&file, "layers", 0));
-    config.d_model = metadata_int(&file, "d_model", 0);
-    config.d_ff = metadata_int(&file, "d_ff", 0);
-    config.heads = metadata_int(&file, "heads", 0);
-    config.max_len = 64;
-    ck_assert(safetensors_metadata(&file, "norm", value, sizeof value));
-    config.norm = strcmp(value, "pre") == 0 ? NORM_PRE : NORM_POST;
-    ck_assert(safetensors_metadata(&file, "layernorm", value, sizeof value));
-    config.layernorm = strcmp(value, "annotated") == 0 ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
-    config.tie_generator = metadata_int(&file, "tied", 0) == 1;
+    Config config = fixture_config(&file);
     Model model;
     model_init(&model, config);
     error = safetensors_load(&file, &model.parameters, path);

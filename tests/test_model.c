@@ -174,30 +174,14 @@ END_TEST
 
 /* ---------------------------------------------------------------- the whole model */
 
-static int metadata_int(const Safetensors *file, const char *key)
-{
-    char value[64];
-    ck_assert_msg(safetensors_metadata(file, key, value, sizeof value), "no metadata %s", key);
-    return atoi(value);
-}
-
 /* Load a golden fixture into a model configured from its metadata. */
 static void load_fixture(Model *model, Safetensors *file, const char *variant)
 {
-    char path[256], value[64];
+    char path[256];
     snprintf(path, sizeof path, "tests/golden/model-%s.safetensors", variant);
     const char *error = safetensors_read(file, path);
     ck_assert_msg(error == NULL, "%s", error);
-    Config config = config_default(metadata_int(file, "src_vocab"),
-                                   metadata_int(file, "tgt_vocab"), metadata_int(file, "layers"));
-    config.d_model = metadata_int(file, "d_model");
-    config.d_ff = metadata_int(file, "d_ff");
-    config.heads = metadata_int(file, "heads");
-    config.max_len = 64;
-    ck_assert(safetensors_metadata(file, "norm", value, sizeof value));
-    config.norm = strcmp(value, "pre") == 0 ? NORM_PRE : NORM_POST;
-    ck_assert(safetensors_metadata(file, "layernorm", value, sizeof value));
-    config.layernorm = strcmp(value, "annotated") == 0 ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
+    Config config = fixture_config(file);
     model_init(model, config);
     error = safetensors_load(file, &model->parameters, path);
     ck_assert_msg(error == NULL, "%s", error);
@@ -232,7 +216,7 @@ START_TEST(forward_matches_pytorch)
     const SafetensorsEntry *src = entry(&file, "input.src", DTYPE_I32, 2);
     const SafetensorsEntry *tgt = entry(&file, "input.tgt", DTYPE_I32, 2);
     const int batch = src->shape[0], src_len = src->shape[1], tgt_len = tgt->shape[1];
-    int pad = metadata_int(&file, "pad");
+    int pad = fixture_metadata_int(&file, "pad", -1);
     uint8_t *src_keep = malloc((size_t)batch * src_len);
     uint8_t *tgt_keep = malloc((size_t)batch * tgt_len * tgt_len);
     padding_mask(src_keep, (const int *)src->data, batch, src_len, pad);

@@ -15,4 +15,10 @@ Suite *training_suite(void);
    `transformer figure-data NAME` prints; free() it. */
 char *figure_text(const char *name, const int *option);
 
+/* The model configuration recorded in a golden fixture's metadata (tests/golden/). */
+#include "safetensors.h"
+#include "model.h"
+int fixture_metadata_int(const Safetensors *file, const char *key, int fallback);
+Config fixture_config(const Safetensors *file);
+
 #endif
