@@ -18,8 +18,9 @@ set size noratio
 set autoscale
 set xrange [1:99]
 set logscale y
-set yrange [1e-3:1.5]
+set yrange [1e-9:1.5]
 set format y '$10^{%T}$'
+set ytics 1e-9,1000,1
 set xlabel '$x$'
 set ylabel 'loss (log scale)'
 set title 'loss, $\varepsilon = 0.1$'

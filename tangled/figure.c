@@ -4,7 +4,7 @@
 #include "figure.h"
 #include <stdlib.h>
 #include <string.h>
-#line 167 "book/training.nw"
+#line 171 "book/training.nw"
 #include <math.h>
 #include "train.h"
 #line 252 "book/masks.nw"
@@ -143,7 +143,7 @@ static const char *emit_positional_encoding(FILE *out, const int *option)
     figure_positional_encoding(out, option[0], option[1], option[2], count);
     return NULL;
 }
-#line 115 "book/training.nw"
+#line 119 "book/training.nw"
 static const char *emit_smoothing_distribution(FILE *out, const int *option)
 {
     enum { V = 5, ROWS = 5 };
@@ -160,7 +160,7 @@ static const char *emit_smoothing_distribution(FILE *out, const int *option)
     }
     return NULL;
 }
-#line 140 "book/training.nw"
+#line 144 "book/training.nw"
 static const char *emit_smoothing_confidence(FILE *out, const int *option)
 {
     enum { V = 5 };
@@ -178,7 +178,7 @@ static const char *emit_smoothing_confidence(FILE *out, const int *option)
     }
     return NULL;
 }
-#line 215 "book/training.nw"
+#line 220 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const int *option)
 {
     const int every = option[1];
@@ -203,12 +203,12 @@ const FigureKind figure_kinds[] = {
  {{"--positions", 1, 10000, 100, "positions"},
   {"--d-model", 2, 4096, 20, "d_model, even"},
   {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
-#line 160 "book/training.nw"
+#line 164 "book/training.nw"
 {"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
  {{NULL, 0, 0, 0, NULL}}, emit_smoothing_distribution},
 {"smoothing confidence", "the loss as the model grows confident (Figure 11.1)",
  {{NULL, 0, 0, 0, NULL}}, emit_smoothing_confidence},
-#line 228 "book/training.nw"
+#line 233 "book/training.nw"
 {"lr", "the learning-rate schedule of the course's three settings (Figure 11.2)",
  {{"--steps", 1, 1000000, 20000, "last step"},
   {"--every", 1, 100000, 20, "print every Nth step"}},

@@ -1,10 +1,10 @@
-#line 61 "book/gradcheck.nw"
+#line 62 "book/gradcheck.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "gradcheck.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#line 87 "book/gradcheck.nw"
+#line 88 "book/gradcheck.nw"
 double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng, FILE *out)
 {
     memset(problem->grads->data, 0, problem->grads->total * sizeof(float));
@@ -20,7 +20,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
         scale = fmax(scale, 1e-2);   /* below this, compare in absolute terms */
         for (int s = 0; s < samples; s++) {
             
-#line 122 "book/gradcheck.nw"
+#line 125 "book/gradcheck.nw"
 const size_t j = rng_next(rng) % view->size;
 const float saved = x[j];
 x[j] = saved + h;
@@ -33,7 +33,7 @@ const double forward = (plus - at) / h, backward = (at - minus) / h;
 double miss = fabs(central - g[j]);
 miss = fmin(miss, fmin(fabs(forward - g[j]), fabs(backward - g[j])));   /* at a kink */
 error = fmax(error, miss / scale);
-#line 102 "book/gradcheck.nw"
+#line 103 "book/gradcheck.nw"
         }
         if (out)
             fprintf(out, "  %-44s e = %.2e  (max |grad| %.3g)\n", view->name, error, scale);
@@ -41,7 +41,7 @@ error = fmax(error, miss / scale);
     }
     return worst;
 }
-#line 155 "book/gradcheck.nw"
+#line 158 "book/gradcheck.nw"
 typedef struct {
     const char *layer;
     FlatBuffer vars, grads;
@@ -52,8 +52,9 @@ typedef struct {
     uint8_t keep[64];
 } LayerProblem;
 
-static float *var(LayerProblem *p, int i) { return flat_view(&p->vars, i); }
-static float *grad(LayerProblem *p, int i) { return flat_view(&p->grads, i); }
+/* The problem's variable i, and its gradient. */
+static float *xs(LayerProblem *p, int i) { return flat_view(&p->vars, i); }
+static float *gs(LayerProblem *p, int i) { return flat_view(&p->grads, i); }
 
 static double weighted_sum(const float *w, const float *y, size_t n)
 {
@@ -61,49 +62,49 @@ static double weighted_sum(const float *w, const float *y, size_t n)
     for (size_t i = 0; i < n; i++) sum += (double)w[i] * y[i];
     return sum;
 }
-#line 180 "book/gradcheck.nw"
+#line 184 "book/gradcheck.nw"
 static double layer_run(LayerProblem *p, bool backward)
 {
     const char *name = p->layer;
     
-#line 199 "book/gradcheck.nw"
+#line 203 "book/gradcheck.nw"
 if (strcmp(name, "linear") == 0) {   /* vars: in [n][d], weight [d2][d], bias [d2] */
-    linear_forward(p->out, var(p, 0), var(p, 1), var(p, 2), p->n, p->d, p->d2);
+    linear_forward(p->out, xs(p, 0), xs(p, 1), xs(p, 2), p->n, p->d, p->d2);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d2);
-    linear_backward(grad(p, 0), grad(p, 1), grad(p, 2), p->w, var(p, 0), var(p, 1), p->n,
+    linear_backward(gs(p, 0), gs(p, 1), gs(p, 2), p->w, xs(p, 0), xs(p, 1), p->n,
                     p->d, p->d2);
     return 0;
 }
-#line 184 "book/gradcheck.nw"
+#line 188 "book/gradcheck.nw"
     
-#line 212 "book/gradcheck.nw"
+#line 216 "book/gradcheck.nw"
 if (strcmp(name, "softmax") == 0) {   /* vars: scores [n][d] */
-    memcpy(p->scratch, var(p, 0), (size_t)p->n * p->d * sizeof(float));
+    memcpy(p->scratch, xs(p, 0), (size_t)p->n * p->d * sizeof(float));
     mask_scores(p->scratch, p->keep, (size_t)p->d, p->n, p->d);
     softmax_rows(p->out, p->scratch, p->n, p->d);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
-    softmax_rows_backward(grad(p, 0), p->w, p->out, p->n, p->d);
+    softmax_rows_backward(gs(p, 0), p->w, p->out, p->n, p->d);
     return 0;
 }
-#line 185 "book/gradcheck.nw"
+#line 189 "book/gradcheck.nw"
     
-#line 227 "book/gradcheck.nw"
+#line 231 "book/gradcheck.nw"
 if (strcmp(name, "attention") == 0 || strcmp(name, "cross-attention") == 0) {
     const bool cross = name[0] == 'c';
     const int d = p->d, rows_q = p->n * p->len_q, rows_k = p->n * p->len_k;
     const float *weight[4], *bias[4];
     float *d_weight[4], *d_bias[4];
     for (int i = 0; i < 4; i++) {
-        weight[i] = var(p, 2 + 2 * i), bias[i] = var(p, 3 + 2 * i);
-        d_weight[i] = grad(p, 2 + 2 * i), d_bias[i] = grad(p, 3 + 2 * i);
+        weight[i] = xs(p, 2 + 2 * i), bias[i] = xs(p, 3 + 2 * i);
+        d_weight[i] = gs(p, 2 + 2 * i), d_bias[i] = gs(p, 3 + 2 * i);
     }
     float *q = p->scratch, *k = q + (size_t)rows_q * d, *v = k + (size_t)rows_k * d;
     float *probs = v + (size_t)rows_k * d;
     float *dropped = probs + (size_t)p->n * p->heads * p->len_q * p->len_k;
     float *context = dropped + (size_t)p->n * p->heads * p->len_q * p->len_k;
     float *keep_scale = context + (size_t)rows_q * d;
-    const float *memory = cross ? var(p, 1) : var(p, 0);
-    attention_forward(p->out, q, k, v, probs, dropped, context, var(p, 0), memory, p->keep,
+    const float *memory = cross ? xs(p, 1) : xs(p, 0);
+    attention_forward(p->out, q, k, v, probs, dropped, context, xs(p, 0), memory, p->keep,
                       cross ? (size_t)p->len_k : (size_t)p->len_q * p->len_k,
                       cross ? 0 : (size_t)p->len_k, weight, bias, cross ? keep_scale : NULL,
                       p->n, p->len_q, p->len_k, d, p->heads);
@@ -112,66 +113,66 @@ if (strcmp(name, "attention") == 0 || strcmp(name, "cross-attention") == 0) {
     const AttentionScratch scratch = {s, s + (size_t)rows_q * d, s + 2 * (size_t)rows_q * d,
                                       s + 2 * (size_t)rows_q * d + (size_t)rows_k * d,
                                       s + 2 * (size_t)rows_q * d + 2 * (size_t)rows_k * d};
-    attention_backward(grad(p, 0), cross ? grad(p, 1) : grad(p, 0), d_weight, d_bias,
-                       &scratch, p->w, q, k, v, probs, dropped, context, var(p, 0), memory,
+    attention_backward(gs(p, 0), cross ? gs(p, 1) : gs(p, 0), d_weight, d_bias,
+                       &scratch, p->w, q, k, v, probs, dropped, context, xs(p, 0), memory,
                        weight, cross ? keep_scale : NULL, p->n, p->len_q, p->len_k, d,
                        p->heads);
     return 0;
 }
-#line 186 "book/gradcheck.nw"
+#line 190 "book/gradcheck.nw"
     
-#line 260 "book/gradcheck.nw"
+#line 264 "book/gradcheck.nw"
 if (strncmp(name, "layernorm", 9) == 0) {   /* vars: in [n][d], gain [d], bias [d] */
     LayerNormFormula formula = name[9] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     float *mean = p->scratch, *rstd = mean + p->n;
-    layernorm_forward(p->out, mean, rstd, var(p, 0), var(p, 1), var(p, 2), p->n, p->d,
+    layernorm_forward(p->out, mean, rstd, xs(p, 0), xs(p, 1), xs(p, 2), p->n, p->d,
                       formula, 1e-6f);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
-    layernorm_backward(grad(p, 0), grad(p, 1), grad(p, 2), p->w, var(p, 0), mean, rstd,
-                       var(p, 1), p->n, p->d, formula, 1e-6f);
+    layernorm_backward(gs(p, 0), gs(p, 1), gs(p, 2), p->w, xs(p, 0), mean, rstd,
+                       xs(p, 1), p->n, p->d, formula, 1e-6f);
     return 0;
 }
-#line 187 "book/gradcheck.nw"
+#line 191 "book/gradcheck.nw"
     
-#line 275 "book/gradcheck.nw"
+#line 279 "book/gradcheck.nw"
 if (strcmp(name, "feed-forward") == 0) {   /* vars: in, w_1, b_1, w_2, b_2 */
     float *hidden = p->scratch, *keep_scale = hidden + (size_t)p->n * p->d2;
     float *d_hidden = keep_scale + (size_t)p->n * p->d2;
-    feed_forward_forward(p->out, hidden, var(p, 0), var(p, 1), var(p, 2), var(p, 3),
-                         var(p, 4), keep_scale, p->n, p->d, p->d2);
+    feed_forward_forward(p->out, hidden, xs(p, 0), xs(p, 1), xs(p, 2), xs(p, 3),
+                         xs(p, 4), keep_scale, p->n, p->d, p->d2);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
-    feed_forward_backward(grad(p, 0), grad(p, 1), grad(p, 2), grad(p, 3), grad(p, 4),
-                          d_hidden, p->w, var(p, 0), hidden, var(p, 1), var(p, 3),
+    feed_forward_backward(gs(p, 0), gs(p, 1), gs(p, 2), gs(p, 3), gs(p, 4),
+                          d_hidden, p->w, xs(p, 0), hidden, xs(p, 1), xs(p, 3),
                           keep_scale, p->n, p->d, p->d2);
     return 0;
 }
-#line 188 "book/gradcheck.nw"
+#line 192 "book/gradcheck.nw"
     
-#line 289 "book/gradcheck.nw"
+#line 293 "book/gradcheck.nw"
 if (strcmp(name, "embedding") == 0) {   /* vars: table [d2][d]; tokens repeat */
-    embedding_forward(p->out, p->tokens, var(p, 0), p->n, p->d, p->d2);
+    embedding_forward(p->out, p->tokens, xs(p, 0), p->n, p->d, p->d2);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
-    embedding_backward(grad(p, 0), p->w, p->tokens, p->n, p->d);
+    embedding_backward(gs(p, 0), p->w, p->tokens, p->n, p->d);
     return 0;
 }
-#line 189 "book/gradcheck.nw"
+#line 193 "book/gradcheck.nw"
     
-#line 298 "book/gradcheck.nw"
+#line 302 "book/gradcheck.nw"
 if (strcmp(name, "log-softmax") == 0) {   /* vars: logits [n][d] */
-    memcpy(p->out, var(p, 0), (size_t)p->n * p->d * sizeof(float));
+    memcpy(p->out, xs(p, 0), (size_t)p->n * p->d * sizeof(float));
     log_softmax_rows(p->out, p->n, p->d);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
-    log_softmax_backward(grad(p, 0), p->w, p->out, p->n, p->d);
+    log_softmax_backward(gs(p, 0), p->w, p->out, p->n, p->d);
     return 0;
 }
-#line 190 "book/gradcheck.nw"
+#line 194 "book/gradcheck.nw"
     ENSURE(false, "no layer %s", name);
     return 0.0;
 }
 
 static double layer_loss(void *context) { return layer_run(context, false); }
 static void layer_gradient(void *context) { layer_run(context, true); }
-#line 312 "book/gradcheck.nw"
+#line 317 "book/gradcheck.nw"
 const char *const gradcheck_layer_names[] = {
     "linear", "softmax", "attention", "cross-attention", "layernorm", "layernorm-annotated",
     "feed-forward", "embedding", "log-softmax", NULL};
@@ -188,7 +189,7 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     p->n = 2, p->d = 8, p->d2 = 5, p->heads = 2, p->len_q = 3, p->len_k = 3;
     size_t outputs = (size_t)p->n * p->d;
     
-#line 341 "book/gradcheck.nw"
+#line 346 "book/gradcheck.nw"
 if (strcmp(name, "linear") == 0) {
     add_var(p, "in", p->n, p->d), add_var(p, "weight", p->d2, p->d);
     add_var(p, "bias", 1, p->d2);
@@ -218,13 +219,13 @@ if (strcmp(name, "linear") == 0) {
 } else {   /* softmax, log-softmax */
     add_var(p, "scores", p->n, p->d);
 }
-#line 328 "book/gradcheck.nw"
+#line 333 "book/gradcheck.nw"
     flat_allocate(&p->vars);
     flat_allocate_like(&p->grads, &p->vars);
     for (size_t i = 0; i < p->vars.total; i++)
         p->vars.data[i] = rng_uniform_between(rng, -1, 1);
     
-#line 378 "book/gradcheck.nw"
+#line 383 "book/gradcheck.nw"
 for (int i = 0; i < 64; i++) p->keep[i] = 1;
 if (strcmp(name, "softmax") == 0)
     p->keep[1] = p->keep[10] = p->keep[11] = 0;
@@ -234,14 +235,14 @@ if (strcmp(name, "attention") == 0)
 if (strcmp(name, "cross-attention") == 0) p->keep[3] = 0;   /* sequence 0's last key */
 if (strcmp(name, "embedding") == 0)
     for (int t = 0; t < p->n; t++) p->tokens[t] = (t * 3) % p->d2;   /* 0 3 1 4 2 0 */
-#line 333 "book/gradcheck.nw"
+#line 338 "book/gradcheck.nw"
     p->w = xmalloc(outputs * sizeof *p->w);
     p->out = xmalloc(outputs * sizeof *p->out);
     p->scratch = xmalloc(65536 * sizeof *p->scratch);
     for (size_t i = 0; i < outputs; i++) p->w[i] = rng_uniform_between(rng, -1, 1);
 }
-#line 390 "book/gradcheck.nw"
-double gradcheck_layer(const char *name, int samples, FILE *out)
+#line 395 "book/gradcheck.nw"
+double gradcheck_layer(const char *name, int samples, float h, FILE *out)
 {
     bool known = false;
     for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -255,20 +256,20 @@ double gradcheck_layer(const char *name, int samples, FILE *out)
         dropout_mask(p.scratch + (size_t)p.n * p.d2, (size_t)p.n * p.d2, 0.25f, &rng);
     if (strcmp(name, "cross-attention") == 0) {
         
-#line 414 "book/gradcheck.nw"
+#line 419 "book/gradcheck.nw"
 const size_t rows_q = (size_t)p.n * p.len_q, rows_k = (size_t)p.n * p.len_k;
 const size_t weights = (size_t)p.n * p.heads * p.len_q * p.len_k;
 float *keep_scale = p.scratch + (rows_q + 2 * rows_k) * p.d + 2 * weights + rows_q * p.d;
 dropout_mask(keep_scale, weights, 0.25f, &rng);
-#line 404 "book/gradcheck.nw"
+#line 409 "book/gradcheck.nw"
     }
     GradcheckProblem problem = {&p.vars, &p.grads, layer_loss, layer_gradient, &p};
-    double worst = gradcheck(&problem, samples, 1e-2f, &rng, out);
+    double worst = gradcheck(&problem, samples, h, &rng, out);
     flat_free(&p.vars), flat_free(&p.grads);
     free(p.w), free(p.out), free(p.scratch);
     return worst;
 }
-#line 444 "book/gradcheck.nw"
+#line 449 "book/gradcheck.nw"
 static const float *model_problem_forward(ModelProblem *m)
 {
     Rng rng;
@@ -291,7 +292,7 @@ void model_problem_gradient(void *context)
     model_problem_loss(m);
     model_backward(m->model, m->d_logprobs, m->src, m->tgt);
 }
-#line 480 "book/gradcheck.nw"
+#line 485 "book/gradcheck.nw"
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, bool tied, int samples,
                        float h, FILE *out)
 {

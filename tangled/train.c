@@ -4,22 +4,24 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#line 73 "book/training.nw"
+#line 75 "book/training.nw"
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
                                   int pad, float smoothing)
 {
-    ENSURE(vocab > 2 && smoothing >= 0.0f && smoothing < 1.0f, "smoothing %g over %d words",
-           smoothing, vocab);
-    const float spread = smoothing / (float)(vocab - 2);
+    ENSURE((vocab > 2 || smoothing == 0.0f) && smoothing >= 0.0f && smoothing < 1.0f,
+           "smoothing %g over %d words", smoothing, vocab);
+    ENSURE(pad >= 0 && pad < vocab, "padding token %d of %d", pad, vocab);
+    const float spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
     for (int r = 0; r < rows; r++) {
         float *t = dist + (size_t)r * vocab;
         if (targets[r] == pad) { memset(t, 0, (size_t)vocab * sizeof *t); continue; }
+        ENSURE(targets[r] >= 0 && targets[r] < vocab, "target %d of %d", targets[r], vocab);
         for (int w = 0; w < vocab; w++) t[w] = spread;
         t[pad] = 0.0f;
         t[targets[r]] = 1.0f - smoothing;
     }
 }
-#line 93 "book/training.nw"
+#line 97 "book/training.nw"
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens)
 {
@@ -35,13 +37,13 @@ double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int 
     }
     return n > 0 ? sum / n : 0.0;
 }
-#line 205 "book/training.nw"
+#line 210 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup)
 {
     const double s = step < 1 ? 1.0 : (double)step;
     return factor * pow(d_model, -0.5) * fmin(pow(s, -0.5), s * pow((double)warmup, -1.5));
 }
-#line 276 "book/training.nw"
+#line 282 "book/training.nw"
 void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double beta2,
                double eps)
 {
@@ -68,7 +70,7 @@ void adam_step(Adam *adam, FlatBuffer *parameters, const FlatBuffer *gradients, 
     for (size_t i = 0; i < parameters->total; i++) {
         m[i] = b1 * m[i] + one_minus_b1 * g[i];
         v[i] = b2 * v[i] + one_minus_b2 * g[i] * g[i];
-        theta[i] -= step_size * m[i] / (sqrtf(v[i]) / root2 + eps);
+        theta[i] -= step_size * (m[i] / (sqrtf(v[i]) / root2 + eps));
     }
 }
 
@@ -128,6 +130,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
     double loss = label_smoothing_loss(d_logprobs, logprobs, batch->tgt_y,
                                        batch->batch * batch->tgt_len, c->tgt_vocab,
                                        settings->pad, settings->smoothing, &tokens);
+    if (tokens == 0) return 0.0;   /* nothing to learn from: no step, no momentum */
     model_backward(model, d_logprobs, batch->src, batch->tgt);
     adam_step(adam, &model->parameters, &model->gradients,
               learning_rate(adam->step, c->d_model, settings->factor, settings->warmup));
@@ -145,7 +148,7 @@ double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *set
                                 batch->batch * batch->tgt_len, model->config.tgt_vocab,
                                 settings->pad, settings->smoothing, &tokens);
 }
-#line 165 "book/copy.nw"
+#line 169 "book/copy.nw"
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start)
 {

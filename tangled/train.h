@@ -5,7 +5,7 @@
 #define TRAIN_H
 #include <stdio.h>
 #include "model.h"
-#line 62 "book/training.nw"
+#line 64 "book/training.nw"
 /* dist[r] = the smoothed target distribution of targets[r] (all zero for a padding target);
    dist: [rows][vocab]. */
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
@@ -14,9 +14,9 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
    *tokens); writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab]. */
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens);
-#line 201 "book/training.nw"
+#line 206 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup);
-#line 263 "book/training.nw"
+#line 269 "book/training.nw"
 typedef struct {
     double beta1, beta2, eps;
     long step;                  /* steps taken */
@@ -58,7 +58,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
                       float *d_logprobs);
-#line 158 "book/copy.nw"
+#line 162 "book/copy.nw"
 /* out[b] = greedy decoding of src[b], starting with start: out: [batch][len],
    src: [batch][src_len] with its padding mask src_keep. */
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
