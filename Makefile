@@ -38,7 +38,7 @@ ALL_CFLAGS = $(WARN) -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 TEST_SOURCES := $(wildcard tests/*.c)
-FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate
+FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
@@ -97,6 +97,10 @@ figures/smoothing-confidence.dat: transformer
 	./transformer figure-data smoothing confidence | cpif $@
 figures/learning-rate.dat: transformer
 	./transformer figure-data lr --steps 20000 --every 20 | cpif $@
+# The loss curves come from a real (small, 2 s) training run of the copy task.
+figures/copy-loss.csv: transformer
+	./transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 --log $@.new > /dev/null
+	cpif $@ < $@.new && rm -f $@.new
 
 figures/mask-subsequent.tex: figures/mask-subsequent.gp figures/mask-subsequent.dat figures/style.gp
 figures/mask-batch.tex: figures/mask-batch.gp figures/style.gp \
@@ -106,6 +110,7 @@ figures/positional-encoding.tex: figures/positional-encoding.gp figures/position
 figures/label-smoothing.tex: figures/label-smoothing.gp figures/smoothing-distribution.dat \
                              figures/smoothing-confidence.dat figures/style.gp
 figures/learning-rate.tex: figures/learning-rate.gp figures/learning-rate.dat figures/style.gp
+figures/copy-loss.tex: figures/copy-loss.gp figures/copy-loss.csv figures/style.gp
 figures/%.tex: figures/%.gp
 	gnuplot $<
 	@test -s $@ && test -s figures/$*.pdf
@@ -192,4 +197,4 @@ exercise-masks: $(FIGURE_DATA)
 -include $(wildcard build/*.d build/tests/*.d build/asan/*.d build/asan/tests/*.d)
 
 clean:
-	rm -rf build transformer $(PDF) figures/*.dat figures/*.tex figures/*.pdf
+	rm -rf build transformer $(PDF) figures/*.dat figures/*.csv figures/*.tex figures/*.pdf

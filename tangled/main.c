@@ -257,8 +257,9 @@ static int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int epochs = 20, batches = 20, batch_size = 80, len = 10;
+    const char *log_path = NULL;
     
-#line 243 "book/copy.nw"
+#line 244 "book/copy.nw"
 for (int a = 0; a < argc; a++) {
     const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
     static const struct { const char *flag; long long low, high; } limits[] = {
@@ -267,6 +268,11 @@ for (int a = 0; a < argc; a++) {
         {"--heads", 1, 64}};
     int *target[] = {&epochs, &batches, &batch_size, &config.layers, &config.d_model,
                      &config.d_ff, &config.heads};
+    if (strcmp(flag, "--log") == 0) {
+        if (!value) usage_error("copy", "--log needs a file name");
+        log_path = value, a++;
+        continue;
+    }
     int f = 0;
     while (f < 7 && strcmp(flag, limits[f].flag) != 0) f++;
     if (f == 7) usage_error("copy", "unknown option '%s'", flag);
@@ -275,7 +281,7 @@ for (int a = 0; a < argc; a++) {
 }
 if (config.d_model % config.heads || config.d_model % 2)
     usage_error("copy", "--d-model must be even and a multiple of --heads");
-#line 218 "book/copy.nw"
+#line 219 "book/copy.nw"
     config.max_len = len;
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     Model model;
@@ -291,7 +297,13 @@ if (config.d_model % config.heads || config.d_model % 2)
     int *data = xmalloc((size_t)batch_size * len * sizeof *data);
     float *d_logprobs = xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float));
     
-#line 262 "book/copy.nw"
+#line 268 "book/copy.nw"
+FILE *log = NULL;
+if (log_path) {
+    log = fopen(log_path, "w");
+    if (log == NULL) die("%s: cannot create the log: %s", log_path, strerror(errno));
+    fprintf(log, "epoch,step,train_loss,validation_loss,learning_rate,seconds\n");
+}
 const bool terminal = isatty(STDOUT_FILENO);
 const double start = seconds_now();
 const long total_steps = (long)epochs * batches;
@@ -302,7 +314,7 @@ for (int epoch = 1; epoch <= epochs; epoch++) {
         batch_fill(&batch, data, data, 0);
         loss_sum += train_step(&model, &adam, &batch, &settings, d_logprobs, &dropout_rng);
         
-#line 285 "book/copy.nw"
+#line 319 "book/copy.nw"
 if (terminal) {
     const double elapsed = seconds_now() - start;
     const long done = (long)(epoch - 1) * batches + s + 1;
@@ -313,7 +325,23 @@ if (terminal) {
            elapsed / done * (total_steps - done));
     fflush(stdout);
 }
-#line 272 "book/copy.nw"
+#line 284 "book/copy.nw"
+    }
+    if (log) {
+        
+#line 305 "book/copy.nw"
+Rng validation_rng;
+rng_seed(&validation_rng, (uint64_t)epoch, 4);
+double validation = 0.0;
+for (int v = 0; v < 2; v++) {
+    copy_task_batch(data, batch_size, len, config.src_vocab, &validation_rng);
+    batch_fill(&batch, data, data, 0);
+    validation += evaluate_batch(&model, &batch, &settings, d_logprobs) / 2;
+}
+fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f\n", epoch, adam.step, loss_sum / batches, validation,
+        learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
+        seconds_now() - start);
+#line 287 "book/copy.nw"
     }
     if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too */
         printf("epoch %d  loss %.4f  lr %.2e  %.1f s\n", epoch, loss_sum / batches,
@@ -324,9 +352,10 @@ if (terminal) {
     }
 }
 if (terminal) putchar('\n');
-#line 233 "book/copy.nw"
+if (log && fclose(log) != 0) die("%s: cannot write the log: %s", log_path, strerror(errno));
+#line 234 "book/copy.nw"
     
-#line 301 "book/copy.nw"
+#line 335 "book/copy.nw"
 double eval_loss = 0.0;
 for (int e = 0; e < 5; e++) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &data_rng);
@@ -353,7 +382,7 @@ for (int b = 0; b < examples; b++) {
     printf(" %s\n", same ? "exact" : "DIFFERENT");
 }
 free(out), free(keep);
-#line 234 "book/copy.nw"
+#line 235 "book/copy.nw"
     free(data), free(d_logprobs);
     batch_free(&batch);
     adam_free(&adam);
@@ -396,13 +425,14 @@ static const Command commands[] = {
  "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
  "bound (1e-2 for a layer, 5e-2 for the model).\n",
  NULL, run_gradcheck},
-#line 330 "book/copy.nw"
+#line 364 "book/copy.nw"
 {"copy", "train the copy task and decode examples (Chapter 12)",
  "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
- "                        [--d-model N] [--d-ff N] [--heads N]\n\n"
+ "                        [--d-model N] [--d-ff N] [--heads N] [--log FILE.csv]\n\n"
  "Train a model to copy sequences of 10 symbols (vocabulary 11; the course's recipe by\n"
  "default: 20 epochs of 20 batches of 80, N = 2, d_model 512, d_ff 2048, 8 heads), then\n"
- "decode 1..10 and random sequences. Exits with status 1 unless every decoding is exact.\n",
+ "decode 1..10 and random sequences. Exits with status 1 unless every decoding is exact.\n"
+ "--log writes one CSV row per epoch: training and validation loss, rate, time.\n",
  NULL, run_copy},
 #line 132 "book/program.nw"
 };

@@ -146,13 +146,40 @@ END_TEST
 /* Chapter 12: a small copy model learns in seconds; every decoding must be exact. */
 START_TEST(cli_copy_task_learns)
 {
-    Run *r = run("", "copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40");
+    char log_path[] = "/tmp/transformer-test-log-XXXXXX", command[256];
+    int fd = mkstemp(log_path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    snprintf(command, sizeof command,
+             "copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 --log %s", log_path);
+    Run *r = run("", command);
     ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->out);
     int exact = 0;
     for (const char *p = r->out; (p = strstr(p, " exact\n")) != NULL; p++) exact++;
     ck_assert_int_eq(exact, 8);
     ck_assert_ptr_null(strstr(r->out, "DIFFERENT"));
     ck_assert(strstr(r->out, "decoded  1  2  3  4  5  6  7  8  9 10  exact") != NULL);
+    /* the log: a header and 20 rows; losses fall, validation ends below 0.1 */
+    FILE *log = fopen(log_path, "r");
+    ck_assert_ptr_nonnull(log);
+    char line[256];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, log));
+    ck_assert_str_eq(line, "epoch,step,train_loss,validation_loss,learning_rate,seconds\n");
+    int rows = 0, epoch, step;
+    double train, validation, lr, seconds, first_train = 0, last_validation = 1e9;
+    while (fgets(line, sizeof line, log)) {
+        ck_assert_int_eq(sscanf(line, "%d,%d,%lf,%lf,%lf,%lf", &epoch, &step, &train,
+                                &validation, &lr, &seconds), 6);
+        ck_assert_int_eq(epoch, ++rows);
+        ck_assert_int_eq(step, 20 * rows);
+        if (rows == 1) first_train = train;
+        last_validation = validation;
+    }
+    fclose(log);
+    unlink(log_path);
+    ck_assert_int_eq(rows, 20);
+    ck_assert_double_gt(first_train, 2.0);
+    ck_assert_double_lt(last_validation, 0.1);
 }
 END_TEST
 
