@@ -14,7 +14,7 @@
 #include <time.h>
 #line 528 "book/gradcheck.nw"
 #include "gradcheck.h"
-#line 208 "book/copy.nw"
+#line 250 "book/copy.nw"
 #include <unistd.h>
 #include "train.h"
 #line 51 "book/program.nw"
@@ -252,14 +252,14 @@ printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n",
 return passed ? 0 : 1;
 #line 555 "book/gradcheck.nw"
 }
-#line 213 "book/copy.nw"
+#line 255 "book/copy.nw"
 static int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int epochs = 20, batches = 20, batch_size = 80, len = 10;
     const char *log_path = NULL;
     
-#line 244 "book/copy.nw"
+#line 286 "book/copy.nw"
 for (int a = 0; a < argc; a++) {
     const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
     static const struct { const char *flag; long long low, high; } limits[] = {
@@ -281,7 +281,7 @@ for (int a = 0; a < argc; a++) {
 }
 if (config.d_model % config.heads || config.d_model % 2)
     usage_error("copy", "--d-model must be even and a multiple of --heads");
-#line 219 "book/copy.nw"
+#line 261 "book/copy.nw"
     config.max_len = len;
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     Model model;
@@ -297,7 +297,7 @@ if (config.d_model % config.heads || config.d_model % 2)
     int *data = xmalloc((size_t)batch_size * len * sizeof *data);
     float *d_logprobs = xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float));
     
-#line 268 "book/copy.nw"
+#line 310 "book/copy.nw"
 FILE *log = NULL;
 if (log_path) {
     log = fopen(log_path, "w");
@@ -314,7 +314,7 @@ for (int epoch = 1; epoch <= epochs; epoch++) {
         batch_fill(&batch, data, data, 0);
         loss_sum += train_step(&model, &adam, &batch, &settings, d_logprobs, &dropout_rng);
         
-#line 319 "book/copy.nw"
+#line 361 "book/copy.nw"
 if (terminal) {
     const double elapsed = seconds_now() - start;
     const long done = (long)(epoch - 1) * batches + s + 1;
@@ -325,11 +325,11 @@ if (terminal) {
            elapsed / done * (total_steps - done));
     fflush(stdout);
 }
-#line 284 "book/copy.nw"
+#line 326 "book/copy.nw"
     }
     if (log) {
         
-#line 305 "book/copy.nw"
+#line 347 "book/copy.nw"
 Rng validation_rng;
 rng_seed(&validation_rng, (uint64_t)epoch, 4);
 double validation = 0.0;
@@ -341,7 +341,7 @@ for (int v = 0; v < 2; v++) {
 fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f\n", epoch, adam.step, loss_sum / batches, validation,
         learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
         seconds_now() - start);
-#line 287 "book/copy.nw"
+#line 329 "book/copy.nw"
     }
     if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too */
         printf("epoch %d  loss %.4f  lr %.2e  %.1f s\n", epoch, loss_sum / batches,
@@ -353,9 +353,9 @@ fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f\n", epoch, adam.step, loss_sum / batche
 }
 if (terminal) putchar('\n');
 if (log && fclose(log) != 0) die("%s: cannot write the log: %s", log_path, strerror(errno));
-#line 234 "book/copy.nw"
+#line 276 "book/copy.nw"
     
-#line 335 "book/copy.nw"
+#line 377 "book/copy.nw"
 double eval_loss = 0.0;
 for (int e = 0; e < 5; e++) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &data_rng);
@@ -382,7 +382,7 @@ for (int b = 0; b < examples; b++) {
     printf(" %s\n", same ? "exact" : "DIFFERENT");
 }
 free(out), free(keep);
-#line 235 "book/copy.nw"
+#line 277 "book/copy.nw"
     free(data), free(d_logprobs);
     batch_free(&batch);
     adam_free(&adam);
@@ -425,7 +425,7 @@ static const Command commands[] = {
  "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
  "bound (1e-2 for a layer, 5e-2 for the model).\n",
  NULL, run_gradcheck},
-#line 364 "book/copy.nw"
+#line 406 "book/copy.nw"
 {"copy", "train the copy task and decode examples (Chapter 12)",
  "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
  "                        [--d-model N] [--d-ff N] [--heads N] [--log FILE.csv]\n\n"

@@ -117,24 +117,19 @@ void batch_free(Batch *batch)
     free(batch->src), free(batch->tgt), free(batch->tgt_y);
     free(batch->src_keep), free(batch->tgt_keep);
 }
-#line 112 "book/copy.nw"
+#line 114 "book/copy.nw"
 double train_step(Model *model, Adam *adam, const Batch *batch,
                   const TrainSettings *settings, float *d_logprobs, Rng *dropout_rng)
 {
-    const Config *c = &model->config;
-    model_zero_gradients(model);
-    const float *logprobs = model_forward(model, batch->src, batch->tgt, batch->src_keep,
-                                          batch->tgt_keep, batch->batch, batch->src_len,
-                                          batch->tgt_len, dropout_rng);
-    int tokens;
-    double loss = label_smoothing_loss(d_logprobs, logprobs, batch->tgt_y,
-                                       batch->batch * batch->tgt_len, c->tgt_vocab,
-                                       settings->pad, settings->smoothing, &tokens);
+    int tokens = 0;
+    for (int i = 0; i < batch->batch * batch->tgt_len; i++)
+        tokens += batch->tgt_y[i] != settings->pad;
     if (tokens == 0) return 0.0;   /* nothing to learn from: no step, no momentum */
-    model_backward(model, d_logprobs, batch->src, batch->tgt);
-    adam_step(adam, &model->parameters, &model->gradients,
-              learning_rate(adam->step, c->d_model, settings->factor, settings->warmup));
-    return loss;
+    model_zero_gradients(model);
+    const double loss = train_accumulate(model, batch, settings, d_logprobs, dropout_rng,
+                                         tokens);
+    train_update(model, adam, settings);
+    return loss / tokens;
 }
 
 double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
@@ -148,7 +143,32 @@ double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *set
                                 batch->batch * batch->tgt_len, model->config.tgt_vocab,
                                 settings->pad, settings->smoothing, &tokens);
 }
-#line 169 "book/copy.nw"
+#line 160 "book/copy.nw"
+double train_accumulate(Model *model, const Batch *part, const TrainSettings *settings,
+                        float *d_logprobs, Rng *dropout_rng, double norm)
+{
+    const Config *c = &model->config;
+    const int rows = part->batch * part->tgt_len;
+    const float *logprobs = model_forward(model, part->src, part->tgt, part->src_keep,
+                                          part->tgt_keep, part->batch, part->src_len,
+                                          part->tgt_len, dropout_rng);
+    int tokens;
+    double loss = label_smoothing_loss(d_logprobs, logprobs, part->tgt_y, rows, c->tgt_vocab,
+                                       settings->pad, settings->smoothing, &tokens);
+    if (tokens == 0) return 0.0;
+    const float rescale = (float)(tokens / norm);
+    for (size_t i = 0; i < (size_t)rows * c->tgt_vocab; i++) d_logprobs[i] *= rescale;
+    model_backward(model, d_logprobs, part->src, part->tgt);
+    return loss * tokens;
+}
+
+void train_update(Model *model, Adam *adam, const TrainSettings *settings)
+{
+    adam_step(adam, &model->parameters, &model->gradients,
+              learning_rate(adam->step, model->config.d_model, settings->factor,
+                            settings->warmup));
+}
+#line 211 "book/copy.nw"
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start)
 {

@@ -43,7 +43,7 @@ void batch_init(Batch *batch, int size, int src_len, int tgt_len);
 /* Fill from whole target sequences full: [size][tgt_len + 1] and sources src. */
 void batch_fill(Batch *batch, const int *src, const int *full, int pad);
 void batch_free(Batch *batch);
-#line 95 "book/copy.nw"
+#line 97 "book/copy.nw"
 typedef struct {
     float smoothing;         /* label smoothing epsilon */
     double factor;           /* the schedule's f, times the optimizer's base rate */
@@ -58,7 +58,15 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
                       float *d_logprobs);
-#line 162 "book/copy.nw"
+#line 150 "book/copy.nw"
+/* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
+   returns the part's summed loss (per-token loss times its tokens). Gradients are not
+   zeroed: call model_zero_gradients before the first part. */
+double train_accumulate(Model *model, const Batch *part, const TrainSettings *settings,
+                        float *d_logprobs, Rng *dropout_rng, double norm);
+/* One Adam update with the scheduled rate, from the accumulated gradients. */
+void train_update(Model *model, Adam *adam, const TrainSettings *settings);
+#line 204 "book/copy.nw"
 /* out[b] = greedy decoding of src[b], starting with start: out: [batch][len],
    src: [batch][src_len] with its padding mask src_keep. */
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,

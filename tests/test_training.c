@@ -178,6 +178,55 @@ START_TEST(training_pieces_match_pytorch)
 }
 END_TEST
 
+/* Two halves of a batch, each normalized by the whole batch's tokens and accumulated,
+   give the gradient of the whole batch (dropout off). The bound allows for the different
+   order of float additions: 1e-5 of each tensor's largest gradient, plus 1e-7 for the
+   tensors whose gradient is zero in exact arithmetic (the key projection's bias). */
+START_TEST(accumulation_equals_one_big_batch)
+{
+    enum { B = 8, HALF = B / 2, LEN = 6 };
+    Config config = config_default(11, 11, 1);
+    config.d_model = 16, config.d_ff = 32, config.heads = 2, config.max_len = LEN;
+    Model whole, halves;
+    model_init(&whole, config);
+    model_init(&halves, config);
+    Rng rng;
+    rng_seed(&rng, 9, 1);
+    model_initialize_parameters(&whole, &rng);
+    memcpy(halves.parameters.data, whole.parameters.data, whole.parameters.total * sizeof(float));
+    model_prepare(&whole, B, LEN, LEN - 1);
+    model_prepare(&halves, HALF, LEN, LEN - 1);
+    int data[B * LEN];
+    copy_task_batch(data, B, LEN, 11, &rng);
+    data[5] = data[LEN + 4] = data[LEN + 5] = 0;   /* some padding, so tokens differ */
+    Batch all, part;
+    batch_init(&all, B, LEN, LEN - 1);
+    batch_init(&part, HALF, LEN, LEN - 1);
+    batch_fill(&all, data, data, 0);
+    int tokens = 0;
+    for (int i = 0; i < B * (LEN - 1); i++) tokens += all.tgt_y[i] != 0;
+    TrainSettings settings = {.smoothing = 0.1f, .factor = 1.0, .warmup = 10, .pad = 0};
+    float d_logprobs[B * (LEN - 1) * 11];
+    model_zero_gradients(&whole);
+    train_accumulate(&whole, &all, &settings, d_logprobs, NULL, tokens);
+    model_zero_gradients(&halves);
+    for (int h = 0; h < 2; h++) {
+        batch_fill(&part, data + h * HALF * LEN, data + h * HALF * LEN, 0);
+        train_accumulate(&halves, &part, &settings, d_logprobs, NULL, tokens);
+    }
+    for (int v = 0; v < whole.gradients.count; v++) {
+        const float *a = flat_view(&whole.gradients, v), *b = flat_view(&halves.gradients, v);
+        double scale = 0;
+        for (size_t j = 0; j < whole.gradients.views[v].size; j++) scale = fmax(scale, fabs(a[j]));
+        for (size_t j = 0; j < whole.gradients.views[v].size; j++)
+            ck_assert_msg(fabs(a[j] - b[j]) <= 1e-5 * scale + 1e-7, "%s[%zu]: %g vs %g",
+                          whole.gradients.views[v].name, j, a[j], b[j]);
+    }
+    batch_free(&all), batch_free(&part);
+    model_free(&whole), model_free(&halves);
+}
+END_TEST
+
 Suite *training_suite(void)
 {
     Suite *suite = suite_create("training");
@@ -187,6 +236,7 @@ Suite *training_suite(void)
     tcase_add_test(pieces, learning_rate_schedule_values);
     tcase_add_test(pieces, adam_first_step);
     tcase_add_test(pieces, training_pieces_match_pytorch);
+    tcase_add_test(pieces, accumulation_equals_one_big_batch);
     suite_add_tcase(suite, pieces);
     return suite;
 }
