@@ -314,7 +314,7 @@ for (int epoch = 1; epoch <= epochs; epoch++) {
         batch_fill(&batch, data, data, 0);
         loss_sum += train_step(&model, &adam, &batch, &settings, d_logprobs, &dropout_rng);
         
-#line 361 "book/copy.nw"
+#line 362 "book/copy.nw"
 if (terminal) {
     const double elapsed = seconds_now() - start;
     const long done = (long)(epoch - 1) * batches + s + 1;
@@ -338,7 +338,8 @@ for (int v = 0; v < 2; v++) {
     batch_fill(&batch, data, data, 0);
     validation += evaluate_batch(&model, &batch, &settings, d_logprobs) / 2;
 }
-fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f\n", epoch, adam.step, loss_sum / batches, validation,
+fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f\n", epoch, adam.step, loss_sum / batches,
+        validation,
         learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
         seconds_now() - start);
 #line 329 "book/copy.nw"
@@ -355,7 +356,7 @@ if (terminal) putchar('\n');
 if (log && fclose(log) != 0) die("%s: cannot write the log: %s", log_path, strerror(errno));
 #line 276 "book/copy.nw"
     
-#line 377 "book/copy.nw"
+#line 378 "book/copy.nw"
 double eval_loss = 0.0;
 for (int e = 0; e < 5; e++) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &data_rng);
@@ -425,7 +426,7 @@ static const Command commands[] = {
  "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
  "bound (1e-2 for a layer, 5e-2 for the model).\n",
  NULL, run_gradcheck},
-#line 406 "book/copy.nw"
+#line 407 "book/copy.nw"
 {"copy", "train the copy task and decode examples (Chapter 12)",
  "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
  "                        [--d-model N] [--d-ff N] [--heads N] [--log FILE.csv]\n\n"
