@@ -53,6 +53,8 @@ int main(void)
     srunner_add_suite(runner, model_suite());
     srunner_add_suite(runner, gradients_suite());
     srunner_add_suite(runner, training_suite());
+    srunner_add_suite(runner, checkpoint_suite());
+    srunner_add_suite(runner, decode_suite());
     srunner_add_suite(runner, figure_suite());
     srunner_add_suite(runner, cli_suite());
     srunner_run_all(runner, CK_NORMAL);

@@ -10,6 +10,8 @@ Suite *cli_suite(void);
 Suite *model_suite(void);
 Suite *gradients_suite(void);
 Suite *training_suite(void);
+Suite *checkpoint_suite(void);
+Suite *decode_suite(void);
 
 /* The data of the figure kind NAME drawn with the given option values, as the text that
    `transformer figure-data NAME` prints; free() it. */
