@@ -1,6 +1,234 @@
-#line 19 "book/checkpoint.nw"
+#line 27 "book/checkpoint.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "checkpoint.h"
+#include <cJSON.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#line 84 "book/checkpoint.nw"
+static const char checkpoint_magic[] = "annotated-transformer-c checkpoint";
+enum { CHECKPOINT_VERSION = 1 };
+#line 92 "book/checkpoint.nw"
+enum { METADATA_MAX = 48 };
+typedef struct {
+    int count;
+    char key[METADATA_MAX][32];
+    char value[METADATA_MAX][72];
+} Metadata;
 
+static void metadata_add(Metadata *meta, const char *key, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static void metadata_add(Metadata *meta, const char *key, const char *format, ...)
+{
+    ENSURE(meta->count < METADATA_MAX, "too many metadata entries");
+    snprintf(meta->key[meta->count], sizeof meta->key[0], "%s", key);
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(meta->value[meta->count], sizeof meta->value[0], format, arguments);
+    va_end(arguments);
+    meta->count++;
+}
+#line 117 "book/checkpoint.nw"
+static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
+{
+    metadata_add(meta, "config.src_vocab", "%d", c->src_vocab);
+    metadata_add(meta, "config.tgt_vocab", "%d", c->tgt_vocab);
+    metadata_add(meta, "config.layers", "%d", c->layers);
+    metadata_add(meta, "config.d_model", "%d", c->d_model);
+    metadata_add(meta, "config.d_ff", "%d", c->d_ff);
+    metadata_add(meta, "config.heads", "%d", c->heads);
+    metadata_add(meta, "config.max_len", "%d", c->max_len);
+    metadata_add(meta, "config.dropout", "%.9g", c->dropout);
+    metadata_add(meta, "config.norm", "%s", c->norm == NORM_PRE ? "pre" : "post");
+    metadata_add(meta, "config.layernorm", "%s",
+                 c->layernorm == LAYERNORM_ANNOTATED ? "annotated" : "standard");
+    metadata_add(meta, "config.layernorm_eps", "%.9g", c->layernorm_eps);
+    metadata_add(meta, "config.tie_generator", "%d", c->tie_generator);
+    metadata_add(meta, "adam.beta1", "%.17g", adam->beta1);
+    metadata_add(meta, "adam.beta2", "%.17g", adam->beta2);
+    metadata_add(meta, "adam.eps", "%.17g", adam->eps);
+}
+#line 146 "book/checkpoint.nw"
+static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
+
+static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
+{
+    const unsigned char *b = bytes;
+    for (size_t i = 0; i < n; i++) hash = (hash ^ b[i]) * fnv_prime;
+    return hash;
+}
+
+static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
+{
+    hash = fnv1a(hash, key, strlen(key));
+    hash = fnv1a(hash, "=", 1);
+    hash = fnv1a(hash, value, strlen(value));
+    return fnv1a(hash, "\n", 1);
+}
+#line 185 "book/checkpoint.nw"
+const char *checkpoint_save(const char *path, const Model *model, const Adam *adam,
+                            const TrainingProgress *progress,
+                            const char *const (*recipe)[2], int n_recipe,
+                            Safetensors *scratch)
+{
+    memset(scratch, 0, sizeof *scratch);
+    
+#line 215 "book/checkpoint.nw"
+for (size_t i = 0; i < model->parameters.total; i++)
+    if (!isfinite(model->parameters.data[i])) {
+        snprintf(scratch->error, sizeof scratch->error,
+                 "%s: not saved: the parameters are not finite; the last checkpoint is kept",
+                 path);
+        return scratch->error;
+    }
+#line 192 "book/checkpoint.nw"
+    static Metadata meta;   /* 5 kB: static, and a checkpoint is saved by one thread */
+    meta.count = 0;
+    metadata_add(&meta, "magic", "%s", checkpoint_magic);
+    metadata_add(&meta, "version", "%d", CHECKPOINT_VERSION);
+    describe_model(&meta, &model->config, adam);
+    for (int i = 0; i < n_recipe; i++)
+        metadata_add(&meta, recipe[i][0], "%s", recipe[i][1]);
+    
+#line 225 "book/checkpoint.nw"
+metadata_add(&meta, "progress.step", "%ld", adam->step);
+metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
+metadata_add(&meta, "progress.batch", "%d", progress->batch);
+metadata_add(&meta, "progress.loss_sum", "%a", progress->loss_sum);
+const Rng *streams[2] = {&progress->data_rng, &progress->dropout_rng};
+const char *stream_keys[2][2] = {{"rng.data.state", "rng.data.increment"},
+                                 {"rng.dropout.state", "rng.dropout.increment"}};
+for (int s = 0; s < 2; s++) {
+    metadata_add(&meta, stream_keys[s][0], "%016" PRIx64, streams[s]->state);
+    metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
+}
+#line 200 "book/checkpoint.nw"
+    const SafetensorsPart parts[3] = {
+        {"", &model->parameters}, {"adam.m.", &adam->m}, {"adam.v.", &adam->v}};
+    
+#line 242 "book/checkpoint.nw"
+uint64_t hash = fnv_offset;
+for (int p = 0; p < 3; p++)
+    for (int i = 0; i < parts[p].buffer->count; i++)
+        hash = fnv1a(hash, flat_view(parts[p].buffer, i),
+                     parts[p].buffer->views[i].size * sizeof(float));
+for (int i = 0; i < meta.count; i++) hash = hash_entry(hash, meta.key[i], meta.value[i]);
+metadata_add(&meta, "checksum", "%016" PRIx64, hash);
+#line 203 "book/checkpoint.nw"
+    const char *pairs[METADATA_MAX][2];
+    for (int i = 0; i < meta.count; i++) pairs[i][0] = meta.key[i], pairs[i][1] = meta.value[i];
+    return safetensors_write_parts(path, parts, 3, (const char *const (*)[2])pairs,
+                                   meta.count, scratch);
+}
+#line 262 "book/checkpoint.nw"
+static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
+{
+    int n = snprintf(file->error, sizeof file->error, "%s: ", path);
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(file->error + n, sizeof file->error - (size_t)n, format, arguments);
+    va_end(arguments);
+    return file->error;
+}
+#line 286 "book/checkpoint.nw"
+const char *checkpoint_load(const char *path, Model *model, Adam *adam,
+                            TrainingProgress *progress, const char *const (*recipe)[2],
+                            int n_recipe, Safetensors *file)
+{
+    const char *error = safetensors_read(file, path);
+    if (error) return error;
+    char value[128];
+    
+#line 307 "book/checkpoint.nw"
+if (!safetensors_metadata(file, "magic", value, sizeof value)
+    || strcmp(value, checkpoint_magic) != 0)
+    return refuse(file, path, "not a checkpoint of this program (no magic '%s')",
+                  checkpoint_magic);
+if (!safetensors_metadata(file, "version", value, sizeof value)
+    || strtol(value, NULL, 10) != CHECKPOINT_VERSION)
+    return refuse(file, path, "checkpoint version '%s'; this program reads version %d",
+                  value, CHECKPOINT_VERSION);
+#line 294 "book/checkpoint.nw"
+    
+#line 322 "book/checkpoint.nw"
+uint64_t hash = fnv_offset;
+{
+    const unsigned char *data_start = NULL, *data_end = NULL;
+    for (int i = 0; i < file->count; i++) {
+        const unsigned char *begin = file->entries[i].data;
+        const unsigned char *end = begin + file->entries[i].size * sizeof(float);
+        if (data_start == NULL || begin < data_start) data_start = begin;
+        if (data_end == NULL || end > data_end) data_end = end;
+    }
+    if (data_start) hash = fnv1a(hash, data_start, (size_t)(data_end - data_start));
+    cJSON *meta = cJSON_Parse(file->metadata_json);
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, meta)
+        if (cJSON_IsString(entry) && strcmp(entry->string, "checksum") != 0)
+            hash = hash_entry(hash, entry->string, entry->valuestring);
+    cJSON_Delete(meta);
+}
+char expected[32];
+snprintf(expected, sizeof expected, "%016" PRIx64, hash);
+if (!safetensors_metadata(file, "checksum", value, sizeof value)
+    || strcmp(value, expected) != 0)
+    return refuse(file, path, "checksum mismatch: the file is corrupt");
+#line 295 "book/checkpoint.nw"
+    
+#line 350 "book/checkpoint.nw"
+{
+    static Metadata run;
+    run.count = 0;
+    describe_model(&run, &model->config, adam);
+    for (int i = 0; i < n_recipe; i++) metadata_add(&run, recipe[i][0], "%s", recipe[i][1]);
+    for (int i = 0; i < run.count; i++)
+        if (!safetensors_metadata(file, run.key[i], value, sizeof value)
+            || strcmp(value, run.value[i]) != 0)
+            return refuse(file, path, "%s is %s in the checkpoint but %s in this run",
+                          run.key[i], *value ? value : "missing", run.value[i]);
+}
+#line 296 "book/checkpoint.nw"
+    const char *prefixes[3] = {"", "adam.m.", "adam.v."};
+    const FlatBuffer *buffers[3] = {&model->parameters, &adam->m, &adam->v};
+    for (int p = 0; p < 3; p++)
+        if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
+            return error;
+    
+#line 367 "book/checkpoint.nw"
+long long integers[3];
+const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
+for (int i = 0; i < 3; i++) {
+    char *end;
+    if (!safetensors_metadata(file, integer_keys[i], value, sizeof value)) *value = '\0';
+    integers[i] = strtoll(value, &end, 10);
+    if (*value == '\0' || *end != '\0' || integers[i] < 0 || integers[i] > INT_MAX)
+        return refuse(file, path, "bad or missing '%s'", integer_keys[i]);
+}
+char *end;
+if (!safetensors_metadata(file, "progress.loss_sum", value, sizeof value)) *value = '\0';
+double loss_sum = strtod(value, &end);
+if (*value == '\0' || *end != '\0') return refuse(file, path, "bad 'progress.loss_sum'");
+Rng streams[2];
+const char *stream_keys[4] = {"rng.data.state", "rng.data.increment",
+                              "rng.dropout.state", "rng.dropout.increment"};
+for (int i = 0; i < 4; i++) {
+    if (!safetensors_metadata(file, stream_keys[i], value, sizeof value)) *value = '\0';
+    const uint64_t number = strtoull(value, &end, 16);
+    if (strlen(value) != 16 || *end != '\0')
+        return refuse(file, path, "bad or missing '%s'", stream_keys[i]);
+    if (i % 2 == 0) streams[i / 2].state = number;
+    else streams[i / 2].increment = number;
+}
+adam->step = integers[0];
+progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
+progress->loss_sum = loss_sum;
+progress->data_rng = streams[0], progress->dropout_rng = streams[1];
+#line 302 "book/checkpoint.nw"
+    return NULL;
+}

@@ -156,31 +156,47 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 258 "book/safetensors.nw"
+#line 264 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
+{
+    return safetensors_load_prefixed(file, buffer, "", path);
+}
+
+const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffer,
+                                      const char *prefix, const char *path)
 {
     for (int i = 0; i < buffer->count; i++) {
         const TensorView *view = &buffer->views[i];
-        const SafetensorsEntry *entry = safetensors_find(file, view->name);
-        if (entry == NULL) return fail(file, path, "missing tensor '%s'", view->name);
+        char name[2 * TENSOR_NAME_MAX];
+        snprintf(name, sizeof name, "%s%s", prefix, view->name);
+        const SafetensorsEntry *entry = safetensors_find(file, name);
+        if (entry == NULL) return fail(file, path, "missing tensor '%s'", name);
         bool same = entry->dtype == DTYPE_F32 && entry->ndim == view->ndim;
         for (int d = 0; same && d < view->ndim; d++)
             same = entry->shape[d] == view->shape[d];
         if (!same)
-            return fail(file, path, "tensor '%s' has the wrong dtype or shape", view->name);
+            return fail(file, path, "tensor '%s' has the wrong dtype or shape", name);
         memcpy(flat_view(buffer, i), entry->data, view->size * sizeof(float));
     }
     return NULL;
 }
-#line 302 "book/safetensors.nw"
+#line 328 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
 {
+    const SafetensorsPart part = {"", buffer};
+    return safetensors_write_parts(path, &part, 1, metadata, n_metadata, scratch);
+}
+
+const char *safetensors_write_parts(const char *path, const SafetensorsPart *parts,
+                                    int n_parts, const char *const (*metadata)[2],
+                                    int n_metadata, Safetensors *scratch)
+{
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     
-#line 315 "book/safetensors.nw"
+#line 349 "book/safetensors.nw"
 cJSON *header = cJSON_CreateObject();
 if (n_metadata > 0) {
     cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -188,9 +204,12 @@ if (n_metadata > 0) {
         cJSON_AddStringToObject(meta, metadata[i][0], metadata[i][1]);
 }
 size_t offset = 0;
-for (int i = 0; i < buffer->count; i++) {
-    const TensorView *view = &buffer->views[i];
-    cJSON *entry = cJSON_AddObjectToObject(header, view->name);
+for (int p = 0; p < n_parts; p++)
+for (int i = 0; i < parts[p].buffer->count; i++) {
+    const TensorView *view = &parts[p].buffer->views[i];
+    char name[2 * TENSOR_NAME_MAX];
+    snprintf(name, sizeof name, "%s%s", parts[p].prefix, view->name);
+    cJSON *entry = cJSON_AddObjectToObject(header, name);
     cJSON_AddStringToObject(entry, "dtype", "F32");
     cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
     for (int d = 0; d < view->ndim; d++)
@@ -203,9 +222,9 @@ for (int i = 0; i < buffer->count; i++) {
 char *json = cJSON_PrintUnformatted(header);
 cJSON_Delete(header);
 size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 309 "book/safetensors.nw"
-    
 #line 343 "book/safetensors.nw"
+    
+#line 380 "book/safetensors.nw"
 char temporary[4096];
 if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
     free(json);
@@ -223,9 +242,12 @@ if (fwrite(length_bytes, 1, 8, out) != 8 || fwrite(json, 1, json_length, out) !=
     error = errno;
 for (size_t i = json_length; !error && i < padded; i++)
     if (fputc(' ', out) == EOF) error = errno;
-for (int i = 0; !error && i < buffer->count; i++)
-    if (fwrite(flat_view(buffer, i), sizeof(float), buffer->views[i].size, out)
-        != buffer->views[i].size) error = errno;
+for (int p = 0; p < n_parts; p++)
+for (int i = 0; !error && i < parts[p].buffer->count; i++) {
+    const size_t size = parts[p].buffer->views[i].size;
+    if (fwrite(flat_view(parts[p].buffer, i), sizeof(float), size, out) != size)
+        error = errno;
+}
 free(json);
 if (!error && (fflush(out) != 0 || fsync(fileno(out)) != 0)) error = errno;
 if (fclose(out) != 0 && !error) error = errno;
@@ -234,6 +256,6 @@ if (error) {
     unlink(temporary);
     return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
 }
-#line 310 "book/safetensors.nw"
+#line 344 "book/safetensors.nw"
     return NULL;
 }

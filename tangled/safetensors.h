@@ -31,12 +31,24 @@ const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *na
 bool safetensors_metadata(const Safetensors *file, const char *key, char *value,
                           size_t size);
 void safetensors_free(Safetensors *file);
-#line 253 "book/safetensors.nw"
+#line 256 "book/safetensors.nw"
 /* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
-#line 294 "book/safetensors.nw"
-/* Write every view of BUFFER, and METADATA (n_metadata key/value pairs), to PATH
+/* The same for tensors named PREFIX followed by the view's name. */
+const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffer,
+                                      const char *prefix, const char *path);
+#line 311 "book/safetensors.nw"
+typedef struct {
+    const char *prefix;          /* put before every view's name */
+    const FlatBuffer *buffer;
+} SafetensorsPart;
+
+/* Write every view of every part, and METADATA (n_metadata key/value pairs), to PATH
    atomically; NULL on success, else a one-line message (the error buffer of scratch). */
+const char *safetensors_write_parts(const char *path, const SafetensorsPart *parts,
+                                    int n_parts, const char *const (*metadata)[2],
+                                    int n_metadata, Safetensors *scratch);
+/* The same for one buffer, with no prefix. */
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch);

@@ -71,5 +71,13 @@ void train_update(Model *model, Adam *adam, const TrainSettings *settings);
    src: [batch][src_len] with its padding mask src_keep. */
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start);
+#line 331 "book/copy.nw"
+typedef struct {
+    int epoch;          /* the epoch under way, counted from 1 */
+    int batch;          /* batches of it already trained */
+    double loss_sum;    /* their summed losses per token */
+    Rng data_rng;       /* draws (or shuffles) the training data */
+    Rng dropout_rng;    /* draws the dropout masks */
+} TrainingProgress;
 #line 18 "book/training.nw"
 #endif

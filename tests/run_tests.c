@@ -4,7 +4,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include "figure.h"
+#include <sys/wait.h>
+#include <unistd.h>
 #include "tests.h"
+
+void read_text(const char *path, char *buffer, size_t size)
+{
+    FILE *file = fopen(path, "r");
+    ck_assert_ptr_nonnull(file);
+    size_t length = fread(buffer, 1, size - 1, file);
+    buffer[length] = '\0';
+    fclose(file);
+}
+
+const char *transformer_binary(void)
+{
+    return getenv("TRANSFORMER") ? getenv("TRANSFORMER") : "./transformer";
+}
+
+Run *run(const char *environment, const char *arguments)
+{
+    static Run result;
+    char out_path[] = "/tmp/transformer-test-out-XXXXXX";
+    char err_path[] = "/tmp/transformer-test-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    ck_assert(out_fd >= 0 && err_fd >= 0);
+    close(out_fd);
+    close(err_fd);
+    char command[2048];
+    snprintf(command, sizeof command, "%s %s %s >%s 2>%s </dev/null",
+             environment, transformer_binary(), arguments, out_path, err_path);
+    int status = system(command);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    read_text(out_path, result.out, sizeof result.out);
+    read_text(err_path, result.err, sizeof result.err);
+    unlink(out_path);
+    unlink(err_path);
+    return &result;
+}
 
 char *figure_text(const char *name, const int *option)
 {

@@ -7,44 +7,6 @@
 #include <unistd.h>
 #include "tests.h"
 
-typedef struct {
-    int status;          /* exit status, or -1 when killed by a signal */
-    char out[65536];
-    char err[4096];
-} Run;
-
-static void read_file(const char *path, char *buffer, size_t size)
-{
-    FILE *file = fopen(path, "r");
-    ck_assert_ptr_nonnull(file);
-    size_t length = fread(buffer, 1, size - 1, file);
-    buffer[length] = '\0';
-    fclose(file);
-}
-
-/* Run "ENVIRONMENT $TRANSFORMER ARGUMENTS" through the shell, capturing both streams.
-   The result lives until the next call. */
-static Run *run(const char *environment, const char *arguments)
-{
-    static Run result;
-    const char *binary = getenv("TRANSFORMER") ? getenv("TRANSFORMER") : "./transformer";
-    char out_path[] = "/tmp/transformer-test-out-XXXXXX", err_path[] = "/tmp/transformer-test-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    ck_assert(out_fd >= 0 && err_fd >= 0);
-    close(out_fd);
-    close(err_fd);
-    char command[1024];
-    snprintf(command, sizeof command, "%s %s %s >%s 2>%s </dev/null",
-             environment, binary, arguments, out_path, err_path);
-    int status = system(command);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    read_file(out_path, result.out, sizeof result.out);
-    read_file(err_path, result.err, sizeof result.err);
-    unlink(out_path);
-    unlink(err_path);
-    return &result;
-}
-
 /* A usage error: status 2, nothing on stdout, exactly one line on stderr that starts with
    the program's name and contains the given text. */
 static void assert_usage_error(const char *environment, const char *arguments, const char *says)
@@ -187,7 +149,7 @@ END_TEST
    line saying so -- never a silent success. */
 START_TEST(cli_reports_failed_writes)
 {
-    const char *binary = getenv("TRANSFORMER") ? getenv("TRANSFORMER") : "./transformer";
+    const char *binary = transformer_binary();
     static const char *const commands[] = {"random --count 100000", "figure-data mask batch",
                                            "demo", "--help"};
     for (int c = 0; c < 4; c++) {
@@ -197,7 +159,7 @@ START_TEST(cli_reports_failed_writes)
         close(fd);
         snprintf(command, sizeof command, "%s %s >/dev/full 2>%s", binary, commands[c], err_path);
         int status = system(command);
-        read_file(err_path, err, sizeof err);
+        read_text(err_path, err, sizeof err);
         unlink(err_path);
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "%s: status %d", commands[c], status);
         ck_assert_msg(strstr(err, "transformer: cannot write the results") == err, "%s: %s", commands[c], err);

@@ -17,6 +17,19 @@ Suite *decode_suite(void);
    `transformer figure-data NAME` prints; free() it. */
 char *figure_text(const char *name, const int *option);
 
+/* A run of the transformer binary named by $TRANSFORMER (default ./transformer). */
+typedef struct {
+    int status;          /* exit status, or -1 when killed by a signal */
+    char out[65536];
+    char err[4096];
+} Run;
+const char *transformer_binary(void);
+/* The text of the file at PATH, at most size - 1 bytes, NUL-terminated. */
+void read_text(const char *path, char *buffer, size_t size);
+/* Run "ENVIRONMENT $TRANSFORMER ARGUMENTS" through the shell, capturing both streams.
+   The result lives until the next call. */
+Run *run(const char *environment, const char *arguments);
+
 /* The model configuration recorded in a golden fixture's metadata (tests/golden/). */
 #include "safetensors.h"
 #include "model.h"
