@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
-#line 87 "book/safetensors.nw"
+#line 88 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -33,12 +34,12 @@ static const char *fail(Safetensors *file, const char *path, const char *format,
     va_end(arguments);
     return file->error;
 }
-#line 114 "book/safetensors.nw"
+#line 115 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     
-#line 126 "book/safetensors.nw"
+#line 127 "book/safetensors.nw"
 FILE *in = fopen(path, "rb");
 if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
 size_t length = 0, capacity = 1 << 16;
@@ -56,9 +57,9 @@ for (size_t got; (got = fread(file->bytes + length, 1, capacity - length, in)) >
 bool read_error = ferror(in);
 fclose(in);
 if (read_error) return fail(file, path, "read error");
-#line 118 "book/safetensors.nw"
+#line 119 "book/safetensors.nw"
     
-#line 150 "book/safetensors.nw"
+#line 151 "book/safetensors.nw"
 ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
 if (length < 8)
     return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
@@ -74,9 +75,9 @@ if (header == NULL || !cJSON_IsObject(header)) {
     cJSON_Delete(header);
     return fail(file, path, "the header is not a JSON object");
 }
-#line 119 "book/safetensors.nw"
+#line 120 "book/safetensors.nw"
     
-#line 168 "book/safetensors.nw"
+#line 169 "book/safetensors.nw"
 file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
 for (const cJSON *item = header->child; item; item = item->next) {
     if (strcmp(item->string, "__metadata__") == 0) {
@@ -86,7 +87,7 @@ for (const cJSON *item = header->child; item; item = item->next) {
     SafetensorsEntry *entry = &file->entries[file->count];
     const char *problem = NULL;
     
-#line 187 "book/safetensors.nw"
+#line 188 "book/safetensors.nw"
 const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
 const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
 const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -118,7 +119,7 @@ if (!problem) {
         problem = "data_offsets disagree with the shape";
     if (!problem) entry->data = data + (size_t)begin->valuedouble;
 }
-#line 177 "book/safetensors.nw"
+#line 178 "book/safetensors.nw"
     if (problem) {
         fail(file, path, "tensor '%s': %s", item->string, problem);
         cJSON_Delete(header);
@@ -126,11 +127,11 @@ if (!problem) {
     }
     file->count++;
 }
-#line 120 "book/safetensors.nw"
+#line 121 "book/safetensors.nw"
     cJSON_Delete(header);
     return NULL;
 }
-#line 221 "book/safetensors.nw"
+#line 222 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -156,7 +157,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 264 "book/safetensors.nw"
+#line 265 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -180,7 +181,22 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 328 "book/safetensors.nw"
+#line 314 "book/safetensors.nw"
+static void sync_directory(const char *path)
+{
+    char directory[4096];
+    snprintf(directory, sizeof directory, "%s", path);
+    char *slash = strrchr(directory, '/');
+    if (slash == NULL) strcpy(directory, ".");
+    else if (slash == directory) slash[1] = '\0';   /* a file in / */
+    else *slash = '\0';
+    int fd = open(directory, O_RDONLY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+#line 351 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -196,7 +212,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     
-#line 349 "book/safetensors.nw"
+#line 372 "book/safetensors.nw"
 cJSON *header = cJSON_CreateObject();
 if (n_metadata > 0) {
     cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -222,9 +238,9 @@ for (int i = 0; i < parts[p].buffer->count; i++) {
 char *json = cJSON_PrintUnformatted(header);
 cJSON_Delete(header);
 size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 343 "book/safetensors.nw"
+#line 366 "book/safetensors.nw"
     
-#line 380 "book/safetensors.nw"
+#line 403 "book/safetensors.nw"
 char temporary[4096];
 if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
     free(json);
@@ -256,6 +272,7 @@ if (error) {
     unlink(temporary);
     return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
 }
-#line 344 "book/safetensors.nw"
+sync_directory(path);
+#line 367 "book/safetensors.nw"
     return NULL;
 }
