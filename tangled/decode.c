@@ -1,6 +1,245 @@
-#line 19 "book/decode.nw"
+#line 29 "book/decode.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "decode.h"
 #include <stdlib.h>
 #include <string.h>
+#line 137 "book/decode.nw"
+static float *carve(float **next, size_t floats)
+{
+    float *start = *next;
+    *next += floats;
+    return start;
+}
+#line 149 "book/decode.nw"
+void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
+                        int max_src_len, int max_len)
+{
+    const Config *c = &model->config;
+    ENSURE(max_batch > 0 && max_src_len > 0 && max_len > 0, "cache of %d x %d / %d",
+           max_batch, max_src_len, max_len);
+    if (max_len > c->max_len || max_src_len > c->max_len)
+        die("a cache of %d positions exceeds the model's max_len %d",
+            max_len > max_src_len ? max_len : max_src_len, c->max_len);
+    memset(cache, 0, sizeof *cache);
+    cache->max_batch = max_batch, cache->max_src_len = max_src_len;
+    cache->max_len = max_len;
+    cache->layers = xmalloc((size_t)c->layers * sizeof *cache->layers);
+    
+#line 171 "book/decode.nw"
+const size_t d = (size_t)c->d_model, rows = (size_t)max_batch;
+const size_t self = (size_t)max_len * rows * d, src = rows * max_src_len * d;
+const size_t longest = (size_t)(max_len > max_src_len ? max_len : max_src_len);
+const size_t total = (size_t)c->layers * 2 * (self + src) + longest
+                     + rows * (5 * d + (size_t)c->d_ff + 2 + (size_t)c->tgt_vocab);
+float *next = cache->storage = xmalloc(total * sizeof(float));
+for (int l = 0; l < c->layers; l++) {
+    LayerCache *layer = &cache->layers[l];
+    layer->self_k = carve(&next, self), layer->self_v = carve(&next, self);
+    layer->src_k = carve(&next, src), layer->src_v = carve(&next, src);
+}
+cache->x = carve(&next, rows * d), cache->normed = carve(&next, rows * d);
+cache->f = carve(&next, rows * d), cache->q = carve(&next, rows * d);
+cache->context = carve(&next, rows * d);
+cache->hidden = carve(&next, rows * c->d_ff);
+cache->mean = carve(&next, rows), cache->rstd = carve(&next, rows);
+cache->logprobs = carve(&next, rows * c->tgt_vocab);
+cache->scores = carve(&next, longest);
+ENSURE(next == cache->storage + total, "carved %td of %zu floats", next - cache->storage,
+       total);
+#line 163 "book/decode.nw"
+    cache->tokens = xmalloc((size_t)max_batch * sizeof *cache->tokens);
+    cache->src_keep = xmalloc((size_t)max_batch * max_src_len);
+    cache->one_keep = xmalloc((size_t)max_batch);
+    memset(cache->one_keep, 1, (size_t)max_batch);
+}
+#line 194 "book/decode.nw"
+void decoder_cache_free(KVCache *cache)
+{
+    free(cache->layers);
+    free(cache->storage);
+    free(cache->tokens);
+    free(cache->src_keep);
+    free(cache->one_keep);
+    memset(cache, 0, sizeof *cache);
+}
+#line 224 "book/decode.nw"
+/* out = in W^T + b with the parameters of linear; in: [rows][in_features],
+   out: [rows][out_features]. */
+static void project(const Model *model, LinearViews linear, float *out, const float *in,
+                    int rows, int in_features, int out_features)
+{
+    linear_forward(out, in, model_parameter(model, linear.weight),
+                   model_parameter(model, linear.bias), rows, in_features, out_features);
+}
+#line 235 "book/decode.nw"
+void decoder_cache_start(Model *model, KVCache *cache, const int *src,
+                         const uint8_t *src_keep, int batch, int src_len)
+{
+    const Config *c = &model->config;
+    ENSURE(batch > 0 && batch <= cache->max_batch && src_len > 0
+           && src_len <= cache->max_src_len, "decoding %d x %d in a cache for %d x %d",
+           batch, src_len, cache->max_batch, cache->max_src_len);
+    cache->batch = batch, cache->src_len = src_len, cache->length = 0;
+    memcpy(cache->src_keep, src_keep, (size_t)batch * src_len);
+    
+#line 258 "book/decode.nw"
+memset(cache->tokens, 0, (size_t)batch * sizeof *cache->tokens);
+model_forward(model, src, cache->tokens, src_keep, cache->one_keep, batch, src_len, 1,
+              NULL);
+const float *memory = model_activation(model, model->memory);   /* [B][S][d_model] */
+#line 245 "book/decode.nw"
+    for (int l = 0; l < c->layers; l++) {
+        
+#line 269 "book/decode.nw"
+const AttentionViews *src_attn = &model->decoder[l].src_attn;
+const int rows = batch * src_len, d = c->d_model;
+project(model, src_attn->linears[1], cache->layers[l].src_k, memory, rows, d, d);
+project(model, src_attn->linears[2], cache->layers[l].src_v, memory, rows, d, d);
+#line 247 "book/decode.nw"
+    }
+}
+#line 322 "book/decode.nw"
+/* What F reads: LN(x) into cache->normed (pre-norm) or x itself (post-norm);
+   x: [batch][d]. */
+static const float *step_input(const Model *model, KVCache *cache, NormViews norm)
+{
+    const Config *c = &model->config;
+    if (c->norm == NORM_POST) return cache->x;
+    layernorm_forward(cache->normed, cache->mean, cache->rstd, cache->x,
+                      model_parameter(model, norm.gain),
+                      model_parameter(model, norm.bias), cache->batch, c->d_model,
+                      c->layernorm, c->layernorm_eps);
+    return cache->normed;
+}
 
+/* x = x + F (pre-norm) or LN(x + F) (post-norm), with F in cache->f; both [batch][d]. */
+static void step_residual(const Model *model, KVCache *cache, NormViews norm)
+{
+    const Config *c = &model->config;
+    const size_t size = (size_t)cache->batch * c->d_model;
+    float *x = cache->x, *sum = cache->normed;
+    if (c->norm == NORM_PRE) {
+        for (size_t i = 0; i < size; i++) x[i] += cache->f[i];
+        return;
+    }
+    for (size_t i = 0; i < size; i++) sum[i] = x[i] + cache->f[i];
+    layernorm_forward(x, cache->mean, cache->rstd, sum, model_parameter(model, norm.gain),
+                      model_parameter(model, norm.bias), cache->batch, c->d_model,
+                      c->layernorm, c->layernorm_eps);
+}
+#line 360 "book/decode.nw"
+/* cache->f = multi-head attention of the newest position of each sequence, with queries
+   from in: [batch][d], over n keys and values: key j of sequence b is the row of d floats
+   at k + b * seq_stride + j * key_stride, its value likewise in v; keep: NULL (attend to
+   all n) or the source's mask [batch][n]. */
+static void attend_newest(const Model *model, KVCache *cache, const AttentionViews *views,
+                          const float *in, const float *k, const float *v,
+                          size_t seq_stride, int key_stride, const uint8_t *keep, int n)
+{
+    const Config *c = &model->config;
+    const int d = c->d_model, d_k = d / c->heads;
+    project(model, views->linears[0], cache->q, in, cache->batch, d, d);
+    for (int b = 0; b < cache->batch; b++)
+        for (int a = 0; a < c->heads; a++) {
+            
+#line 384 "book/decode.nw"
+const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
+const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
+float *p = cache->scores;
+matmul(false, true, 1, n, d_k, 1.0f / sqrtf((float)d_k), cache->q + head, d, k + first,
+       key_stride, 0.0f, p, n);
+if (keep) mask_scores(p, keep + (size_t)b * n, 0, 1, n);
+softmax_rows(p, p, 1, n);
+matmul(false, false, 1, d_k, n, 1.0f, p, n, v + first, key_stride, 0.0f,
+       cache->context + head, d);
+#line 374 "book/decode.nw"
+        }
+    project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
+}
+#line 401 "book/decode.nw"
+static void decoder_layer_step(const Model *model, KVCache *cache, int l)
+{
+    const Config *c = &model->config;
+    const DecoderLayerViews *views = &model->decoder[l];
+    const LayerCache *layer = &cache->layers[l];
+    const int batch = cache->batch, t = cache->length, d = c->d_model;
+    const int position = cache->max_batch * d;   /* floats per position of the cache */
+    const float *in = step_input(model, cache, views->norm[0]);
+    
+#line 432 "book/decode.nw"
+const size_t at = (size_t)t * position;
+project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
+project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
+#line 410 "book/decode.nw"
+    attend_newest(model, cache, &views->self_attn, in, layer->self_k, layer->self_v,
+                  (size_t)d, position, NULL, t + 1);
+    step_residual(model, cache, views->norm[0]);
+    in = step_input(model, cache, views->norm[1]);
+    attend_newest(model, cache, &views->src_attn, in, layer->src_k, layer->src_v,
+                  (size_t)cache->src_len * d, d, cache->src_keep, cache->src_len);
+    step_residual(model, cache, views->norm[1]);
+    in = step_input(model, cache, views->norm[2]);
+    const FeedForwardViews *ff = &views->feed_forward;
+    feed_forward_forward(cache->f, cache->hidden, in,
+                         model_parameter(model, ff->w_1.weight),
+                         model_parameter(model, ff->w_1.bias),
+                         model_parameter(model, ff->w_2.weight),
+                         model_parameter(model, ff->w_2.bias), NULL, batch, d, c->d_ff);
+    step_residual(model, cache, views->norm[2]);
+}
+
+#line 293 "book/decode.nw"
+const float *decoder_cache_step(const Model *model, KVCache *cache, const int *tokens)
+{
+    const Config *c = &model->config;
+    const int batch = cache->batch, t = cache->length, d = c->d_model;
+    ENSURE(batch > 0 && t < cache->max_len, "step %d of a cache of %d (batch %d)",
+           t, cache->max_len, batch);
+    
+#line 311 "book/decode.nw"
+const float *table = model_parameter(model, model->tgt_embedding);
+embedding_forward(cache->x, tokens, table, batch, d, c->tgt_vocab);
+positional_encoding_forward(cache->x, model->positional + (size_t)t * d, batch, 1, d);
+#line 300 "book/decode.nw"
+    for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);
+    cache->length = t + 1;
+    
+#line 442 "book/decode.nw"
+const float *decoded = cache->x;
+if (c->norm == NORM_PRE) {
+    layernorm_forward(cache->normed, cache->mean, cache->rstd, cache->x,
+                      model_parameter(model, model->decoder_norm.gain),
+                      model_parameter(model, model->decoder_norm.bias), batch, d,
+                      c->layernorm, c->layernorm_eps);
+    decoded = cache->normed;
+}
+project(model, model->generator, cache->logprobs, decoded, batch, d, c->tgt_vocab);
+log_softmax_rows(cache->logprobs, batch, c->tgt_vocab);
+return cache->logprobs;
+#line 303 "book/decode.nw"
+}
+#line 475 "book/decode.nw"
+void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
+                          const uint8_t *src_keep, int batch, int src_len, int len,
+                          int start)
+{
+    ENSURE(len >= 1 && len - 1 <= cache->max_len, "decoding %d tokens with a cache of %d",
+           len, cache->max_len);
+    for (int b = 0; b < batch; b++) out[(size_t)b * len] = start;
+    if (len == 1) return;   /* nothing to predict: like greedy_decode, no model at all */
+    decoder_cache_start(model, cache, src, src_keep, batch, src_len);
+    for (int i = 1; i < len; i++) {
+        for (int b = 0; b < batch; b++) cache->tokens[b] = out[(size_t)b * len + i - 1];
+        const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
+        
+#line 496 "book/decode.nw"
+const int vocab = model->config.tgt_vocab;
+for (int b = 0; b < batch; b++) {
+    const float *row = logprobs + (size_t)b * vocab;
+    int best = 0;
+    for (int w = 1; w < vocab; w++) if (row[w] > row[best]) best = w;
+    out[(size_t)b * len + i] = best;
+}
+#line 488 "book/decode.nw"
+    }
+}

@@ -1,8 +1,58 @@
-#line 9 "book/decode.nw"
+#line 19 "book/decode.nw"
 /* Decoding with a key-value cache. Generated from the book's chapters by notangle: edit
    the book, not this file. */
 #ifndef DECODE_H
 #define DECODE_H
 #include "train.h"
+#line 94 "book/decode.nw"
+typedef struct {
+    float *self_k, *self_v;    /* [max_len][max_batch][d_model]: position-major */
+    float *src_k, *src_v;      /* [batch][src_len][d_model] of the memory, packed */
+} LayerCache;
+#line 106 "book/decode.nw"
+typedef struct {
+    int max_batch, max_src_len, max_len;   /* what the cache was laid out for */
+    int batch, src_len;                    /* of the decoding under way */
+    int length;                            /* positions cached so far */
+    LayerCache *layers;                    /* [layers] */
+    float *storage;                        /* every float array below, one allocation */
+    float *x;               /* [max_batch][d_model]: the newest position's stream */
+    float *normed;          /* [max_batch][d_model]: LN(x) (pre) or x + F (post) */
+    float *f;               /* [max_batch][d_model]: a sublayer's output F */
+    float *q, *context;     /* [max_batch][d_model]: an attention's queries and context */
+    float *hidden;          /* [max_batch][d_ff] */
+    float *scores;          /* [max(max_len, max_src_len)]: one head's weights */
+    float *mean, *rstd;     /* [max_batch]: a norm's statistics (not needed afterwards) */
+    float *logprobs;        /* [max_batch][tgt_vocab]: of the next token */
+    int *tokens;            /* [max_batch]: the newest position's tokens */
+    uint8_t *src_keep;      /* [max_batch][max_src_len]: a copy of the source's mask */
+    uint8_t *one_keep;      /* [max_batch]: all 1, a one-position target mask */
+} KVCache;
 
+/* Lay out and allocate a cache for model: up to max_batch sequences, sources of up to
+   max_src_len tokens, up to max_len decoded positions (at most the model's max_len). */
+void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
+                        int max_src_len, int max_len);
+void decoder_cache_free(KVCache *cache);
+#line 212 "book/decode.nw"
+/* Begin decoding src: [batch][src_len] with its padding mask src_keep: [batch][src_len]
+   (copied): run the encoder once and project the memory's keys and values for every
+   decoder layer; no position is cached yet. The model must be prepared (model_prepare)
+   for batch sequences of src_len tokens; its activations are overwritten. */
+void decoder_cache_start(Model *model, KVCache *cache, const int *src,
+                         const uint8_t *src_keep, int batch, int src_len);
+#line 284 "book/decode.nw"
+/* Feed tokens: [batch], one per sequence, at the next position t = cache->length; append
+   their keys and values to the cache. Returns the log-probabilities of the token after
+   them, [batch][tgt_vocab] (the cache's scratch, valid until the next step). */
+const float *decoder_cache_step(const Model *model, KVCache *cache, const int *tokens);
+#line 465 "book/decode.nw"
+/* out[b] = greedy decoding of src[b], starting with start, as greedy_decode:
+   out: [batch][len], src: [batch][src_len] with its padding mask src_keep. The cache
+   holds at least len - 1 positions; the model is prepared for batch sequences of
+   src_len tokens. */
+void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
+                          const uint8_t *src_keep, int batch, int src_len, int len,
+                          int start);
+#line 25 "book/decode.nw"
 #endif

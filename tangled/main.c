@@ -22,7 +22,7 @@
 #include <math.h>
 #include <signal.h>
 #include "checkpoint.h"
-#line 527 "book/decode.nw"
+#line 541 "book/decode.nw"
 #include "decode.h"
 #line 51 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
@@ -515,14 +515,14 @@ free(out), free(keep);
     model_free(&model);
     return status;
 }
-#line 531 "book/decode.nw"
+#line 545 "book/decode.nw"
 static int run_time_decode(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int batch = 8, len = 10;
     bool use[2] = {true, true};   /* recompute, cached */
     
-#line 560 "book/decode.nw"
+#line 574 "book/decode.nw"
 for (int a = 0; a < argc; a++) {
     const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
     static const struct { const char *flag; long long low, high; } limits[] = {
@@ -533,7 +533,8 @@ for (int a = 0; a < argc; a++) {
     if (strcmp(flag, "--decoder") == 0) {
         const bool cached = value && strcmp(value, "cached") == 0;
         if (!cached && !(value && strcmp(value, "recompute") == 0))
-            usage_error("time-decode", "--decoder expects 'cached' or 'recompute', got '%s'",
+            usage_error("time-decode",
+                        "--decoder expects 'cached' or 'recompute', got '%s'",
                         value ? value : "nothing");
         use[0] = !cached, use[1] = cached, a++;
         continue;
@@ -547,7 +548,7 @@ for (int a = 0; a < argc; a++) {
 }
 if (config.d_model % config.heads || config.d_model % 2)
     usage_error("time-decode", "--d-model must be even and a multiple of --heads");
-#line 537 "book/decode.nw"
+#line 551 "book/decode.nw"
     config.max_len = len;
     Model model;
     model_init(&model, config);
@@ -557,13 +558,13 @@ if (config.d_model % config.heads || config.d_model % 2)
     model_prepare(&model, batch, len, len);
     KVCache cache;
     decoder_cache_init(&cache, &model, batch, len, len);
-    int *src = xmalloc(3 * (size_t)batch * len * sizeof *src);
-    int *out[2] = {src + (size_t)batch * len, src + 2 * (size_t)batch * len};
-    uint8_t *keep = xmalloc((size_t)batch * len);
+    int *src = xmalloc(3 * (size_t)batch * len * sizeof *src);   /* [batch][len] */
+    int *out[2] = {src + (size_t)batch * len, src + 2 * (size_t)batch * len};   /* same */
+    uint8_t *keep = xmalloc((size_t)batch * len);                  /* [batch][len] */
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     padding_mask(keep, src, batch, len, 0);
     
-#line 591 "book/decode.nw"
+#line 606 "book/decode.nw"
 static const char *const names[2] = {"recompute", "cached"};
 double seconds[2] = {0, 0};
 for (int k = 0; k < 2; k++) {
@@ -586,7 +587,7 @@ if (use[0] && use[1]) {
            same ? "identical" : "DIFFERENT");
     status = same ? 0 : 1;
 }
-#line 552 "book/decode.nw"
+#line 566 "book/decode.nw"
     free(src), free(keep);
     decoder_cache_free(&cache);
     model_free(&model);
@@ -644,7 +645,7 @@ static const Command commands[] = {
  "SIGTERM (exit status 130 or 143). --resume continues the run saved in FILE, bit for bit,\n"
  "and keeps saving there; give it the same sizes (--epochs may grow).\n",
  NULL, run_copy},
-#line 616 "book/decode.nw"
+#line 631 "book/decode.nw"
 {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
  "usage: transformer time-decode [--decoder cached|recompute] [--batch N] [--len N]\n"
  "                               [--layers N] [--d-model N] [--d-ff N] [--heads N]\n\n"
