@@ -92,6 +92,9 @@ int main(void)
     srunner_add_suite(runner, training_suite());
     srunner_add_suite(runner, checkpoint_suite());
     srunner_add_suite(runner, decode_suite());
+    srunner_add_suite(runner, text_suite());
+    srunner_add_suite(runner, beam_suite());
+    srunner_add_suite(runner, bleu_suite());
     srunner_add_suite(runner, figure_suite());
     srunner_add_suite(runner, cli_suite());
     srunner_run_all(runner, CK_NORMAL);
