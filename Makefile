@@ -19,7 +19,7 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
             book/decode.nw book/text.nw book/beam.nw \
-            book/bleu.nw book/solutions.nw
+            book/bleu.nw book/translate.nw book/solutions.nw
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/model.h tangled/model.c \
@@ -27,6 +27,7 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/model.h tangled/model.c \
            tangled/train.h tangled/train.c \
            tangled/checkpoint.h tangled/checkpoint.c tangled/decode.h tangled/decode.c \
            tangled/text.h tangled/text.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \
+           tangled/data.h tangled/data.c \
            tangled/figure.h tangled/figure.c tangled/main.c
 LIB_SOURCES := $(filter-out tangled/main.c,$(filter %.c,$(TANGLED)))
 

@@ -1,0 +1,57 @@
+#line 17 "book/translate.nw"
+/* Sentence pairs as token numbers, and batches of similar lengths. Generated from the
+   book's chapters by notangle: edit the book, not this file. */
+#ifndef DATA_H
+#define DATA_H
+#include "train.h"
+#line 44 "book/translate.nw"
+typedef struct {
+    int count;                       /* sentence pairs */
+    int *src_offset, *tgt_offset;    /* [count + 1]: where each sentence starts */
+    int *src_ids, *tgt_ids;          /* all sentences, one after the other */
+} Corpus;
+
+/* Sentence i of a side: its first token number, and its length in tokens. */
+static inline const int *corpus_src(const Corpus *c, int i)
+{
+    return c->src_ids + c->src_offset[i];
+}
+static inline const int *corpus_tgt(const Corpus *c, int i)
+{
+    return c->tgt_ids + c->tgt_offset[i];
+}
+static inline int corpus_src_len(const Corpus *c, int i)
+{
+    return c->src_offset[i + 1] - c->src_offset[i];
+}
+static inline int corpus_tgt_len(const Corpus *c, int i)
+{
+    return c->tgt_offset[i + 1] - c->tgt_offset[i];
+}
+void corpus_free(Corpus *corpus);
+#line 101 "book/translate.nw"
+typedef struct {
+    int first, count;   /* pairs order[first .. first + count - 1] */
+    int src_len, tgt_len;   /* the longest source and target in the batch */
+} BatchSpan;
+
+typedef struct {
+    int *order;         /* [corpus count]: pair numbers sorted by length */
+    BatchSpan *spans;   /* [count] */
+    int count;
+    int max_pairs, max_src_len, max_tgt_len;   /* the largest of all batches */
+} BatchPlan;
+
+/* Cut the corpus, sorted by length, into batches of at most token_budget padded tokens
+   (a pair longer than the budget gets a batch of its own). */
+void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget);
+void batch_plan_free(BatchPlan *plan);
+#line 176 "book/translate.nw"
+/* Fill batch (allocated for at least span's sizes) with the pairs of span, padded with pad. */
+void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
+                     const BatchSpan *span, int pad);
+#line 210 "book/translate.nw"
+/* order[i] = the i-th batch to visit in epoch epoch (from 1): a permutation of 0..count-1. */
+void batch_order(int *order, int count, uint64_t seed, int epoch);
+#line 23 "book/translate.nw"
+#endif
