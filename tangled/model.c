@@ -518,7 +518,7 @@ size_t model_parameter_count(const Model *model)
         count += model->parameters.views[i].size;
     return count;
 }
-#line 432 "book/model.nw"
+#line 438 "book/model.nw"
 static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
                    int cols)
 {
@@ -528,18 +528,19 @@ static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t r
     return flat_add(a, name, 2, (int[]){(int)rows, cols});
 }
 
-static AttentionActs add_attention_acts(FlatBuffer *a, const char *prefix, int batch,
-                                        int len_q, int len_k, int d, int heads)
+/* rows_q, rows_k: query and key positions of the whole batch; len_k: the longest key
+   sequence. A batch's weights [B][h][T_q][T_k] then fit in h * rows_q * len_k floats. */
+static AttentionActs add_attention_acts(FlatBuffer *a, const char *prefix, size_t rows_q,
+                                        size_t rows_k, int len_k, int d, int heads)
 {
     AttentionActs acts;
-    acts.q = add_act(a, prefix, "q", (size_t)batch * len_q, d);
-    acts.k = add_act(a, prefix, "k", (size_t)batch * len_k, d);
-    acts.v = add_act(a, prefix, "v", (size_t)batch * len_k, d);
-    acts.probs = add_act(a, prefix, "probs", (size_t)batch * heads * len_q, len_k);
-    acts.probs_keep = add_act(a, prefix, "probs_keep", (size_t)batch * heads * len_q, len_k);
-    acts.probs_dropped = add_act(a, prefix, "probs_dropped", (size_t)batch * heads * len_q,
-                                 len_k);
-    acts.context = add_act(a, prefix, "context", (size_t)batch * len_q, d);
+    acts.q = add_act(a, prefix, "q", rows_q, d);
+    acts.k = add_act(a, prefix, "k", rows_k, d);
+    acts.v = add_act(a, prefix, "v", rows_k, d);
+    acts.probs = add_act(a, prefix, "probs", (size_t)heads * rows_q, len_k);
+    acts.probs_keep = add_act(a, prefix, "probs_keep", (size_t)heads * rows_q, len_k);
+    acts.probs_dropped = add_act(a, prefix, "probs_dropped", (size_t)heads * rows_q, len_k);
+    acts.context = add_act(a, prefix, "context", rows_q, d);
     return acts;
 }
 
@@ -554,8 +555,15 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     acts.stream = add_act(a, prefix, "stream", rows, d);
     return acts;
 }
-#line 470 "book/model.nw"
+#line 477 "book/model.nw"
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
+{
+    model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
+                         max_batch * max_src_len, max_batch * max_tgt_len);
+}
+
+void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
+                          int max_src_tokens, int max_tgt_tokens)
 {
     const Config *c = &model->config;
     if (max_src_len > c->max_len || max_tgt_len > c->max_len)
@@ -565,23 +573,23 @@ void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len
     free(model->encoder_acts);
     free(model->decoder_acts);
     FlatBuffer *a = &model->activations;
-    const size_t src_rows = (size_t)max_batch * max_src_len;
-    const size_t tgt_rows = (size_t)max_batch * max_tgt_len;
+    const size_t src_rows = (size_t)max_src_tokens, tgt_rows = (size_t)max_tgt_tokens;
     const int d = c->d_model;
     char prefix[TENSOR_NAME_MAX];
     model->max_batch = max_batch;
     model->max_src_len = max_src_len;
     model->max_tgt_len = max_tgt_len;
+    model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
     
-#line 496 "book/model.nw"
+#line 510 "book/model.nw"
 model->src_input = add_act(a, "src_embed", "output", src_rows, d);
 model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
 model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
 for (int l = 0; l < c->layers; l++) {
     EncoderActs *acts = &model->encoder_acts[l];
     format_name(prefix, "encoder.layers.%d.self_attn", l);
-    acts->self_attn = add_attention_acts(a, prefix, max_batch, max_src_len, max_src_len,
-                                         d, c->heads);
+    acts->self_attn = add_attention_acts(a, prefix, src_rows, src_rows, max_src_len, d,
+                                         c->heads);
     for (int s = 0; s < 2; s++) {
         format_name(prefix, "encoder.layers.%d.sublayer.%d", l, s);
         acts->sub[s] = add_sublayer_acts(a, prefix, src_rows, d);
@@ -593,20 +601,20 @@ for (int l = 0; l < c->layers; l++) {
 model->memory = add_act(a, "encoder", "output", src_rows, d);
 model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
 model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
-#line 488 "book/model.nw"
+#line 502 "book/model.nw"
     
-#line 518 "book/model.nw"
+#line 532 "book/model.nw"
 model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
 model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
 model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
 for (int l = 0; l < c->layers; l++) {
     DecoderActs *acts = &model->decoder_acts[l];
     format_name(prefix, "decoder.layers.%d.self_attn", l);
-    acts->self_attn = add_attention_acts(a, prefix, max_batch, max_tgt_len, max_tgt_len,
-                                         d, c->heads);
+    acts->self_attn = add_attention_acts(a, prefix, tgt_rows, tgt_rows, max_tgt_len, d,
+                                         c->heads);
     format_name(prefix, "decoder.layers.%d.src_attn", l);
-    acts->src_attn = add_attention_acts(a, prefix, max_batch, max_tgt_len, max_src_len,
-                                        d, c->heads);
+    acts->src_attn = add_attention_acts(a, prefix, tgt_rows, src_rows, max_src_len, d,
+                                        c->heads);
     for (int s = 0; s < 3; s++) {
         format_name(prefix, "decoder.layers.%d.sublayer.%d", l, s);
         acts->sub[s] = add_sublayer_acts(a, prefix, tgt_rows, d);
@@ -618,10 +626,10 @@ for (int l = 0; l < c->layers; l++) {
 model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
 model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
 model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 489 "book/model.nw"
+#line 503 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     
-#line 845 "book/model.nw"
+#line 860 "book/model.nw"
 const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
 const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
 model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -635,15 +643,15 @@ model->d_q = add_act(a, "grad", "q", rows, d);
 model->d_k = add_act(a, "grad", "k", rows, d);
 model->d_v = add_act(a, "grad", "v", rows, d);
 model->d_p = add_act(a, "grad", "p", (size_t)longest, longest);
-#line 491 "book/model.nw"
+#line 505 "book/model.nw"
     flat_allocate(a);
 }
-#line 543 "book/model.nw"
+#line 557 "book/model.nw"
 float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
-#line 595 "book/model.nw"
+#line 610 "book/model.nw"
 static const float *sublayer_input(Model *model, const SublayerActs *acts, NormViews norm,
                                    const float *x, int rows)
 {
@@ -679,7 +687,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
                           c->layernorm_eps);
     return stream;
 }
-#line 636 "book/model.nw"
+#line 651 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -725,7 +733,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
                          model_parameter(model, views->w_2.bias), keep, rows, c->d_model,
                          c->d_ff);
 }
-#line 687 "book/model.nw"
+#line 702 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -753,7 +761,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
                       rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 932 "book/model.nw"
+#line 947 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -798,7 +806,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 982 "book/model.nw"
+#line 997 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -845,7 +853,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model->dropout_on ? model_activation(model, hidden_keep) : NULL,
                           rows, c->d_model, c->d_ff);
 }
-#line 1035 "book/model.nw"
+#line 1050 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -872,7 +880,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
         dropout_apply(d_stream, model_activation(model, keep), (size_t)rows * d);
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
-#line 720 "book/model.nw"
+#line 735 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -896,7 +904,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
     return final_norm(model, model->encoder_norm, model->memory, model->memory_mean,
                       model->memory_rstd, x, rows);
 }
-#line 750 "book/model.nw"
+#line 765 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -928,21 +936,22 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 572 "book/model.nw"
+#line 586 "book/model.nw"
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng)
 {
     ENSURE(batch <= model->max_batch && src_len <= model->max_src_len
-           && tgt_len <= model->max_tgt_len, "batch %d x %d / %d exceeds the prepared size",
-           batch, src_len, tgt_len);
+           && tgt_len <= model->max_tgt_len && batch * src_len <= model->max_src_tokens
+           && batch * tgt_len <= model->max_tgt_tokens,
+           "batch %d x %d / %d exceeds the prepared size", batch, src_len, tgt_len);
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = rng != NULL;
     const float *memory = encode(model, src, src_keep, batch, src_len, rng);
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     
-#line 816 "book/model.nw"
+#line 831 "book/model.nw"
 const Config *c = &model->config;
 float *logprobs = model_activation(model, model->logprobs);
 linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -950,9 +959,9 @@ linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight
                c->tgt_vocab);
 log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
 return logprobs;
-#line 585 "book/model.nw"
+#line 600 "book/model.nw"
 }
-#line 801 "book/model.nw"
+#line 816 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     for (int r = 0; r < rows; r++) {
@@ -965,7 +974,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 881 "book/model.nw"
+#line 896 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -979,7 +988,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 900 "book/model.nw"
+#line 915 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     for (int r = 0; r < rows; r++) {
@@ -1000,14 +1009,14 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1064 "book/model.nw"
+#line 1079 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
     const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
     const int src_rows = batch * src_len, tgt_rows = batch * tgt_len;
     
-#line 1078 "book/model.nw"
+#line 1093 "book/model.nw"
 float *d_logits = model_activation(model, model->d_logits);
 float *d_decoded = model_activation(model, model->d_output);
 log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
@@ -1023,9 +1032,9 @@ final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->deco
                     model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
 float *d_memory = model_activation(model, model->d_memory);
 memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1070 "book/model.nw"
+#line 1085 "book/model.nw"
     
-#line 1100 "book/model.nw"
+#line 1115 "book/model.nw"
 const float *memory = model_activation(model, model->memory);
 for (int l = c->layers - 1; l >= 0; l--) {
     const DecoderLayerViews *views = &model->decoder[l];
@@ -1051,10 +1060,10 @@ for (int l = c->layers - 1; l >= 0; l--) {
                                 in, in, batch, tgt_len, tgt_len);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
 }
-#line 1071 "book/model.nw"
+#line 1086 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     
-#line 1128 "book/model.nw"
+#line 1143 "book/model.nw"
 const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
 final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                     model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -1076,6 +1085,6 @@ for (int l = c->layers - 1; l >= 0; l--) {
                                 in, in, batch, src_len, src_len);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
 }
-#line 1073 "book/model.nw"
+#line 1088 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }

@@ -200,16 +200,17 @@ typedef struct {
 #line 409 "book/model.nw"
 FlatBuffer activations;
 int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
+int max_src_tokens, max_tgt_tokens;        /* ... and at most this many rows in all */
 EncoderActs *encoder_acts;                 /* [layers] */
 DecoderActs *decoder_acts;                 /* [layers] */
 int src_input, src_input_keep, tgt_input, tgt_input_keep;   /* embedded + positions */
 int memory, memory_mean, memory_rstd;      /* the encoder's output (after its norm) */
 int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
 int logprobs;                              /* [B][T_tgt][tgt_vocab] */
-#line 836 "book/model.nw"
+#line 851 "book/model.nw"
 int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
 int d_context, d_q, d_k, d_v, d_p;
-#line 418 "book/model.nw"
+#line 419 "book/model.nw"
 int batch, src_len, tgt_len;               /* of the last forward pass */
 bool dropout_on;                           /* whether it drew dropout patterns */
 #line 91 "book/model.nw"
@@ -221,21 +222,26 @@ float *model_parameter(const Model *model, int view);
 #line 306 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng);
 size_t model_parameter_count(const Model *model);
-#line 423 "book/model.nw"
+#line 424 "book/model.nw"
 /* Lay out and allocate the activations for batches of up to max_batch sequences. */
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
+/* The same for batches that also hold at most max_src_tokens and max_tgt_tokens positions
+   in all (batch * length), which is what bounds memory when long sentences come in small
+   batches and short ones in large batches (as in the translation chapter). */
+void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
+                          int max_src_tokens, int max_tgt_tokens);
 float *model_activation(const Model *model, int view);
-#line 559 "book/model.nw"
+#line 573 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
    tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 796 "book/model.nw"
+#line 811 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
-#line 867 "book/model.nw"
+#line 882 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
