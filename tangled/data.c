@@ -1,16 +1,16 @@
-#line 27 "book/translate.nw"
+#line 29 "book/translate.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "data.h"
 #include <stdlib.h>
 #include <string.h>
-#line 71 "book/translate.nw"
+#line 73 "book/translate.nw"
 void corpus_free(Corpus *corpus)
 {
     free(corpus->src_offset), free(corpus->tgt_offset);
     free(corpus->src_ids), free(corpus->tgt_ids);
     memset(corpus, 0, sizeof *corpus);
 }
-#line 120 "book/translate.nw"
+#line 122 "book/translate.nw"
 static const Corpus *sorting_corpus;   /* qsort's comparison has no context argument */
 
 static int by_length(const void *a, const void *b)
@@ -32,7 +32,7 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
     sorting_corpus = corpus;
     qsort(plan->order, (size_t)n, sizeof *plan->order, by_length);
     
-#line 151 "book/translate.nw"
+#line 153 "book/translate.nw"
 for (int i = 0; i < n;) {
     BatchSpan span = {.first = i};
     while (i < n) {
@@ -49,7 +49,7 @@ for (int i = 0; i < n;) {
     if (span.src_len > plan->max_src_len) plan->max_src_len = span.src_len;
     if (span.tgt_len > plan->max_tgt_len) plan->max_tgt_len = span.tgt_len;
 }
-#line 141 "book/translate.nw"
+#line 143 "book/translate.nw"
 }
 
 void batch_plan_free(BatchPlan *plan)
@@ -57,7 +57,7 @@ void batch_plan_free(BatchPlan *plan)
     free(plan->order), free(plan->spans);
     memset(plan, 0, sizeof *plan);
 }
-#line 182 "book/translate.nw"
+#line 184 "book/translate.nw"
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad)
 {
@@ -76,7 +76,7 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
     padding_mask(batch->src_keep, batch->src, n, s, pad);
     target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
 }
-#line 215 "book/translate.nw"
+#line 217 "book/translate.nw"
 void batch_order(int *order, int count, uint64_t seed, int epoch)
 {
     Rng rng;
@@ -87,4 +87,117 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         const int swap = order[i];
         order[i] = order[j], order[j] = swap;
     }
+}
+#line 523 "book/translate.nw"
+static void number_side(int **offsets, int **ids, const TokenizedFile *file,
+                        const Vocab *vocab, long lines, int max_tokens)
+{
+    *offsets = xmalloc((size_t)(lines + 1) * sizeof **offsets);
+    *ids = xmalloc((size_t)(file->line_start[lines] + 2 * lines + 1) * sizeof **ids);
+    int n = 0;
+    for (long l = 0; l < lines; l++) {
+        (*offsets)[l] = n;
+        (*ids)[n++] = VOCAB_START;
+        for (long t = file->line_start[l]; t < file->line_start[l + 1]; t++)
+            if (n - (*offsets)[l] < max_tokens - 1)
+                (*ids)[n++] = vocab_lookup(vocab, file->token[t]);
+        (*ids)[n++] = VOCAB_END;
+    }
+    (*offsets)[lines] = n;
+}
+
+Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
+                     const Vocab *src_vocab, const Vocab *tgt_vocab, long limit,
+                     int max_tokens)
+{
+    ENSURE(src->lines == tgt->lines, "%ld source lines, %ld target lines", src->lines,
+           tgt->lines);
+    const long lines = limit > 0 && limit < src->lines ? limit : src->lines;
+    Corpus corpus = {.count = (int)lines};
+    number_side(&corpus.src_offset, &corpus.src_ids, src, src_vocab, lines, max_tokens);
+    number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
+    return corpus;
+}
+#line 602 "book/translate.nw"
+const char *translation_model_save(const char *path, const Model *model,
+                                   Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch)
+{
+    memset(scratch, 0, sizeof *scratch);
+    char vocab_path[2][4200];
+    Vocab *vocabs[2] = {src_vocab, tgt_vocab};
+    for (int v = 0; v < 2; v++) {
+        snprintf(vocab_path[v], sizeof vocab_path[v], "%s.%s.vocab", path, v ? "tgt" : "src");
+        const char *error = vocab_save(vocabs[v], vocab_path[v]);
+        if (error) {
+            snprintf(scratch->error, sizeof scratch->error, "%s", error);
+            return scratch->error;
+        }
+    }
+    const Config *c = &model->config;
+    char numbers[7][32];
+    const int values[7] = {c->src_vocab, c->tgt_vocab, c->layers, c->d_model, c->d_ff,
+                           c->heads, c->max_len};
+    for (int i = 0; i < 7; i++) snprintf(numbers[i], sizeof numbers[i], "%d", values[i]);
+    const char *const metadata[10][2] = {
+        {"src_vocab", numbers[0]}, {"tgt_vocab", numbers[1]}, {"layers", numbers[2]},
+        {"d_model", numbers[3]}, {"d_ff", numbers[4]}, {"heads", numbers[5]},
+        {"max_len", numbers[6]}, {"norm", c->norm == NORM_PRE ? "pre" : "post"},
+        {"layernorm", c->layernorm == LAYERNORM_ANNOTATED ? "annotated" : "standard"},
+        {"tied", c->tie_generator ? "1" : "0"}};
+    return safetensors_write(path, &model->parameters, metadata, 10, scratch);
+}
+
+const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
+                                   Vocab *tgt_vocab, Safetensors *file)
+{
+    const char *error = safetensors_read(file, path);
+    if (error) return error;
+    static const char *const keys[7] = {"src_vocab", "tgt_vocab", "layers", "d_model",
+                                        "d_ff", "heads", "max_len"};
+    int numbers[7];
+    char value[64];
+    for (int i = 0; i < 7; i++) {
+        char *end;
+        if (!safetensors_metadata(file, keys[i], value, sizeof value)) *value = '\0';
+        const long number = strtol(value, &end, 10);
+        if (!*value || *end || number < 1 || number > 10000000) {
+            snprintf(file->error, sizeof file->error,
+                     "%s: not a translation model (bad or missing '%s')", path, keys[i]);
+            return file->error;
+        }
+        numbers[i] = (int)number;
+    }
+    Config config = config_default(numbers[0], numbers[1], numbers[2]);
+    config.d_model = numbers[3], config.d_ff = numbers[4], config.heads = numbers[5];
+    config.max_len = numbers[6];
+    if (safetensors_metadata(file, "norm", value, sizeof value))
+        config.norm = strcmp(value, "post") == 0 ? NORM_POST : NORM_PRE;
+    if (safetensors_metadata(file, "layernorm", value, sizeof value))
+        config.layernorm = strcmp(value, "annotated") == 0 ? LAYERNORM_ANNOTATED
+                                                            : LAYERNORM_STANDARD;
+    config.tie_generator = safetensors_metadata(file, "tied", value, sizeof value)
+                           && strcmp(value, "1") == 0;
+    if (config.d_model % config.heads) {
+        snprintf(file->error, sizeof file->error, "%s: d_model %d is not a multiple of %d "
+                 "heads", path, config.d_model, config.heads);
+        return file->error;
+    }
+    model_init(model, config);
+    if ((error = safetensors_load(file, &model->parameters, path))) return error;
+    Vocab *vocabs[2] = {src_vocab, tgt_vocab};
+    const int sizes[2] = {config.src_vocab, config.tgt_vocab};
+    for (int v = 0; v < 2; v++) {
+        char vocab_path[4200];
+        snprintf(vocab_path, sizeof vocab_path, "%s.%s.vocab", path, v ? "tgt" : "src");
+        if ((error = vocab_load(vocabs[v], vocab_path))) {
+            snprintf(file->error, sizeof file->error, "%s", error);
+            return file->error;
+        }
+        if (vocabs[v]->size != sizes[v]) {
+            snprintf(file->error, sizeof file->error, "%.400s has %d tokens but the model %d",
+                     vocab_path, vocabs[v]->size, sizes[v]);
+            return file->error;
+        }
+    }
+    return NULL;
 }

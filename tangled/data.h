@@ -3,8 +3,10 @@
    book's chapters by notangle: edit the book, not this file. */
 #ifndef DATA_H
 #define DATA_H
+#include "safetensors.h"
+#include "text.h"
 #include "train.h"
-#line 44 "book/translate.nw"
+#line 46 "book/translate.nw"
 typedef struct {
     int count;                       /* sentence pairs */
     int *src_offset, *tgt_offset;    /* [count + 1]: where each sentence starts */
@@ -29,7 +31,7 @@ static inline int corpus_tgt_len(const Corpus *c, int i)
     return c->tgt_offset[i + 1] - c->tgt_offset[i];
 }
 void corpus_free(Corpus *corpus);
-#line 101 "book/translate.nw"
+#line 103 "book/translate.nw"
 typedef struct {
     int first, count;   /* pairs order[first .. first + count - 1] */
     int src_len, tgt_len;   /* the longest source and target in the batch */
@@ -46,12 +48,26 @@ typedef struct {
    (a pair longer than the budget gets a batch of its own). */
 void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget);
 void batch_plan_free(BatchPlan *plan);
-#line 176 "book/translate.nw"
+#line 178 "book/translate.nw"
 /* Fill batch (allocated for at least span's sizes) with the pairs of span, padded with pad. */
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad);
-#line 210 "book/translate.nw"
+#line 212 "book/translate.nw"
 /* order[i] = the i-th batch to visit in epoch epoch (from 1): a permutation of 0..count-1. */
 void batch_order(int *order, int count, uint64_t seed, int epoch);
-#line 23 "book/translate.nw"
+#line 515 "book/translate.nw"
+/* The first limit lines (0: all) of two tokenized files as a corpus, numbered with the
+   vocabularies, each sentence between <s> and </s> and at most max_tokens tokens long. */
+Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
+                     const Vocab *src_vocab, const Vocab *tgt_vocab, long limit,
+                     int max_tokens);
+#line 592 "book/translate.nw"
+/* Save the weights and configuration to PATH and the vocabularies to PATH.src.vocab and
+   PATH.tgt.vocab. NULL on success, else a one-line message (in scratch's error buffer). */
+const char *translation_model_save(const char *path, const Model *model,
+                                   Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch);
+/* Load what translation_model_save wrote: model_init's the model. NULL, or a message. */
+const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
+                                   Vocab *tgt_vocab, Safetensors *file);
+#line 25 "book/translate.nw"
 #endif
