@@ -32,7 +32,7 @@ Run *run(const char *environment, const char *arguments)
     close(out_fd);
     close(err_fd);
     char command[2048];
-    snprintf(command, sizeof command, "%s %s %s >%s 2>%s </dev/null",
+    snprintf(command, sizeof command, "%s %s </dev/null %s >%s 2>%s",
              environment, transformer_binary(), arguments, out_path, err_path);
     int status = system(command);
     result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

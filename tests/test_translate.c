@@ -129,6 +129,75 @@ START_TEST(batch_order_is_a_permutation_per_epoch)
 }
 END_TEST
 
+/* The whole pipeline on 64 pairs that serve as training and validation set: the loss on
+   them falls (the model overfits), the model file and its vocabularies load, translate
+   writes one line per input line, and bad input gets one line and status 1 or 2. */
+START_TEST(cli_train_and_translate_overfit_64_pairs)
+{
+    char dir[] = "/tmp/transformer-test-mt-XXXXXX", command[4096], arguments[2048];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "head -64 data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
+             "head -64 data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
+             dir, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    snprintf(arguments, sizeof arguments,
+             "train --data %s --epochs 40 --layers 1 --d-model 32 --d-ff 64 --heads 2 "
+             "--token-budget 300 --warmup 50 --factor 3 --dropout 0 --smoothing 0 "
+             "--model %s/m.st --checkpoint %s/c.st --log %s/log.csv", dir, dir, dir, dir);
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    ck_assert_msg(strstr(r->out, "64 training pairs, 64 validation pairs"), "%s", r->out);
+    /* the log: 40 rows; the validation loss falls to a third of its first value */
+    snprintf(command, sizeof command, "%s/log.csv", dir);
+    FILE *log = fopen(command, "r");
+    ck_assert_ptr_nonnull(log);
+    char line[512];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, log));
+    int rows = 0;
+    double first = 0, last = 0, train, validation;
+    while (fgets(line, sizeof line, log)) {
+        int epoch;
+        long step;
+        ck_assert_int_eq(sscanf(line, "%d,%ld,%lf,%lf", &epoch, &step, &train, &validation),
+                         4);
+        ck_assert_int_eq(epoch, ++rows);
+        if (rows == 1) first = validation;
+        last = validation;
+    }
+    fclose(log);
+    ck_assert_int_eq(rows, 40);
+    ck_assert_msg(last < first / 3, "validation loss %g -> %g", first, last);
+    /* translate: one line out per line in, for greedy decoding and a beam */
+    for (int beam = 1; beam <= 4; beam += 3) {
+        snprintf(arguments, sizeof arguments, "translate --model %s/m.st --beam %d < %s/val.de",
+                 dir, beam, dir);
+        r = run("", arguments);
+        ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+        int lines = 0;
+        for (const char *p = r->out; *p; p++) lines += *p == '\n';
+        ck_assert_int_eq(lines, 64);
+    }
+    /* bad input: a missing model, invalid UTF-8 on stdin, a bad flag */
+    snprintf(arguments, sizeof arguments, "translate --model %s/missing.st < /dev/null", dir);
+    r = run("", arguments);
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_msg(strstr(r->err, "missing.st") && strchr(r->err, '\n') == r->err + strlen(r->err) - 1,
+                  "%s", r->err);
+    snprintf(arguments, sizeof arguments,
+             "translate --model %s/m.st < %s/bad.txt", dir, dir);
+    snprintf(command, sizeof command, "printf 'ein Hund\\n\\377\\n' > %s/bad.txt", dir);
+    ck_assert_int_eq(system(command), 0);
+    r = run("", arguments);
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_msg(strstr(r->err, "standard input:2:"), "%s", r->err);
+    r = run("", "translate --beam 0");
+    ck_assert_int_eq(r->status, 2);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
 Suite *translate_suite(void)
 {
     Suite *suite = suite_create("translate");
@@ -137,5 +206,9 @@ Suite *translate_suite(void)
     tcase_add_test(batches, batch_fill_span_pads_and_shifts);
     tcase_add_test(batches, batch_order_is_a_permutation_per_epoch);
     suite_add_tcase(suite, batches);
+    TCase *command = tcase_create("command");
+    tcase_set_timeout(command, 300);
+    tcase_add_test(command, cli_train_and_translate_overfit_64_pairs);
+    suite_add_tcase(suite, command);
     return suite;
 }
