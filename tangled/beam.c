@@ -1,6 +1,299 @@
-#line 18 "book/beam.nw"
+#line 39 "book/beam.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "beam.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#line 102 "book/beam.nw"
+DecodeSettings decode_settings(int start, int end, int pad, int max_len)
+{
+    return (DecodeSettings){.start = start, .end = end, .pad = pad, .max_len = max_len,
+                            .max_extra = 50, .penalty = PENALTY_GNMT, .alpha = 0.6f};
+}
 
+int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_len)
+{
+    int limit = settings->max_len - 1;
+    if (keep && settings->max_extra >= 0) {
+        int n = 0;
+        for (int j = 0; j < src_len; j++) n += keep[j] != 0;
+        if (n + settings->max_extra < limit) limit = n + settings->max_extra;
+    }
+    return limit;
+}
+#line 145 "book/beam.nw"
+static bool greedy_open(const DecodeSettings *settings, const int *row, int length, int t,
+                        int limit)
+{
+    return length == t && t <= limit && (t == 1 || row[t - 1] != settings->end);
+}
+#line 153 "book/beam.nw"
+void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
+                      const int *src, const uint8_t *src_keep, int batch, int src_len,
+                      const DecodeSettings *settings)
+{
+    const int len = settings->max_len, vocab = model->config.tgt_vocab;
+    ENSURE(len >= 1 && len - 1 <= cache->max_len && batch <= cache->max_batch,
+           "%d x %d tokens in a cache for %d x %d", batch, len, cache->max_batch,
+           cache->max_len);
+    for (int b = 0; b < batch; b++) {
+        for (int t = 0; t < len; t++) out[(size_t)b * len + t] = settings->pad;
+        out[(size_t)b * len] = settings->start, lengths[b] = 1;
+        if (sums) sums[b] = 0.0;
+    }
+    if (len > 1) decoder_cache_start(model, cache, src, src_keep, batch, src_len);
+    for (int t = 1; t < len; t++) {
+        
+#line 176 "book/beam.nw"
+int open = 0;
+for (int b = 0; b < batch; b++) {
+    const int *row = out + (size_t)b * len;
+    const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
+    const bool feed = greedy_open(settings, row, lengths[b], t, limit);
+    cache->tokens[b] = feed ? row[t - 1] : settings->start;
+    open += feed;
+}
+if (open == 0) break;
+#line 169 "book/beam.nw"
+        const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
+        
+#line 190 "book/beam.nw"
+for (int b = 0; b < batch; b++) {
+    int *row = out + (size_t)b * len;
+    const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
+    if (!greedy_open(settings, row, lengths[b], t, limit)) continue;
+    const float *p = logprobs + (size_t)b * vocab;
+    int best = 0;
+    for (int w = 1; w < vocab; w++) if (p[w] > p[best]) best = w;
+    row[t] = best, lengths[b] = t + 1;
+    if (sums) sums[b] += p[best];
+}
+#line 171 "book/beam.nw"
+    }
+}
+#line 273 "book/beam.nw"
+double length_penalty(const DecodeSettings *settings, int n)
+{
+    if (settings->alpha == 0.0f || n < 1) return 1.0;
+    const double x = settings->penalty == PENALTY_GNMT ? (5.0 + n) / 6.0 : (double)n;
+    return pow(x, (double)settings->alpha);
+}
+#line 321 "book/beam.nw"
+void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab)
+{
+    ENSURE(max_batch > 0 && size > 0 && max_len > 0 && vocab > 0, "beam %d x %d, %d, %d",
+           max_batch, size, max_len, vocab);
+    memset(beam, 0, sizeof *beam);
+    beam->max_batch = max_batch, beam->size = size;
+    beam->max_len = max_len, beam->vocab = vocab;
+    const size_t sources = (size_t)max_batch, rows = sources * size;
+    const size_t tokens = rows * max_len * sizeof(int);
+    beam->limit = xmalloc(sources * sizeof(int));
+    beam->open = xmalloc(sources * sizeof(int));
+    beam->alive = xmalloc(sources * sizeof(int));
+    beam->count = xmalloc(sources * sizeof(int));
+    beam->prefix = xmalloc(tokens), beam->next_prefix = xmalloc(tokens);
+    beam->sum = xmalloc(rows * sizeof(double));
+    beam->next_sum = xmalloc(rows * sizeof(double));
+    beam->parent = xmalloc(rows * sizeof(int)), beam->feed = xmalloc(rows * sizeof(int));
+    beam->top_slot = xmalloc((size_t)size * sizeof(int));
+    beam->top_token = xmalloc((size_t)size * sizeof(int));
+    beam->top_sum = xmalloc((size_t)size * sizeof(double));
+    beam->hyp = xmalloc(tokens), beam->hyp_len = xmalloc(rows * sizeof(int));
+    beam->hyp_sum = xmalloc(rows * sizeof(double));
+    beam->hyp_score = xmalloc(rows * sizeof(double));
+}
+
+void beam_free(Beam *beam)
+{
+    free(beam->limit), free(beam->open), free(beam->alive), free(beam->count);
+    free(beam->prefix), free(beam->next_prefix), free(beam->sum), free(beam->next_sum);
+    free(beam->parent), free(beam->feed);
+    free(beam->top_slot), free(beam->top_token), free(beam->top_sum);
+    free(beam->hyp), free(beam->hyp_len), free(beam->hyp_sum), free(beam->hyp_score);
+    memset(beam, 0, sizeof *beam);
+}
+#line 416 "book/beam.nw"
+/* Keep for source b the output tokens[0..n] (the start symbol and n more) of sum s. */
+static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
+{
+    const int k = beam->size, len = beam->max_len, first = b * k;
+    ENSURE(beam->count[b] < k, "source %d has %d finished outputs", b, beam->count[b]);
+    const double score = s / length_penalty(&beam->settings, n);
+    int i = beam->count[b]++;
+    while (i > 0 && beam->hyp_score[first + i - 1] < score) i--;
+    const int r = first + i, after = beam->count[b] - 1 - i;   /* rows to move down */
+    memmove(beam->hyp + (size_t)(r + 1) * len, beam->hyp + (size_t)r * len,
+            (size_t)after * len * sizeof *beam->hyp);
+    memmove(beam->hyp_len + r + 1, beam->hyp_len + r, (size_t)after * sizeof(int));
+    memmove(beam->hyp_sum + r + 1, beam->hyp_sum + r, (size_t)after * sizeof(double));
+    memmove(beam->hyp_score + r + 1, beam->hyp_score + r, (size_t)after * sizeof(double));
+    int *row = beam->hyp + (size_t)r * len;
+    memcpy(row, tokens, (size_t)(n + 1) * sizeof *row);
+    for (int t = n + 1; t < len; t++) row[t] = beam->settings.pad;
+    beam->hyp_len[r] = n + 1, beam->hyp_sum[r] = s, beam->hyp_score[r] = score;
+}
+
+#line 384 "book/beam.nw"
+void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
+                const DecodeSettings *settings)
+{
+    ENSURE(batch > 0 && batch <= beam->max_batch && settings->max_len >= 1
+           && settings->max_len <= beam->max_len,
+           "search of %d x %d in a beam for %d x %d", batch, settings->max_len,
+           beam->max_batch, beam->max_len);
+    const int k = beam->size, len = beam->max_len;
+    beam->settings = *settings, beam->batch = batch, beam->step = 0;
+    beam->done = true, beam->moved = false;
+    for (int b = 0; b < batch; b++) {
+        beam->limit[b] = decode_limit(settings, src_keep ? src_keep + (size_t)b * src_len
+                                                         : NULL, src_len);
+        beam->open[b] = k, beam->alive[b] = 1, beam->count[b] = 0;
+        for (int r = b * k; r < (b + 1) * k; r++)
+            beam->parent[r] = r, beam->feed[r] = settings->start;
+        beam->prefix[(size_t)b * k * len] = settings->start, beam->sum[b * k] = 0.0;
+        if (beam->limit[b] <= 0) {
+            keep_finished(beam, b, beam->prefix + (size_t)b * k * len, 0, 0.0);
+            beam->alive[b] = 0;
+        }
+        beam->done = beam->done && beam->alive[b] == 0;
+    }
+}
+#line 440 "book/beam.nw"
+bool beam_advance(Beam *beam, const float *logprobs)
+{
+    const int k = beam->size, len = beam->max_len, vocab = beam->vocab;
+    const int t = ++beam->step;   /* the position filled now */
+    ENSURE(!beam->done && t < beam->settings.max_len, "step %d of a finished search", t);
+    beam->done = true, beam->moved = false;
+    for (int b = 0; b < beam->batch; b++) {
+        if (beam->alive[b] == 0) continue;
+        
+#line 472 "book/beam.nw"
+const int width = beam->open[b];
+int n = 0;
+for (int j = 0; j < beam->alive[b]; j++) {
+    const int row = b * k + j;
+    const float *p = logprobs + (size_t)row * vocab;
+    for (int w = 0; w < vocab; w++) {
+        const double s = beam->sum[row] + p[w];
+        if (n == width && !(s > beam->top_sum[n - 1])) continue;
+        int i = n < width ? n++ : n - 1;
+        for (; i > 0 && beam->top_sum[i - 1] < s; i--) {
+            beam->top_sum[i] = beam->top_sum[i - 1];
+            beam->top_slot[i] = beam->top_slot[i - 1];
+            beam->top_token[i] = beam->top_token[i - 1];
+        }
+        beam->top_sum[i] = s, beam->top_slot[i] = j, beam->top_token[i] = w;
+    }
+}
+#line 449 "book/beam.nw"
+        
+#line 497 "book/beam.nw"
+int alive = 0;
+for (int i = 0; i < n; i++) {
+    const int from = b * k + beam->top_slot[i], w = beam->top_token[i];
+    const int row = b * k + alive;
+    int *next = beam->next_prefix + (size_t)row * len;
+    memcpy(next, beam->prefix + (size_t)from * len, (size_t)t * sizeof *next);
+    next[t] = w;
+    if (w == beam->settings.end) {
+        keep_finished(beam, b, next, t, beam->top_sum[i]);
+        beam->open[b]--;
+        continue;
+    }
+    beam->next_sum[row] = beam->top_sum[i], beam->parent[row] = from, beam->feed[row] = w;
+    beam->moved = beam->moved || from != row;
+    alive++;
+}
+if (t >= beam->limit[b]) {
+    for (int j = 0; j < alive; j++)
+        keep_finished(beam, b, beam->next_prefix + (size_t)(b * k + j) * len, t,
+                      beam->next_sum[b * k + j]);
+    alive = 0;
+}
+beam->alive[b] = alive;
+for (int r = b * k + alive; r < (b + 1) * k; r++)
+    beam->parent[r] = r, beam->feed[r] = beam->settings.start;
+#line 450 "book/beam.nw"
+        beam->done = beam->done && beam->alive[b] == 0;
+    }
+    int *prefix = beam->prefix;
+    beam->prefix = beam->next_prefix, beam->next_prefix = prefix;
+    double *sum = beam->sum;
+    beam->sum = beam->next_sum, beam->next_sum = sum;
+    return beam->done;
+}
+#line 530 "book/beam.nw"
+void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
+{
+    const int k = beam->size, len = beam->max_len, width = beam->settings.max_len;
+    ENSURE(beam->done, "finishing a search under way (step %d)", beam->step);
+    for (int b = 0; b < beam->batch; b++) {
+        ENSURE(beam->count[b] > 0, "source %d has no output", b);
+        if (out) memcpy(out + (size_t)b * width, beam->hyp + (size_t)b * k * len,
+                        (size_t)width * sizeof *out);
+        if (lengths) lengths[b] = beam->hyp_len[b * k];
+        if (sums) sums[b] = beam->hyp_sum[b * k];
+    }
+}
+#line 570 "book/beam.nw"
+void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
+{
+    const int batch = cache->batch, s = cache->src_len, d = model->config.d_model;
+    ENSURE(copies >= 1 && batch * copies <= cache->max_batch && cache->length == 0,
+           "%d copies of %d sources in a cache for %d", copies, batch, cache->max_batch);
+    const size_t block = (size_t)s * d;   /* floats of one source's keys */
+    for (int b = batch - 1; b >= 0; b--)
+        for (int j = copies - 1; j >= 0; j--) {
+            const size_t to = (size_t)b * copies + j;
+            if (to == (size_t)b) continue;
+            for (int l = 0; l < model->config.layers; l++) {
+                LayerCache *layer = &cache->layers[l];
+                memcpy(layer->src_k + to * block, layer->src_k + b * block,
+                       block * sizeof(float));
+                memcpy(layer->src_v + to * block, layer->src_v + b * block,
+                       block * sizeof(float));
+            }
+            memcpy(cache->src_keep + to * s, cache->src_keep + (size_t)b * s, (size_t)s);
+        }
+    cache->batch = batch * copies;
+}
+#line 628 "book/beam.nw"
+void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
+{
+    const int rows = cache->batch, d = model->config.d_model;
+    const size_t position = (size_t)cache->max_batch * d;   /* floats per position */
+    const size_t bytes = (size_t)d * sizeof(float);          /* of one row */
+    float *scratch = cache->q;   /* [max_batch][d_model] */
+    for (int l = 0; l < model->config.layers; l++)
+        for (int kv = 0; kv < 2; kv++) {
+            float *keys = kv == 0 ? cache->layers[l].self_k : cache->layers[l].self_v;
+            for (int p = 0; p < cache->length; p++) {
+                float *block = keys + p * position;   /* [rows][d_model] */
+                memcpy(scratch, block, (size_t)rows * bytes);
+                for (int r = 0; r < rows; r++)
+                    if (parent[r] != r)
+                        memcpy(block + (size_t)r * d, scratch + (size_t)parent[r] * d,
+                               bytes);
+            }
+        }
+}
+#line 667 "book/beam.nw"
+void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
+                 double *sums, const int *src, const uint8_t *src_keep, int batch,
+                 int src_len, const DecodeSettings *settings)
+{
+    ENSURE(beam->vocab == model->config.tgt_vocab
+           && batch * beam->size <= cache->max_batch
+           && settings->max_len - 1 <= cache->max_len, "beam %d x %d, cache %d x %d",
+           batch, beam->size, cache->max_batch, cache->max_len);
+    beam_begin(beam, batch, src_keep, src_len, settings);
+    if (!beam->done) {
+        decoder_cache_start(model, cache, src, src_keep, batch, src_len);
+        decoder_cache_share_sources(model, cache, beam->size);
+        while (!beam_advance(beam, decoder_cache_step(model, cache, beam->feed)))
+            if (beam->moved) decoder_cache_reorder(model, cache, beam->parent);
+    }
+    beam_finish(beam, out, lengths, sums);
+}

@@ -1,7 +1,94 @@
-#line 9 "book/beam.nw"
+#line 30 "book/beam.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef BEAM_H
 #define BEAM_H
 #include "decode.h"
+#line 82 "book/beam.nw"
+typedef enum { PENALTY_GNMT, PENALTY_POWER } LengthPenalty;
 
+typedef struct {
+    int start, end, pad;     /* start and end symbols (end < 0: none), padding index */
+    int max_len;             /* tokens in an output row, the start symbol included */
+    int max_extra;           /* at most (source length + max_extra) tokens after the start
+                                symbol; < 0: no limit but max_len */
+    LengthPenalty penalty;   /* how finished outputs of different lengths compare */
+    float alpha;             /* the penalty's exponent; 0 compares raw sums */
+} DecodeSettings;
+
+/* The paper's settings: the GNMT penalty with alpha = 0.6, at most the source's length
+   + 50 tokens after the start symbol, and at most max_len tokens in all. */
+DecodeSettings decode_settings(int start, int end, int pad, int max_len);
+/* The most tokens after the start symbol for a source whose padding mask is keep:
+   [src_len] (NULL: max_len - 1). */
+int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_len);
+#line 130 "book/beam.nw"
+/* out[b] = src[b]'s greedy decoding: the start symbol, then the most probable token after
+   each prefix, until the end symbol (included) or the limits of settings; the rest of the
+   row is the padding index. out: [batch][settings->max_len], lengths: [batch] (tokens
+   before the padding), sums: [batch] (their log-probability) or NULL; src, src_keep:
+   [batch][src_len]. The cache holds batch sequences of max_len - 1 positions, and the
+   model is prepared for batch sequences of src_len tokens. */
+void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
+                      const int *src, const uint8_t *src_keep, int batch, int src_len,
+                      const DecodeSettings *settings);
+#line 267 "book/beam.nw"
+/* lp(n) of equation (beam-score) for an output of n tokens after the start symbol
+   (1 for n < 1). */
+double length_penalty(const DecodeSettings *settings, int n);
+#line 297 "book/beam.nw"
+typedef struct {
+    int max_batch, size;        /* laid out for: B_max sources, beams of k candidates, */
+    int max_len, vocab;         /* outputs of L tokens, V symbols */
+    DecodeSettings settings;    /* of the search under way */
+    int batch, step;            /* sources; tokens chosen so far after the start symbol */
+    bool done;                  /* every source is finished */
+    bool moved;                 /* the last step gave some alive row another parent */
+    int *limit, *open;          /* [max_batch]: most tokens after start; places open */
+    int *alive, *count;         /* [max_batch]: alive candidates; finished outputs */
+    int *prefix, *next_prefix;  /* [max_batch * size][max_len]: candidates' tokens */
+    double *sum, *next_sum;     /* [max_batch * size]: their log-probabilities */
+    int *parent, *feed;         /* [max_batch * size]: row continued; token fed next */
+    int *top_slot, *top_token;  /* [size]: best expansions of one source, best first */
+    double *top_sum;            /* [size] */
+    int *hyp;                   /* [max_batch * size][max_len]: finished, padded */
+    int *hyp_len;               /* [max_batch * size]: their tokens before the padding */
+    double *hyp_sum, *hyp_score;   /* [max_batch * size]: log-probability, score */
+} Beam;
+
+void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab);
+void beam_free(Beam *beam);
+#line 364 "book/beam.nw"
+/* Start a search of batch sources with settings: each source's beam holds the start
+   symbol alone, with sum 0. src_keep: [batch][src_len] (NULL: no source limit). */
+void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
+                const DecodeSettings *settings);
+/* One step: logprobs: [batch * size][vocab], the next token's log-probabilities after
+   each row's prefix (rows of no alive candidate are not read). Afterwards parent says
+   which row each row continues and feed the token it is fed next. Returns beam->done. */
+bool beam_advance(Beam *beam, const float *logprobs);
+/* out[b] = the best output of source b, padded: out: [batch][settings.max_len],
+   lengths: [batch], sums: [batch] (log-probabilities); each may be NULL. The finished
+   outputs stay sorted in hyp, hyp_len, hyp_sum and hyp_score. */
+void beam_finish(const Beam *beam, int *out, int *lengths, double *sums);
+#line 563 "book/beam.nw"
+/* After decoder_cache_start for batch sources and before the first step: make the
+   cache hold batch * copies sequences, copies consecutive ones per source, each with that
+   source's memory keys and values and padding mask. */
+void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies);
+#line 621 "book/beam.nw"
+/* Row r of the self-attention's keys and values, at every cached position of every layer,
+   becomes row parent[r]'s; parent: [cache->batch]. Between steps only: it uses the
+   cache's query rows as scratch. */
+void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent);
+#line 655 "book/beam.nw"
+/* Beam search with beam->size candidates per source, batched: out[b] = the best output
+   for src[b] by score (penalized with settings), padded; out: [batch][settings->max_len],
+   lengths, sums: [batch] as in beam_finish (may be NULL); src, src_keep:
+   [batch][src_len]. The cache holds batch * beam->size sequences of max_len - 1
+   positions, and the model is prepared for batch sequences of src_len tokens. All
+   finished outputs are in beam (beam_finish). */
+void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
+                 double *sums, const int *src, const uint8_t *src_keep, int batch,
+                 int src_len, const DecodeSettings *settings);
+#line 35 "book/beam.nw"
 #endif
