@@ -309,6 +309,19 @@ static void wait_for_file(const char *path, pid_t pid)
     ck_assert_msg(stat(path, &info) == 0, "%s did not appear within a minute", path);
 }
 
+/* Wait until PATH is a file other than the inode OLD (0: until it exists): every save
+   renames a new file into place, so a new inode means a new checkpoint. */
+static void wait_for_new_file(const char *path, ino_t old, pid_t pid)
+{
+    struct stat info;
+    for (int i = 0; i < 6000; i++) {
+        if (stat(path, &info) == 0 && info.st_ino != old) return;
+        ck_assert_msg(waitpid(pid, NULL, WNOHANG) == 0, "the run ended before saving");
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    ck_abort_msg("%s was not saved within a minute", path);
+}
+
 static long checkpoint_step(const char *path, Config config)
 {
     State s;
@@ -363,10 +376,12 @@ START_TEST(cli_kill_9_leaves_a_loadable_checkpoint)
         snprintf(arguments, sizeof arguments,
                  "copy --d-model 64 --d-ff 256 --heads 4 --epochs 10000 --checkpoint-every 1 "
                  "%s %s", round == 0 ? "--checkpoint" : "--resume", path);
+        struct stat before;
+        const ino_t old = stat(path, &before) == 0 ? before.st_ino : 0;
         pid_t pid = start(arguments, out, err);
-        if (round == 0) wait_for_file(path, pid);
-        /* a moment anywhere within a few steps, saves included */
-        nanosleep(&(struct timespec){0, 50000000 + (long)(rng_next(&rng) % 250000000)}, NULL);
+        wait_for_new_file(path, old, pid);   /* the run has saved at least once */
+        /* then a moment anywhere within a few steps, saves included */
+        nanosleep(&(struct timespec){0, (long)(rng_next(&rng) % 250000000)}, NULL);
         kill(pid, SIGKILL);
         int status;
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
