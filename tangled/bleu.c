@@ -1,6 +1,499 @@
-#line 18 "book/bleu.nw"
+#line 28 "book/bleu.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "bleu.h"
 #include <stdlib.h>
 #include <string.h>
+#line 37 "book/bleu.nw"
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <wctype.h>
+#line 223 "book/bleu.nw"
+typedef struct {
+    char *text;           /* NUL-terminated; NULL while empty */
+    size_t length, capacity;
+} TextBuffer;
 
+static void text_put(TextBuffer *t, const char *bytes, size_t n)
+{
+    if (t->length + n + 1 > t->capacity) {
+        size_t capacity = 2 * (t->length + n + 1);
+        char *grown = realloc(t->text, capacity);
+        if (grown == NULL) die("out of memory: a line of %zu bytes", t->length + n);
+        t->text = grown, t->capacity = capacity;
+    }
+    memcpy(t->text + t->length, bytes, n);
+    t->length += n;
+    t->text[t->length] = '\0';
+}
+
+static char *text_finish(TextBuffer *t)   /* the text, "" if nothing was put */
+{
+    if (t->text == NULL) text_put(t, "", 0);
+    return t->text;
+}
+#line 252 "book/bleu.nw"
+static char *replace_all(char *line, const char *from, const char *to)
+{
+    TextBuffer out = {0};
+    size_t from_length = strlen(from), to_length = strlen(to);
+    const char *rest = line;
+    for (const char *hit; (hit = strstr(rest, from)) != NULL; rest = hit + from_length) {
+        text_put(&out, rest, (size_t)(hit - rest));
+        text_put(&out, to, to_length);
+    }
+    text_put(&out, rest, strlen(rest));
+    free(line);
+    return text_finish(&out);
+}
+#line 271 "book/bleu.nw"
+static bool is_13a_symbol(unsigned char c)
+{
+    return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&')
+        || (c >= '(' && c <= '+') || (c >= ':' && c <= '@') || c == '/';
+}
+
+static char *pad_symbols(char *line)
+{
+    TextBuffer out = {0};
+    const char *padded[] = {" ", line, " "};
+    for (int part = 0; part < 3; part++)
+        for (const char *c = padded[part]; *c; c++) {
+            if (is_13a_symbol((unsigned char)*c)) {
+                const char around[3] = {' ', *c, ' '};
+                text_put(&out, around, 3);
+            } else text_put(&out, c, 1);
+        }
+    free(line);
+    return text_finish(&out);
+}
+#line 297 "book/bleu.nw"
+static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static bool is_not_digit(unsigned char c) { return !is_digit(c); }
+static bool is_period_or_comma(unsigned char c) { return c == '.' || c == ','; }
+static bool is_hyphen(unsigned char c) { return c == '-'; }
+
+typedef struct {
+    bool (*first)(unsigned char), (*second)(unsigned char);
+    const char *before, *between, *after;
+} PairRule;
+
+static const PairRule pair_rules[3] = {
+    {is_not_digit, is_period_or_comma, "", " ", " "},   /* ([^0-9])([\.,]) -> \1 \2  */
+    {is_period_or_comma, is_not_digit, " ", " ", ""},   /* ([\.,])([^0-9]) ->  \1 \2 */
+    {is_digit, is_hyphen, "", " ", " "},                /* ([0-9])(-)      -> \1 \2  */
+};
+
+static char *apply_pair_rule(char *line, const PairRule *rule)
+{
+    TextBuffer out = {0};
+    for (size_t i = 0; line[i]; ) {
+        const unsigned char a = (unsigned char)line[i], b = (unsigned char)line[i + 1];
+        if (b != '\0' && rule->first(a) && rule->second(b)) {
+            text_put(&out, rule->before, strlen(rule->before));
+            text_put(&out, line + i, 1);
+            text_put(&out, rule->between, strlen(rule->between));
+            text_put(&out, line + i + 1, 1);
+            text_put(&out, rule->after, strlen(rule->after));
+            i += 2;
+        } else text_put(&out, line + i++, 1);
+    }
+    free(line);
+    return text_finish(&out);
+}
+#line 339 "book/bleu.nw"
+static uint32_t utf8_decode(const char *text, int *length)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    int n = s[0] < 0x80 ? 1 : s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 1;
+    uint32_t c = n == 1 ? s[0] : s[0] & (0x7F >> n);
+    for (int k = 1; k < n; k++) {
+        if ((s[k] & 0xC0) != 0x80) { *length = 1; return s[0]; }
+        c = c << 6 | (s[k] & 0x3F);
+    }
+    *length = n;
+    return c;
+}
+
+static int utf8_encode(uint32_t c, char *out)
+{
+    if (c < 0x80) { out[0] = (char)c; return 1; }
+    if (c < 0x800) {
+        out[0] = (char)(0xC0 | c >> 6), out[1] = (char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    if (c < 0x10000) {
+        out[0] = (char)(0xE0 | c >> 12), out[1] = (char)(0x80 | (c >> 6 & 0x3F));
+        out[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | c >> 18), out[1] = (char)(0x80 | (c >> 12 & 0x3F));
+    out[2] = (char)(0x80 | (c >> 6 & 0x3F)), out[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+#line 376 "book/bleu.nw"
+static bool python_space(uint32_t c)
+{
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0
+        || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029
+        || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/* Python's ' '.join(line.split()): split at Unicode whitespace, join with one space. */
+static char *join_words(char *line)
+{
+    TextBuffer out = {0};
+    bool gap = false;
+    for (const char *p = line; *p; ) {
+        int length;
+        if (python_space(utf8_decode(p, &length))) gap = true;
+        else {
+            if (gap && out.length > 0) text_put(&out, " ", 1);
+            text_put(&out, p, (size_t)length);
+            gap = false;
+        }
+        p += length;
+    }
+    free(line);
+    return text_finish(&out);
+}
+#line 412 "book/bleu.nw"
+char *bleu_tokenize_13a(const char *line)
+{
+    TextBuffer copy = {0};
+    text_put(&copy, line, strlen(line));
+    char *s = text_finish(&copy);
+    s = replace_all(s, "<skipped>", "");
+    s = replace_all(s, "-\n", "");
+    s = replace_all(s, "\n", " ");
+    if (strchr(s, '&')) {
+        s = replace_all(s, "&quot;", "\"");
+        s = replace_all(s, "&amp;", "&");
+        s = replace_all(s, "&lt;", "<");
+        s = replace_all(s, "&gt;", ">");
+    }
+    s = pad_symbols(s);
+    for (int r = 0; r < 3; r++) s = apply_pair_rule(s, &pair_rules[r]);
+    return join_words(s);
+}
+#line 469 "book/bleu.nw"
+static bool case_ignorable(uint32_t c)
+{
+    static const uint32_t ranges[][2] = {
+        {0x27, 0x27}, {0x2E, 0x2E}, {0x3A, 0x3A}, {0x5E, 0x5E}, {0x60, 0x60},
+        {0xA8, 0xA8}, {0xAD, 0xAD}, {0xAF, 0xAF}, {0xB4, 0xB4}, {0xB7, 0xB8},
+        {0x2B0, 0x36F}, {0x374, 0x375}, {0x37A, 0x37A}, {0x384, 0x385}, {0x387, 0x387},
+        {0x1D2C, 0x1D6A}, {0x1D78, 0x1D78}, {0x1D9B, 0x1DFF}, {0x1FBD, 0x1FBD},
+        {0x1FBF, 0x1FC1}, {0x1FCD, 0x1FCF}, {0x1FDD, 0x1FDF}, {0x1FED, 0x1FEF},
+        {0x1FFD, 0x1FFE}, {0x200B, 0x200F}, {0x2018, 0x2019}, {0x2024, 0x2024},
+        {0x2027, 0x2027}, {0x202A, 0x202E}, {0x2060, 0x2064}, {0x2066, 0x206F},
+        {0x2071, 0x2071}, {0x207F, 0x207F}, {0x2090, 0x209C}, {0x20D0, 0x20F0},
+        {0xFE00, 0xFE0F}, {0xFEFF, 0xFEFF}};
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (c >= ranges[i][0] && c <= ranges[i][1]) return true;
+    return false;
+}
+
+static bool is_cased(uint32_t c, locale_t utf8)
+{
+    const wint_t w = (wint_t)c;
+    return towlower_l(w, utf8) != w || towupper_l(w, utf8) != w || iswlower_l(w, utf8)
+        || iswupper_l(w, utf8);
+}
+#line 498 "book/bleu.nw"
+static locale_t utf8_locale(void)
+{
+    static locale_t utf8 = (locale_t)0;
+    if (utf8 == (locale_t)0) utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    if (utf8 == (locale_t)0)
+        die("cannot lowercase: no C.UTF-8 locale (%s)", strerror(errno));
+    return utf8;
+}
+#line 518 "book/bleu.nw"
+char *bleu_lowercase(const char *line)
+{
+    const locale_t utf8 = utf8_locale();
+    const size_t bytes = strlen(line);
+    uint32_t *c = xmalloc((bytes + 1) * sizeof *c);
+    size_t n = 0;
+    for (const char *p = line; *p; n++) {
+        int length;
+        c[n] = utf8_decode(p, &length);
+        p += length;
+    }
+    TextBuffer out = {0};
+    for (size_t i = 0; i < n; i++) {
+        char encoded[8];
+        int length;
+        if (c[i] == 0x130) length = utf8_encode('i', encoded)
+                                    + utf8_encode(0x307, encoded + 1);
+        else if (c[i] == 0x3A3) {
+            
+#line 546 "book/bleu.nw"
+size_t before = i, after = i + 1;
+while (before > 0 && case_ignorable(c[before - 1])) before--;
+while (after < n && case_ignorable(c[after])) after++;
+const bool final = before > 0 && is_cased(c[before - 1], utf8)
+                   && !(after < n && is_cased(c[after], utf8));
+length = utf8_encode(final ? 0x3C2 : 0x3C3, encoded);
+#line 537 "book/bleu.nw"
+        } else length = utf8_encode((uint32_t)towlower_l((wint_t)c[i], utf8), encoded);
+        text_put(&out, encoded, (size_t)length);
+    }
+    free(c);
+    return text_finish(&out);
+}
+#line 564 "book/bleu.nw"
+char *bleu_preprocess(const char *line, bool lowercase)
+{
+    char *s = lowercase ? bleu_lowercase(line) : strcpy(xmalloc(strlen(line) + 1), line);
+    size_t end = 0;   /* Python's rstrip(): cut after the last non-space character */
+    for (size_t i = 0; s[i]; ) {
+        int length;
+        if (!python_space(utf8_decode(s + i, &length))) end = i + (size_t)length;
+        i += (size_t)length;
+    }
+    s[end] = '\0';
+    char *words = bleu_tokenize_13a(s);
+    free(s);
+    return words;
+}
+#line 612 "book/bleu.nw"
+typedef struct { const char *text; size_t length; } Token;
+typedef struct { const Token *first; int n; } NGram;
+
+typedef struct {
+    char *line;        /* the preprocessed line, which the tokens point into */
+    Token *tokens;
+    size_t count;
+} Words;
+
+static Words words_of(const char *sentence, bool lowercase)
+{
+    Words w = {bleu_preprocess(sentence, lowercase), NULL, 0};
+    size_t spaces = 0;
+    for (const char *p = w.line; *p; p++) spaces += *p == ' ';
+    w.tokens = xmalloc((spaces + 1) * sizeof *w.tokens);
+    for (const char *p = w.line; *p; ) {
+        const size_t length = strcspn(p, " ");
+        w.tokens[w.count++] = (Token){p, length};
+        p += length + (p[length] == ' ');
+    }
+    return w;
+}
+
+static int compare_ngrams(const void *a, const void *b)
+{
+    const NGram *x = a, *y = b;
+    for (int k = 0; k < x->n; k++) {
+        const Token *s = &x->first[k], *t = &y->first[k];
+        const size_t common = s->length < t->length ? s->length : t->length;
+        const int c = memcmp(s->text, t->text, common);
+        if (c != 0) return c;
+        if (s->length != t->length) return s->length < t->length ? -1 : 1;
+    }
+    return 0;
+}
+#line 655 "book/bleu.nw"
+static NGram *sorted_ngrams(const Words *w, int n, size_t *count)
+{
+    *count = w->count >= (size_t)n ? w->count - (size_t)n + 1 : 0;
+    NGram *g = xmalloc(*count * sizeof *g);
+    for (size_t i = 0; i < *count; i++) g[i] = (NGram){w->tokens + i, n};
+    qsort(g, *count, sizeof *g, compare_ngrams);
+    return g;
+}
+
+static size_t first_above(const NGram *g, size_t size, const NGram *key, int limit)
+{
+    size_t low = 0, high = size;
+    while (low < high) {
+        const size_t middle = low + (high - low) / 2;
+        if (compare_ngrams(&g[middle], key) > limit) high = middle;
+        else low = middle + 1;
+    }
+    return low;
+}
+#line 681 "book/bleu.nw"
+void bleu_add_segment(BleuStats *stats, const char *hypothesis,
+                      const char *const *references, int n_refs, bool lowercase)
+{
+    ENSURE(n_refs >= 1, "a segment needs a reference, got %d", n_refs);
+    Words hyp = words_of(hypothesis, lowercase);
+    Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
+    for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase);
+    
+#line 700 "book/bleu.nw"
+size_t closest = 0, closest_distance = SIZE_MAX;
+for (int r = 0; r < n_refs; r++) {
+    const size_t len = refs[r].count;
+    const size_t distance = len > hyp.count ? len - hyp.count : hyp.count - len;
+    if (distance < closest_distance || (distance == closest_distance && len < closest))
+        closest = len, closest_distance = distance;
+}
+stats->hyp_len += (long long)hyp.count;
+stats->ref_len += (long long)closest;
+#line 689 "book/bleu.nw"
+    NGram **ref_ngrams = xmalloc((size_t)n_refs * sizeof *ref_ngrams);
+    size_t *ref_count = xmalloc((size_t)n_refs * sizeof *ref_count);
+    for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
+        
+#line 715 "book/bleu.nw"
+size_t hyp_count;
+NGram *hyp_ngrams = sorted_ngrams(&hyp, n, &hyp_count);
+for (int r = 0; r < n_refs; r++)
+    ref_ngrams[r] = sorted_ngrams(&refs[r], n, &ref_count[r]);
+stats->total[n - 1] += (long long)hyp_count;
+for (size_t run = 0, end; run < hyp_count; run = end) {
+    end = run + first_above(hyp_ngrams + run, hyp_count - run, &hyp_ngrams[run], 0);
+    size_t in_reference = 0;
+    for (int r = 0; r < n_refs; r++) {
+        const NGram *key = &hyp_ngrams[run];
+        const size_t from = first_above(ref_ngrams[r], ref_count[r], key, -1);
+        const size_t to = first_above(ref_ngrams[r], ref_count[r], key, 0);
+        if (to - from > in_reference) in_reference = to - from;
+    }
+    const size_t in_hypothesis = end - run;
+    stats->correct[n - 1] += (long long)(in_hypothesis < in_reference ? in_hypothesis
+                                                                      : in_reference);
+}
+for (int r = 0; r < n_refs; r++) free(ref_ngrams[r]);
+free(hyp_ngrams);
+#line 693 "book/bleu.nw"
+    }
+    for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
+    free(hyp.line), free(hyp.tokens), free(refs), free(ref_ngrams), free(ref_count);
+}
+#line 768 "book/bleu.nw"
+BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
+{
+    BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
+    if (stats->hyp_len < stats->ref_len)
+        s.bp = stats->hyp_len > 0
+             ? exp(1.0 - (double)stats->ref_len / (double)stats->hyp_len) : 0.0;
+    s.ratio = stats->ref_len > 0 ? (double)stats->hyp_len / (double)stats->ref_len : 0.0;
+    bool any_match = false;
+    for (int n = 0; n < BLEU_MAX_ORDER; n++)
+        any_match = any_match || stats->correct[n] > 0;
+    if (!any_match) return s;
+    
+#line 789 "book/bleu.nw"
+double smooth = 1.0;
+int order = BLEU_MAX_ORDER;
+for (int n = 0; n < BLEU_MAX_ORDER; n++) {
+    if (stats->total[n] == 0) break;
+    if (effective_order) order = n + 1;
+    if (stats->correct[n] == 0) {
+        smooth *= 2.0;
+        s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
+    } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
+}
+#line 780 "book/bleu.nw"
+    double log_sum = 0.0;
+    for (int n = 0; n < order; n++)
+        log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
+    s.score = s.bp * exp(log_sum / order);
+    return s;
+}
+#line 810 "book/bleu.nw"
+BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
+                      int n_refs, long count, bool lowercase, bool effective_order)
+{
+    BleuStats stats = {0};
+    const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
+    for (long i = 0; i < count; i++) {
+        for (int r = 0; r < n_refs; r++) refs[r] = references[r][i];
+        bleu_add_segment(&stats, hypotheses[i], refs, n_refs, lowercase);
+    }
+    free(refs);
+    return bleu_compute(&stats, effective_order);
+}
+#line 841 "book/bleu.nw"
+void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
+{
+    snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
+             "hyp_len = %lld ref_len = %lld)", s->score, s->precisions[0],
+             s->precisions[1], s->precisions[2], s->precisions[3], s->bp, s->ratio,
+             s->stats.hyp_len, s->stats.ref_len);
+}
+#line 868 "book/bleu.nw"
+void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
+                    bool effective_order)
+{
+    snprintf(buffer, size, "nrefs:%d|case:%s|eff:%s|tok:13a|smooth:exp|version:%s",
+             n_refs, lowercase ? "lc" : "mixed", effective_order ? "yes" : "no",
+             BLEU_SACREBLEU_VERSION);
+}
+#line 890 "book/bleu.nw"
+/* The length of the longest prefix of the n bytes at TEXT that is valid UTF-8. */
+static size_t utf8_valid_prefix(const char *text, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0;
+    while (i < n) {
+        const unsigned char b = s[i];
+        size_t follow;
+        unsigned char low = 0x80, high = 0xBF;   /* the range of the second byte */
+        if (b < 0x80) { i++; continue; }
+        else if (b >= 0xC2 && b <= 0xDF) follow = 1;
+        else if (b == 0xE0) follow = 2, low = 0xA0;     /* no overlong forms */
+        else if (b == 0xED) follow = 2, high = 0x9F;    /* no surrogates */
+        else if (b >= 0xE1 && b <= 0xEF) follow = 2;
+        else if (b == 0xF0) follow = 3, low = 0x90;     /* no overlong forms */
+        else if (b == 0xF4) follow = 3, high = 0x8F;    /* nothing above U+10FFFF */
+        else if (b >= 0xF1 && b <= 0xF3) follow = 3;
+        else return i;
+        if (n - i <= follow || s[i + 1] < low || s[i + 1] > high) return i;
+        for (size_t k = 2; k <= follow; k++)
+            if ((s[i + k] & 0xC0) != 0x80) return i;
+        i += follow + 1;
+    }
+    return n;
+}
+#line 931 "book/bleu.nw"
+void bleu_read_lines(BleuLines *file, const char *path)
+{
+    FILE *in = fopen(path, "rb");
+    if (in == NULL) die("cannot read %s: %s", path, strerror(errno));
+    TextBuffer t = {0};
+    char chunk[65536];
+    for (size_t got; (got = fread(chunk, 1, sizeof chunk, in)) > 0; )
+        text_put(&t, chunk, got);
+    const int error = ferror(in) ? errno : 0;
+    fclose(in);
+    if (error) die("cannot read %s: %s", path, strerror(error));
+    char *text = text_finish(&t);
+    
+#line 965 "book/bleu.nw"
+const size_t valid = utf8_valid_prefix(text, t.length);
+const char *nul = memchr(text, '\0', t.length);
+const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
+if (bad < t.length) {
+    long line = 1;
+    size_t line_start = 0;
+    for (size_t i = 0; i < bad; i++)
+        if (text[i] == '\n') line++, line_start = i + 1;
+    die("%s, line %ld: %s (byte 0x%02x at byte %zu of the line)", path, line,
+        text[bad] == '\0' ? "a NUL byte, not text" : "not valid UTF-8",
+        (unsigned char)text[bad], bad - line_start + 1);
+}
+#line 944 "book/bleu.nw"
+    file->text = text;
+    file->count = 0;
+    for (size_t i = 0; i < t.length; i++) file->count += text[i] == '\n';
+    if (t.length > 0 && text[t.length - 1] != '\n') file->count++;
+    file->lines = xmalloc((size_t)file->count * sizeof *file->lines);
+    char *line = text;
+    for (long i = 0; i < file->count; i++) {
+        file->lines[i] = line;
+        line += strcspn(line, "\n");
+        if (*line == '\n') *line++ = '\0';
+    }
+}
+
+void bleu_lines_free(BleuLines *file)
+{
+    free(file->text);
+    free(file->lines);
+}

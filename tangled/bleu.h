@@ -1,7 +1,69 @@
-#line 9 "book/bleu.nw"
+#line 17 "book/bleu.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef BLEU_H
 #define BLEU_H
+#include <stdbool.h>
+#include <stddef.h>
 #include "tensor.h"
+#line 406 "book/bleu.nw"
+/* The line tokenized by sacreBLEU's 13a rules: words separated by single spaces, no space
+   at either end. LINE is UTF-8; free() the result. */
+char *bleu_tokenize_13a(const char *line);
+#line 512 "book/bleu.nw"
+/* LINE lowercased as Python's str.lower() does (see the book for the one approximation);
+   UTF-8 in and out; free() the result. */
+char *bleu_lowercase(const char *line);
+#line 558 "book/bleu.nw"
+/* sacreBLEU's preprocessing of one segment: optionally lowercase, strip trailing
+   whitespace, tokenize with 13a. free() the result. */
+char *bleu_preprocess(const char *line, bool lowercase);
+#line 592 "book/bleu.nw"
+enum { BLEU_MAX_ORDER = 4 };
 
+typedef struct {
+    long long hyp_len, ref_len;              /* words, summed over the segments */
+    long long correct[BLEU_MAX_ORDER];       /* clipped matching n-grams, n = 1..4 */
+    long long total[BLEU_MAX_ORDER];         /* n-grams of the hypotheses */
+} BleuStats;
+
+/* Add to STATS the counts of one hypothesis against its N_REFS >= 1 references (raw
+   UTF-8 text: they are preprocessed here, lowercased if asked). */
+void bleu_add_segment(BleuStats *stats, const char *hypothesis,
+                      const char *const *references, int n_refs, bool lowercase);
+#line 753 "book/bleu.nw"
+typedef struct {
+    double score;                        /* 0 to 100 */
+    double precisions[BLEU_MAX_ORDER];   /* percent, smoothed */
+    double bp;                           /* the brevity penalty */
+    double ratio;                        /* hyp_len / ref_len, 0 when ref_len is 0 */
+    BleuStats stats;
+} BleuScore;
+
+/* sacreBLEU's corpus BLEU of the statistics, with 'exp' smoothing; EFFECTIVE_ORDER
+   averages only the orders that the hypotheses have n-grams of (sacreBLEU's default for
+   corpus BLEU is false). */
+BleuScore bleu_compute(const BleuStats *stats, bool effective_order);
+#line 805 "book/bleu.nw"
+BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
+                      int n_refs, long count, bool lowercase, bool effective_order);
+#line 836 "book/bleu.nw"
+/* The score line, in sacreBLEU's format. */
+void bleu_format_score(char *buffer, size_t size, const BleuScore *s);
+#line 861 "book/bleu.nw"
+#define BLEU_SACREBLEU_VERSION "2.6.0"
+/* sacreBLEU's signature of a BLEU score computed with these settings. */
+void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
+                    bool effective_order);
+#line 918 "book/bleu.nw"
+typedef struct {
+    char *text;       /* the whole file, its line feeds replaced by NULs */
+    char **lines;
+    long count;
+} BleuLines;
+
+/* Read the UTF-8 text file at PATH as lines; on any problem, die() with one line that
+   names the file (and the line). */
+void bleu_read_lines(BleuLines *file, const char *path);
+void bleu_lines_free(BleuLines *file);
+#line 24 "book/bleu.nw"
 #endif
