@@ -1,6 +1,767 @@
-#line 18 "book/text.nw"
+#line 39 "book/text.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "text.h"
+#include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#line 155 "book/text.nw"
+static const char *refuse_line(TextLine *result, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+static const char *refuse_line(TextLine *result, const char *format, ...)
+{
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(result->error, sizeof result->error, format, arguments);
+    va_end(arguments);
+    result->text[0] = '\0', result->count = 0;
+    return result->error;
+}
+#line 187 "book/text.nw"
+/* Decode line[0..length) into point[], *count code points. NULL, or why not. */
+static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
+                               int *count, TextLine *result)
+{
+    const unsigned char *s = (const unsigned char *)line;
+    int n = 0;
+    for (size_t i = 0; i < length; n++) {
+        const unsigned char b = s[i];
+        
+#line 215 "book/text.nw"
+const int extra = b < 0x80 ? 0 : b >= 0xC2 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2
+                : b >= 0xF0 && b <= 0xF4 ? 3 : -1;
+const char *problem = extra >= 0 ? NULL
+                    : b < 0xC0   ? "a continuation byte without a leading byte"
+                    : b < 0xC2   ? "an overlong encoding"
+                                 : "a byte that UTF-8 never uses";
+#line 196 "book/text.nw"
+        
+#line 227 "book/text.nw"
+uint32_t c = extra <= 0 ? b : b & (0x7Fu >> (extra + 1));
+size_t seen = 1;
+for (int k = 1; !problem && k <= extra; k++) {
+    if (i + (size_t)k < length) seen++;
+    if (i + (size_t)k >= length || (s[i + k] & 0xC0) != 0x80)
+        problem = "a truncated sequence";
+    else
+        c = c << 6 | (s[i + k] & 0x3Fu);
+}
+#line 197 "book/text.nw"
+        
+#line 239 "book/text.nw"
+if (!problem && ((extra == 2 && c < 0x800) || (extra == 3 && c < 0x10000)))
+    problem = "an overlong encoding";
+else if (!problem && c >= 0xD800 && c <= 0xDFFF)
+    problem = "a surrogate";
+else if (!problem && c > 0x10FFFF)
+    problem = "a code point beyond U+10FFFF";
+#line 198 "book/text.nw"
+        if (problem) {
+            char bytes[32] = "";
+            for (size_t k = 0; k < seen; k++)
+                snprintf(bytes + strlen(bytes), sizeof bytes - strlen(bytes), "%s0x%02X",
+                         k ? " " : "", s[i + k]);
+            return refuse_line(result, "invalid UTF-8 at byte %zu: %s (%s)", i + 1,
+                               problem, bytes);
+        }
+        point[n] = c;
+        i += seen;
+    }
+    *count = n;
+    return NULL;
+}
+#line 263 "book/text.nw"
+static bool is_space(uint32_t c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == 0x85 || c == 0xA0 || c == 0x1680
+        || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F
+        || c == 0x205F || c == 0x3000;
+}
 
+static bool is_invisible(uint32_t c)
+{
+    return c < 0x20 || (c >= 0x7F && c < 0xA0) || (c >= 0x200B && c <= 0x200F)
+        || c == 0x2060 || c == 0xFEFF;
+}
+
+static bool is_number(uint32_t c)
+{
+    return (c >= '0' && c <= '9') || c == 0xB2 || c == 0xB3 || c == 0xB9
+        || (c >= 0xBC && c <= 0xBE);
+}
+
+static bool is_letter(uint32_t c)
+{
+    if (c < 0x80) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (c < 0x100) return c == 0xAA || c == 0xB5 || c == 0xBA
+                          || (c >= 0xC0 && c != 0xD7 && c != 0xF7);
+    return !is_space(c) && !is_invisible(c)
+        && !(c >= 0x2000 && c <= 0x2BFF)     /* punctuation, arrows, mathematics */
+        && !(c >= 0x2E00 && c <= 0x2E7F)     /* more punctuation */
+        && !(c >= 0x3000 && c <= 0x303F)     /* CJK punctuation */
+        && !(c >= 0xFE30 && c <= 0xFE6F) && !(c >= 0xFF01 && c <= 0xFF20)
+        && !(c >= 0x1F000 && c <= 0x1FAFF);  /* emoji and other pictures */
+}
+#line 304 "book/text.nw"
+static uint32_t to_lowercase(uint32_t c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) ? c + 0x20 : c;
+}
+
+static bool is_lowercase(uint32_t c)
+{
+    return (c >= 'a' && c <= 'z') || c == 0xAA || c == 0xB5 || c == 0xBA
+        || (c >= 0xDF && c <= 0xFF && c != 0xF7);
+}
+#line 323 "book/text.nw"
+typedef struct {
+    uint32_t *point;
+    int count, capacity;
+} Points;
+
+static void put(Points *p, uint32_t c)
+{
+    ENSURE(p->count < p->capacity, "a line grew beyond %d code points", p->capacity);
+    p->point[p->count++] = c;
+}
+
+static void put_space(Points *p)
+{
+    if (p->count > 0 && p->point[p->count - 1] != ' ') put(p, ' ');
+}
+
+static void put_spaced(Points *p, uint32_t c)
+{
+    put(p, ' '), put(p, c), put(p, ' ');
+}
+#line 354 "book/text.nw"
+static void normalize_characters(const uint32_t *in, int n, TextOptions options,
+                                 Points *out)
+{
+    for (int i = 0; i < n; i++) {
+        const uint32_t c = options.lowercase ? to_lowercase(in[i]) : in[i];
+        const uint32_t before = i > 0 ? in[i - 1] : 0, after = i + 1 < n ? in[i + 1] : 0;
+        
+#line 370 "book/text.nw"
+if (c == '&' && i + 4 < n && in[i + 1] == 'a' && in[i + 2] == 'm' && in[i + 3] == 'p'
+    && in[i + 4] == ';')
+    put(out, '&'), i += 4;
+else if (c == 0xA0 && before >= '0' && before <= '9' && after >= '0' && after <= '9')
+    put(out, options.language == TEXT_GERMAN ? ',' : '.');    /* 12 500 */
+else if (is_space(c)) put_space(out);
+else if (is_invisible(c)) continue;
+else if ((c == '\'' || c == '`') && (after == '\'' || after == '`'))
+    put_space(out), put(out, '"'), put(out, ' '), i++;
+else if (c == 0x201E || c == 0x201C || c == 0x201D || c == 0x201A)   /* double quotes, */
+    put(out, '"');                                                   /* single low one */
+else if (c == 0x2018 || c == 0x2019)                                 /* single quotes */
+    put(out, is_letter(before) && is_letter(after) ? '\'' : '"');
+else if (c == '`' || c == 0xB4) put(out, '\'');                      /* grave, acute */
+else if (c == 0x2013) put(out, '-');                                 /* en dash */
+else if (c == 0x2014) put_space(out), put(out, '-'), put(out, ' ');  /* em dash */
+else if (c == 0x2026) put(out, '.'), put(out, '.'), put(out, '.');   /* ellipsis */
+else put(out, c);
+#line 361 "book/text.nw"
+        if (out->count >= 2 && out->point[out->count - 1] == '\''
+            && out->point[out->count - 2] == '\'')
+            out->count--, out->point[out->count - 1] = '"';
+    }
+    if (out->count > 0 && out->point[out->count - 1] == ' ') out->count--;
+}
+#line 397 "book/text.nw"
+/* Move p[to] to p[from], shifting p[from .. to) one place right (or, when to < from,
+   p[to + 1 .. from] one place left). */
+static void rotate(uint32_t *p, int from, int to)
+{
+    const uint32_t moved = p[to];
+    if (to > from) memmove(p + from + 1, p + from, (size_t)(to - from) * sizeof *p);
+    else memmove(p + to, p + to + 1, (size_t)(from - to) * sizeof *p);
+    p[from] = moved;
+}
+
+static void move_quotes(uint32_t *p, int n, TextLanguage language)
+{
+    if (language == TEXT_ENGLISH) {
+        for (int i = 0; i < n; i++) {
+            int end = i;
+            if (p[i] != '"') continue;
+            while (end + 1 < n && (p[end + 1] == ',' || p[end + 1] == '.')) end++;
+            rotate(p, end, i);
+            i = end;
+        }
+        return;
+    }
+    for (int i = 0; i + 1 < n; i++)
+        if (p[i] == ',' && p[i + 1] == '"') p[i] = '"', p[i + 1] = ',', i++;
+    for (int i = 0; i < n; i++) {
+        int end = i;
+        if (p[i] != '.') continue;
+        while (end + 1 < n && p[end + 1] == '.') end++;
+        if (end + 1 < n && p[end + 1] == '"') rotate(p, i, ++end);
+        i = end;
+    }
+}
+#line 439 "book/text.nw"
+static void separate_punctuation(const uint32_t *in, int n, TextLanguage language,
+                                 Points *out)
+{
+    for (int i = 0; i < n; i++) {
+        const uint32_t c = in[i], before = i > 0 ? in[i - 1] : 0;
+        const uint32_t after = i + 1 < n ? in[i + 1] : 0;
+        if (c == ' ' || c == '-' || is_letter(c) || is_number(c)) {
+            put(out, c);
+        } else if (c == '.') {
+            
+#line 464 "book/text.nw"
+int end = i;
+while (end + 1 < n && in[end + 1] == '.') end++;
+if (end > i) put(out, ' ');
+for (int k = i; k <= end; k++) put(out, '.');
+if (end > i) put(out, ' ');
+i = end;
+#line 449 "book/text.nw"
+        } else if (c == ',') {
+            
+#line 478 "book/text.nw"
+if ((before && !is_number(before)) || (after && !is_number(after)) || (before && !after))
+    put_spaced(out, ',');
+else
+    put(out, ',');
+#line 451 "book/text.nw"
+        } else if (c == '\'' && language == TEXT_ENGLISH) {
+            
+#line 492 "book/text.nw"
+const bool letter_before = is_letter(before), letter_after = is_letter(after);
+if ((letter_before && letter_after) || (is_number(before) && after == 's'))
+    put(out, ' '), put(out, c);
+else if ((before && after && !letter_before && !letter_after)
+         || (before && !letter_before && !is_number(before) && letter_after)
+         || (letter_before && after && !letter_after))
+    put_spaced(out, c);
+else
+    put(out, c);
+#line 453 "book/text.nw"
+        } else {
+            put_spaced(out, c);   /* any other punctuation, and German apostrophes */
+        }
+    }
+}
+#line 537 "book/text.nw"
+static bool in_list(const char *word, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(word, *list) == 0) return true;
+    return false;
+}
+
+static int abbreviation(const uint32_t *word, int length, TextLanguage language)
+{
+    static const char *const english[] = {
+        "Mr", "Mrs", "Ms", "Dr", "Prof", "Rev", "St", "Sr", "Jr", "Gen", "Capt", "Lt",
+        "Col", "Sgt", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Oct",
+        "Nov", "Dec", "Nr", "v", "vs", "i.e", "e.g", NULL};
+    static const char *const english_before_numbers[] = {"No", "Art", "pp", NULL};
+    static const char *const german[] = {
+        "Nr", "Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Mio", "Mrd", "bzw", "usw", "vgl",
+        "ca", "pp", "etc", "evtl", "ggf", "sog", "usf", "zzt", "dgl", "ff", "v", "vs",
+        NULL};
+    char text[8];
+    if (length >= (int)sizeof text) return 0;
+    for (int k = 0; k < length; k++) {
+        if (word[k] >= 0x80) return 0;
+        text[k] = (char)word[k];
+    }
+    text[length] = '\0';
+    if (language == TEXT_ENGLISH)
+        return (length == 1 && text[0] >= 'A' && text[0] <= 'Z') || in_list(text, english)
+               ? 1 : in_list(text, english_before_numbers) ? 2 : 0;
+    const bool number = strspn(text, "0123456789") == (size_t)length && length <= 2
+                        && text[0] != '0';
+    const bool roman = strspn(text, "ivx") == (size_t)length
+                       || strspn(text, "IVX") == (size_t)length;
+    return (length == 1 && is_letter(word[0])) || number || (roman && length <= 5)
+           || in_list(text, german);
+}
+#line 578 "book/text.nw"
+static void put_utf8(char *text, size_t *used, size_t size, uint32_t c)
+{
+    static const unsigned char lead[5] = {0, 0x00, 0xC0, 0xE0, 0xF0};
+    const int n = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    ENSURE(*used + (size_t)n < size, "a tokenized line grew beyond %zu bytes", size);
+    text[(*used)++] = (char)(lead[n] | c >> (6 * (n - 1)));
+    for (int k = n - 2; k >= 0; k--)
+        text[(*used)++] = (char)(0x80u | (c >> (6 * k) & 0x3Fu));
+}
+
+static void write_tokens(const uint32_t *in, int n, TextLanguage language,
+                         TextLine *result)
+{
+    size_t used = 0;
+    int count = 0;
+    for (int i = 0; i < n; ) {
+        while (i < n && in[i] == ' ') i++;
+        if (i == n) break;
+        int end = i, next;
+        while (end < n && in[end] != ' ') end++;
+        for (next = end; next < n && in[next] == ' '; next++) {}
+        
+#line 512 "book/text.nw"
+int keep = end;   /* the word is in[i .. keep), then in[keep] and in[keep + 1 .. end) */
+const int length = end - i;
+bool only_periods = true, has_period = false, has_letter = false;
+for (int k = i; k < end; k++) {
+    only_periods = only_periods && in[k] == '.';
+    if (k < end - 1) has_period |= in[k] == '.', has_letter |= is_letter(in[k]);
+}
+if (length >= 2 && in[end - 1] == '.' && !only_periods) {
+    const int kind = abbreviation(in + i, length - 1, language);
+    const uint32_t following = next < n ? in[next] : 0;
+    if (!(has_period && has_letter) && kind != 1 && !is_lowercase(following)
+        && !(kind == 2 && following >= '0' && following <= '9'))
+        keep = end - 1;
+} else if (length >= 2 && next == n && in[end - 2] == '.' && in[end - 1] == '\'') {
+    keep = end - 2;
+}
+#line 600 "book/text.nw"
+        const int cut[4] = {i, keep, keep < end ? keep + 1 : end, end};
+        for (int part = 0; part < 3; part++) {
+            if (cut[part] == cut[part + 1]) continue;
+            if (count++ > 0) put_utf8(result->text, &used, sizeof result->text, ' ');
+            for (int k = cut[part]; k < cut[part + 1]; k++)
+                put_utf8(result->text, &used, sizeof result->text, in[k]);
+        }
+        i = end;
+    }
+    result->text[used] = '\0';
+    result->count = count;
+}
+#line 632 "book/text.nw"
+const char *tokenize_line(TextOptions options, const char *line, size_t length,
+                          TextLine *result)
+{
+    enum { N = TEXT_MAX_LINE_BYTES };
+    if (length > N)
+        return refuse_line(result, "line too long: %zu bytes (at most %d)", length, N);
+    const char *nul = memchr(line, '\0', length);
+    if (nul) return refuse_line(result, "a NUL byte at byte %td", nul - line + 1);
+    uint32_t decoded[N], normal[2 * N + 2], spaced[6 * N + 6];
+    int n;
+    if (decode_utf8(line, length, decoded, &n, result)) return result->error;
+    Points a = {normal, 0, 2 * N + 2}, b = {spaced, 0, 6 * N + 6};
+    normalize_characters(decoded, n, options, &a);
+    move_quotes(a.point, a.count, options.language);
+    separate_punctuation(a.point, a.count, options.language, &b);
+    write_tokens(b.point, b.count, options.language, result);
+    return result->count ? NULL : refuse_line(result, "empty line");
+}
+#line 660 "book/text.nw"
+typedef struct {
+    char *text;
+    size_t capacity;
+    long number;   /* of the line last read, from 1 */
+} LineReader;
+
+/* Read the next line of IN without its newline: its length, or -1 at the end. */
+static long read_line(FILE *in, LineReader *reader)
+{
+    const ssize_t length = getline(&reader->text, &reader->capacity, in);
+    if (length < 0) return -1;
+    reader->number++;
+    const long n = (long)length - (length > 0 && reader->text[length - 1] == '\n');
+    reader->text[n] = '\0';
+    return n;
+}
+
+/* "NAME:LINE: message" in error, which has TEXT_ERROR_MAX bytes. */
+static const char *located(char *error, const char *name, long line, const char *message)
+{
+    const int n = snprintf(error, TEXT_ERROR_MAX, "%s:%ld: %s", name, line, message);
+    if (n >= TEXT_ERROR_MAX)
+        strcpy(error + TEXT_ERROR_MAX - 4, "...");   /* a path of hundreds of bytes */
+    return error;
+}
+#line 691 "book/text.nw"
+static void *grow(void *memory, size_t *capacity, size_t needed, size_t item)
+{
+    if (needed <= *capacity) return memory;
+    size_t bigger = *capacity ? *capacity : 256;
+    while (bigger < needed) bigger *= 2;
+    void *moved = realloc(memory, bigger * item);
+    if (moved == NULL) die("out of memory growing an array to %zu bytes", bigger * item);
+    *capacity = bigger;
+    return moved;
+}
+#line 723 "book/text.nw"
+const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file)
+{
+    memset(file, 0, sizeof *file);
+    FILE *in = fopen(path, "r");
+    if (in == NULL) {
+        snprintf(file->error, sizeof file->error, "cannot open %s: %s", path,
+                 strerror(errno));
+        return file->error;
+    }
+    static TextLine line;   /* 2.5 kB, and files are read by one thread */
+    LineReader reader = {0};
+    size_t bytes = 0, byte_capacity = 0, token_capacity = 0, line_capacity = 0;
+    long length;
+    const char *problem = NULL;
+    while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
+        if (tokenize_line(options, reader.text, (size_t)length, &line))
+            problem = located(file->error, path, reader.number, line.error);
+        else {
+            
+#line 756 "book/text.nw"
+const size_t size = strlen(line.text) + 1;
+file->storage = grow(file->storage, &byte_capacity, bytes + size, 1);
+file->line_start = grow(file->line_start, &line_capacity, (size_t)file->lines + 2,
+                        sizeof *file->line_start);
+file->token = grow(file->token, &token_capacity, (size_t)(file->count + line.count),
+                   sizeof *file->token);
+file->line_start[file->lines++] = file->count;
+memcpy(file->storage + bytes, line.text, size);
+for (size_t k = 0, start = 0; k < size; k++) {
+    if (line.text[k] != ' ' && line.text[k] != '\0') continue;
+    file->storage[bytes + k] = '\0';
+    file->token[file->count++] = (char *)(bytes + start);   /* an offset for now */
+    start = k + 1;
+}
+bytes += size;
+#line 742 "book/text.nw"
+        }
+    }
+    if (problem == NULL && ferror(in))
+        problem = located(file->error, path, reader.number + 1, strerror(errno));
+    fclose(in);
+    free(reader.text);
+    if (file->line_start) file->line_start[file->lines] = file->count;
+    for (long t = 0; t < file->count; t++)
+        file->token[t] = file->storage + (size_t)file->token[t];
+    return problem;
+}
+#line 774 "book/text.nw"
+void tokenized_file_free(TokenizedFile *file)
+{
+    free(file->token), free(file->line_start), free(file->storage);
+    file->token = NULL, file->line_start = NULL, file->storage = NULL;
+    file->lines = file->count = 0;
+}
+#line 805 "book/text.nw"
+/* The tokens of a Moses line: XML escapes undone, separated by single spaces. */
+static void unescape_moses(const char *line, char *out, size_t size)
+{
+    static const char *const escape[][2] = {
+        {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&apos;", "'"}, {"&quot;", "\""},
+        {"&#91;", "["}, {"&#93;", "]"}, {"&#124;", "|"}};
+    size_t used = 0;
+    while (*line && used + 1 < size) {
+        size_t k = 0;
+        while (k < 8 && strncmp(line, escape[k][0], strlen(escape[k][0])) != 0) k++;
+        if (*line == ' ' || *line == '\t') {
+            if (used > 0 && out[used - 1] != ' ') out[used++] = ' ';
+            line++;
+        } else if (k < 8) {
+            out[used++] = escape[k][1][0];
+            line += strlen(escape[k][0]);
+        } else {
+            out[used++] = *line++;
+        }
+    }
+    if (used > 0 && out[used - 1] == ' ') used--;
+    out[used] = '\0';
+}
+#line 831 "book/text.nw"
+const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
+                                   const char *reference_name, TextOptions options,
+                                   FILE *differences, Agreement *result)
+{
+    memset(result, 0, sizeof *result);
+    LineReader ours = {0}, theirs = {0};
+    static TextLine line;
+    static char expected[4 * TEXT_MAX_TOKENIZED_BYTES];
+    const char *problem = NULL;
+    long length;
+    while (problem == NULL && (length = read_line(raw, &ours)) >= 0) {
+        if (read_line(reference, &theirs) < 0)
+            problem = located(result->error, reference_name, theirs.number + 1,
+                              "the reference has fewer lines");
+        else if (tokenize_line(options, ours.text, (size_t)length, &line))
+            problem = located(result->error, raw_name, ours.number, line.error);
+        else {
+            unescape_moses(theirs.text, expected, sizeof expected);
+            const bool same = strcmp(line.text, expected) == 0;
+            result->lines++, result->identical += same;
+            if (!same && differences)
+                fprintf(differences, "line %ld\n  ours: %s\n  ref:  %s\n", ours.number,
+                        line.text, expected);
+        }
+    }
+    if (problem == NULL && read_line(reference, &theirs) >= 0)
+        problem = located(result->error, reference_name, theirs.number,
+                          "the reference has more lines");
+    free(ours.text), free(theirs.text);
+    return problem;
+}
+#line 932 "book/text.nw"
+const char *detokenize_line(TextLanguage language, const char *line, size_t length,
+                            TextLine *result)
+{
+    if (length > TEXT_MAX_TOKENIZED_BYTES)
+        return refuse_line(result, "line too long: %zu bytes (at most %d)", length,
+                      TEXT_MAX_TOKENIZED_BYTES);
+    uint32_t point[TEXT_MAX_TOKENIZED_BYTES];
+    int n;
+    if (decode_utf8(line, length, point, &n, result)) return result->error;
+    
+#line 975 "book/text.nw"
+int apostrophes = 0;
+for (size_t i = 0; i < length; i++)
+    apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
+                   && (i + 1 == length || line[i + 1] == ' ');
+#line 942 "book/text.nw"
+    char token[TEXT_MAX_TOKENIZED_BYTES + 1];
+    char last = '\0';   /* the last byte of the token before */
+    size_t used = 0;
+    int count = 0;
+    bool glue_next = true;                           /* no space before the next token */
+    bool double_open = false, single_open = false;   /* inside a quotation */
+    for (size_t i = 0, end, next; i < length; i = end) {
+        
+#line 966 "book/text.nw"
+while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
+if (i == length) break;
+for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
+for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
+memcpy(token, line + i, end - i);
+token[end - i] = '\0';
+#line 950 "book/text.nw"
+        bool glue = glue_next;
+        glue_next = false;
+        
+#line 982 "book/text.nw"
+static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
+                                      "...", NULL};
+static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
+static const char *const clitics[] = {"s", "re", "ve", "ll", "m", "d", "t", "em", NULL};
+if (strcmp(token, ":") == 0 && last >= '0' && last <= '9' && next < length
+    && line[next] >= '0' && line[next] <= '9') {
+    glue = glue_next = true;   /* 11:27 */
+} else if (in_list(token, closing)) {
+    glue = true;
+} else if (in_list(token, opening)) {
+    glue_next = true;
+} else if (strcmp(token, "\"") == 0) {
+    if (double_open) glue = true;
+    else glue_next = true;
+    double_open = !double_open;
+} else if (strcmp(token, "'") == 0 && apostrophes % 2 == 1) {
+    
+#line 1010 "book/text.nw"
+size_t after = next;   /* the next token is line[next .. after) */
+while (after < length && line[after] != ' ' && line[after] != '\t') after++;
+char word[4] = "";
+if (after - next < sizeof word) {
+    memcpy(word, line + next, after - next);
+    word[after - next] = '\0';
+}
+if (in_list(word, clitics)) glue_next = true;   /* they 're */
+else glue = true;                               /* the dogs' bowls, 4' wide */
+#line 999 "book/text.nw"
+} else if (strcmp(token, "'") == 0) {
+    if (single_open) glue = true;
+    else glue_next = true;
+    single_open = !single_open;
+} else if (language == TEXT_ENGLISH && token[0] == '\'' && (unsigned char)token[1] < 0x80
+           && is_letter((unsigned char)token[1])) {
+    glue = true;   /* 's 're 't */
+}
+#line 953 "book/text.nw"
+        if (!glue) result->text[used++] = ' ';
+        memcpy(result->text + used, token, end - i);
+        used += end - i;
+        last = token[end - i - 1];
+        count++;
+    }
+    result->text[used] = '\0';
+    result->count = count;
+    return count ? NULL : refuse_line(result, "empty line");
+}
+#line 1077 "book/text.nw"
+const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
+#line 1088 "book/text.nw"
+static uint32_t token_hash(const char *token)
+{
+    uint32_t hash = 2166136261u;
+    for (const unsigned char *b = (const unsigned char *)token; *b; b++)
+        hash = (hash ^ *b) * 16777619u;
+    return hash;
+}
+
+/* The slot of TOKEN: where it is, or the empty slot where it would go. */
+static int vocab_slot(const Vocab *vocab, const char *token)
+{
+    int s = (int)(token_hash(token) & (uint32_t)(vocab->slots - 1));
+    while (vocab->slot[s] && strcmp(vocab->token[vocab->slot[s] - 1], token) != 0)
+        s = (s + 1) & (vocab->slots - 1);
+    return s;
+}
+
+/* Fill the hash table; the index of the first token that repeats an earlier one, or
+   -1. */
+static int vocab_index(Vocab *vocab)
+{
+    for (vocab->slots = 16; vocab->slots < 2 * vocab->size; vocab->slots *= 2) {}
+    vocab->slot = xmalloc((size_t)vocab->slots * sizeof *vocab->slot);
+    memset(vocab->slot, 0, (size_t)vocab->slots * sizeof *vocab->slot);
+    for (int i = 0; i < vocab->size; i++) {
+        const int s = vocab_slot(vocab, vocab->token[i]);
+        if (vocab->slot[s]) return i;
+        vocab->slot[s] = i + 1;
+    }
+    return -1;
+}
+#line 1129 "book/text.nw"
+int vocab_lookup(const Vocab *vocab, const char *token)
+{
+    const int s = vocab_slot(vocab, token);
+    return vocab->slot[s] ? vocab->slot[s] - 1 : VOCAB_UNKNOWN;
+}
+
+const char *vocab_token(const Vocab *vocab, int index)
+{
+    ENSURE(index >= 0 && index < vocab->size, "token index %d of a vocabulary of %d",
+           index, vocab->size);
+    return vocab->token[index];
+}
+#line 1156 "book/text.nw"
+static int compare_strings(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+typedef struct {
+    const char *token;
+    long count;
+} TokenCount;
+
+static int more_frequent_first(const void *a, const void *b)
+{
+    const TokenCount *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return strcmp(x->token, y->token);
+}
+#line 1175 "book/text.nw"
+void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
+{
+    ENSURE(count >= 0 && min_frequency >= 1, "count %ld, min_frequency %d", count,
+           min_frequency);
+    memset(vocab, 0, sizeof *vocab);
+    char **sorted = xmalloc((size_t)count * sizeof *sorted);
+    if (count > 0) memcpy(sorted, tokens, (size_t)count * sizeof *sorted);
+    qsort(sorted, (size_t)count, sizeof *sorted, compare_strings);
+    TokenCount *kept = xmalloc((size_t)count * sizeof *kept);
+    long n_kept = 0;
+    size_t bytes = 0;
+    
+#line 1205 "book/text.nw"
+for (long i = 0, run; i < count; i += run) {
+    for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
+    vocab->types++;
+    bool special = false;
+    for (int k = 0; k < VOCAB_SPECIALS; k++)
+        special = special || strcmp(sorted[i], vocab_specials[k]) == 0;
+    if (run < min_frequency || special) continue;
+    kept[n_kept++] = (TokenCount){sorted[i], run};
+    bytes += strlen(sorted[i]) + 1;
+}
+#line 1187 "book/text.nw"
+    qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
+    ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
+    vocab->size = (int)n_kept + VOCAB_SPECIALS;
+    vocab->token = xmalloc((size_t)vocab->size * sizeof *vocab->token);
+    vocab->storage = xmalloc(bytes + 32);   /* 32: the specials */
+    char *next = vocab->storage;
+    for (int i = 0; i < vocab->size; i++) {
+        const char *token = i < VOCAB_SPECIALS ? vocab_specials[i]
+                                               : kept[i - VOCAB_SPECIALS].token;
+        vocab->token[i] = strcpy(next, token);
+        next += strlen(token) + 1;
+    }
+    ENSURE(vocab_index(vocab) < 0, "a vocabulary with a repeated token");
+    free(sorted), free(kept);
+}
+#line 1238 "book/text.nw"
+const char *vocab_save(Vocab *vocab, const char *path)
+{
+    FILE *out = fopen(path, "w");
+    bool written = out != NULL;
+    for (int i = 0; written && i < vocab->size; i++)
+        written = fputs(vocab->token[i], out) >= 0 && fputc('\n', out) != EOF;
+    if (out && fclose(out) != 0) written = false;
+    if (written) return NULL;
+    snprintf(vocab->error, sizeof vocab->error, "cannot write %s: %s", path,
+             strerror(errno));
+    return vocab->error;
+}
+#line 1253 "book/text.nw"
+const char *vocab_load(Vocab *vocab, const char *path)
+{
+    memset(vocab, 0, sizeof *vocab);
+    FILE *in = fopen(path, "r");
+    if (in == NULL) {
+        snprintf(vocab->error, sizeof vocab->error, "cannot open %s: %s", path,
+                 strerror(errno));
+        return vocab->error;
+    }
+    LineReader reader = {0};
+    size_t bytes = 0, byte_capacity = 0, token_capacity = 0;
+    long length;
+    const char *problem = NULL;
+    while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
+        
+#line 1295 "book/text.nw"
+static TextLine check;   /* its error holds the complaint */
+static uint32_t point[TEXT_MAX_LINE_BYTES];
+int n;
+check.error[0] = '\0';
+if (length == 0) strcpy(check.error, "an empty line");
+else if (strpbrk(reader.text, " \t\r")) strcpy(check.error, "a token with a blank in it");
+else if (length > TEXT_MAX_LINE_BYTES) strcpy(check.error, "a token over 1000 bytes");
+else if (decode_utf8(reader.text, (size_t)length, point, &n, &check)) {}
+else if (vocab->size < VOCAB_SPECIALS && strcmp(reader.text, vocab_specials[vocab->size]))
+    snprintf(check.error, sizeof check.error, "expected the special token %s",
+             vocab_specials[vocab->size]);
+else if (vocab->size == INT32_MAX / 4) strcpy(check.error, "too many tokens");
+if (check.error[0]) problem = located(vocab->error, path, reader.number, check.error);
+#line 1268 "book/text.nw"
+        if (problem) break;
+        vocab->storage = grow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
+                              1);
+        vocab->token = grow(vocab->token, &token_capacity, (size_t)vocab->size + 1,
+                            sizeof *vocab->token);
+        memcpy(vocab->storage + bytes, reader.text, (size_t)length + 1);
+        vocab->token[vocab->size++] = (char *)bytes;   /* an offset for now */
+        bytes += (size_t)length + 1;
+    }
+    if (problem == NULL && ferror(in))
+        problem = located(vocab->error, path, reader.number + 1, strerror(errno));
+    if (problem == NULL && vocab->size < VOCAB_SPECIALS)
+        problem = located(vocab->error, path, reader.number + 1,
+                          "the four special tokens are missing");
+    fclose(in);
+    free(reader.text);
+    for (int i = 0; i < vocab->size; i++)
+        vocab->token[i] = vocab->storage + (size_t)vocab->token[i];
+    int repeated;
+    if (problem == NULL && (repeated = vocab_index(vocab)) >= 0)
+        problem = located(vocab->error, path, repeated + 1,
+                          "a token that is already listed");
+    return problem;
+}
+#line 1311 "book/text.nw"
+void vocab_free(Vocab *vocab)
+{
+    free(vocab->token), free(vocab->storage), free(vocab->slot);
+    vocab->token = NULL, vocab->storage = NULL, vocab->slot = NULL;
+    vocab->size = vocab->slots = 0;
+}
