@@ -24,6 +24,13 @@
 #include "checkpoint.h"
 #line 541 "book/decode.nw"
 #include "decode.h"
+#line 1360 "book/text.nw"
+#include "text.h"
+#line 989 "book/bleu.nw"
+#include "bleu.h"
+#line 882 "book/translate.nw"
+#include "beam.h"
+#include "data.h"
 #line 51 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
 #line 59 "book/program.nw"
@@ -593,6 +600,647 @@ if (use[0] && use[1]) {
     model_free(&model);
     return status;
 }
+#line 1364 "book/text.nw"
+static TextLanguage parse_language(const char *command, const char *text)
+{
+    if (text && strcmp(text, "en") == 0) return TEXT_ENGLISH;
+    if (text && strcmp(text, "de") == 0) return TEXT_GERMAN;
+    usage_error(command, "--language expects 'en' or 'de', got '%s'",
+                text ? text : "nothing");
+}
+#line 1374 "book/text.nw"
+static int run_tokenize(int argc, char **argv)
+{
+    TextOptions options = {TEXT_ENGLISH, false};
+    bool detokenize = false;
+    const char *compare = NULL;
+    for (int a = 0; a < argc; a++) {
+        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(flag, "--language") == 0)
+            options.language = parse_language("tokenize", value), a++;
+        else if (strcmp(flag, "--lowercase") == 0) options.lowercase = true;
+        else if (strcmp(flag, "--detokenize") == 0) detokenize = true;
+        else if (strcmp(flag, "--compare") == 0) {
+            if (!value)
+                usage_error("tokenize", "--compare expects a file, got 'nothing'");
+            compare = value, a++;
+        } else usage_error("tokenize", "unknown option '%s'", flag);
+    }
+    if (detokenize && (compare || options.lowercase))
+        usage_error("tokenize", "--detokenize takes neither --compare nor --lowercase");
+    if (compare) {
+        
+#line 1423 "book/text.nw"
+FILE *reference = fopen(compare, "r");
+if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
+Agreement agreement;
+if (tokenization_agreement(stdin, "standard input", reference, compare, options, stdout,
+                           &agreement))
+    die("%s", agreement.error);
+fclose(reference);
+const double lines = (double)(agreement.lines ? agreement.lines : 1);
+printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
+       100.0 * (double)agreement.identical / lines);
+#line 1395 "book/text.nw"
+    } else {
+        
+#line 1403 "book/text.nw"
+static TextLine line;
+char *text = NULL;
+size_t capacity = 0;
+ssize_t length;
+for (long number = 1; (length = getline(&text, &capacity, stdin)) >= 0; number++) {
+    if (length > 0 && text[length - 1] == '\n') text[--length] = '\0';
+    const char *problem =
+        detokenize ? detokenize_line(options.language, text, (size_t)length, &line)
+                   : tokenize_line(options, text, (size_t)length, &line);
+    if (problem) die("standard input:%ld: %s", number, problem);
+    puts(line.text);
+}
+if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
+free(text);
+#line 1397 "book/text.nw"
+    }
+    return 0;
+}
+#line 1459 "book/text.nw"
+static int run_vocab(int argc, char **argv)
+{
+    TextOptions options = {TEXT_ENGLISH, false};
+    int min_frequency = 2, first_file = argc;
+    const char *save = NULL;
+    for (int a = 0; a < argc && first_file == argc; a++) {
+        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(flag, "--language") == 0)
+            options.language = parse_language("vocab", value), a++;
+        else if (strcmp(flag, "--lowercase") == 0) options.lowercase = true;
+        else if (strcmp(flag, "--min-freq") == 0)
+            min_frequency = (int)parse_integer("vocab", flag, value, 1, 1000000), a++;
+        else if (strcmp(flag, "--save") == 0) {
+            if (!value) usage_error("vocab", "--save expects a file, got 'nothing'");
+            save = value, a++;
+        } else if (flag[0] == '-') usage_error("vocab", "unknown option '%s'", flag);
+        else first_file = a;
+    }
+    if (first_file == argc) usage_error("vocab", "which files?");
+    
+#line 1484 "book/text.nw"
+const int n_files = argc - first_file;
+TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
+long count = 0, lines = 0;
+for (int f = 0; f < n_files; f++) {
+    if (tokenize_file(argv[first_file + f], options, &files[f]))
+        die("%s", files[f].error);
+    count += files[f].count, lines += files[f].lines;
+}
+char **tokens = xmalloc((size_t)count * sizeof *tokens);
+long t = 0;
+for (int f = 0; f < n_files; t += files[f].count, f++)
+    memcpy(tokens + t, files[f].token, (size_t)files[f].count * sizeof *tokens);
+Vocab vocab;
+vocab_build(&vocab, tokens, count, min_frequency);
+printf("%ld lines, %ld tokens, %ld distinct\n", lines, count, vocab.types);
+printf("vocabulary: %d = %d specials + %d tokens seen at least %d times\n", vocab.size,
+       VOCAB_SPECIALS, vocab.size - VOCAB_SPECIALS, min_frequency);
+if (save && vocab_save(&vocab, save)) die("%s", vocab.error);
+vocab_free(&vocab);
+for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
+free(files), free(tokens);
+#line 1479 "book/text.nw"
+    return 0;
+}
+#line 993 "book/bleu.nw"
+static int run_bleu(int argc, char **argv)
+{
+    bool lowercase = false;
+    const char **paths = xmalloc((size_t)(argc + 1) * sizeof *paths);
+    int n_paths = 0;
+    for (int a = 0; a < argc; a++) {
+        if (strcmp(argv[a], "--lowercase") == 0 || strcmp(argv[a], "-lc") == 0)
+            lowercase = true;
+        else if (argv[a][0] == '-' && argv[a][1] != '\0')
+            usage_error("bleu", "unknown option '%s'", argv[a]);
+        else paths[n_paths++] = argv[a];
+    }
+    if (n_paths < 2)
+        usage_error("bleu", "expects a hypothesis file and a reference file");
+    BleuLines *files = xmalloc((size_t)n_paths * sizeof *files);
+    for (int f = 0; f < n_paths; f++) bleu_read_lines(&files[f], paths[f]);
+    for (int f = 1; f < n_paths; f++)
+        if (files[f].count != files[0].count)
+            die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
+                "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
+    
+#line 1021 "book/bleu.nw"
+const int n_refs = n_paths - 1;
+const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
+BleuStats stats = {0};
+for (long i = 0; i < files[0].count; i++) {
+    for (int r = 0; r < n_refs; r++) refs[r] = files[r + 1].lines[i];
+    bleu_add_segment(&stats, files[0].lines[i], refs, n_refs, lowercase);
+}
+free(refs);
+const BleuScore score = bleu_compute(&stats, false);
+char line[256];
+bleu_format_score(line, sizeof line, &score);
+printf("%s\n", line);
+bleu_signature(line, sizeof line, n_refs, lowercase, false);
+printf("%s\n", line);
+#line 1014 "book/bleu.nw"
+    for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
+    free(files), free(paths);
+    return 0;
+}
+#line 249 "book/translate.nw"
+static int run_train(int argc, char **argv)
+{
+    const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
+    const char *checkpoint_path = "multi30k-last.safetensors", *resume_path = NULL;
+    const char *log_path = NULL;
+    int epochs = 30, token_budget = 2000, max_minutes = 0;
+    long checkpoint_every = 500, stop_after = 0;
+    Config config = config_default(0, 0, 3);
+    config.d_model = 256, config.d_ff = 1024, config.heads = 8;
+    TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400};
+    
+#line 273 "book/translate.nw"
+int subset = 0;
+for (int a = 0; a < argc; a++) {
+    const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+    static const char *const names[] = {"--data", "--model", "--checkpoint", "--resume",
+                                        "--log"};
+    const char **paths[] = {&data_dir, &model_path, &checkpoint_path, &resume_path,
+                            &log_path};
+    static const struct { const char *flag; long long low, high; } limits[] = {
+        {"--epochs", 1, 100000}, {"--token-budget", 16, 1000000}, {"--minutes", 1, 100000},
+        {"--layers", 1, 24}, {"--d-model", 2, 4096}, {"--d-ff", 1, 16384}, {"--heads", 1, 64},
+        {"--warmup", 1, 10000000}, {"--subset", 1, 100000000}};
+    int *integers[] = {&epochs, &token_budget, &max_minutes, &config.layers, &config.d_model,
+                       &config.d_ff, &config.heads, NULL, &subset};
+    int f = 0;
+    while (f < 5 && strcmp(flag, names[f]) != 0) f++;
+    if (f < 5) {
+        if (!value || !*value) usage_error("train", "%s needs a file name", flag);
+        *paths[f] = value, a++;
+        continue;
+    }
+    for (f = 0; f < 9 && strcmp(flag, limits[f].flag) != 0; f++) {}
+    if (f < 9) {
+        long long number = parse_integer("train", flag, value, limits[f].low, limits[f].high);
+        if (integers[f]) *integers[f] = (int)number;
+        else settings.warmup = (long)number;
+        a++;
+    } else if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0) {
+        *(flag[2] == 'c' ? &checkpoint_every : &stop_after) =
+            (long)parse_integer("train", flag, value, 1, 1000000000), a++;
+    } else if (strcmp(flag, "--factor") == 0) {
+        settings.factor = parse_number("train", flag, value, 1e-6, 1e30), a++;
+    } else if (strcmp(flag, "--smoothing") == 0) {
+        settings.smoothing = (float)parse_number("train", flag, value, 0.0, 0.99), a++;
+    } else if (strcmp(flag, "--dropout") == 0) {
+        config.dropout = (float)parse_number("train", flag, value, 0.0, 0.99), a++;
+    } else {
+        usage_error("train", "unknown option '%s'", flag);
+    }
+}
+if (config.d_model % config.heads || config.d_model % 2)
+    usage_error("train", "--d-model must be even and a multiple of --heads");
+#line 260 "book/translate.nw"
+    
+#line 565 "book/translate.nw"
+const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
+static const char *const file_names[4] = {"train.de", "train.en", "val.de", "val.en"};
+TokenizedFile files[4];
+for (int f = 0; f < 4; f++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", data_dir, file_names[f]);
+    const char *error = tokenize_file(path, f % 2 ? english : german, &files[f]);
+    if (error) die("%s", error);
+}
+for (int f = 0; f < 4; f += 2)
+    if (files[f].lines != files[f + 1].lines)
+        die("%s/%s has %ld lines but %s/%s has %ld", data_dir, file_names[f], files[f].lines,
+            data_dir, file_names[f + 1], files[f + 1].lines);
+Vocab src_vocab, tgt_vocab;
+const long train_lines = subset && subset < files[0].lines ? subset : files[0].lines;
+vocab_build(&src_vocab, files[0].token, files[0].line_start[train_lines], 2);
+vocab_build(&tgt_vocab, files[1].token, files[1].line_start[train_lines], 2);
+Corpus train = corpus_number(&files[0], &files[1], &src_vocab, &tgt_vocab, subset, 128);
+Corpus validation = corpus_number(&files[2], &files[3], &src_vocab, &tgt_vocab, subset, 128);
+for (int f = 0; f < 4; f++) tokenized_file_free(&files[f]);
+config.src_vocab = src_vocab.size, config.tgt_vocab = tgt_vocab.size;
+const int pad = VOCAB_BLANK;
+printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
+       train.count, validation.count, src_vocab.size, tgt_vocab.size);
+fflush(stdout);
+#line 261 "book/translate.nw"
+    
+#line 323 "book/translate.nw"
+BatchPlan plan, validation_plan;
+batch_plan(&plan, &train, token_budget);
+batch_plan(&validation_plan, &validation, token_budget);
+int max_pairs = 0, max_src = 0, max_tgt = 0, max_src_tokens = 0, max_tgt_tokens = 0;
+const BatchPlan *plans[2] = {&plan, &validation_plan};
+for (int p = 0; p < 2; p++)
+    for (int b = 0; b < plans[p]->count; b++) {
+        const BatchSpan *span = &plans[p]->spans[b];
+        if (span->count > max_pairs) max_pairs = span->count;
+        if (span->src_len > max_src) max_src = span->src_len;
+        if (span->tgt_len > max_tgt) max_tgt = span->tgt_len;
+        if (span->count * span->src_len > max_src_tokens)
+            max_src_tokens = span->count * span->src_len;
+        if (span->count * (span->tgt_len - 1) > max_tgt_tokens)
+            max_tgt_tokens = span->count * (span->tgt_len - 1);
+    }
+config.max_len = max_src > max_tgt ? max_src : max_tgt;
+Model model;
+model_init(&model, config);
+Rng init_rng;
+rng_seed(&init_rng, 1, 1);
+model_initialize_parameters(&model, &init_rng);
+model_prepare_tokens(&model, max_pairs, max_src, max_tgt - 1, max_src_tokens, max_tgt_tokens);
+Adam adam;
+adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
+TrainingProgress progress = {.epoch = 1};
+rng_seed(&progress.data_rng, 1, 2), rng_seed(&progress.dropout_rng, 1, 3);
+Batch batch;
+batch_init(&batch, max_pairs, max_src, max_tgt - 1);
+float *d_logprobs = xmalloc((size_t)max_tgt_tokens * config.tgt_vocab * sizeof(float));
+int *order = xmalloc((size_t)plan.count * sizeof *order);
+#line 361 "book/translate.nw"
+char recipe_text[5][32];
+snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
+snprintf(recipe_text[2], 32, "%.17g", settings.factor);
+snprintf(recipe_text[3], 32, "%ld", settings.warmup);
+snprintf(recipe_text[4], 32, "%.9g", settings.smoothing);
+const char *const recipe[7][2] = {
+    {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
+    {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
+    {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
+    {"recipe.smoothing", recipe_text[4]}};
+double best_validation = INFINITY;
+if (resume_path) {
+    Safetensors file;
+    const char *error = checkpoint_load(resume_path, &model, &adam, &progress, recipe, 7,
+                                        &file);
+    if (error) die("%s", error);
+    char value[64];
+    if (safetensors_metadata(&file, "best_validation", value, sizeof value))
+        best_validation = strtod(value, NULL);
+    safetensors_free(&file);
+    printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
+           progress.epoch, progress.batch);
+}
+#line 262 "book/translate.nw"
+    
+#line 393 "book/translate.nw"
+FILE *log = NULL;
+if (log_path) {
+    log = fopen(log_path, resume_path ? "a" : "w");
+    if (log == NULL) die("%s: cannot create the log: %s", log_path, strerror(errno));
+    if (ftell(log) == 0)
+        fprintf(log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
+                     "tokens_per_second\n");
+}
+const bool terminal = isatty(STDOUT_FILENO);
+const double start = seconds_now();
+const long first_step = adam.step;
+long tokens_seen = 0;
+int status = -1;
+{
+    struct sigaction action = {.sa_handler = note_stop_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+}
+batch_order(order, plan.count, 1, progress.epoch);
+while (progress.epoch <= epochs && status < 0) {
+    const BatchSpan *span = &plan.spans[order[progress.batch]];
+    batch_fill_span(&batch, &train, &plan, span, pad);
+    const double loss = train_step(&model, &adam, &batch, &settings, d_logprobs,
+                                   &progress.dropout_rng);
+    if (!isfinite(loss)) {
+        if (terminal) putchar('\n');
+        die("step %ld: the loss is %s; stopping; the last checkpoint is kept in %s",
+            adam.step, isnan(loss) ? "NaN" : "infinite", checkpoint_path);
+    }
+    for (int i = 0; i < batch.batch * batch.tgt_len; i++) tokens_seen += batch.tgt_y[i] != pad;
+    progress.loss_sum += loss, progress.batch++;
+    
+#line 462 "book/translate.nw"
+if (terminal) {
+    const double elapsed = seconds_now() - start;
+    const long done = adam.step - first_step;
+    const long left = (long)(epochs - progress.epoch) * plan.count + plan.count - progress.batch;
+    printf("\repoch %d/%d  batch %d/%d  step %ld  loss %.4f  %.0f tokens/s  lr %.2e  "
+           "ETA %.0f min   ", progress.epoch, epochs, progress.batch, plan.count, adam.step,
+           progress.loss_sum / progress.batch, tokens_seen / elapsed,
+           learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
+           elapsed / done * left / 60);
+    fflush(stdout);
+}
+#line 426 "book/translate.nw"
+    const bool epoch_done = progress.batch == plan.count;
+    const bool out_of_time = max_minutes && seconds_now() - start >= 60.0 * max_minutes;
+    if (epoch_done || out_of_time) {   /* the time budget ends with a validated model too */
+        
+#line 476 "book/translate.nw"
+double validation_sum = 0.0;
+long validation_tokens = 0;
+for (int b = 0; b < validation_plan.count; b++) {
+    batch_fill_span(&batch, &validation, &validation_plan, &validation_plan.spans[b], pad);
+    int tokens = 0;
+    for (int i = 0; i < batch.batch * batch.tgt_len; i++) tokens += batch.tgt_y[i] != pad;
+    validation_sum += evaluate_batch(&model, &batch, &settings, d_logprobs) * tokens;
+    validation_tokens += tokens;
+}
+const double validation_loss = validation_sum / (double)validation_tokens;
+const double elapsed = seconds_now() - start;
+if (log)
+    fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.1f,%.0f\n", progress.epoch, adam.step,
+            progress.loss_sum / progress.batch, validation_loss,
+            learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
+            elapsed, tokens_seen / elapsed);
+if (log) fflush(log);
+if (!terminal) {
+    printf("epoch %d  step %ld  loss %.4f  validation %.4f  %.0f tokens/s  %.1f min\n",
+           progress.epoch, adam.step, progress.loss_sum / progress.batch, validation_loss,
+           tokens_seen / elapsed, elapsed / 60);
+    fflush(stdout);
+}
+if (validation_loss < best_validation) {
+    best_validation = validation_loss;
+    
+#line 698 "book/translate.nw"
+Safetensors scratch;
+const char *error = translation_model_save(model_path, &model, &src_vocab, &tgt_vocab,
+                                           &scratch);
+if (error) die("%s", error);
+#line 502 "book/translate.nw"
+}
+#line 430 "book/translate.nw"
+    }
+    if (epoch_done) {
+        progress.epoch++, progress.batch = 0, progress.loss_sum = 0.0;
+        batch_order(order, plan.count, 1, progress.epoch);
+    }
+    const bool stop = stop_signal || out_of_time || (stop_after && adam.step >= stop_after);
+    if (stop || epoch_done || adam.step % checkpoint_every == 0) {
+        
+#line 708 "book/translate.nw"
+char best_text[32];
+snprintf(best_text, sizeof best_text, "%.17g", best_validation);
+const char *pairs[8][2];
+for (int i = 0; i < 7; i++) pairs[i][0] = recipe[i][0], pairs[i][1] = recipe[i][1];
+pairs[7][0] = "best_validation", pairs[7][1] = best_text;
+Safetensors scratch;
+const char *error = checkpoint_save(checkpoint_path, &model, &adam, &progress,
+                                    (const char *const (*)[2])pairs, 8, &scratch);
+if (error) die("%s", error);
+#line 438 "book/translate.nw"
+    }
+    if (stop) {
+        if (terminal) putchar('\n');
+        if (stop_signal)
+            fprintf(stderr, "transformer: %s at step %ld; the checkpoint is %s\n",
+                    stop_signal == SIGINT ? "interrupted" : "terminated", adam.step,
+                    checkpoint_path);
+        else
+            printf("stopped after step %ld (%s); saved to %s\n", adam.step,
+                   out_of_time ? "time budget" : "--stop-after", checkpoint_path);
+        status = stop_signal ? 128 + stop_signal : 0;
+    }
+}
+if (status < 0) status = 0;
+if (terminal && status == 0) putchar('\n');
+if (log && fclose(log) != 0) die("%s: cannot write the log: %s", log_path, strerror(errno));
+if (isfinite(best_validation))
+    printf("best validation loss %.4f; model %s\n", best_validation, model_path);
+else
+    printf("no validation yet, so no model saved; resume with --resume %s\n",
+           checkpoint_path);
+#line 263 "book/translate.nw"
+    
+#line 506 "book/translate.nw"
+free(order), free(d_logprobs);
+vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+batch_free(&batch);
+batch_plan_free(&plan), batch_plan_free(&validation_plan);
+corpus_free(&train), corpus_free(&validation);
+adam_free(&adam);
+model_free(&model);
+#line 264 "book/translate.nw"
+    return status;
+}
+#line 729 "book/translate.nw"
+static int run_translate(int argc, char **argv)
+{
+    const char *model_path = "multi30k.safetensors";
+    int beam_size = 4, batch_limit = 32;
+    double alpha = 0.6;
+    for (int a = 0; a < argc; a++) {
+        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(flag, "--model") == 0) {
+            if (!value || !*value) usage_error("translate", "--model needs a file name");
+            model_path = value, a++;
+        } else if (strcmp(flag, "--beam") == 0) {
+            beam_size = (int)parse_integer("translate", flag, value, 1, 64), a++;
+        } else if (strcmp(flag, "--batch") == 0) {
+            batch_limit = (int)parse_integer("translate", flag, value, 1, 1024), a++;
+        } else if (strcmp(flag, "--alpha") == 0) {
+            alpha = parse_number("translate", flag, value, 0.0, 10.0), a++;
+        } else {
+            usage_error("translate", "unknown option '%s'", flag);
+        }
+    }
+    Model model;
+    Vocab src_vocab, tgt_vocab;
+    Safetensors file;
+    const char *error = translation_model_load(model_path, &model, &src_vocab, &tgt_vocab,
+                                               &file);
+    if (error) die("%s", error);
+    safetensors_free(&file);
+    
+#line 767 "book/translate.nw"
+const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
+model_prepare(&model, batch_limit, max_len, 1);
+KVCache cache;
+decoder_cache_init(&cache, &model, batch_limit * beam_size, max_len, max_len - 1);
+Beam beam;
+beam_init(&beam, batch_limit, beam_size, max_len, vocab);
+DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
+settings.alpha = (float)alpha;
+int *src = xmalloc((size_t)batch_limit * max_len * sizeof *src);
+uint8_t *src_keep = xmalloc((size_t)batch_limit * max_len);
+int *out = xmalloc((size_t)batch_limit * max_len * sizeof *out);
+int *lengths = xmalloc((size_t)batch_limit * sizeof *lengths);
+static TextLine tokens, text;
+char line[TEXT_MAX_LINE_BYTES + 2], joined[TEXT_MAX_TOKENIZED_BYTES + 1];
+const TextOptions german = {TEXT_GERMAN, true};
+long line_number = 0;
+bool more = true;
+while (more) {
+    int batch = 0, src_len = 1;
+    
+#line 803 "book/translate.nw"
+int lengths_in[1024];
+while (batch < batch_limit) {
+    if (!fgets(line, sizeof line, stdin)) {
+        more = false;
+        break;
+    }
+    line_number++;
+    size_t length = strlen(line);
+    if (length > 0 && line[length - 1] == '\n') line[--length] = '\0';
+    else if (!feof(stdin))
+        die("standard input:%ld: longer than %d bytes", line_number, TEXT_MAX_LINE_BYTES);
+    if (tokenize_line(german, line, length, &tokens))
+        die("standard input:%ld: %s", line_number, tokens.error);
+    int n = 0;
+    int *row = src + (size_t)batch * max_len;
+    row[n++] = VOCAB_START;
+    for (char *token = strtok(tokens.text, " "); token && n < max_len - 1;
+         token = strtok(NULL, " "))
+        row[n++] = vocab_lookup(&src_vocab, token);
+    row[n++] = VOCAB_END;
+    lengths_in[batch++] = n;
+    if (n > src_len) src_len = n;
+}
+for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded */
+    int *row = src + (size_t)b * src_len;
+    memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
+    for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
+}
+#line 787 "book/translate.nw"
+    if (batch == 0) break;
+    padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
+    if (beam_size == 1)
+        greedy_translate(&model, &cache, out, lengths, NULL, src, src_keep, batch, src_len,
+                         &settings);
+    else
+        beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
+                    &settings);
+    
+#line 839 "book/translate.nw"
+for (int b = 0; b < batch; b++) {
+    const int *row = out + (size_t)b * max_len;
+    size_t used = 0;
+    joined[0] = '\0';
+    for (int i = 1; i < lengths[b] && row[i] != VOCAB_END; i++) {
+        const char *word = vocab_token(&tgt_vocab, row[i]);
+        const size_t n = strlen(word);
+        if (used + n + 2 > sizeof joined) break;
+        if (used) joined[used++] = ' ';
+        memcpy(joined + used, word, n + 1);
+        used += n;
+    }
+    if (detokenize_line(TEXT_ENGLISH, joined, used, &text))
+        die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
+    puts(text.text);
+}
+#line 796 "book/translate.nw"
+}
+free(src), free(src_keep), free(out), free(lengths);
+beam_free(&beam);
+decoder_cache_free(&cache);
+#line 757 "book/translate.nw"
+    vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+    model_free(&model);
+    return finish_output();
+}
+#line 901 "book/translate.nw"
+static int run_attention(int argc, char **argv)
+{
+    const char *model_path = "multi30k.safetensors", *kind = "cross";
+    int layer = -1, head = -1;   /* -1: the last layer; the mean over heads */
+    for (int a = 0; a < argc; a++) {
+        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(flag, "--model") == 0 && value) model_path = value, a++;
+        else if (strcmp(flag, "--kind") == 0 && value
+                 && (!strcmp(value, "encoder") || !strcmp(value, "decoder")
+                     || !strcmp(value, "cross")))
+            kind = value, a++;
+        else if (strcmp(flag, "--layer") == 0)
+            layer = (int)parse_integer("attention", flag, value, 0, 63), a++;
+        else if (strcmp(flag, "--head") == 0 && value && strcmp(value, "mean") == 0)
+            head = -1, a++;
+        else if (strcmp(flag, "--head") == 0)
+            head = (int)parse_integer("attention", flag, value, 0, 63), a++;
+        else
+            usage_error("attention", "unknown option or bad value: '%s'", flag);
+    }
+    Model model;
+    Vocab src_vocab, tgt_vocab;
+    Safetensors file;
+    const char *error = translation_model_load(model_path, &model, &src_vocab, &tgt_vocab,
+                                               &file);
+    if (error) die("%s", error);
+    safetensors_free(&file);
+    const Config *c = &model.config;
+    if (layer < 0) layer = c->layers - 1;
+    if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
+    if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
+    
+#line 941 "book/translate.nw"
+static TextLine tokens;
+char line[TEXT_MAX_LINE_BYTES + 2];
+if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
+size_t length = strcspn(line, "\n");
+line[length] = '\0';
+if (tokenize_line((TextOptions){TEXT_GERMAN, true}, line, length, &tokens))
+    die("standard input:1: %s", tokens.error);
+const int max_len = c->max_len;
+int *src = xmalloc((size_t)max_len * sizeof *src), src_len = 0;
+src[src_len++] = VOCAB_START;
+for (char *t = strtok(tokens.text, " "); t && src_len < max_len - 1; t = strtok(NULL, " "))
+    src[src_len++] = vocab_lookup(&src_vocab, t);
+src[src_len++] = VOCAB_END;
+uint8_t *keep = xmalloc((size_t)max_len * max_len);
+padding_mask(keep, src, 1, src_len, VOCAB_BLANK);
+model_prepare(&model, 1, max_len, max_len);
+KVCache cache;
+decoder_cache_init(&cache, &model, 1, max_len, max_len - 1);
+DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
+int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
+greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
+decoder_cache_free(&cache);
+#line 933 "book/translate.nw"
+    
+#line 969 "book/translate.nw"
+const int tgt_len = out_len - 1;
+uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
+target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
+model_forward(&model, src, out, keep, tgt_keep, 1, src_len, tgt_len, NULL);
+const bool encoder = strcmp(kind, "encoder") == 0, cross = strcmp(kind, "cross") == 0;
+const AttentionActs *acts = encoder ? &model.encoder_acts[layer].self_attn
+                            : cross ? &model.decoder_acts[layer].src_attn
+                                    : &model.decoder_acts[layer].self_attn;
+const int rows = encoder ? src_len : tgt_len, cols = encoder || cross ? src_len : tgt_len;
+const int *row_tokens = encoder ? src : out, *col_tokens = encoder || cross ? src : out;
+const Vocab *row_vocab = encoder ? &src_vocab : &tgt_vocab;
+const Vocab *col_vocab = encoder || cross ? &src_vocab : &tgt_vocab;
+const float *probs = model_activation(&model, acts->probs);   /* [h][rows][cols] */
+printf("# %s attention, layer %d, head %s%.0d: rows are queries, columns keys\n", kind,
+       layer, head < 0 ? "mean" : "", head < 0 ? 0 : head);
+printf("-");
+for (int j = 0; j < cols; j++) printf(" %s", vocab_token(col_vocab, col_tokens[j]));
+putchar('\n');
+for (int i = 0; i < rows; i++) {
+    printf("%s", vocab_token(row_vocab, row_tokens[i]));
+    for (int j = 0; j < cols; j++) {
+        double weight = 0.0;
+        for (int h = 0; h < c->heads; h++)
+            if (head < 0 || h == head) weight += probs[((size_t)h * rows + i) * cols + j];
+        printf(" %.5f", head < 0 ? weight / c->heads : weight);
+    }
+    putchar('\n');
+}
+free(src), free(keep), free(out), free(tgt_keep);
+#line 934 "book/translate.nw"
+    vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+    model_free(&model);
+    return finish_output();
+}
 
 #line 148 "book/program.nw"
 static const Command commands[] = {
@@ -654,6 +1302,70 @@ static const Command commands[] = {
  "recomputing decoder, the cached one, or (without --decoder) both; print the time of\n"
  "one decoding and, for both, the speed-up. Exits with status 1 if they differ.\n",
  NULL, run_time_decode},
+#line 1436 "book/text.nw"
+{"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
+ "usage: transformer tokenize [--language en|de] [--lowercase] < TEXT > TOKENS\n"
+ "       transformer tokenize [--language en|de] --detokenize < TOKENS > TEXT\n"
+ "       transformer tokenize [--language en|de] [--lowercase] --compare REFERENCE\n"
+ "                            < TEXT\n\n"
+ "Split each line of standard input into tokens separated by single spaces, in the\n"
+ "manner of the Moses tokenizer (default language en), optionally lowercased; or join\n"
+ "tokens back into text (--detokenize); or compare the tokens with REFERENCE, a file\n"
+ "written by Moses, printing the lines that differ and the share that agree.\n"
+ "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
+ "(2000 for --detokenize).\n",
+ NULL, run_tokenize},
+#line 1508 "book/text.nw"
+{"vocab", "build the vocabulary of text files (Chapter 15)",
+ "usage: transformer vocab [--language en|de] [--lowercase] [--min-freq N]\n"
+ "                         [--save VOCAB] FILE...\n\n"
+ "Tokenize the FILEs as 'transformer tokenize' does and build their vocabulary: the\n"
+ "specials <s> </s> <blank> <unk>, then every token seen at least N times (default 2),\n"
+ "the most frequent first, ties in byte order. Print its size; --save writes it to\n"
+ "VOCAB, one token a line.\n",
+ NULL, run_vocab},
+#line 1038 "book/bleu.nw"
+{"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
+ "usage: transformer bleu HYP REF [REF...] [--lowercase]\n\n"
+ "Print the corpus BLEU of the hypotheses in HYP (detokenized text, one sentence\n"
+ "per line) against the references in REF (the same number of lines), and its\n"
+ "signature: the value sacreBLEU " BLEU_SACREBLEU_VERSION " prints with its defaults\n"
+ "(13a tokenizer, exp smoothing, case-sensitive). More REF files give more\n"
+ "references per line. --lowercase (or -lc) scores lowercased text.\n"
+ "Files must be UTF-8; different line counts are an error (status 1).\n",
+ NULL, run_bleu},
+#line 858 "book/translate.nw"
+{"train", "train a German-to-English translator on Multi30k (Chapter 18)",
+ "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
+ "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
+ "                         [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
+ "                         [--dropout P] [--smoothing E] [--factor F] [--warmup N]\n"
+ "                         [--checkpoint-every N] [--stop-after STEP] [--subset N]\n\n"
+ "Train on DIR/train.{de,en} (default data/multi30k), validating on DIR/val.{de,en} after\n"
+ "every epoch. The model with the lowest validation loss is saved to FILE (default\n"
+ "multi30k.safetensors) with FILE.src.vocab and FILE.tgt.vocab; the whole training state\n"
+ "to the checkpoint (default multi30k-last.safetensors) every N steps (500), after every\n"
+ "epoch, at --stop-after, after --minutes and on SIGINT/SIGTERM. Defaults: 30 epochs,\n"
+ "N = 3, d_model 256, d_ff 1024, 8 heads, dropout 0.1, smoothing 0.1, factor 0.5, warm-up\n"
+ "400, 2000 padded tokens per batch. --subset N uses the first N pairs of each file.\n",
+ NULL, run_train},
+{"translate", "translate German lines on standard input into English (Chapter 18)",
+ "usage: transformer translate [--model FILE] [--beam K] [--alpha A] [--batch N]\n\n"
+ "Read German sentences, one a line, and print their English translations, one a line.\n"
+ "--model: what 'transformer train' saved (default multi30k.safetensors); --beam: beam\n"
+ "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
+ "--batch: lines decoded together (32).\n",
+ NULL, run_translate},
+#line 1001 "book/translate.nw"
+{"attention", "print one attention map of a translation (Chapter 18)",
+ "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
+ "                             [--layer L] [--head H|mean] < sentence.de\n\n"
+ "Translate the German sentence on standard input and print the attention weights of\n"
+ "one head (or their mean, the default) of one layer (default: the last) as a matrix\n"
+ "with token labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
+ "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
+ "decoder's attention to the source (cross, the default).\n",
+ NULL, run_attention},
 #line 150 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
