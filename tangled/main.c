@@ -28,7 +28,7 @@
 #include "text.h"
 #line 989 "book/bleu.nw"
 #include "bleu.h"
-#line 882 "book/translate.nw"
+#line 984 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #line 51 "book/program.nw"
@@ -1148,7 +1148,7 @@ decoder_cache_free(&cache);
     model_free(&model);
     return finish_output();
 }
-#line 901 "book/translate.nw"
+#line 1003 "book/translate.nw"
 static int run_attention(int argc, char **argv)
 {
     const char *model_path = "multi30k.safetensors", *kind = "cross";
@@ -1181,7 +1181,7 @@ static int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     
-#line 941 "book/translate.nw"
+#line 1043 "book/translate.nw"
 static TextLine tokens;
 char line[TEXT_MAX_LINE_BYTES + 2];
 if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
@@ -1204,9 +1204,9 @@ DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, m
 int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
 greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
 decoder_cache_free(&cache);
-#line 933 "book/translate.nw"
+#line 1035 "book/translate.nw"
     
-#line 969 "book/translate.nw"
+#line 1071 "book/translate.nw"
 const int tgt_len = out_len - 1;
 uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
 target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -1236,7 +1236,7 @@ for (int i = 0; i < rows; i++) {
     putchar('\n');
 }
 free(src), free(keep), free(out), free(tgt_keep);
-#line 934 "book/translate.nw"
+#line 1036 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
@@ -1356,7 +1356,7 @@ static const Command commands[] = {
  "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
  "--batch: lines decoded together (32).\n",
  NULL, run_translate},
-#line 1001 "book/translate.nw"
+#line 1103 "book/translate.nw"
 {"attention", "print one attention map of a translation (Chapter 18)",
  "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
  "                             [--layer L] [--head H|mean] < sentence.de\n\n"

@@ -198,6 +198,58 @@ START_TEST(cli_train_and_translate_overfit_64_pairs)
 }
 END_TEST
 
+/* The recorded data of the translator's figures (figures/multi30k/): each attention row is a
+   distribution, the decoder's map is causal, and the log's best validation loss is the
+   epoch whose model was kept. */
+START_TEST(multi30k_figure_data_is_consistent)
+{
+    static const char *const kinds[3] = {"encoder", "decoder", "cross"};
+    for (int k = 0; k < 3; k++) {
+        char path[256], line[8192];
+        snprintf(path, sizeof path, "figures/multi30k/attention-%s.dat", kinds[k]);
+        FILE *f = fopen(path, "r");
+        ck_assert_msg(f != NULL, "%s", path);
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));   /* comment */
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));   /* column tokens */
+        int columns = 0;
+        for (char *t = strtok(line, " \n"); t; t = strtok(NULL, " \n")) columns++;
+        columns--;   /* the corner */
+        int rows = 0;
+        while (fgets(line, sizeof line, f)) {
+            strtok(line, " \n");   /* the row's token */
+            double sum = 0.0;
+            int j = 0;
+            for (char *t = strtok(NULL, " \n"); t; t = strtok(NULL, " \n"), j++) {
+                const double w = atof(t);
+                ck_assert(w >= 0.0 && w <= 1.0);
+                if (k == 1 && j > rows) ck_assert_msg(w == 0.0, "decoder row %d sees %d", rows, j);
+                sum += w;
+            }
+            ck_assert_int_eq(j, columns);
+            ck_assert_msg(sum > 0.999 && sum < 1.001, "%s row %d sums to %g", path, rows, sum);
+            rows++;
+        }
+        fclose(f);
+        ck_assert_int_gt(rows, 5);
+    }
+    FILE *log = fopen("figures/multi30k/log.csv", "r");
+    ck_assert_ptr_nonnull(log);
+    char line[512];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, log));
+    int best_epoch = 0, epoch;
+    double best = 1e9, first = 0.0, train, validation;
+    long step;
+    while (fgets(line, sizeof line, log)) {
+        ck_assert_int_eq(sscanf(line, "%d,%ld,%lf,%lf", &epoch, &step, &train, &validation), 4);
+        if (epoch == 1) first = validation;
+        if (validation < best) best = validation, best_epoch = epoch;
+    }
+    fclose(log);
+    ck_assert_int_eq(best_epoch, 11);
+    ck_assert_double_lt(best, first / 2);
+}
+END_TEST
+
 Suite *translate_suite(void)
 {
     Suite *suite = suite_create("translate");
@@ -205,6 +257,7 @@ Suite *translate_suite(void)
     tcase_add_test(batches, batch_plan_covers_every_pair_within_the_budget);
     tcase_add_test(batches, batch_fill_span_pads_and_shifts);
     tcase_add_test(batches, batch_order_is_a_permutation_per_epoch);
+    tcase_add_test(batches, multi30k_figure_data_is_consistent);
     suite_add_tcase(suite, batches);
     TCase *command = tcase_create("command");
     tcase_set_timeout(command, 300);

@@ -1,0 +1,15 @@
+# Figure: training and validation loss per epoch of the Multi30k translator (Chapter 18).
+# Data: the log of `make multi30k` (transformer train --log), kept in figures/multi30k/log.csv
+# (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second)
+set terminal cairolatex pdf size 11cm,6cm
+load 'figures/style.gp'
+set output 'figures/multi30k-loss.tex'
+set datafile separator ','
+set key top right
+set xlabel 'epoch'
+set ylabel 'loss per token'
+set yrange [0:*]
+set xtics out
+set ytics out
+plot 'figures/multi30k/log.csv' using 1:3 skip 1 with linespoints lw 2 pt 7 ps 0.5 title 'training (dropout, smoothing)', \
+     '' using 1:4 skip 1 with linespoints lw 2 pt 5 ps 0.5 title 'validation (smoothing)'
