@@ -1,6 +1,6 @@
 #!/bin/bash
 # The copy task, C against PyTorch, side by side: `./transformer copy` and
-# bench/copy_pytorch.py (the Annotated Transformer's own code) run the same recipe
+# bench/copy_pytorch.py (the Annotated Transformer's code, restated) run the same recipe
 # in turns, R times each, and a table gives the medians and the ratio C/PyTorch.
 # Run by hand from anywhere, never by `make check`. See bench/README.md.
 #
@@ -14,10 +14,11 @@
 #                          pthread OpenBLAS for their matrix products) and
 #                          torch.set_num_threads(T) (OpenMP) in PyTorch.
 #   --omp-wait-policy P    OMP_WAIT_POLICY for both processes (default PASSIVE; "unset"
-#                          leaves it alone). Only PyTorch uses OpenMP. With the default
-#                          ACTIVE policy, its idle OpenMP workers spin and take the cores
-#                          from OpenBLAS's workers: 2+2 threads on 2 cores then train
-#                          several times slower than 1 thread (see README).
+#                          removes it, and libgomp's default applies). Only PyTorch uses
+#                          OpenMP. Under libgomp's default, idle OpenMP workers spin
+#                          before they sleep, and they take the cores from OpenBLAS's
+#                          workers: 2+2 threads on 2 cores then train about 3 times
+#                          slower than 1 thread (see README).
 #   --unset-openblas-env   run both sides without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
 #                          (the default leaves them as they are in the environment).
 #   --reduced              the demo's configuration: --d-model 64 --d-ff 256 --heads 4
@@ -94,17 +95,28 @@ run_side() {   # side repeat: run one side, keep its output and its wall time
         "$(grep '^evaluation loss' "$log")" "$(printf '%.1f' "$(cut -d' ' -f2 "$out/$side-$r.wall")")"
 }
 
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+commit=$(git -C "$root" log -1 --format=%h 2>/dev/null || echo '?')
+git -C "$root" diff --quiet -- book tangled 2>/dev/null || commit+=" with uncommitted edits in book/ or tangled/"
+built=$(date -u -r "$binary" '+%Y-%m-%d %H:%M UTC')
+torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo '?')
+openblas=$(dpkg-query -W -f='${Package} ${Version}' libopenblas0-pthread 2>/dev/null || echo '?')
+if ((unset_openblas)); then openblas_env=unset
+else openblas_env="as set (${OPENBLAS_CORETYPE:-unset}/${OPENBLAS_L2_SIZE:-unset})"; fi
 {
     echo "copy task benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "  machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "  C: $binary (file dated $(date -u -r "$binary" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$binary" | cut -c1-12); repository at $(git -C "$root" log -1 --format=%h 2>/dev/null || echo '?')$(git -C "$root" diff --quiet -- book tangled 2>/dev/null || echo ' with uncommitted edits in book/ or tangled/'))"
-    echo "  PyTorch: $("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null), seed $seed"
-    echo "  OpenBLAS: $(dpkg-query -W -f='${Package} ${Version}' libopenblas0-pthread 2>/dev/null || echo '?') (both sides)"
-    echo "  threads: $threads (OPENBLAS_NUM_THREADS and OMP_NUM_THREADS both sides, torch.set_num_threads($threads))"
-    echo "  OMP_WAIT_POLICY: $policy; OPENBLAS_CORETYPE/L2_SIZE: $( ((unset_openblas)) && echo unset || echo "as set (${OPENBLAS_CORETYPE:-unset}/${OPENBLAS_L2_SIZE:-unset})")"
+    echo "  machine: $(nproc) cores, $cpu, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "  C: $binary (file dated $built, sha256 $(sha256sum "$binary" | cut -c1-12);" \
+         "repository at $commit)"
+    echo "  PyTorch: $torch_version, seed $seed"
+    echo "  OpenBLAS: $openblas (both sides)"
+    echo "  threads: $threads (OPENBLAS_NUM_THREADS and OMP_NUM_THREADS both sides," \
+         "torch.set_num_threads($threads))"
+    echo "  OMP_WAIT_POLICY: $policy; OPENBLAS_CORETYPE/L2_SIZE: $openblas_env"
     echo "  flags: ${flags[*]:-(the full recipe)}"
     echo "  repeats: $repeats; outputs in $out"
-    awk '$1 > 0.5 { print "  warning: load average " $1 " before the first run: the timings share the cores" }' /proc/loadavg
+    awk '$1 > 0.5 { print "  warning: load average " $1 " before the first run:" \
+                          " the timings share the cores" }' /proc/loadavg
 } | tee "$out/header.txt"
 
 for ((r = 1; r <= repeats; r++)); do
