@@ -28,7 +28,7 @@
 #include "text.h"
 #line 989 "book/bleu.nw"
 #include "bleu.h"
-#line 984 "book/translate.nw"
+#line 977 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #line 51 "book/program.nw"
@@ -287,6 +287,22 @@ static void note_stop_signal(int signal_number)
     stop_signal = signal_number;
     signal(signal_number, SIG_DFL);
 }
+
+/* From now on SIGINT and SIGTERM only set stop_signal (the first time). */
+static void catch_stop_signals(void)
+{
+    struct sigaction action = {.sa_handler = note_stop_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+}
+
+/* The one line on standard error after a signal stopped training at step, saved to path. */
+static void report_stop_signal(long step, const char *path)
+{
+    fprintf(stderr, "transformer: %s at step %ld; the checkpoint is %s\n",
+            stop_signal == SIGINT ? "interrupted" : "terminated", step, path);
+}
 #line 256 "book/copy.nw"
 static int run_copy(int argc, char **argv)
 {
@@ -389,13 +405,8 @@ if (log_path) {
 const bool terminal = isatty(STDOUT_FILENO);
 const double start = seconds_now();
 const long total_steps = (long)epochs * batches, first_step = adam.step;
-#line 472 "book/checkpoint.nw"
-if (checkpoint_path) {
-    struct sigaction action = {.sa_handler = note_stop_signal, .sa_flags = SA_RESTART};
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
-}
+#line 488 "book/checkpoint.nw"
+if (checkpoint_path) catch_stop_signals();
 #line 346 "book/copy.nw"
 while (progress.epoch <= epochs) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
@@ -403,7 +414,7 @@ while (progress.epoch <= epochs) {
     const double loss = train_step(&model, &adam, &batch, &settings, d_logprobs,
                                    &progress.dropout_rng);
     
-#line 513 "book/checkpoint.nw"
+#line 522 "book/checkpoint.nw"
 if (!isfinite(loss)) {
     if (terminal) putchar('\n');
     die("step %ld: the loss is %s; stopping%s%s", adam.step,
@@ -458,7 +469,7 @@ if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too
         progress.epoch++, progress.batch = 0, progress.loss_sum = 0.0;
     }
     
-#line 486 "book/checkpoint.nw"
+#line 497 "book/checkpoint.nw"
 const bool stop = stop_signal || (stop_after && adam.step >= stop_after);
 if (checkpoint_path && (stop || progress.batch == 0
                         || (checkpoint_every && adam.step % checkpoint_every == 0))) {
@@ -470,9 +481,7 @@ if (checkpoint_path && (stop || progress.batch == 0
 if (stop) {
     if (terminal) putchar('\n');
     if (stop_signal)
-        fprintf(stderr, "transformer: %s at step %ld; the checkpoint is %s\n",
-                stop_signal == SIGINT ? "interrupted" : "terminated", adam.step,
-                checkpoint_path);
+        report_stop_signal(adam.step, checkpoint_path);
     else
         printf("stopped after step %ld%s%s\n", adam.step, checkpoint_path ? "; saved to " : "",
                checkpoint_path ? checkpoint_path : "");
@@ -807,7 +816,7 @@ if (config.d_model % config.heads || config.d_model % 2)
     usage_error("train", "--d-model must be even and a multiple of --heads");
 #line 260 "book/translate.nw"
     
-#line 565 "book/translate.nw"
+#line 558 "book/translate.nw"
 const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
 static const char *const file_names[4] = {"train.de", "train.en", "val.de", "val.en"};
 TokenizedFile files[4];
@@ -907,12 +916,7 @@ const double start = seconds_now();
 const long first_step = adam.step;
 long tokens_seen = 0;
 int status = -1;
-{
-    struct sigaction action = {.sa_handler = note_stop_signal, .sa_flags = SA_RESTART};
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
-}
+catch_stop_signals();   /* a run always has a checkpoint file */
 batch_order(order, plan.count, 1, progress.epoch);
 while (progress.epoch <= epochs && status < 0) {
     const BatchSpan *span = &plan.spans[order[progress.batch]];
@@ -927,7 +931,7 @@ while (progress.epoch <= epochs && status < 0) {
     for (int i = 0; i < batch.batch * batch.tgt_len; i++) tokens_seen += batch.tgt_y[i] != pad;
     progress.loss_sum += loss, progress.batch++;
     
-#line 462 "book/translate.nw"
+#line 455 "book/translate.nw"
 if (terminal) {
     const double elapsed = seconds_now() - start;
     const long done = adam.step - first_step;
@@ -939,12 +943,12 @@ if (terminal) {
            elapsed / done * left / 60);
     fflush(stdout);
 }
-#line 426 "book/translate.nw"
+#line 421 "book/translate.nw"
     const bool epoch_done = progress.batch == plan.count;
     const bool out_of_time = max_minutes && seconds_now() - start >= 60.0 * max_minutes;
     if (epoch_done || out_of_time) {   /* the time budget ends with a validated model too */
         
-#line 476 "book/translate.nw"
+#line 469 "book/translate.nw"
 double validation_sum = 0.0;
 long validation_tokens = 0;
 for (int b = 0; b < validation_plan.count; b++) {
@@ -971,14 +975,14 @@ if (!terminal) {
 if (validation_loss < best_validation) {
     best_validation = validation_loss;
     
-#line 698 "book/translate.nw"
+#line 691 "book/translate.nw"
 Safetensors scratch;
 const char *error = translation_model_save(model_path, &model, &src_vocab, &tgt_vocab,
                                            &scratch);
 if (error) die("%s", error);
-#line 502 "book/translate.nw"
+#line 495 "book/translate.nw"
 }
-#line 430 "book/translate.nw"
+#line 425 "book/translate.nw"
     }
     if (epoch_done) {
         progress.epoch++, progress.batch = 0, progress.loss_sum = 0.0;
@@ -987,7 +991,7 @@ if (error) die("%s", error);
     const bool stop = stop_signal || out_of_time || (stop_after && adam.step >= stop_after);
     if (stop || epoch_done || adam.step % checkpoint_every == 0) {
         
-#line 708 "book/translate.nw"
+#line 701 "book/translate.nw"
 char best_text[32];
 snprintf(best_text, sizeof best_text, "%.17g", best_validation);
 const char *pairs[8][2];
@@ -997,14 +1001,12 @@ Safetensors scratch;
 const char *error = checkpoint_save(checkpoint_path, &model, &adam, &progress,
                                     (const char *const (*)[2])pairs, 8, &scratch);
 if (error) die("%s", error);
-#line 438 "book/translate.nw"
+#line 433 "book/translate.nw"
     }
     if (stop) {
         if (terminal) putchar('\n');
         if (stop_signal)
-            fprintf(stderr, "transformer: %s at step %ld; the checkpoint is %s\n",
-                    stop_signal == SIGINT ? "interrupted" : "terminated", adam.step,
-                    checkpoint_path);
+            report_stop_signal(adam.step, checkpoint_path);
         else
             printf("stopped after step %ld (%s); saved to %s\n", adam.step,
                    out_of_time ? "time budget" : "--stop-after", checkpoint_path);
@@ -1021,7 +1023,7 @@ else
            checkpoint_path);
 #line 263 "book/translate.nw"
     
-#line 506 "book/translate.nw"
+#line 499 "book/translate.nw"
 free(order), free(d_logprobs);
 vocab_free(&src_vocab), vocab_free(&tgt_vocab);
 batch_free(&batch);
@@ -1032,7 +1034,7 @@ model_free(&model);
 #line 264 "book/translate.nw"
     return status;
 }
-#line 729 "book/translate.nw"
+#line 722 "book/translate.nw"
 static int run_translate(int argc, char **argv)
 {
     const char *model_path = "multi30k.safetensors";
@@ -1061,7 +1063,7 @@ static int run_translate(int argc, char **argv)
     if (error) die("%s", error);
     safetensors_free(&file);
     
-#line 767 "book/translate.nw"
+#line 760 "book/translate.nw"
 const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
 model_prepare(&model, batch_limit, max_len, 1);
 KVCache cache;
@@ -1082,7 +1084,7 @@ bool more = true;
 while (more) {
     int batch = 0, src_len = 1;
     
-#line 803 "book/translate.nw"
+#line 796 "book/translate.nw"
 int lengths_in[1024];
 while (batch < batch_limit) {
     if (!fgets(line, sizeof line, stdin)) {
@@ -1111,7 +1113,7 @@ for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded 
     memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
     for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
 }
-#line 787 "book/translate.nw"
+#line 780 "book/translate.nw"
     if (batch == 0) break;
     padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
     if (beam_size == 1)
@@ -1121,7 +1123,7 @@ for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded 
         beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
                     &settings);
     
-#line 839 "book/translate.nw"
+#line 832 "book/translate.nw"
 for (int b = 0; b < batch; b++) {
     const int *row = out + (size_t)b * max_len;
     size_t used = 0;
@@ -1138,17 +1140,17 @@ for (int b = 0; b < batch; b++) {
         die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
     puts(text.text);
 }
-#line 796 "book/translate.nw"
+#line 789 "book/translate.nw"
 }
 free(src), free(src_keep), free(out), free(lengths);
 beam_free(&beam);
 decoder_cache_free(&cache);
-#line 757 "book/translate.nw"
+#line 750 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1003 "book/translate.nw"
+#line 996 "book/translate.nw"
 static int run_attention(int argc, char **argv)
 {
     const char *model_path = "multi30k.safetensors", *kind = "cross";
@@ -1181,7 +1183,7 @@ static int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     
-#line 1043 "book/translate.nw"
+#line 1036 "book/translate.nw"
 static TextLine tokens;
 char line[TEXT_MAX_LINE_BYTES + 2];
 if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
@@ -1204,9 +1206,9 @@ DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, m
 int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
 greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
 decoder_cache_free(&cache);
-#line 1035 "book/translate.nw"
+#line 1028 "book/translate.nw"
     
-#line 1071 "book/translate.nw"
+#line 1064 "book/translate.nw"
 const int tgt_len = out_len - 1;
 uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
 target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -1236,7 +1238,7 @@ for (int i = 0; i < rows; i++) {
     putchar('\n');
 }
 free(src), free(keep), free(out), free(tgt_keep);
-#line 1036 "book/translate.nw"
+#line 1029 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
@@ -1334,7 +1336,7 @@ static const Command commands[] = {
  "references per line. --lowercase (or -lc) scores lowercased text.\n"
  "Files must be UTF-8; different line counts are an error (status 1).\n",
  NULL, run_bleu},
-#line 858 "book/translate.nw"
+#line 851 "book/translate.nw"
 {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
  "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
  "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
@@ -1356,7 +1358,7 @@ static const Command commands[] = {
  "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
  "--batch: lines decoded together (32).\n",
  NULL, run_translate},
-#line 1103 "book/translate.nw"
+#line 1096 "book/translate.nw"
 {"attention", "print one attention map of a translation (Chapter 18)",
  "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
  "                             [--layer L] [--head H|mean] < sentence.de\n\n"
