@@ -19,7 +19,7 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
             book/decode.nw book/text.nw book/beam.nw \
-            book/bleu.nw book/translate.nw book/solutions.nw
+            book/bleu.nw book/translate.nw book/fast.nw book/solutions.nw
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/model.h tangled/model.c \
@@ -35,10 +35,10 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wno-unused-parameter $(EXTRA_WARN)
 DEPFLAGS = $(shell pkg-config --cflags openblas libcjson)
-LIBS     = $(shell pkg-config --libs openblas libcjson) -lm
+LIBS     = $(shell pkg-config --libs openblas libcjson) -lm -fopenmp
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-ALL_CFLAGS = $(WARN) -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
+ALL_CFLAGS = $(WARN) -fopenmp -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

@@ -1,10 +1,10 @@
-#line 257 "book/program.nw"
+#line 259 "book/program.nw"
 /* figure.c -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
 #include <stdlib.h>
 #include <string.h>
-#line 171 "book/training.nw"
+#line 174 "book/training.nw"
 #include <math.h>
 #include "train.h"
 #line 252 "book/masks.nw"
@@ -73,7 +73,7 @@ static const char *emit_mask_batch(FILE *out, const int *option)
     figure_mask_batch(out, option[0]);
     return NULL;
 }
-#line 385 "book/program.nw"
+#line 387 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const int *option)
 {
     char *text = NULL, *picture = NULL;
@@ -90,7 +90,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             
-#line 417 "book/program.nw"
+#line 419 "book/program.nw"
 long numbers_before = numbers;
 for (const char *word = line; word < line + line_length; ) {
     size_t word_length = strcspn(word, " \n");
@@ -105,7 +105,7 @@ for (const char *word = line; word < line + line_length; ) {
     word += word_length + (word[word_length] == ' ');
 }
 if (numbers > numbers_before) fputc('\n', drawing);
-#line 401 "book/program.nw"
+#line 403 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -117,7 +117,7 @@ if (numbers > numbers_before) fputc('\n', drawing);
     free(text);
     free(picture);
 }
-#line 171 "book/embeddings.nw"
+#line 173 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -143,7 +143,7 @@ static const char *emit_positional_encoding(FILE *out, const int *option)
     figure_positional_encoding(out, option[0], option[1], option[2], count);
     return NULL;
 }
-#line 119 "book/training.nw"
+#line 122 "book/training.nw"
 static const char *emit_smoothing_distribution(FILE *out, const int *option)
 {
     enum { V = 5, ROWS = 5 };
@@ -160,7 +160,7 @@ static const char *emit_smoothing_distribution(FILE *out, const int *option)
     }
     return NULL;
 }
-#line 144 "book/training.nw"
+#line 147 "book/training.nw"
 static const char *emit_smoothing_confidence(FILE *out, const int *option)
 {
     enum { V = 5 };
@@ -178,7 +178,7 @@ static const char *emit_smoothing_confidence(FILE *out, const int *option)
     }
     return NULL;
 }
-#line 220 "book/training.nw"
+#line 223 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const int *option)
 {
     const int every = option[1];
@@ -190,7 +190,7 @@ static const char *emit_learning_rate(FILE *out, const int *option)
     return NULL;
 }
 
-#line 265 "book/program.nw"
+#line 267 "book/program.nw"
 const FigureKind figure_kinds[] = {
     
 #line 326 "book/masks.nw"
@@ -198,21 +198,21 @@ const FigureKind figure_kinds[] = {
  {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
 {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
  {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
-#line 203 "book/embeddings.nw"
+#line 205 "book/embeddings.nw"
 {"pe", "dimensions FIRST..FIRST+3 of the positional encoding (Figure 5.1)",
  {{"--positions", 1, 10000, 100, "positions"},
   {"--d-model", 2, 4096, 20, "d_model, even"},
   {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
-#line 164 "book/training.nw"
+#line 167 "book/training.nw"
 {"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
  {{NULL, 0, 0, 0, NULL}}, emit_smoothing_distribution},
 {"smoothing confidence", "the loss as the model grows confident (Figure 11.1)",
  {{NULL, 0, 0, 0, NULL}}, emit_smoothing_confidence},
-#line 233 "book/training.nw"
+#line 236 "book/training.nw"
 {"lr", "the learning-rate schedule of the course's three settings (Figure 11.2)",
  {{"--steps", 1, 1000000, 20000, "last step"},
   {"--every", 1, 100000, 20, "print every Nth step"}},
  emit_learning_rate},
-#line 267 "book/program.nw"
+#line 269 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -10,7 +10,7 @@
 #include <string.h>
 #line 93 "book/program.nw"
 #include <errno.h>
-#line 482 "book/program.nw"
+#line 484 "book/program.nw"
 #include <time.h>
 #line 528 "book/gradcheck.nw"
 #include "gradcheck.h"
@@ -31,6 +31,8 @@
 #line 977 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
+#line 158 "book/fast.nw"
+#include <sys/resource.h>
 #line 51 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
 #line 59 "book/program.nw"
@@ -87,7 +89,7 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 276 "book/program.nw"
+#line 278 "book/program.nw"
 static int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -104,7 +106,7 @@ static int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     
-#line 299 "book/program.nw"
+#line 301 "book/program.nw"
 int value[FIGURE_MAX_OPTIONS] = {0};
 for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
     value[o] = kind->options[o].fallback;
@@ -118,12 +120,12 @@ for (; a < argc; a += 2) {
     value[o] = (int)parse_integer("figure-data", argv[a], text,
                                   kind->options[o].low, kind->options[o].high);
 }
-#line 292 "book/program.nw"
+#line 294 "book/program.nw"
     const char *problem = kind->emit(stdout, value);
     if (problem) usage_error("figure-data", "%s", problem);
     return 0;
 }
-#line 318 "book/program.nw"
+#line 320 "book/program.nw"
 static void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -139,7 +141,7 @@ static void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 352 "book/program.nw"
+#line 354 "book/program.nw"
 static int run_demo(int argc, char **argv)
 {
     if (argc > 0) usage_error("demo", "unexpected argument '%s'", argv[0]);
@@ -154,7 +156,7 @@ static int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 440 "book/program.nw"
+#line 442 "book/program.nw"
 static int run_random(int argc, char **argv)
 {
     unsigned long long seed = 42, stream = 54, count = 6;
@@ -179,7 +181,7 @@ static int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 486 "book/program.nw"
+#line 488 "book/program.nw"
 static double seconds_now(void)
 {
     struct timespec now;
@@ -204,7 +206,7 @@ static int run_time_matmul(int argc, char **argv)
         } else usage_error("time-matmul", "unknown option '%s'", flag);
     }
     
-#line 518 "book/program.nw"
+#line 520 "book/program.nw"
 size_t size = (size_t)n * n;
 float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
 Rng rng;
@@ -222,7 +224,7 @@ double flops = 2.0 * n * n * (double)n;
 printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
        kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
 free(a);
-#line 510 "book/program.nw"
+#line 512 "book/program.nw"
     return 0;
 }
 #line 532 "book/gradcheck.nw"
@@ -1243,19 +1245,180 @@ free(src), free(keep), free(out), free(tgt_keep);
     model_free(&model);
     return finish_output();
 }
+#line 162 "book/fast.nw"
+typedef struct {
+    bool decode;                     /* benchmark decode instead of benchmark train */
+    int batch, len, steps, warmup_steps, sentences, warmup_sentences, threads;
+} BenchmarkSettings;
+
+static double peak_rss_mib(void)
+{
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
+}
+#line 181 "book/fast.nw"
+static double sgemm_gflops(const MatmulLog *log)
+{
+    size_t largest = 1;
+    for (int i = 0; i < log->count; i++) {
+        const MatmulShape *s = &log->shapes[i];
+        const size_t sizes[3] = {(size_t)s->m * s->k, (size_t)s->k * s->n,
+                                 (size_t)s->m * s->n};
+        for (int j = 0; j < 3; j++) largest = sizes[j] > largest ? sizes[j] : largest;
+    }
+    float *a = xmalloc(3 * largest * sizeof *a), *b = a + largest, *c = b + largest;
+    for (size_t i = 0; i < 3 * largest; i++) a[i] = 0.01f;
+    long rounds = 0;
+    double elapsed;
+    const double start = seconds_now();
+    do {
+        for (int i = 0; i < log->count; i++) {
+            const MatmulShape *s = &log->shapes[i];
+            matmul_blas(s->transpose_a, s->transpose_b, s->m, s->n, s->k, 1.0f, a,
+                        s->transpose_a ? s->m : s->k, b, s->transpose_b ? s->k : s->n,
+                        s->accumulate ? 1.0f : 0.0f, c, s->n);
+        }
+        rounds++;
+    } while ((elapsed = seconds_now() - start) < 1.0);
+    free(a);
+    return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
+}
+#line 215 "book/fast.nw"
+static int benchmark_training(Config config, const BenchmarkSettings *s)
+{
+    const int batch = s->batch, len = s->len, vocab = config.tgt_vocab;
+    config.max_len = len;
+    Model model;
+    model_init(&model, config);
+    Rng rng, data_rng, dropout_rng;
+    rng_seed(&rng, 1, 1), rng_seed(&data_rng, 1, 2), rng_seed(&dropout_rng, 1, 3);
+    model_initialize_parameters(&model, &rng);
+    model_prepare(&model, batch, len, len - 1);
+    Adam adam;
+    adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
+    const TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
+                                    .pad = 0};
+    Batch data;
+    batch_init(&data, batch, len, len - 1);
+    int *full = xmalloc((size_t)batch * len * sizeof *full);          /* [batch][len] */
+    float *d_logprobs = xmalloc((size_t)batch * (len - 1) * vocab * sizeof *d_logprobs);
+    MatmulLog log = {0};
+    
+#line 254 "book/fast.nw"
+for (int step = 0; step < s->warmup_steps; step++) {
+    copy_task_batch(full, batch, len, vocab, &data_rng);
+    batch_fill(&data, full, full, 0);
+    matmul_log = step == 0 ? &log : NULL;
+    train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
+    matmul_log = NULL;
+}
+#line 235 "book/fast.nw"
+    
+#line 264 "book/fast.nw"
+double loss = 0.0;
+const double start = seconds_now();
+for (int step = 0; step < s->steps; step++) {
+    copy_task_batch(full, batch, len, vocab, &data_rng);
+    batch_fill(&data, full, full, 0);
+    loss = train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
+}
+const double elapsed = seconds_now() - start;
+if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
+#line 236 "book/fast.nw"
+    const double seconds_per_step = elapsed / s->steps;
+    const int tokens_per_step = batch * (len - 1);
+    printf("c train tokens_per_s=%.1f step_ms=%.2f steps=%d tokens_per_step=%d "
+           "peak_rss_mib=%.1f params=%zu threads=%d flops_per_step=%.0f "
+           "sgemm_gflops=%.2f\n", tokens_per_step / seconds_per_step,
+           1e3 * seconds_per_step, s->steps, tokens_per_step, peak_rss_mib(),
+           model_parameter_count(&model), s->threads, matmul_log_flops(&log),
+           sgemm_gflops(&log));
+    matmul_log_free(&log);
+    free(full), free(d_logprobs);
+    batch_free(&data);
+    adam_free(&adam);
+    model_free(&model);
+    return finish_output();
+}
+#line 280 "book/fast.nw"
+static int benchmark_decoding(Config config, const BenchmarkSettings *s)
+{
+    const int len = s->len;
+    config.max_len = len;
+    Model model;
+    model_init(&model, config);
+    Rng rng;
+    rng_seed(&rng, 1, 1);
+    model_initialize_parameters(&model, &rng);
+    model_prepare(&model, 1, len, len);
+    KVCache cache;
+    decoder_cache_init(&cache, &model, 1, len, len);
+    int *src = xmalloc(2 * (size_t)len * sizeof *src), *out = src + len;   /* [1][len] */
+    uint8_t *keep = xmalloc((size_t)len);                                  /* [1][len] */
+    double start = 0.0;
+    for (int i = 0; i < s->warmup_sentences + s->sentences; i++) {
+        if (i == s->warmup_sentences) start = seconds_now();
+        copy_task_batch(src, 1, len, config.src_vocab, &rng);
+        padding_mask(keep, src, 1, len, 0);
+        greedy_decode_cached(&model, &cache, out, src, keep, 1, len, len, 1);
+    }
+    const double elapsed = seconds_now() - start;
+    printf("c decode sentences_per_s=%.2f peak_rss_mib=%.1f threads=%d\n",
+           s->sentences / elapsed, peak_rss_mib(), s->threads);
+    free(src), free(keep);
+    decoder_cache_free(&cache);
+    model_free(&model);
+    return finish_output();
+}
+#line 314 "book/fast.nw"
+static int run_benchmark(int argc, char **argv)
+{
+    if (argc < 1 || (strcmp(argv[0], "train") != 0 && strcmp(argv[0], "decode") != 0))
+        usage_error("benchmark", "the first argument must be 'train' or 'decode'");
+    BenchmarkSettings s = {.decode = strcmp(argv[0], "decode") == 0, .batch = 80,
+                           .len = 10, .steps = 20, .warmup_steps = 3, .sentences = 10,
+                           .warmup_sentences = 2, .threads = 1};
+    Config config = config_default(11, 11, 2);
+    
+#line 329 "book/fast.nw"
+static const struct { const char *flag; long long low, high; } limits[] = {
+    {"--layers", 1, 24}, {"--d-model", 2, 4096}, {"--d-ff", 1, 16384}, {"--heads", 1, 64},
+    {"--vocab", 3, 1000000}, {"--batch", 1, 4096}, {"--len", 2, 4096},
+    {"--steps", 1, 1000000}, {"--warmup-steps", 1, 1000000}, {"--sentences", 1, 1000000},
+    {"--warmup-sentences", 0, 1000000}, {"--threads", 1, 256}};
+enum { FLAGS = sizeof limits / sizeof limits[0] };
+int vocab = config.tgt_vocab;
+int *target[FLAGS] = {&config.layers, &config.d_model, &config.d_ff, &config.heads, &vocab,
+                      &s.batch, &s.len, &s.steps, &s.warmup_steps, &s.sentences,
+                      &s.warmup_sentences, &s.threads};
+for (int a = 1; a < argc; a += 2) {
+    int f = 0;
+    while (f < FLAGS && strcmp(argv[a], limits[f].flag) != 0) f++;
+    if (f == FLAGS) usage_error("benchmark", "unknown option '%s'", argv[a]);
+    *target[f] = (int)parse_integer("benchmark", argv[a], a + 1 < argc ? argv[a + 1] : NULL,
+                                    limits[f].low, limits[f].high);
+}
+if (config.d_model % config.heads || config.d_model % 2)
+    usage_error("benchmark", "--d-model must be even and a multiple of --heads");
+config.src_vocab = config.tgt_vocab = vocab;
+#line 323 "book/fast.nw"
+    set_threads(s.threads);
+    return s.decode ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
+}
 
 #line 148 "book/program.nw"
 static const Command commands[] = {
     
-#line 337 "book/program.nw"
+#line 339 "book/program.nw"
 {"figure-data", "print the data of one of the book's figures",
  NULL, print_figure_data_help, run_figure_data},
-#line 369 "book/program.nw"
+#line 371 "book/program.nw"
 {"demo", "show what the program computes so far (run by make)",
  "usage: transformer demo\n\n"
  "Print the data of every figure of the book in the terminal.\n",
  NULL, run_demo},
-#line 467 "book/program.nw"
+#line 469 "book/program.nw"
 {"random", "print numbers from the seeded generator (Chapter 2)",
  "usage: transformer random [--seed S] [--stream N] [--count N]\n"
  "                          [--bits | --uniform | --normal]\n\n"
@@ -1264,7 +1427,7 @@ static const Command commands[] = {
  "or standard normal (--normal).\n"
  "Seeds and streams are integers from 0 to 2^63 - 1.\n",
  NULL, run_random},
-#line 538 "book/program.nw"
+#line 540 "book/program.nw"
 {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
  "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
@@ -1368,6 +1531,21 @@ static const Command commands[] = {
  "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
  "decoder's attention to the source (cross, the default).\n",
  NULL, run_attention},
+#line 352 "book/fast.nw"
+{"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
+ "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
+ "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
+ "                                   [--warmup-steps W] [--threads T]\n"
+ "       transformer benchmark decode [same sizes] [--len L] [--sentences K]\n"
+ "                                    [--warmup-sentences W] [--threads T]\n\n"
+ "train: W warm-up steps, then S timed training steps on random copy-task batches of\n"
+ "B sequences of L symbols (dropout 0.1, label smoothing 0.1, Adam); prints target\n"
+ "tokens/s, ms per step, peak RSS, the FLOPs of a step's matrix products and the rate\n"
+ "of OpenBLAS on exactly those products. decode: greedy decoding with the key-value\n"
+ "cache of K random sources of L symbols, one at a time; prints sentences/s.\n"
+ "Defaults: the copy task's model (N 2, d_model 512, d_ff 2048, 8 heads, V 11), B 80,\n"
+ "L 10, S 20, W 3, K 10, 1 thread.\n",
+ NULL, run_benchmark},
 #line 150 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
@@ -1383,9 +1561,11 @@ static void print_usage(FILE *out)
         fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nenvironment:\n"
                  "  TRANSFORMER_MATMUL=blas|reference   the matrix-multiplication kernel "
-                 "(default blas)\n");
+                 "(default blas)\n"
+                 "  TRANSFORMER_KERNELS=fast|reference  the other kernels (default fast)\n"
+                 "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
-#line 175 "book/program.nw"
+#line 177 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -1408,13 +1588,20 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         
-#line 209 "book/program.nw"
+#line 211 "book/program.nw"
 const char *kernel = getenv("TRANSFORMER_MATMUL");
 if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
 else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
     usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                 kernel);
-#line 197 "book/program.nw"
+#line 490 "book/fast.nw"
+const char *kernels = getenv("TRANSFORMER_KERNELS");
+if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
+else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
+    usage_error(NULL, "TRANSFORMER_KERNELS must be 'fast' or 'reference', not '%s'",
+                kernels);
+set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
+#line 199 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

@@ -51,6 +51,7 @@ void embedding_forward(float *out, const int *tokens, const float *table,
                        int n, int d_model, int vocab)
 {
     const float scale = sqrtf((float)d_model);
+    PARALLEL_FOR((size_t)n * d_model)
     for (int p = 0; p < n; p++) {
         ENSURE(tokens[p] >= 0 && tokens[p] < vocab, "token %d of %d", tokens[p], vocab);
         const float *row = table + (size_t)tokens[p] * d_model;
@@ -58,7 +59,7 @@ void embedding_forward(float *out, const int *tokens, const float *table,
         for (int i = 0; i < d_model; i++) out_p[i] = scale * row[i];
     }
 }
-#line 73 "book/embeddings.nw"
+#line 74 "book/embeddings.nw"
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model)
 {
@@ -69,7 +70,7 @@ void embedding_backward(float *d_table, const float *d_out, const int *tokens, i
         for (int i = 0; i < d_model; i++) row[i] += scale * d_out_p[i];
     }
 }
-#line 122 "book/embeddings.nw"
+#line 123 "book/embeddings.nw"
 void positional_encoding_table(float *table, int max_len, int d_model)
 {
     ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
@@ -80,10 +81,11 @@ void positional_encoding_table(float *table, int max_len, int d_model)
             table[(size_t)p * d_model + 2 * i + 1] = (float)cos(angle);
         }
 }
-#line 146 "book/embeddings.nw"
+#line 147 "book/embeddings.nw"
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model)
 {
+    PARALLEL_FOR((size_t)batch * len * d_model)
     for (int b = 0; b < batch; b++)
         for (size_t pi = 0; pi < (size_t)len * d_model; pi++)
             x[(size_t)b * len * d_model + pi] += table[pi];
@@ -92,12 +94,13 @@ void positional_encoding_forward(float *x, const float *table, int batch, int le
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features)
 {
+    PARALLEL_FOR((size_t)n * out_features)
     for (int r = 0; r < n; r++)
         memcpy(out + (size_t)r * out_features, bias, (size_t)out_features * sizeof *out);
     matmul(false, true, n, out_features, in_features, 1.0f, in, in_features,
            weight, in_features, 1.0f, out, out_features);
 }
-#line 66 "book/attention.nw"
+#line 67 "book/attention.nw"
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features)
@@ -107,25 +110,30 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
                weight, in_features, 1.0f, d_in, in_features);
     matmul(true, false, out_features, in_features, n, 1.0f, d_out, out_features,
            in, in_features, 1.0f, d_weight, in_features);
-    for (int r = 0; r < n; r++)
-        for (int o = 0; o < out_features; o++)
-            d_bias[o] += d_out[(size_t)r * out_features + o];
+    PARALLEL_FOR((size_t)n * out_features)
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+        const int first = block_start(block, out_features);
+        const int end = block_start(block + 1, out_features);
+        for (int r = 0; r < n; r++)
+            for (int o = first; o < end; o++)
+                d_bias[o] += d_out[(size_t)r * out_features + o];
+    }
 }
-#line 114 "book/attention.nw"
+#line 120 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
         const float *s_i = s + (size_t)i * cols;
         float *p_i = p + (size_t)i * cols;
         float m = -INFINITY;
-        for (int j = 0; j < cols; j++) m = fmaxf(m, s_i[j]);
+        for (int j = 0; j < cols; j++) m = s_i[j] > m ? s_i[j] : m;
         if (m == -INFINITY) { memset(p_i, 0, (size_t)cols * sizeof *p_i); continue; }
         float sum = 0.0f;
         for (int j = 0; j < cols; j++) sum += (p_i[j] = expf(s_i[j] - m));
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 148 "book/attention.nw"
+#line 154 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -136,7 +144,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
-#line 204 "book/attention.nw"
+#line 210 "book/attention.nw"
 void attention_forward(float *out, float *q, float *k, float *v, float *probs,
                        float *probs_dropped, float *context, const float *query_in,
                        const float *memory_in, const uint8_t *keep,
@@ -150,17 +158,23 @@ void attention_forward(float *out, float *q, float *k, float *v, float *probs,
     linear_forward(q, query_in, weight[0], bias[0], batch * len_q, d_model, d_model);
     linear_forward(k, memory_in, weight[1], bias[1], batch * len_k, d_model, d_model);
     linear_forward(v, memory_in, weight[2], bias[2], batch * len_k, d_model, d_model);
-    for (int b = 0; b < batch; b++)
-        for (int a = 0; a < heads; a++) {
-            
-#line 226 "book/attention.nw"
+    PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
+    for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
+        const int b = head_of_batch / heads, a = head_of_batch % heads;
+        
+#line 233 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
 matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
        q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
-mask_scores(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q, len_k);
-softmax_rows(p, p, len_q, len_k);
+if (fast_kernels) {   /* the same numbers in one pass (Chapter 19) */
+    masked_softmax_rows(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q,
+                        len_k);
+} else {
+    mask_scores(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q, len_k);
+    softmax_rows(p, p, len_q, len_k);
+}
 const float *weights = p;
 if (probs_keep_scale) {   /* keep p itself: the softmax's backward needs it */
     const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -170,11 +184,11 @@ if (probs_keep_scale) {   /* keep p itself: the softmax's backward needs it */
 }
 matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
        0.0f, context + q_offset, d_model);
-#line 220 "book/attention.nw"
-        }
+#line 227 "book/attention.nw"
+    }
     linear_forward(out, context, weight[3], bias[3], batch * len_q, d_model, d_model);
 }
-#line 289 "book/attention.nw"
+#line 301 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, float *const d_weight[4],
                         float *const d_bias[4], const AttentionScratch *scratch,
                         const float *d_out, const float *q, const float *k, const float *v,
@@ -193,15 +207,16 @@ void attention_backward(float *d_query_in, float *d_memory_in, float *const d_we
     memset(scratch->d_v, 0, k_size * sizeof(float));
     linear_backward(scratch->d_context, d_weight[3], d_bias[3], d_out, context, weight[3],
                     batch * len_q, d_model, d_model);
-    for (int b = 0; b < batch; b++)
-        for (int a = 0; a < heads; a++) {
-            
-#line 321 "book/attention.nw"
+    PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
+    for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
+        const int b = head_of_batch / heads, a = head_of_batch % heads;
+        
+#line 334 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 const size_t head = ((size_t)b * heads + a) * len_q * len_k;
 const float *weights = probs_keep_scale ? probs_dropped + head : probs + head;
-float *d_p = scratch->d_p;
+float *d_p = scratch->d_p + (size_t)omp_get_thread_num() * len_q * len_k;   /* its own */
 matmul(false, true, len_q, len_k, d_k, 1.0f, scratch->d_context + q_offset, d_model,
        v + k_offset, d_model, 0.0f, d_p, len_k);
 matmul(true, false, len_k, d_k, len_q, 1.0f, weights, len_k,
@@ -213,8 +228,8 @@ matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, k + k_offset, d_model
        1.0f, scratch->d_q + q_offset, d_model);
 matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, q + q_offset, d_model,
        1.0f, scratch->d_k + k_offset, d_model);
-#line 310 "book/attention.nw"
-        }
+#line 323 "book/attention.nw"
+    }
     linear_backward(d_query_in, d_weight[0], d_bias[0], scratch->d_q, query_in, weight[0],
                     batch * len_q, d_model, d_model);
     linear_backward(d_memory_in, d_weight[1], d_bias[1], scratch->d_k, memory_in, weight[1],
@@ -222,16 +237,18 @@ matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, q + q_offset, d_model,
     linear_backward(d_memory_in, d_weight[2], d_bias[2], scratch->d_v, memory_in, weight[2],
                     batch * len_k, d_model, d_model);
 }
-#line 358 "book/attention.nw"
+#line 371 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
+    if (fast_kernels) { dropout_mask_parallel(keep_scale, n, p, rng); return; }
     const float scale = 1.0f / (1.0f - p);
     for (size_t i = 0; i < n; i++) keep_scale[i] = rng_uniform(rng) < p ? 0.0f : scale;
 }
 
 void dropout_apply(float *x, const float *keep_scale, size_t n)
 {
+    PARALLEL_FOR(n)
     for (size_t i = 0; i < n; i++) x[i] *= keep_scale[i];
 }
 #line 61 "book/layernorm.nw"
@@ -240,13 +257,18 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
                        LayerNormFormula formula, float eps)
 {
     ENSURE(d > 1, "layer norm over %d values", d);
+    PARALLEL_FOR((size_t)n * d)
     for (int r = 0; r < n; r++) {
         const float *x = in + (size_t)r * d;
         float *y = out + (size_t)r * d;
-        double sum = 0.0, squares = 0.0;
-        for (int i = 0; i < d; i++) sum += x[i];
-        const double mu = sum / d;
-        for (int i = 0; i < d; i++) squares += (x[i] - mu) * (x[i] - mu);
+        double sum = 0.0, squares = 0.0, mu;
+        if (fast_kernels) {   /* one pass over x for both sums (Chapter 19) */
+            row_moments(x, d, &mu, &squares);
+        } else {
+            for (int i = 0; i < d; i++) sum += x[i];
+            mu = sum / d;
+            for (int i = 0; i < d; i++) squares += (x[i] - mu) * (x[i] - mu);
+        }
         const double r_factor = formula == LAYERNORM_STANDARD
                                     ? 1.0 / sqrt(squares / d + eps)
                                     : 1.0 / (sqrt(squares / (d - 1)) + eps);
@@ -256,12 +278,13 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
         rstd[r] = (float)r_factor;
     }
 }
-#line 111 "book/layernorm.nw"
+#line 116 "book/layernorm.nw"
 void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *d_out,
                         const float *in, const float *mean, const float *rstd,
                         const float *gain, int n, int d, LayerNormFormula formula,
                         float eps)
 {
+    PARALLEL_FOR((size_t)n * d)
     for (int r = 0; r < n; r++) {
         const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
         float *dx = d_in + (size_t)r * d;
@@ -271,11 +294,9 @@ void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *
             const double g = (double)gain[i] * dy[i];
             g_sum += g;
             gc_sum += g * (x[i] - mu);
-            d_gain[i] += (float)(dy[i] * (x[i] - mu) * factor);
-            d_bias[i] += dy[i];
         }
         
-#line 139 "book/layernorm.nw"
+#line 163 "book/layernorm.nw"
 double dr_per_c;
 if (formula == LAYERNORM_STANDARD) {
     dr_per_c = -factor * factor * factor / d;
@@ -283,15 +304,30 @@ if (formula == LAYERNORM_STANDARD) {
     const double s = 1.0 / factor - eps;
     dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
 }
-#line 129 "book/layernorm.nw"
+#line 133 "book/layernorm.nw"
         for (int i = 0; i < d; i++) {
             const double c = x[i] - mu;
             dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
                              + gc_sum * dr_per_c * c);
         }
     }
+    
+#line 148 "book/layernorm.nw"
+PARALLEL_FOR((size_t)n * d)
+for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+    const int first = block_start(block, d), end = block_start(block + 1, d);
+    for (int r = 0; r < n; r++) {
+        const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
+        const double mu = mean[r], factor = rstd[r];
+        for (int i = first; i < end; i++) {
+            d_gain[i] += (float)(dy[i] * (x[i] - mu) * factor);
+            d_bias[i] += dy[i];
+        }
+    }
 }
-#line 197 "book/layernorm.nw"
+#line 140 "book/layernorm.nw"
+}
+#line 221 "book/layernorm.nw"
 void feed_forward_forward(float *out, float *hidden, const float *in,
                           const float *w_1, const float *b_1, const float *w_2,
                           const float *b_2, const float *hidden_keep_scale,
@@ -299,12 +335,13 @@ void feed_forward_forward(float *out, float *hidden, const float *in,
 {
     const size_t size = (size_t)n * d_ff;
     linear_forward(hidden, in, w_1, b_1, n, d_model, d_ff);
+    PARALLEL_FOR(size)
     for (size_t i = 0; i < size; i++)   /* a NaN passes through, as in PyTorch */
         hidden[i] = hidden[i] < 0.0f ? 0.0f : hidden[i];
     if (hidden_keep_scale) dropout_apply(hidden, hidden_keep_scale, size);
     linear_forward(out, hidden, w_2, b_2, n, d_ff, d_model);
 }
-#line 233 "book/layernorm.nw"
+#line 258 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2,
                            float *d_b_2, float *d_hidden, const float *d_out,
                            const float *in, const float *hidden, const float *w_1,
@@ -314,6 +351,7 @@ void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2
     const size_t size = (size_t)n * d_ff;
     memset(d_hidden, 0, size * sizeof *d_hidden);
     linear_backward(d_hidden, d_w_2, d_b_2, d_out, hidden, w_2, n, d_ff, d_model);
+    PARALLEL_FOR(size)
     for (size_t i = 0; i < size; i++)
         d_hidden[i] = hidden[i] > 0.0f
                           ? d_hidden[i] * (hidden_keep_scale ? hidden_keep_scale[i] : 1.0f)
@@ -629,7 +667,7 @@ model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
 #line 503 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     
-#line 860 "book/model.nw"
+#line 862 "book/model.nw"
 const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
 const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
 model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -642,7 +680,7 @@ model->d_context = add_act(a, "grad", "context", rows, d);
 model->d_q = add_act(a, "grad", "q", rows, d);
 model->d_k = add_act(a, "grad", "k", rows, d);
 model->d_v = add_act(a, "grad", "v", rows, d);
-model->d_p = add_act(a, "grad", "p", (size_t)longest, longest);
+model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
 #line 505 "book/model.nw"
     flat_allocate(a);
 }
@@ -678,6 +716,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
         dropout_apply(output, keep, size);
     }
     float *sum = c->norm == NORM_PRE ? stream : model_activation(model, acts->normed);
+    PARALLEL_FOR(size)
     for (size_t i = 0; i < size; i++) sum[i] = x[i] + output[i];
     if (c->norm == NORM_POST)
         layernorm_forward(stream, model_activation(model, acts->mean),
@@ -687,7 +726,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
                           c->layernorm_eps);
     return stream;
 }
-#line 651 "book/model.nw"
+#line 652 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -733,7 +772,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
                          model_parameter(model, views->w_2.bias), keep, rows, c->d_model,
                          c->d_ff);
 }
-#line 702 "book/model.nw"
+#line 703 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -761,7 +800,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
                       rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 947 "book/model.nw"
+#line 950 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -806,7 +845,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 997 "book/model.nw"
+#line 1000 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -853,7 +892,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model->dropout_on ? model_activation(model, hidden_keep) : NULL,
                           rows, c->d_model, c->d_ff);
 }
-#line 1050 "book/model.nw"
+#line 1053 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -880,7 +919,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
         dropout_apply(d_stream, model_activation(model, keep), (size_t)rows * d);
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
-#line 735 "book/model.nw"
+#line 736 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -904,7 +943,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
     return final_norm(model, model->encoder_norm, model->memory, model->memory_mean,
                       model->memory_rstd, x, rows);
 }
-#line 765 "book/model.nw"
+#line 766 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -951,7 +990,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     
-#line 831 "book/model.nw"
+#line 833 "book/model.nw"
 const Config *c = &model->config;
 float *logprobs = model_activation(model, model->logprobs);
 linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -961,20 +1000,21 @@ log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
 return logprobs;
 #line 600 "book/model.nw"
 }
-#line 816 "book/model.nw"
+#line 817 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
+    PARALLEL_FOR((size_t)rows * cols)
     for (int r = 0; r < rows; r++) {
         float *x_r = x + (size_t)r * cols;
         float m = -INFINITY;
-        for (int j = 0; j < cols; j++) m = fmaxf(m, x_r[j]);
+        for (int j = 0; j < cols; j++) m = x_r[j] > m ? x_r[j] : m;
         double sum = 0.0;
         for (int j = 0; j < cols; j++) sum += exp((double)(x_r[j] - m));
         const float log_sum = (float)log(sum);
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 896 "book/model.nw"
+#line 898 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -988,9 +1028,10 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 915 "book/model.nw"
+#line 917 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
+    PARALLEL_FOR((size_t)rows * cols)
     for (int r = 0; r < rows; r++) {
         const float *d_y_r = d_y + (size_t)r * cols, *y_r = y + (size_t)r * cols;
         float *d_x_r = d_x + (size_t)r * cols;
@@ -1009,14 +1050,14 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1079 "book/model.nw"
+#line 1082 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
     const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
     const int src_rows = batch * src_len, tgt_rows = batch * tgt_len;
     
-#line 1093 "book/model.nw"
+#line 1096 "book/model.nw"
 float *d_logits = model_activation(model, model->d_logits);
 float *d_decoded = model_activation(model, model->d_output);
 log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
@@ -1032,9 +1073,9 @@ final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->deco
                     model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
 float *d_memory = model_activation(model, model->d_memory);
 memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1085 "book/model.nw"
+#line 1088 "book/model.nw"
     
-#line 1115 "book/model.nw"
+#line 1118 "book/model.nw"
 const float *memory = model_activation(model, model->memory);
 for (int l = c->layers - 1; l >= 0; l--) {
     const DecoderLayerViews *views = &model->decoder[l];
@@ -1060,10 +1101,10 @@ for (int l = c->layers - 1; l >= 0; l--) {
                                 in, in, batch, tgt_len, tgt_len);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
 }
-#line 1086 "book/model.nw"
+#line 1089 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     
-#line 1143 "book/model.nw"
+#line 1146 "book/model.nw"
 const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
 final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                     model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -1085,6 +1126,61 @@ for (int l = c->layers - 1; l >= 0; l--) {
                                 in, in, batch, src_len, src_len);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
 }
-#line 1088 "book/model.nw"
+#line 1091 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
+}
+#line 60 "book/fast.nw"
+double training_step_flops(const Config *config, int batch, int src_len, int tgt_len)
+{
+    const double B = batch, S = src_len, T = tgt_len, d = config->d_model;
+    const double d_ff = config->d_ff, V = config->tgt_vocab, n_S = B * S, n_T = B * T;
+    const double encoder = 4 * 2 * n_S * d * d + 2 * 2 * B * S * S * d
+                         + 2 * 2 * n_S * d * d_ff;
+    const double decoder = 4 * 2 * n_T * d * d + 2 * 2 * B * T * T * d
+                         + (2 * 2 * n_T * d * d + 2 * 2 * n_S * d * d + 2 * 2 * B * T * S * d)
+                         + 2 * 2 * n_T * d * d_ff;
+    return 3 * (config->layers * (encoder + decoder) + 2 * n_T * d * V);
+}
+#line 539 "book/fast.nw"
+void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
+{
+    const float scale = 1.0f / (1.0f - p);
+    const uint32_t threshold = (uint32_t)ceilf(p * 0x1p24f);   /* exact: p < 1 */
+    PARALLEL_FOR(n)
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+        const size_t first = n * block / PARALLEL_BLOCKS;
+        const size_t end = n * (block + 1) / PARALLEL_BLOCKS;
+        Rng stream = *rng;
+        rng_advance(&stream, first);
+        for (size_t i = first; i < end; i++)
+            keep_scale[i] = rng_next(&stream) >> 8 < threshold ? 0.0f : scale;
+    }
+    rng_advance(rng, n);
+}
+#line 570 "book/fast.nw"
+void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
+                         int cols)
+{
+    for (int i = 0; i < rows; i++) {
+        const uint8_t *keep_i = keep + (size_t)i * keep_row_stride;
+        float *p_i = p + (size_t)i * cols;
+        float m = -INFINITY;
+        for (int j = 0; j < cols; j++)
+            if (keep_i[j] && p_i[j] > m) m = p_i[j];
+        if (m == -INFINITY) { memset(p_i, 0, (size_t)cols * sizeof *p_i); continue; }
+        float sum = 0.0f;
+        for (int j = 0; j < cols; j++) sum += (p_i[j] = keep_i[j] ? expf(p_i[j] - m) : 0.0f);
+        for (int j = 0; j < cols; j++) p_i[j] /= sum;
+    }
+}
+#line 601 "book/fast.nw"
+void row_moments(const float *x, int d, double *mean, double *squares)
+{
+    double sum = 0.0, sum_of_squares = 0.0;
+    for (int i = 0; i < d; i++) {
+        sum += x[i];
+        sum_of_squares += (double)x[i] * x[i];
+    }
+    *mean = sum / d;
+    *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }

@@ -30,16 +30,16 @@ void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
    tokens: [n], table: [vocab][d_model]. */
 void embedding_forward(float *out, const int *tokens, const float *table,
                        int n, int d_model, int vocab);
-#line 66 "book/embeddings.nw"
+#line 67 "book/embeddings.nw"
 /* d_table[tokens[p]] += sqrt(d_model) * d_out[p]; d_table: [vocab][d_model],
    d_out: [n][d_model], tokens: [n]. */
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model);
-#line 116 "book/embeddings.nw"
+#line 117 "book/embeddings.nw"
 /* table[p][2i] = sin(p w_i), table[p][2i+1] = cos(p w_i), w_i = 10000^(-2i/d_model);
    table: [max_len][d_model], d_model even. */
 void positional_encoding_table(float *table, int max_len, int d_model);
-#line 140 "book/embeddings.nw"
+#line 141 "book/embeddings.nw"
 /* x[b][p][i] += table[p][i]; x: [batch][len][d_model], table: [>= len][d_model]. */
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model);
@@ -48,22 +48,22 @@ void positional_encoding_forward(float *x, const float *table, int batch, int le
    weight: [out_features][in_features], bias: [out_features]. */
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features);
-#line 57 "book/attention.nw"
+#line 58 "book/attention.nw"
 /* d_in += d_out weight; d_weight += d_out^T in; d_bias += sum of the rows of d_out.
    d_in, in: [n][in_features] (d_in may be NULL), d_out: [n][out_features],
    weight, d_weight: [out_features][in_features], d_bias: [out_features]. */
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features);
-#line 108 "book/attention.nw"
+#line 114 "book/attention.nw"
 /* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
    all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
 void softmax_rows(float *p, const float *s, int rows, int cols);
-#line 142 "book/attention.nw"
+#line 148 "book/attention.nw"
 /* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
-#line 187 "book/attention.nw"
+#line 193 "book/attention.nw"
 /* Multi-head attention. query_in: [B][Tq][d], memory_in: [B][Tk][d] (the same tensor for
    self-attention); keep flag (b,i,j) at keep[b*keep_batch_stride + i*keep_row_stride + j];
    weight[0..3]: [d][d] and bias[0..3]: [d] for query, key, value, output.
@@ -78,7 +78,7 @@ void attention_forward(float *out, float *q, float *k, float *v, float *probs,
                        const float *const weight[4], const float *const bias[4],
                        const float *probs_keep_scale, int batch, int len_q, int len_k,
                        int d_model, int heads);
-#line 270 "book/attention.nw"
+#line 282 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk]. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -95,7 +95,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, float *const d_we
                         const float *memory_in, const float *const weight[4],
                         const float *probs_keep_scale, int batch, int len_q, int len_k,
                         int d_model, int heads);
-#line 351 "book/attention.nw"
+#line 364 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -108,14 +108,14 @@ typedef enum { LAYERNORM_STANDARD, LAYERNORM_ANNOTATED } LayerNormFormula;
 void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
                        const float *gain, const float *bias, int n, int d,
                        LayerNormFormula formula, float eps);
-#line 102 "book/layernorm.nw"
+#line 107 "book/layernorm.nw"
 /* Gradients of layernorm_forward, added into d_in: [n][d], d_gain, d_bias: [d];
    d_out, in: [n][d]; mean, rstd: [n] as saved by the forward. */
 void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *d_out,
                         const float *in, const float *mean, const float *rstd,
                         const float *gain, int n, int d, LayerNormFormula formula,
                         float eps);
-#line 186 "book/layernorm.nw"
+#line 210 "book/layernorm.nw"
 /* out = relu(in w_1^T + b_1) w_2^T + b_2; in, out: [n][d_model],
    w_1: [d_ff][d_model], b_1: [d_ff], w_2: [d_model][d_ff], b_2: [d_model];
    saved: hidden: [n][d_ff] (after the ReLU and the dropout given by
@@ -124,7 +124,7 @@ void feed_forward_forward(float *out, float *hidden, const float *in,
                           const float *w_1, const float *b_1, const float *w_2,
                           const float *b_2, const float *hidden_keep_scale,
                           int n, int d_model, int d_ff);
-#line 223 "book/layernorm.nw"
+#line 248 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and the parameter
    gradients; d_hidden: scratch [n][d_ff]; hidden, hidden_keep_scale as in the forward. */
 void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2,
@@ -207,7 +207,7 @@ int src_input, src_input_keep, tgt_input, tgt_input_keep;   /* embedded + positi
 int memory, memory_mean, memory_rstd;      /* the encoder's output (after its norm) */
 int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
 int logprobs;                              /* [B][T_tgt][tgt_vocab] */
-#line 851 "book/model.nw"
+#line 853 "book/model.nw"
 int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
 int d_context, d_q, d_k, d_v, d_p;
 #line 419 "book/model.nw"
@@ -238,10 +238,10 @@ float *model_activation(const Model *model, int view);
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 811 "book/model.nw"
+#line 812 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
-#line 882 "book/model.nw"
+#line 884 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
@@ -253,5 +253,20 @@ void model_zero_gradients(Model *model);
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt);
 float *model_gradient(const Model *model, int view);
+#line 54 "book/fast.nw"
+/* The floating-point operations of the matrix products of one training step (forward and
+   backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */
+double training_step_flops(const Config *config, int batch, int src_len, int tgt_len);
+#line 534 "book/fast.nw"
+/* dropout_mask's exact result, drawn by blocks on several threads. */
+void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
+#line 563 "book/fast.nw"
+/* softmax_rows after mask_scores, in place: p: [rows][cols] scores in, weights out;
+   keep as in mask_scores. */
+void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
+                         int cols);
+#line 596 "book/fast.nw"
+/* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in one pass. */
+void row_moments(const float *x, int d, double *mean, double *squares);
 #line 25 "book/masks.nw"
 #endif

@@ -199,21 +199,116 @@ ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too s
 ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
 #line 522 "book/tensor.nw"
     if (m == 0 || n == 0) return;
+    
+#line 426 "book/fast.nw"
+if (threads_in_use > 1 && !omp_in_parallel() && (double)m * n * k >= MATMUL_SPLIT_WORK) {
+    matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                      ldc);
+    return;
+}
+#line 524 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 541 "book/tensor.nw"
+#line 542 "book/tensor.nw"
 MatmulKernel matmul_kernel = MATMUL_BLAS;
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
             float alpha, const float *a, int lda, const float *b, int ldb,
             float beta, float *c, int ldc)
 {
+    
+#line 101 "book/fast.nw"
+if (matmul_log)
+    #pragma omp critical(matmul_log)   /* heads call matmul on several threads at once */
+    matmul_log_add(matmul_log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
+                                             m, n, k});
+#line 549 "book/tensor.nw"
     if (matmul_kernel == MATMUL_REFERENCE)
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
     else
         matmul_blas(transpose_a, transpose_b, m, n, k,
                     alpha, a, lda, b, ldb, beta, c, ldc);
+}
+#line 108 "book/fast.nw"
+MatmulLog *matmul_log = NULL;
+
+void matmul_log_add(MatmulLog *log, MatmulShape shape)
+{
+    if (log->count == log->capacity) {
+        log->capacity = log->capacity ? 2 * log->capacity : 256;
+        MatmulShape *shapes = xmalloc((size_t)log->capacity * sizeof *shapes);
+        if (log->count) memcpy(shapes, log->shapes, (size_t)log->count * sizeof *shapes);
+        free(log->shapes);
+        log->shapes = shapes;
+    }
+    log->shapes[log->count++] = shape;
+}
+
+double matmul_log_flops(const MatmulLog *log)
+{
+    double flops = 0.0;
+    for (int i = 0; i < log->count; i++)
+        flops += 2.0 * log->shapes[i].m * log->shapes[i].n * log->shapes[i].k;
+    return flops;
+}
+
+void matmul_log_free(MatmulLog *log)
+{
+    free(log->shapes);
+    memset(log, 0, sizeof *log);
+}
+#line 441 "book/fast.nw"
+int threads_in_use = 1;
+
+void set_threads(int n)
+{
+    ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
+    threads_in_use = n;
+    omp_set_num_threads(n);
+    if (getenv("SPLIT_OFF")) { openblas_set_num_threads(n); threads_in_use = 1; return; }
+    openblas_set_num_threads(1);
+}
+
+void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
+                       float alpha, const float *a, int lda, const float *b, int ldb,
+                       float beta, float *c, int ldc)
+{
+    const bool by_columns = n >= m;
+    const int size = by_columns ? n : m, parts = threads_in_use;
+    #pragma omp parallel for num_threads(parts) schedule(static)
+    for (int part = 0; part < parts; part++) {
+        /* ranges start at multiples of 16, the width of the kernels' tiles */
+        const int first = (int)((long long)size * part / parts) / 16 * 16;
+        const int end = part + 1 == parts ? size
+                                          : (int)((long long)size * (part + 1) / parts) / 16 * 16;
+        if (end <= first) continue;
+        if (by_columns)
+            matmul_blas(transpose_a, transpose_b, m, end - first, k, alpha, a, lda,
+                        transpose_b ? b + (size_t)first * ldb : b + first, ldb, beta,
+                        c + first, ldc);
+        else
+            matmul_blas(transpose_a, transpose_b, end - first, n, k, alpha,
+                        transpose_a ? a + first : a + (size_t)first * lda, lda, b, ldb,
+                        beta, c + (size_t)first * ldc, ldc);
+    }
+}
+#line 486 "book/fast.nw"
+bool fast_kernels = true;
+#line 517 "book/fast.nw"
+void rng_advance(Rng *rng, uint64_t delta)
+{
+    uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
+    uint64_t total_multiplier = 1, total_increment = 0;
+    for (; delta > 0; delta >>= 1) {   /* square-and-multiply on the affine map */
+        if (delta & 1) {
+            total_multiplier *= multiplier;
+            total_increment = total_increment * multiplier + increment;
+        }
+        increment = (multiplier + 1) * increment;
+        multiplier *= multiplier;
+    }
+    rng->state = total_multiplier * rng->state + total_increment;
 }

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#line 394 "book/fast.nw"
+#include <omp.h>
 #line 65 "book/tensor.nw"
 /* Stop with "FILE:LINE: internal error: CONDITION: message" when a bug is detected. */
 #define ENSURE(condition, ...)                                                  \
@@ -74,8 +76,50 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 536 "book/tensor.nw"
+#line 537 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 extern MatmulKernel matmul_kernel;
+#line 83 "book/fast.nw"
+typedef struct {
+    bool transpose_a, transpose_b, accumulate;   /* accumulate: beta != 0 */
+    int m, n, k;
+} MatmulShape;
+
+typedef struct {
+    MatmulShape *shapes;
+    int count, capacity;
+} MatmulLog;
+
+/* When not NULL, matmul() appends the shape of each product it computes. */
+extern MatmulLog *matmul_log;
+void matmul_log_add(MatmulLog *log, MatmulShape shape);
+double matmul_log_flops(const MatmulLog *log);    /* the sum of 2 m n k */
+void matmul_log_free(MatmulLog *log);
+#line 398 "book/fast.nw"
+/* Split the for loop that follows between the threads when it does at least
+   PARALLEL_MIN_WORK elements of work; iterations must be independent. */
+#define PARALLEL_MIN_WORK 32768
+#define PARALLEL_PRAGMA(text) _Pragma(#text)
+#define PARALLEL_FOR(work) \
+    PARALLEL_PRAGMA(omp parallel for if ((work) >= PARALLEL_MIN_WORK) schedule(static))
+/* Sums across rows are cut into this many blocks of columns, whatever the thread count. */
+enum { PARALLEL_BLOCKS = 16, MAX_THREADS = 64 };
+static inline int block_start(int block, int size)   /* first column of block */
+{
+    return (int)((long long)size * block / PARALLEL_BLOCKS);
+}
+extern int threads_in_use;
+/* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
+void set_threads(int n);
+#line 434 "book/fast.nw"
+#define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
+void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
+                       float alpha, const float *a, int lda, const float *b, int ldb,
+                       float beta, float *c, int ldc);
+#line 482 "book/fast.nw"
+extern bool fast_kernels;   /* false: the chapters' first versions of the kernels */
+#line 512 "book/fast.nw"
+/* Move the generator delta outputs ahead, as delta calls of rng_next would. */
+void rng_advance(Rng *rng, uint64_t delta);
 #line 18 "book/tensor.nw"
 #endif

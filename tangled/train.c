@@ -25,6 +25,9 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens)
 {
+    if (fast_kernels)   /* the same sums without a logarithm per word (Chapter 19) */
+        return label_smoothing_loss_fast(d_logprobs, logprobs, targets, rows, vocab, pad,
+                                         smoothing, tokens);
     label_smoothing_distribution(d_logprobs, targets, rows, vocab, pad, smoothing);
     int n = 0;
     for (int r = 0; r < rows; r++) n += targets[r] != pad;
@@ -37,13 +40,13 @@ double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int 
     }
     return n > 0 ? sum / n : 0.0;
 }
-#line 210 "book/training.nw"
+#line 213 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup)
 {
     const double s = step < 1 ? 1.0 : (double)step;
     return factor * pow(d_model, -0.5) * fmin(pow(s, -0.5), s * pow((double)warmup, -1.5));
 }
-#line 282 "book/training.nw"
+#line 285 "book/training.nw"
 void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double beta2,
                double eps)
 {
@@ -67,6 +70,7 @@ void adam_step(Adam *adam, FlatBuffer *parameters, const FlatBuffer *gradients, 
     const float root2 = (float)sqrt(correction2), eps = (float)adam->eps;
     float *theta = parameters->data, *m = adam->m.data, *v = adam->v.data;
     const float *g = gradients->data;
+    PARALLEL_FOR(parameters->total)
     for (size_t i = 0; i < parameters->total; i++) {
         m[i] = b1 * m[i] + one_minus_b1 * g[i];
         v[i] = b2 * v[i] + one_minus_b2 * g[i] * g[i];
@@ -193,4 +197,63 @@ void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_ke
     }
     free(ys);
     free(keep);
+}
+#line 635 "book/fast.nw"
+static double sum_of_floats(const float *x, int n)
+{
+    double partial[4] = {0.0, 0.0, 0.0, 0.0};
+    int i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int lane = 0; lane < 4; lane++) partial[lane] += x[i + lane];
+    for (; i < n; i++) partial[0] += x[i];
+    return (partial[0] + partial[1]) + (partial[2] + partial[3]);
+}
+#line 647 "book/fast.nw"
+double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
+                                 const int *targets, int rows, int vocab, int pad,
+                                 float smoothing, int *tokens)
+{
+    ENSURE((vocab > 2 || smoothing == 0.0f) && smoothing >= 0.0f && smoothing < 1.0f,
+           "smoothing %g over %d words", smoothing, vocab);
+    ENSURE(pad >= 0 && pad < vocab, "padding token %d of %d", pad, vocab);
+    int n = 0;
+    for (int r = 0; r < rows; r++) n += targets[r] != pad;
+    *tokens = n;
+    const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
+    const double confidence = 1.0f - smoothing;
+    
+#line 682 "book/fast.nw"
+const float d_spread = n > 0 ? (float)(-spread / n) : 0.0f;
+const float d_confidence = n > 0 ? (float)(-confidence / n) : 0.0f;
+const double row_constant = confidence * log(confidence)
+                          + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
+#line 660 "book/fast.nw"
+    double block_loss[PARALLEL_BLOCKS];
+    PARALLEL_FOR((size_t)rows * vocab)
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+        block_loss[block] = 0.0;
+        for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
+            
+#line 689 "book/fast.nw"
+const float *y = logprobs + (size_t)r * vocab;
+float *d_y = d_logprobs + (size_t)r * vocab;
+const int target = targets[r];
+if (target == pad) { memset(d_y, 0, (size_t)vocab * sizeof *d_y); continue; }
+ENSURE(target >= 0 && target < vocab, "target %d of %d", target, vocab);
+double loss = row_constant - confidence * y[target];
+if (spread > 0.0) {   /* words with t = 0 are left out: their y may be -infinity */
+    const int low = pad < target ? pad : target, high = pad < target ? target : pad;
+    loss -= spread * (sum_of_floats(y, low) + sum_of_floats(y + low + 1, high - low - 1)
+                      + sum_of_floats(y + high + 1, vocab - high - 1));
+}
+block_loss[block] += loss;
+for (int w = 0; w < vocab; w++) d_y[w] = d_spread;
+d_y[pad] = 0.0f;
+d_y[target] = d_confidence;
+#line 666 "book/fast.nw"
+        }
+    }
+    double sum = 0.0;
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) sum += block_loss[block];
+    return n > 0 ? sum / n : 0.0;
 }

@@ -14,9 +14,9 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
    *tokens); writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab]. */
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens);
-#line 206 "book/training.nw"
+#line 209 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup);
-#line 269 "book/training.nw"
+#line 272 "book/training.nw"
 typedef struct {
     double beta1, beta2, eps;
     long step;                  /* steps taken */
@@ -79,5 +79,10 @@ typedef struct {
     Rng data_rng;       /* draws (or shuffles) the training data */
     Rng dropout_rng;    /* draws the dropout masks */
 } TrainingProgress;
+#line 628 "book/fast.nw"
+/* label_smoothing_loss, computed in closed form per row. */
+double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
+                                 const int *targets, int rows, int vocab, int pad,
+                                 float smoothing, int *tokens);
 #line 18 "book/training.nw"
 #endif
