@@ -189,8 +189,10 @@ build/tests/%.o: tests/%.c | build/tangle.stamp
 	@mkdir -p build/tests
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c -o $@ $<
 
+# The tests count the trainer's allocations (tests/test_fast.c): every malloc goes through them.
+TEST_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 build/run-tests: $(patsubst tests/%.c,build/tests/%.o,$(TEST_SOURCES)) $(LIB_OBJECTS)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(TEST_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
 check: deps
 	$(MAKE) run-check
@@ -209,7 +211,7 @@ build/asan/transformer: build/asan/main.o $(patsubst tangled/%.c,build/asan/%.o,
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
 build/asan/run-tests: $(patsubst tests/%.c,build/asan/tests/%.o,$(TEST_SOURCES)) \
                       $(patsubst tangled/%.c,build/asan/%.o,$(LIB_SOURCES))
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(TEST_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
 sanitize: deps
 	$(MAKE) run-sanitize

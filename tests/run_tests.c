@@ -85,6 +85,7 @@ Config fixture_config(const Safetensors *file)
 
 int main(void)
 {
+    set_threads(2);   /* as the program does on two cores: the threaded paths are tested */
     SRunner *runner = srunner_create(tensor_suite());
     srunner_add_suite(runner, masks_suite());
     srunner_add_suite(runner, model_suite());
@@ -96,6 +97,7 @@ int main(void)
     srunner_add_suite(runner, beam_suite());
     srunner_add_suite(runner, bleu_suite());
     srunner_add_suite(runner, translate_suite());
+    srunner_add_suite(runner, fast_suite());
     srunner_add_suite(runner, figure_suite());
     srunner_add_suite(runner, cli_suite());
     srunner_run_all(runner, CK_NORMAL);

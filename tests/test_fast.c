@@ -1,0 +1,363 @@
+/* test_fast.c -- Chapter 19: the FLOP count, threads, the faster kernels against the
+   chapters' first versions, and no allocation inside a training step. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "train.h"
+#include "tests.h"
+
+/* Every allocation of the trainer's code goes through these (the test binary is linked
+   with -Wl,--wrap=malloc and friends); they count while counting is on. */
+void *__real_malloc(size_t bytes);
+void *__real_calloc(size_t count, size_t bytes);
+void *__real_realloc(void *memory, size_t bytes);
+void *__real_aligned_alloc(size_t alignment, size_t bytes);
+static bool counting;
+static long allocations;
+static void count(void)
+{
+    if (counting) __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+}
+void *__wrap_malloc(size_t bytes) { count(); return __real_malloc(bytes); }
+void *__wrap_calloc(size_t n, size_t bytes) { count(); return __real_calloc(n, bytes); }
+void *__wrap_realloc(void *p, size_t bytes) { count(); return __real_realloc(p, bytes); }
+void *__wrap_aligned_alloc(size_t alignment, size_t bytes)
+{
+    count();
+    return __real_aligned_alloc(alignment, bytes);
+}
+
+/* A small model with everything switched on: dropout, smoothing, two layers. */
+typedef struct {
+    Model model;
+    Adam adam;
+    Batch batch;
+    int *full;
+    float *d_logprobs;
+    Rng data_rng, dropout_rng;
+    TrainSettings settings;
+} Trainer;
+
+enum { T_BATCH = 6, T_LEN = 9, T_VOCAB = 13 };
+
+static void trainer_init_sized(Trainer *t, int d_model)
+{
+    Config config = config_default(T_VOCAB, T_VOCAB, 2);
+    config.d_model = d_model, config.d_ff = 2 * d_model, config.heads = 4;
+    config.max_len = T_LEN;
+    model_init(&t->model, config);
+    Rng rng;
+    rng_seed(&rng, 5, 1);
+    model_initialize_parameters(&t->model, &rng);
+    model_prepare(&t->model, T_BATCH, T_LEN, T_LEN - 1);
+    adam_init(&t->adam, &t->model.parameters, 0.9, 0.98, 1e-9);
+    batch_init(&t->batch, T_BATCH, T_LEN, T_LEN - 1);
+    t->full = malloc(sizeof(int) * T_BATCH * T_LEN);
+    t->d_logprobs = malloc(sizeof(float) * T_BATCH * (T_LEN - 1) * T_VOCAB);
+    rng_seed(&t->data_rng, 5, 2), rng_seed(&t->dropout_rng, 5, 3);
+    t->settings = (TrainSettings){.smoothing = 0.1f, .factor = 1.0, .warmup = 4, .pad = 0};
+}
+
+static void trainer_init(Trainer *t) { trainer_init_sized(t, 32); }
+
+static double trainer_step(Trainer *t)
+{
+    copy_task_batch(t->full, T_BATCH, T_LEN, T_VOCAB, &t->data_rng);
+    t->full[T_LEN - 1] = 0, t->full[T_LEN - 2] = 0;   /* some padding, too */
+    batch_fill(&t->batch, t->full, t->full, 0);
+    return train_step(&t->model, &t->adam, &t->batch, &t->settings, t->d_logprobs,
+                      &t->dropout_rng);
+}
+
+static void trainer_free(Trainer *t)
+{
+    free(t->full), free(t->d_logprobs);
+    batch_free(&t->batch);
+    adam_free(&t->adam);
+    model_free(&t->model);
+}
+
+/* Equation (step-flops) against the products a step actually computes. */
+START_TEST(step_flops_match_the_products)
+{
+    Trainer t;
+    trainer_init(&t);
+    MatmulLog log = {0};
+    matmul_log = &log;
+    trainer_step(&t);
+    matmul_log = NULL;
+    ck_assert_int_gt(log.count, 0);
+    const double expected = training_step_flops(&t.model.config, T_BATCH, T_LEN, T_LEN - 1);
+    ck_assert_double_eq(matmul_log_flops(&log), expected);   /* integers: exact */
+    matmul_log_free(&log);
+    trainer_free(&t);
+}
+END_TEST
+
+/* The copy task's step of the chapter: 67 231 825 920 operations. */
+START_TEST(copy_task_step_flops)
+{
+    const Config config = config_default(11, 11, 2);
+    ck_assert_double_eq(training_step_flops(&config, 80, 10, 9), 67231825920.0);
+}
+END_TEST
+
+/* A product cut between threads agrees with the whole product within the dot-product
+   bound of Chapter 2 (OpenBLAS does not round a cut product bit for bit as the whole one),
+   for every transpose case and sizes that are not multiples of the tile width. */
+START_TEST(split_products_equal_whole_ones)
+{
+    static const int sizes[][3] = {{37, 129, 70}, {200, 33, 65}, {64, 64, 64}, {17, 300, 5}};
+    Rng rng;
+    rng_seed(&rng, 9, 9);
+    for (int s = 0; s < 4; s++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                const int m = sizes[s][0], n = sizes[s][1], k = sizes[s][2];
+                float *a = malloc(sizeof(float) * m * k), *b = malloc(sizeof(float) * k * n);
+                float *whole = malloc(sizeof(float) * m * n);
+                float *split = malloc(sizeof(float) * m * n);
+                for (int i = 0; i < m * k; i++) a[i] = rng_normal(&rng);
+                for (int i = 0; i < k * n; i++) b[i] = rng_normal(&rng);
+                for (int i = 0; i < m * n; i++) whole[i] = split[i] = rng_normal(&rng);
+                set_threads(1);
+                matmul_blas(ta, tb, m, n, k, 0.5f, a, ta ? m : k, b, tb ? k : n, 1.0f, whole,
+                            n);
+                set_threads(3);   /* three parts: ranges that are not halves */
+                matmul_blas_split(ta, tb, m, n, k, 0.5f, a, ta ? m : k, b, tb ? k : n, 1.0f,
+                                  split, n);
+                const double u = 0x1p-24, gamma = k * u / (1 - k * u);
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++) {
+                        double magnitude = 0.0;
+                        for (int p = 0; p < k; p++)
+                            magnitude += fabs(ta ? a[p * m + i] : a[i * k + p])
+                                       * fabs(tb ? b[j * k + p] : b[p * n + j]);
+                        const double bound = 2 * gamma * 0.5 * magnitude
+                                           + 2 * u * fabs(whole[i * n + j]);
+                        ck_assert_msg(fabs(whole[i * n + j] - split[i * n + j]) <= bound,
+                                      "%d x %d x %d, transposes %d %d, (%d, %d)", m, n, k,
+                                      ta, tb, i, j);
+                    }
+                free(a), free(b), free(whole), free(split);
+            }
+    set_threads(2);
+}
+END_TEST
+
+START_TEST(rng_advance_equals_repeated_next)
+{
+    static const uint64_t deltas[] = {0, 1, 2, 3, 17, 1000, 65537};
+    for (int d = 0; d < 7; d++) {
+        Rng stepped, jumped;
+        rng_seed(&stepped, 42, 54);
+        jumped = stepped;
+        for (uint64_t i = 0; i < deltas[d]; i++) rng_next(&stepped);
+        rng_advance(&jumped, deltas[d]);
+        ck_assert_uint_eq(stepped.state, jumped.state);
+        ck_assert_uint_eq(rng_next(&stepped), rng_next(&jumped));
+    }
+}
+END_TEST
+
+/* The parallel mask is the serial one, and leaves the generator in the same state. */
+START_TEST(parallel_dropout_equals_serial)
+{
+    enum { N = 100003 };
+    static const float probabilities[] = {0.0f, 0.1f, 0.5f, 0.9f};
+    float *serial = malloc(sizeof(float) * N), *parallel = malloc(sizeof(float) * N);
+    for (int p = 0; p < 4; p++) {
+        Rng a, b;
+        rng_seed(&a, 3, 7);
+        b = a;
+        fast_kernels = false;
+        dropout_mask(serial, N, probabilities[p], &a);
+        fast_kernels = true;
+        dropout_mask(parallel, N, probabilities[p], &b);
+        ck_assert(memcmp(serial, parallel, sizeof(float) * N) == 0);
+        ck_assert_uint_eq(a.state, b.state);
+    }
+    free(serial), free(parallel);
+}
+END_TEST
+
+/* The fused masked softmax gives the bits of mask_scores + softmax_rows, also for rows
+   that are entirely masked and for a causal mask. */
+START_TEST(masked_softmax_equals_mask_then_softmax)
+{
+    enum { ROWS = 7, COLS = 9 };
+    Rng rng;
+    rng_seed(&rng, 1, 2);
+    uint8_t keep[ROWS * COLS];
+    float scores[ROWS * COLS], reference[ROWS * COLS];
+    for (int trial = 0; trial < 50; trial++) {
+        for (int i = 0; i < ROWS * COLS; i++) {
+            keep[i] = trial % 2 ? (i % COLS) <= (i / COLS) : rng_uniform(&rng) < 0.6f;
+            scores[i] = reference[i] = 8.0f * rng_normal(&rng);
+        }
+        if (trial % 2 == 0) memset(keep + 2 * COLS, 0, COLS);   /* an all-masked row */
+        mask_scores(reference, keep, COLS, ROWS, COLS);
+        softmax_rows(reference, reference, ROWS, COLS);
+        masked_softmax_rows(scores, keep, COLS, ROWS, COLS);
+        ck_assert(memcmp(scores, reference, sizeof scores) == 0);
+    }
+}
+END_TEST
+
+/* One pass gives the two-pass mean and squared deviations to 1e-12, relatively, also for a
+   row whose mean is a hundred times its spread. */
+START_TEST(one_pass_moments_equal_two_pass)
+{
+    enum { D = 512 };
+    float x[D];
+    Rng rng;
+    rng_seed(&rng, 4, 4);
+    for (int trial = 0; trial < 3; trial++) {
+        const float offset = trial == 2 ? 100.0f : (float)trial;
+        for (int i = 0; i < D; i++) x[i] = offset + rng_normal(&rng);
+        double sum = 0, squares = 0, mean, one_pass;
+        for (int i = 0; i < D; i++) sum += x[i];
+        const double mu = sum / D;
+        for (int i = 0; i < D; i++) squares += (x[i] - mu) * (x[i] - mu);
+        row_moments(x, D, &mean, &one_pass);
+        ck_assert_double_eq_tol(mean, mu, 1e-12 * (fabs(mu) + 1));
+        ck_assert_double_eq_tol(one_pass, squares, 1e-12 * squares * offset * offset + 1e-12);
+    }
+}
+END_TEST
+
+/* The closed-form loss against the chapter's word-by-word sum: the same gradient values, the
+   loss to 1e-12 relatively; with padding rows, smoothing 0, and -infinity at the padding
+   word and at a target. */
+START_TEST(closed_form_loss_equals_word_sums)
+{
+    enum { ROWS = 5, V = 11 };
+    const int targets[ROWS] = {3, 0, 10, 1, 3};
+    float logprobs[ROWS * V], reference[ROWS * V], fast[ROWS * V];
+    Rng rng;
+    rng_seed(&rng, 8, 8);
+    for (int i = 0; i < ROWS * V; i++) logprobs[i] = -3.0f * rng_uniform(&rng);
+    logprobs[0 * V + 0] = -INFINITY;   /* the padding word of row 0 */
+    for (int s = 0; s < 3; s++) {
+        const float smoothing = s == 0 ? 0.0f : s == 1 ? 0.1f : 0.4f;
+        int tokens_reference, tokens_fast;
+        fast_kernels = false;
+        const double loss_reference = label_smoothing_loss(reference, logprobs, targets, ROWS,
+                                                           V, 0, smoothing, &tokens_reference);
+        fast_kernels = true;
+        const double loss_fast = label_smoothing_loss(fast, logprobs, targets, ROWS, V, 0,
+                                                      smoothing, &tokens_fast);
+        ck_assert_int_eq(tokens_fast, tokens_reference);
+        ck_assert(isfinite(loss_fast));
+        ck_assert_double_eq_tol(loss_fast, loss_reference, 1e-12 * fabs(loss_reference));
+        for (int i = 0; i < ROWS * V; i++)   /* == : the chapter's zeros are -0 */
+            ck_assert_msg(fast[i] == reference[i], "gradient %d: %g, not %g", i, fast[i],
+                          reference[i]);
+    }
+    /* a target with probability 0 costs infinitely much, in both */
+    logprobs[3 * V + 1] = -INFINITY;
+    int tokens;
+    ck_assert(isinf(label_smoothing_loss(fast, logprobs, targets, ROWS, V, 0, 0.1f, &tokens)));
+}
+END_TEST
+
+/* Two runs on two threads give the same bits (no sum depends on which thread finishes
+   first), with a model large enough that the products are split (m n k >= 1e6) and every
+   PARALLEL_FOR loop runs on both threads (54 rows x 640 >= 32768 elements). With one
+   thread, OpenBLAS rounds the uncut products differently, so the first step's gradients
+   are compared within 1e-4 of the largest one: gamma_k of Chapter 2 for the longest sums
+   (k = 1280) is 7.6e-5. (Parameters are not compared after Adam: it divides a gradient
+   by its own size, and a gradient near 0 can change sign by rounding.) */
+START_TEST(training_with_threads_is_deterministic)
+{
+    Trainer runs[3];
+    const int threads[3] = {2, 2, 1};
+    for (int r = 0; r < 3; r++) {
+        set_threads(threads[r]);
+        trainer_init_sized(&runs[r], 640);
+        trainer_step(&runs[r]);
+    }
+    const size_t total = runs[0].model.parameters.total;
+    ck_assert(memcmp(runs[0].model.parameters.data, runs[1].model.parameters.data,
+                     total * sizeof(float)) == 0);
+    ck_assert(memcmp(runs[0].model.gradients.data, runs[1].model.gradients.data,
+                     total * sizeof(float)) == 0);
+    const float *g2 = runs[0].model.gradients.data, *g1 = runs[2].model.gradients.data;
+    float largest = 0.0f, difference = 0.0f;
+    for (size_t i = 0; i < total; i++) {
+        largest = fmaxf(largest, fabsf(g2[i]));
+        difference = fmaxf(difference, fabsf(g2[i] - g1[i]));
+    }
+    ck_assert_float_gt(largest, 0.0f);
+    ck_assert_float_le(difference, 1e-4f * largest);
+    for (int r = 0; r < 3; r++) trainer_free(&runs[r]);
+    set_threads(2);
+}
+END_TEST
+
+/* The faster kernels against the first versions, on whole steps: the same dropout, the
+   same masks, and parameters within 1e-5 of each other after three Adam steps (each step
+   moves a parameter by up to the learning rate, here about 0.04: the bound is 2.5e-4 of
+   one step; the differences come from the loss and the layer norm's rounding). */
+START_TEST(fast_and_reference_kernels_train_alike)
+{
+    Trainer fast, reference;
+    fast_kernels = false;
+    trainer_init(&reference);
+    double loss_reference = 0.0, loss_fast = 0.0;
+    for (int s = 0; s < 3; s++) loss_reference = trainer_step(&reference);
+    fast_kernels = true;
+    trainer_init(&fast);
+    for (int s = 0; s < 3; s++) loss_fast = trainer_step(&fast);
+    ck_assert_double_eq_tol(loss_fast, loss_reference, 1e-5 * loss_reference);
+    float largest = 0.0f;
+    for (size_t i = 0; i < fast.model.parameters.total; i++)
+        largest = fmaxf(largest, fabsf(fast.model.parameters.data[i]
+                                       - reference.model.parameters.data[i]));
+    ck_assert_float_lt(largest, 1e-5f);
+    trainer_free(&fast), trainer_free(&reference);
+}
+END_TEST
+
+/* After the first step has touched everything, training steps allocate nothing. */
+START_TEST(training_steps_do_not_allocate)
+{
+    Trainer t;
+    trainer_init(&t);
+    trainer_step(&t);
+    allocations = 0;
+    counting = true;
+    for (int s = 0; s < 3; s++) trainer_step(&t);
+    counting = false;
+    ck_assert_int_eq(allocations, 0);
+    /* and the counter does count: */
+    counting = true;
+    free(xmalloc(16));
+    counting = false;
+    ck_assert_int_eq(allocations, 1);
+    trainer_free(&t);
+}
+END_TEST
+
+Suite *fast_suite(void)
+{
+    Suite *suite = suite_create("fast");
+    TCase *count = tcase_create("FLOP count");
+    tcase_add_test(count, step_flops_match_the_products);
+    tcase_add_test(count, copy_task_step_flops);
+    suite_add_tcase(suite, count);
+    TCase *kernels = tcase_create("kernels");
+    tcase_add_test(kernels, split_products_equal_whole_ones);
+    tcase_add_test(kernels, rng_advance_equals_repeated_next);
+    tcase_add_test(kernels, parallel_dropout_equals_serial);
+    tcase_add_test(kernels, masked_softmax_equals_mask_then_softmax);
+    tcase_add_test(kernels, one_pass_moments_equal_two_pass);
+    tcase_add_test(kernels, closed_form_loss_equals_word_sums);
+    suite_add_tcase(suite, kernels);
+    TCase *steps = tcase_create("training steps");
+    tcase_add_test(steps, training_with_threads_is_deterministic);
+    tcase_add_test(steps, fast_and_reference_kernels_train_alike);
+    tcase_add_test(steps, training_steps_do_not_allocate);
+    suite_add_tcase(suite, steps);
+    return suite;
+}
