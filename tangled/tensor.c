@@ -207,11 +207,20 @@ if (threads_in_use > 1 && !omp_in_parallel() && (double)m * n * k >= MATMUL_SPLI
     return;
 }
 #line 524 "book/tensor.nw"
+    
+#line 483 "book/fast.nw"
+if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
+    cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
+                transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
+                transpose_a ? lda : 1, beta, c, 1);
+    return;
+}
+#line 525 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 542 "book/tensor.nw"
+#line 543 "book/tensor.nw"
 MatmulKernel matmul_kernel = MATMUL_BLAS;
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
@@ -224,7 +233,7 @@ if (matmul_log)
     #pragma omp critical(matmul_log)   /* heads call matmul on several threads at once */
     matmul_log_add(matmul_log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
                                              m, n, k});
-#line 549 "book/tensor.nw"
+#line 550 "book/tensor.nw"
     if (matmul_kernel == MATMUL_REFERENCE)
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
@@ -268,7 +277,6 @@ void set_threads(int n)
     ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
     threads_in_use = n;
     omp_set_num_threads(n);
-    if (getenv("SPLIT_OFF")) { openblas_set_num_threads(n); threads_in_use = 1; return; }
     openblas_set_num_threads(1);
 }
 
@@ -295,9 +303,9 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 486 "book/fast.nw"
+#line 500 "book/fast.nw"
 bool fast_kernels = true;
-#line 517 "book/fast.nw"
+#line 531 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;

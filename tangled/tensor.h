@@ -76,7 +76,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 537 "book/tensor.nw"
+#line 538 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 extern MatmulKernel matmul_kernel;
 #line 83 "book/fast.nw"
@@ -116,9 +116,9 @@ void set_threads(int n);
 void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                        float alpha, const float *a, int lda, const float *b, int ldb,
                        float beta, float *c, int ldc);
-#line 482 "book/fast.nw"
+#line 496 "book/fast.nw"
 extern bool fast_kernels;   /* false: the chapters' first versions of the kernels */
-#line 512 "book/fast.nw"
+#line 526 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 #line 18 "book/tensor.nw"

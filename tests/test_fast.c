@@ -102,6 +102,25 @@ START_TEST(copy_task_step_flops)
 }
 END_TEST
 
+/* |x - y| within twice the bound (2.1) of Chapter 2 for c = alpha op(a) op(b) + c, plus
+   the rounding of the result: x, y, c0: [m][n]. */
+static void assert_within_dot_bound(const float *x, const float *y, bool ta, bool tb, int m,
+                                    int n, int k, float alpha, const float *a,
+                                    const float *b)
+{
+    const double u = 0x1p-24, gamma = k * u / (1 - k * u);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double magnitude = 0.0;
+            for (int p = 0; p < k; p++)
+                magnitude += fabs(ta ? a[p * m + i] : a[i * k + p])
+                           * fabs(tb ? b[j * k + p] : b[p * n + j]);
+            const double bound = 2 * gamma * fabs(alpha) * magnitude + 2 * u * fabs(x[i * n + j]);
+            ck_assert_msg(fabs(x[i * n + j] - y[i * n + j]) <= bound,
+                          "%d x %d x %d, transposes %d %d, (%d, %d)", m, n, k, ta, tb, i, j);
+        }
+}
+
 /* A product cut between threads agrees with the whole product within the dot-product
    bound of Chapter 2 (OpenBLAS does not round a cut product bit for bit as the whole one),
    for every transpose case and sizes that are not multiples of the tile width. */
@@ -126,21 +145,34 @@ START_TEST(split_products_equal_whole_ones)
                 set_threads(3);   /* three parts: ranges that are not halves */
                 matmul_blas_split(ta, tb, m, n, k, 0.5f, a, ta ? m : k, b, tb ? k : n, 1.0f,
                                   split, n);
-                const double u = 0x1p-24, gamma = k * u / (1 - k * u);
-                for (int i = 0; i < m; i++)
-                    for (int j = 0; j < n; j++) {
-                        double magnitude = 0.0;
-                        for (int p = 0; p < k; p++)
-                            magnitude += fabs(ta ? a[p * m + i] : a[i * k + p])
-                                       * fabs(tb ? b[j * k + p] : b[p * n + j]);
-                        const double bound = 2 * gamma * 0.5 * magnitude
-                                           + 2 * u * fabs(whole[i * n + j]);
-                        ck_assert_msg(fabs(whole[i * n + j] - split[i * n + j]) <= bound,
-                                      "%d x %d x %d, transposes %d %d, (%d, %d)", m, n, k,
-                                      ta, tb, i, j);
-                    }
+                assert_within_dot_bound(whole, split, ta, tb, m, n, k, 0.5f, a, b);
                 free(a), free(b), free(whole), free(split);
             }
+    set_threads(2);
+}
+END_TEST
+
+/* A single row goes through sgemv: it agrees with sgemm within the same bound, for every
+   transpose case (a transposed row is a column, read with stride lda). */
+START_TEST(single_row_products_use_sgemv_correctly)
+{
+    enum { K = 70, N = 129 };
+    Rng rng;
+    rng_seed(&rng, 6, 6);
+    float a[K], b[K * N], with_gemv[N], with_gemm[N];
+    for (int i = 0; i < K; i++) a[i] = rng_normal(&rng);
+    for (int i = 0; i < K * N; i++) b[i] = rng_normal(&rng);
+    set_threads(1);
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            for (int j = 0; j < N; j++) with_gemv[j] = with_gemm[j] = (float)j;
+            fast_kernels = true;
+            matmul_blas(ta, tb, 1, N, K, 0.5f, a, ta ? 1 : K, b, tb ? K : N, 1.0f, with_gemv, N);
+            fast_kernels = false;
+            matmul_blas(ta, tb, 1, N, K, 0.5f, a, ta ? 1 : K, b, tb ? K : N, 1.0f, with_gemm, N);
+            fast_kernels = true;
+            assert_within_dot_bound(with_gemv, with_gemm, ta, tb, 1, N, K, 0.5f, a, b);
+        }
     set_threads(2);
 }
 END_TEST
@@ -348,6 +380,7 @@ Suite *fast_suite(void)
     suite_add_tcase(suite, count);
     TCase *kernels = tcase_create("kernels");
     tcase_add_test(kernels, split_products_equal_whole_ones);
+    tcase_add_test(kernels, single_row_products_use_sgemv_correctly);
     tcase_add_test(kernels, rng_advance_equals_repeated_next);
     tcase_add_test(kernels, parallel_dropout_equals_serial);
     tcase_add_test(kernels, masked_softmax_equals_mask_then_softmax);
