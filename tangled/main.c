@@ -10,7 +10,7 @@
 #include <string.h>
 #line 93 "book/program.nw"
 #include <errno.h>
-#line 484 "book/program.nw"
+#line 486 "book/program.nw"
 #include <time.h>
 #line 528 "book/gradcheck.nw"
 #include "gradcheck.h"
@@ -89,7 +89,7 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 278 "book/program.nw"
+#line 280 "book/program.nw"
 static int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -106,7 +106,7 @@ static int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     
-#line 301 "book/program.nw"
+#line 303 "book/program.nw"
 int value[FIGURE_MAX_OPTIONS] = {0};
 for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
     value[o] = kind->options[o].fallback;
@@ -120,12 +120,12 @@ for (; a < argc; a += 2) {
     value[o] = (int)parse_integer("figure-data", argv[a], text,
                                   kind->options[o].low, kind->options[o].high);
 }
-#line 294 "book/program.nw"
+#line 296 "book/program.nw"
     const char *problem = kind->emit(stdout, value);
     if (problem) usage_error("figure-data", "%s", problem);
     return 0;
 }
-#line 320 "book/program.nw"
+#line 322 "book/program.nw"
 static void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -141,7 +141,7 @@ static void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 354 "book/program.nw"
+#line 356 "book/program.nw"
 static int run_demo(int argc, char **argv)
 {
     if (argc > 0) usage_error("demo", "unexpected argument '%s'", argv[0]);
@@ -156,7 +156,7 @@ static int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 442 "book/program.nw"
+#line 444 "book/program.nw"
 static int run_random(int argc, char **argv)
 {
     unsigned long long seed = 42, stream = 54, count = 6;
@@ -181,7 +181,7 @@ static int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 488 "book/program.nw"
+#line 490 "book/program.nw"
 static double seconds_now(void)
 {
     struct timespec now;
@@ -206,7 +206,7 @@ static int run_time_matmul(int argc, char **argv)
         } else usage_error("time-matmul", "unknown option '%s'", flag);
     }
     
-#line 520 "book/program.nw"
+#line 522 "book/program.nw"
 size_t size = (size_t)n * n;
 float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
 Rng rng;
@@ -224,7 +224,7 @@ double flops = 2.0 * n * n * (double)n;
 printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
        kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
 free(a);
-#line 512 "book/program.nw"
+#line 514 "book/program.nw"
     return 0;
 }
 #line 532 "book/gradcheck.nw"
@@ -1410,15 +1410,15 @@ config.src_vocab = config.tgt_vocab = vocab;
 #line 148 "book/program.nw"
 static const Command commands[] = {
     
-#line 339 "book/program.nw"
+#line 341 "book/program.nw"
 {"figure-data", "print the data of one of the book's figures",
  NULL, print_figure_data_help, run_figure_data},
-#line 371 "book/program.nw"
+#line 373 "book/program.nw"
 {"demo", "show what the program computes so far (run by make)",
  "usage: transformer demo\n\n"
  "Print the data of every figure of the book in the terminal.\n",
  NULL, run_demo},
-#line 469 "book/program.nw"
+#line 471 "book/program.nw"
 {"random", "print numbers from the seeded generator (Chapter 2)",
  "usage: transformer random [--seed S] [--stream N] [--count N]\n"
  "                          [--bits | --uniform | --normal]\n\n"
@@ -1427,7 +1427,7 @@ static const Command commands[] = {
  "or standard normal (--normal).\n"
  "Seeds and streams are integers from 0 to 2^63 - 1.\n",
  NULL, run_random},
-#line 540 "book/program.nw"
+#line 542 "book/program.nw"
 {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
  "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
@@ -1563,9 +1563,11 @@ static void print_usage(FILE *out)
                  "  TRANSFORMER_MATMUL=blas|reference   the matrix-multiplication kernel "
                  "(default blas)\n"
                  "  TRANSFORMER_KERNELS=fast|reference  the other kernels (default fast)\n"
+                 "  TRANSFORMER_PRODUCTS=split|openblas who threads the products "
+                 "(default split)\n"
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
-#line 177 "book/program.nw"
+#line 179 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -1588,20 +1590,25 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         
-#line 211 "book/program.nw"
+#line 213 "book/program.nw"
 const char *kernel = getenv("TRANSFORMER_MATMUL");
 if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
 else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
     usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                 kernel);
-#line 504 "book/fast.nw"
+#line 509 "book/fast.nw"
 const char *kernels = getenv("TRANSFORMER_KERNELS");
 if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
 else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
     usage_error(NULL, "TRANSFORMER_KERNELS must be 'fast' or 'reference', not '%s'",
                 kernels);
+const char *products = getenv("TRANSFORMER_PRODUCTS");
+if (products && strcmp(products, "openblas") == 0) split_products = false;
+else if (products && *products && strcmp(products, "split") != 0)
+    usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
+                products);
 set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
-#line 199 "book/program.nw"
+#line 201 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

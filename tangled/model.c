@@ -1141,7 +1141,7 @@ double training_step_flops(const Config *config, int batch, int src_len, int tgt
                          + 2 * 2 * n_T * d * d_ff;
     return 3 * (config->layers * (encoder + decoder) + 2 * n_T * d * V);
 }
-#line 553 "book/fast.nw"
+#line 563 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     const float scale = 1.0f / (1.0f - p);
@@ -1157,7 +1157,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     }
     rng_advance(rng, n);
 }
-#line 584 "book/fast.nw"
+#line 594 "book/fast.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -1173,7 +1173,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 615 "book/fast.nw"
+#line 625 "book/fast.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;

@@ -257,15 +257,15 @@ float *model_gradient(const Model *model, int view);
 /* The floating-point operations of the matrix products of one training step (forward and
    backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len);
-#line 548 "book/fast.nw"
+#line 558 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
-#line 577 "book/fast.nw"
+#line 587 "book/fast.nw"
 /* softmax_rows after mask_scores, in place: p: [rows][cols] scores in, weights out;
    keep as in mask_scores. */
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols);
-#line 610 "book/fast.nw"
+#line 620 "book/fast.nw"
 /* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in one pass. */
 void row_moments(const float *x, int d, double *mean, double *squares);
 #line 25 "book/masks.nw"

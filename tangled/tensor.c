@@ -201,14 +201,15 @@ ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc,
     if (m == 0 || n == 0) return;
     
 #line 426 "book/fast.nw"
-if (threads_in_use > 1 && !omp_in_parallel() && (double)m * n * k >= MATMUL_SPLIT_WORK) {
+if (split_products && threads_in_use > 1 && !omp_in_parallel()
+    && (double)m * n * k >= MATMUL_SPLIT_WORK) {
     matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
                       ldc);
     return;
 }
 #line 524 "book/tensor.nw"
     
-#line 483 "book/fast.nw"
+#line 486 "book/fast.nw"
 if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
     cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
                 transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
@@ -269,15 +270,16 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 441 "book/fast.nw"
+#line 443 "book/fast.nw"
 int threads_in_use = 1;
+bool split_products = true;
 
 void set_threads(int n)
 {
     ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
     threads_in_use = n;
     omp_set_num_threads(n);
-    openblas_set_num_threads(1);
+    openblas_set_num_threads(split_products ? 1 : n);
 }
 
 void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
@@ -303,9 +305,9 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 500 "book/fast.nw"
+#line 505 "book/fast.nw"
 bool fast_kernels = true;
-#line 531 "book/fast.nw"
+#line 541 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
