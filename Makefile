@@ -32,19 +32,21 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/model.h tangled/model.c \
 LIB_SOURCES := $(filter-out tangled/main.c,$(filter %.c,$(TANGLED)))
 
 CC      ?= cc
-CFLAGS  ?= -O2 -g
+CFLAGS  ?= -O3 -g
 WARN    := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wno-unused-parameter $(EXTRA_WARN)
 DEPFLAGS = $(shell pkg-config --cflags openblas libcjson)
 LIBS     = $(shell pkg-config --libs openblas libcjson) -lm -fopenmp
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-ALL_CFLAGS = $(WARN) -fopenmp -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
+# -fopenmp: threads (Chapter 19); -fno-trapping-math: the program never reads the floating-point
+# exception flags, so the compiler may vectorize loops with comparisons (Chapter 19).
+ALL_CFLAGS = $(WARN) -fopenmp -fno-trapping-math -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 TEST_SOURCES := $(wildcard tests/*.c)
 FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss \
-           multi30k-loss attention-maps
+           multi30k-loss attention-maps bench-ratio bench-stages
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
@@ -53,7 +55,7 @@ PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES))
 
-.PHONY: all deps tangle build figures pdf demo copy-full multi30k multi30k-figures check run-check sanitize run-sanitize clean
+.PHONY: all deps tangle build figures pdf demo copy-full multi30k multi30k-figures bench bench-figures check run-check sanitize run-sanitize clean
 # deps first, on its own: the rest needs pkg-config files and tools that deps installs.
 all: deps
 	$(MAKE) build
@@ -120,6 +122,8 @@ figures/copy-loss.tex: figures/copy-loss.gp figures/copy-loss.csv figures/style.
 # The translator's figures: data recorded from a run of `make multi30k` (committed in
 # figures/multi30k/, since the run takes an hour); `make multi30k-figures` renews them.
 figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv figures/style.gp
+figures/bench-ratio.tex: figures/bench-ratio.gp figures/bench/table.dat figures/style.gp
+figures/bench-stages.tex: figures/bench-stages.gp figures/bench/stages.dat figures/style.gp
 figures/attention-maps.tex: figures/attention-maps.gp figures/style.gp \
                             $(patsubst %,figures/multi30k/attention-%.dat,encoder decoder cross)
 figures/%.tex: figures/%.gp
@@ -183,6 +187,21 @@ multi30k-figures: transformer
 	    | ./transformer attention --model $(MT)/model.safetensors --kind $$kind \
 	    > figures/multi30k/attention-$$kind.dat; \
 	done
+
+# ---------------------------------------------------------------- benchmarks
+# Run by hand, never by `make check`: C against PyTorch side by side (Chapter 19, ~9 min).
+bench: build
+	@mkdir -p build/bench
+	/usr/bin/python3 bench/bench.py --out build/bench/runs --dat build/bench/table.dat \
+	  | tee build/bench/table.txt
+# Renew the chapter's recorded measurements (figures/bench/, ~17 min): the table above and
+# bench/stages.py, what each optimization bought.
+bench-figures: build
+	@mkdir -p figures/bench
+	/usr/bin/python3 bench/bench.py --out build/bench/runs --dat figures/bench/table.dat \
+	  | tee figures/bench/table.txt
+	cd bench && /usr/bin/python3 stages.py --dat ../figures/bench/stages.dat \
+	  | tee ../figures/bench/stages.txt
 
 # ---------------------------------------------------------------- tests
 build/tests/%.o: tests/%.c | build/tangle.stamp

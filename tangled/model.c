@@ -667,7 +667,7 @@ model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
 #line 503 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     
-#line 862 "book/model.nw"
+#line 863 "book/model.nw"
 const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
 const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
 model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -800,7 +800,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
                       rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 950 "book/model.nw"
+#line 952 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -845,7 +845,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1000 "book/model.nw"
+#line 1002 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -892,7 +892,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model->dropout_on ? model_activation(model, hidden_keep) : NULL,
                           rows, c->d_model, c->d_ff);
 }
-#line 1053 "book/model.nw"
+#line 1055 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -990,7 +990,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     
-#line 833 "book/model.nw"
+#line 834 "book/model.nw"
 const Config *c = &model->config;
 float *logprobs = model_activation(model, model->logprobs);
 linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -1003,6 +1003,7 @@ return logprobs;
 #line 817 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
+    if (fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* Chapter 19 */
     PARALLEL_FOR((size_t)rows * cols)
     for (int r = 0; r < rows; r++) {
         float *x_r = x + (size_t)r * cols;
@@ -1014,7 +1015,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 898 "book/model.nw"
+#line 899 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -1028,9 +1029,10 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 917 "book/model.nw"
+#line 918 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
+    if (fast_kernels) { log_softmax_backward_fast(d_x, d_y, y, rows, cols); return; }
     PARALLEL_FOR((size_t)rows * cols)
     for (int r = 0; r < rows; r++) {
         const float *d_y_r = d_y + (size_t)r * cols, *y_r = y + (size_t)r * cols;
@@ -1050,14 +1052,14 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1082 "book/model.nw"
+#line 1084 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
     const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
     const int src_rows = batch * src_len, tgt_rows = batch * tgt_len;
     
-#line 1096 "book/model.nw"
+#line 1098 "book/model.nw"
 float *d_logits = model_activation(model, model->d_logits);
 float *d_decoded = model_activation(model, model->d_output);
 log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
@@ -1073,9 +1075,9 @@ final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->deco
                     model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
 float *d_memory = model_activation(model, model->d_memory);
 memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1088 "book/model.nw"
+#line 1090 "book/model.nw"
     
-#line 1118 "book/model.nw"
+#line 1120 "book/model.nw"
 const float *memory = model_activation(model, model->memory);
 for (int l = c->layers - 1; l >= 0; l--) {
     const DecoderLayerViews *views = &model->decoder[l];
@@ -1101,10 +1103,10 @@ for (int l = c->layers - 1; l >= 0; l--) {
                                 in, in, batch, tgt_len, tgt_len);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
 }
-#line 1089 "book/model.nw"
+#line 1091 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     
-#line 1146 "book/model.nw"
+#line 1148 "book/model.nw"
 const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
 final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                     model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -1126,7 +1128,7 @@ for (int l = c->layers - 1; l >= 0; l--) {
                                 in, in, batch, src_len, src_len);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
 }
-#line 1091 "book/model.nw"
+#line 1093 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 60 "book/fast.nw"
@@ -1141,7 +1143,7 @@ double training_step_flops(const Config *config, int batch, int src_len, int tgt
                          + 2 * 2 * n_T * d * d_ff;
     return 3 * (config->layers * (encoder + decoder) + 2 * n_T * d * V);
 }
-#line 563 "book/fast.nw"
+#line 589 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     const float scale = 1.0f / (1.0f - p);
@@ -1157,7 +1159,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     }
     rng_advance(rng, n);
 }
-#line 594 "book/fast.nw"
+#line 620 "book/fast.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -1173,7 +1175,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 625 "book/fast.nw"
+#line 651 "book/fast.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -1183,4 +1185,37 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     }
     *mean = sum / d;
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
+}
+#line 716 "book/fast.nw"
+void log_softmax_rows_fast(float *x, int rows, int cols)
+{
+    PARALLEL_FOR((size_t)rows * cols)
+    for (int r = 0; r < rows; r++) {
+        float *x_r = x + (size_t)r * cols;
+        float m = -INFINITY;
+        double sum = 0.0;
+        #pragma omp simd reduction(max : m)
+        for (int j = 0; j < cols; j++) m = x_r[j] > m ? x_r[j] : m;
+        #pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < cols; j++) sum += vector_expf(x_r[j] - m);
+        const float log_sum = (float)log(sum);   /* x - m first: m may be large */
+        #pragma omp simd
+        for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
+    }
+}
+
+void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
+                               int cols)
+{
+    PARALLEL_FOR((size_t)rows * cols)
+    for (int r = 0; r < rows; r++) {
+        const float *d_y_r = d_y + (size_t)r * cols, *y_r = y + (size_t)r * cols;
+        float *d_x_r = d_x + (size_t)r * cols;
+        double sum = 0.0;
+        #pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < cols; j++) sum += d_y_r[j];
+        const float total = (float)sum;
+        #pragma omp simd
+        for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - vector_expf(y_r[j]) * total;
+    }
 }

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 406 "book/tensor.nw"
+#line 408 "book/tensor.nw"
 #include <math.h>
-#line 513 "book/tensor.nw"
+#line 515 "book/tensor.nw"
 #include <cblas.h>
 #line 75 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
@@ -122,16 +122,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
-#line 330 "book/tensor.nw"
-uint32_t rng_next(Rng *rng)
-{
-    uint64_t old = rng->state;
-    rng->state = old * 6364136223846793005ULL + rng->increment;
-    uint32_t xorshifted = (uint32_t)(((old >> 18) ^ old) >> 27);
-    uint32_t rotation = (uint32_t)(old >> 59);
-    return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
-}
-#line 351 "book/tensor.nw"
+#line 353 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -140,7 +131,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
-#line 382 "book/tensor.nw"
+#line 384 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -150,7 +141,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
-#line 410 "book/tensor.nw"
+#line 412 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -158,24 +149,24 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 465 "book/tensor.nw"
+#line 467 "book/tensor.nw"
 /* Element (row, col) of op(x), where x is row-major with leading dimension ld. */
 static inline float element(const float *x, int ld, bool transposed, int row, int col)
 {
     return transposed ? x[(size_t)col * ld + row] : x[(size_t)row * ld + col];
 }
-#line 479 "book/tensor.nw"
+#line 481 "book/tensor.nw"
 void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
                       float alpha, const float *a, int lda, const float *b, int ldb,
                       float beta, float *c, int ldc)
 {
     
-#line 501 "book/tensor.nw"
+#line 503 "book/tensor.nw"
 ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
 ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
 ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
 ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-#line 484 "book/tensor.nw"
+#line 486 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -186,42 +177,42 @@ ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc,
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 517 "book/tensor.nw"
+#line 519 "book/tensor.nw"
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
 {
     
-#line 501 "book/tensor.nw"
+#line 503 "book/tensor.nw"
 ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
 ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
 ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
 ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-#line 522 "book/tensor.nw"
+#line 524 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     
-#line 426 "book/fast.nw"
+#line 452 "book/fast.nw"
 if (split_products && threads_in_use > 1 && !omp_in_parallel()
     && (double)m * n * k >= MATMUL_SPLIT_WORK) {
     matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
                       ldc);
     return;
 }
-#line 524 "book/tensor.nw"
+#line 526 "book/tensor.nw"
     
-#line 486 "book/fast.nw"
+#line 512 "book/fast.nw"
 if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
     cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
                 transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
                 transpose_a ? lda : 1, beta, c, 1);
     return;
 }
-#line 525 "book/tensor.nw"
+#line 527 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 543 "book/tensor.nw"
+#line 545 "book/tensor.nw"
 MatmulKernel matmul_kernel = MATMUL_BLAS;
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
@@ -234,7 +225,7 @@ if (matmul_log)
     #pragma omp critical(matmul_log)   /* heads call matmul on several threads at once */
     matmul_log_add(matmul_log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
                                              m, n, k});
-#line 550 "book/tensor.nw"
+#line 552 "book/tensor.nw"
     if (matmul_kernel == MATMUL_REFERENCE)
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
@@ -270,7 +261,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 443 "book/fast.nw"
+#line 469 "book/fast.nw"
 int threads_in_use = 1;
 bool split_products = true;
 
@@ -305,9 +296,9 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 505 "book/fast.nw"
+#line 531 "book/fast.nw"
 bool fast_kernels = true;
-#line 541 "book/fast.nw"
+#line 567 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;

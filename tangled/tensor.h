@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#line 394 "book/fast.nw"
+#line 420 "book/fast.nw"
 #include <omp.h>
 #line 65 "book/tensor.nw"
 /* Stop with "FILE:LINE: internal error: CONDITION: message" when a bug is detected. */
@@ -58,12 +58,20 @@ typedef struct {
 } Rng;
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
-uint32_t rng_next(Rng *rng);
-#line 376 "book/tensor.nw"
+#line 332 "book/tensor.nw"
+static inline uint32_t rng_next(Rng *rng)
+{
+    uint64_t old = rng->state;
+    rng->state = old * 6364136223846793005ULL + rng->increment;
+    uint32_t xorshifted = (uint32_t)(((old >> 18) ^ old) >> 27);
+    uint32_t rotation = (uint32_t)(old >> 59);
+    return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
+}
+#line 378 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 446 "book/tensor.nw"
+#line 448 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c; row-major, leading
    dimensions lda, ldb, ldc; op(x) is x transposed when transpose_x.
    beta == 0 ignores c's contents. */
@@ -76,7 +84,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 538 "book/tensor.nw"
+#line 540 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 extern MatmulKernel matmul_kernel;
 #line 83 "book/fast.nw"
@@ -95,7 +103,7 @@ extern MatmulLog *matmul_log;
 void matmul_log_add(MatmulLog *log, MatmulShape shape);
 double matmul_log_flops(const MatmulLog *log);    /* the sum of 2 m n k */
 void matmul_log_free(MatmulLog *log);
-#line 398 "book/fast.nw"
+#line 424 "book/fast.nw"
 /* Split the for loop that follows between the threads when it does at least
    PARALLEL_MIN_WORK elements of work; iterations must be independent. */
 #define PARALLEL_MIN_WORK 32768
@@ -111,15 +119,15 @@ static inline int block_start(int block, int size)   /* first column of block */
 extern int threads_in_use;
 /* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
 void set_threads(int n);
-#line 435 "book/fast.nw"
+#line 461 "book/fast.nw"
 #define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
 extern bool split_products;     /* false: OpenBLAS's own threads, for comparison */
 void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                        float alpha, const float *a, int lda, const float *b, int ldb,
                        float beta, float *c, int ldc);
-#line 501 "book/fast.nw"
+#line 527 "book/fast.nw"
 extern bool fast_kernels;   /* false: the chapters' first versions of the kernels */
-#line 536 "book/fast.nw"
+#line 562 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 #line 18 "book/tensor.nw"

@@ -1,0 +1,19 @@
+# Figure: what each optimization of Chapter 19 bought, relative to the first setting.
+# Data: bench/stages.py --dat, kept in figures/bench/stages.dat:
+# config threads openblas split fast (median tokens/s, sentences/s for decode).
+set terminal cairolatex pdf size 12cm,6cm
+load 'figures/style.gp'
+set output 'figures/bench-stages.tex'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set yrange [0:*]
+set ylabel 'speed, relative'
+set key top left
+set xtics out
+set ytics out
+plot 'figures/bench/stages.dat' using ($3/$3):xtic(sprintf('%s, %d', strcol(1), $2)) \
+         title 'OpenBLAS threads, first kernels' lc rgb '#d9d9d9', \
+     '' using ($4/$3) title 'split products' lc rgb '#9bb1d4', \
+     '' using ($5/$3) title 'split products, fast kernels' lc rgb '#2b4c7e'
