@@ -53,7 +53,7 @@ FIGURE_DATA := figures/mask-subsequent.dat \
                figures/smoothing-confidence.dat figures/learning-rate.dat
 PDF := book/transformer.pdf
 
-FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES))
+FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex
 
 .PHONY: all deps tangle build figures pdf demo copy-full multi30k multi30k-figures bench bench-figures check run-check sanitize run-sanitize clean
 # deps first, on its own: the rest needs pkg-config files and tools that deps installs.
@@ -123,6 +123,8 @@ figures/copy-loss.tex: figures/copy-loss.gp figures/copy-loss.csv figures/style.
 # figures/multi30k/, since the run takes an hour); `make multi30k-figures` renews them.
 figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv figures/style.gp
 figures/bench-ratio.tex: figures/bench-ratio.gp figures/bench/table.dat figures/style.gp
+figures/bench-table.tex: tools/bench-table.awk figures/bench/table.dat
+	awk -f tools/bench-table.awk figures/bench/table.dat > $@
 figures/bench-stages.tex: figures/bench-stages.gp figures/bench/stages.dat figures/style.gp
 figures/attention-maps.tex: figures/attention-maps.gp figures/style.gp \
                             $(patsubst %,figures/multi30k/attention-%.dat,encoder decoder cross)

@@ -1,7 +1,7 @@
 # Figure: what each optimization of Chapter 19 bought, relative to the first setting.
 # Data: bench/stages.py --dat, kept in figures/bench/stages.dat:
 # config threads openblas split fast (median tokens/s, sentences/s for decode).
-set terminal cairolatex pdf size 12cm,6cm
+set terminal cairolatex pdf size 12.5cm,7cm
 load 'figures/style.gp'
 set output 'figures/bench-stages.tex'
 set style data histograms
@@ -10,10 +10,11 @@ set style fill solid 0.85 border -1
 set boxwidth 0.9
 set yrange [0:*]
 set ylabel 'speed, relative'
-set key top left
+set key above
 set xtics out
 set ytics out
-plot 'figures/bench/stages.dat' using ($3/$3):xtic(sprintf('%s, %d', strcol(1), $2)) \
+# each group labelled on two lines: the configuration, then the number of threads
+plot 'figures/bench/stages.dat' using ($3/$3):xtic(sprintf('{\footnotesize\shortstack{%s\\%d}}', strcol(1), $2)) \
          title 'OpenBLAS threads, first kernels' lc rgb '#d9d9d9', \
      '' using ($4/$3) title 'split products' lc rgb '#9bb1d4', \
      '' using ($5/$3) title 'split products, fast kernels' lc rgb '#2b4c7e'

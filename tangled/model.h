@@ -257,26 +257,26 @@ float *model_gradient(const Model *model, int view);
 /* The floating-point operations of the matrix products of one training step (forward and
    backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len);
-#line 584 "book/fast.nw"
+#line 603 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
-#line 613 "book/fast.nw"
+#line 632 "book/fast.nw"
 /* softmax_rows after mask_scores, in place: p: [rows][cols] scores in, weights out;
    keep as in mask_scores. */
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols);
-#line 646 "book/fast.nw"
+#line 665 "book/fast.nw"
 /* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in one pass. */
 void row_moments(const float *x, int d, double *mean, double *squares);
-#line 683 "book/fast.nw"
-/* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87. Plain arithmetic,
-   so that a loop of it runs in vector registers. */
+#line 706 "book/fast.nw"
+/* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
+   Plain arithmetic, so that a loop of it runs in vector registers. */
 static inline float vector_expf(float x)
 {
     const float log2e = 1.44269504088896341f;
     const float ln2_high = 0.693359375f, ln2_low = -2.12194440e-4f;   /* sum: ln 2 */
     const float round = 12582912.0f;   /* 1.5 * 2^23: adding it rounds to an integer */
-    const float clamped = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    const float clamped = x > -87.0f ? (x < 88.0f ? x : 88.0f) : -87.0f;   /* NaN: -87 */
     const float n = (clamped * log2e + round) - round;
     const float r = (clamped - n * ln2_high) - n * ln2_low;
     float p = 1.9875691500e-4f;
@@ -286,10 +286,12 @@ static inline float vector_expf(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     const float e_r = p * (r * r) + r + 1.0f;
-    const union { int32_t bits; float value; } two_n = {.bits = ((int32_t)n + 127) << 23};
-    return x < -87.0f ? 0.0f : e_r * two_n.value;
+    const union { uint32_t bits; float value; } two_n = {.bits = (uint32_t)((int32_t)n + 127)
+                                                                 << 23};
+    const float e_x = x < -87.0f ? 0.0f : e_r * two_n.value;
+    return x == x ? e_x : x;   /* NaN in, NaN out */
 }
-#line 710 "book/fast.nw"
+#line 735 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols);
 void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
                                int cols);

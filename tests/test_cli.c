@@ -61,6 +61,48 @@ START_TEST(cli_rejects_unknown_commands_and_options)
     assert_usage_error("", "random --gaussian", "unknown option '--gaussian'");
     assert_usage_error("", "time-matmul --kernel fast", "--kernel expects 'blas' or 'reference'");
     assert_usage_error("TRANSFORMER_MATMUL=fast", "demo", "TRANSFORMER_MATMUL");
+    assert_usage_error("TRANSFORMER_KERNELS=slow", "demo", "TRANSFORMER_KERNELS");
+    assert_usage_error("TRANSFORMER_PRODUCTS=mine", "demo", "TRANSFORMER_PRODUCTS");
+    assert_usage_error("", "benchmark", "'train' or 'decode'");
+    assert_usage_error("", "benchmark fast", "'train' or 'decode'");
+    assert_usage_error("", "benchmark train --epochs 3", "unknown option '--epochs'");
+    assert_usage_error("", "benchmark train --threads 0", "--threads expects");
+    assert_usage_error("", "benchmark train --len 1", "--len expects");
+    assert_usage_error("", "benchmark decode --d-model 30 --heads 8", "multiple of --heads");
+}
+END_TEST
+
+/* The benchmark's line: every key, the exact FLOP count of equation (step-flops) for this
+   configuration (d 16, d_ff 32, V 7, N 1, B 3, L 5: 2 * 3 * 9 * 16 * ... by hand below),
+   a positive rate; and the same for decoding, with both kinds of kernels. */
+START_TEST(cli_benchmark_prints_its_line)
+{
+    const char *sizes = "--layers 1 --d-model 16 --d-ff 32 --heads 2 --vocab 7 --batch 3 --len 5";
+    char arguments[256];
+    snprintf(arguments, sizeof arguments, "benchmark train %s --steps 2 --warmup-steps 1", sizes);
+    const char *environments[2] = {"", "TRANSFORMER_KERNELS=reference TRANSFORMER_PRODUCTS=openblas"};
+    for (int e = 0; e < 2; e++) {
+        Run *r = run(environments[e], arguments);
+        ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+        ck_assert_msg(strncmp(r->out, "c train tokens_per_s=", 21) == 0, "%s", r->out);
+        double rate = atof(r->out + 21);
+        ck_assert_double_gt(rate, 0.0);
+        /* B = 3, S = 5, T = 4, d = 16, d_ff = 32, V = 7, N = 1: n_S = 15, n_T = 12;
+           encoder 8*15*256 + 4*3*25*16 + 4*15*16*32 = 30720 + 4800 + 30720 = 66240;
+           decoder 8*12*256 + 4*3*16*16 + (4*12*256 + 4*15*256 + 4*3*4*5*16) + 4*12*16*32
+                 = 24576 + 3072 + (12288 + 15360 + 3840) + 24576 = 83712;
+           generator 2*12*16*7 = 2688; times 3: 457920. */
+        ck_assert_msg(strstr(r->out, " flops_per_step=457920 ") != NULL, "%s", r->out);
+        ck_assert_msg(strstr(r->out, " tokens_per_step=12 ") != NULL, "%s", r->out);
+        for (const char *const *key = (const char *const[]){"step_ms=", "peak_rss_mib=",
+                 "params=", "threads=", "sgemm_gflops=", NULL}; *key; key++)
+            ck_assert_msg(strstr(r->out, *key) != NULL, "%s missing: %s", *key, r->out);
+    }
+    snprintf(arguments, sizeof arguments, "benchmark decode %s --sentences 2", sizes);
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    ck_assert_msg(strncmp(r->out, "c decode sentences_per_s=", 25) == 0, "%s", r->out);
+    ck_assert_double_gt(atof(r->out + 25), 0.0);
 }
 END_TEST
 
@@ -178,6 +220,7 @@ Suite *cli_suite(void)
     tcase_add_test(cli, cli_prints_figure_data_and_random_numbers);
     tcase_add_test(cli, cli_reports_failed_writes);
     tcase_add_test(cli, cli_copy_task_learns);
+    tcase_add_test(cli, cli_benchmark_prints_its_line);
     tcase_set_timeout(cli, 60);
     suite_add_tcase(suite, cli);
     return suite;

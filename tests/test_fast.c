@@ -178,7 +178,7 @@ START_TEST(single_row_products_use_sgemv_correctly)
 END_TEST
 
 /* vector_expf within 2 units in the last place of e^x rounded to float, on a grid of
-   step 2^-10 over [-87, 88], and 0 below -87. */
+   step 2^-10 over [-87, 88], 0 below -87, and NaN for NaN. */
 START_TEST(vector_exponential_is_accurate)
 {
     double worst = 0.0;
@@ -192,6 +192,7 @@ START_TEST(vector_exponential_is_accurate)
     ck_assert_float_eq(vector_expf(-88.0f), 0.0f);
     ck_assert_float_eq(vector_expf(-INFINITY), 0.0f);
     ck_assert_float_eq(vector_expf(0.0f), 1.0f);
+    ck_assert(isnan(vector_expf(NAN)));
 }
 END_TEST
 
@@ -426,12 +427,72 @@ START_TEST(training_steps_do_not_allocate)
 }
 END_TEST
 
+/* The recorded measurements of the chapter's figures (figures/bench/): the rows in the
+   order the bar charts label them, and columns that agree with each other: the ratio is
+   C's median over PyTorch's, the percentage of sgemm is C's model rate over the sgemm rate,
+   every median lies within its min-max, and the model rate is the FLOP count of the
+   configuration (equation (step-flops)) times the steps per second. */
+START_TEST(recorded_benchmark_data_is_consistent)
+{
+    static const char *const configs[4] = {"copy", "small", "base", "decode"};
+    static const int sizes[3][7] = {{2, 512, 2048, 80, 10, 11, 0}, {3, 256, 1024, 64, 32, 8000, 0},
+                                    {6, 512, 2048, 32, 32, 8000, 0}};
+    FILE *table = fopen("figures/bench/table.dat", "r");
+    ck_assert_msg(table != NULL, "figures/bench/table.dat is missing");
+    char line[512];
+    int row = 0;
+    while (fgets(line, sizeof line, table)) {
+        if (line[0] == '#') continue;
+        char config[16], f[12][32];
+        int threads;
+        ck_assert_int_eq(sscanf(line, "%15s %d %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s "
+                                      "%31s %31s", config, &threads, f[0], f[1], f[2], f[3], f[4],
+                                f[5], f[6], f[7], f[8], f[9], f[10], f[11]), 14);
+        ck_assert_str_eq(config, configs[row / 2]);
+        ck_assert_int_eq(threads, 1 + row % 2);
+        const double c = atof(f[0]), pt = atof(f[3]), ratio = atof(f[6]);
+        ck_assert(atof(f[1]) <= c && c <= atof(f[2]) && atof(f[4]) <= pt && pt <= atof(f[5]));
+        ck_assert_double_eq_tol(ratio, c / pt, 1e-3 * ratio);
+        if (row < 6) {   /* training rows: tokens/s; model GFLOP/s from the FLOP count */
+            const int *z = sizes[row / 2];
+            Config model = config_default(z[5], z[5], z[0]);
+            model.d_model = z[1], model.d_ff = z[2];
+            const double flops = training_step_flops(&model, z[3], z[4], z[4] - 1);
+            const double steps_per_second = c / (z[3] * (z[4] - 1));
+            ck_assert_double_eq_tol(atof(f[7]), flops * steps_per_second * 1e-9, 1e-2 * atof(f[7]));
+            ck_assert_double_eq_tol(atof(f[9]), 100 * atof(f[7]) / atof(f[8]), 0.1);
+        }
+        row++;
+    }
+    fclose(table);
+    ck_assert_int_eq(row, 8);
+    FILE *stages = fopen("figures/bench/stages.dat", "r");
+    ck_assert_msg(stages != NULL, "figures/bench/stages.dat is missing");
+    row = 0;
+    while (fgets(line, sizeof line, stages)) {
+        if (line[0] == '#') continue;
+        char config[16];
+        int threads;
+        double rates[3];
+        ck_assert_int_eq(sscanf(line, "%15s %d %lf %lf %lf", config, &threads, &rates[0],
+                                &rates[1], &rates[2]), 5);
+        ck_assert_str_eq(config, configs[row / 2]);
+        ck_assert_int_eq(threads, 1 + row % 2);
+        for (int s = 0; s < 3; s++) ck_assert_double_gt(rates[s], 0.0);
+        row++;
+    }
+    fclose(stages);
+    ck_assert_int_eq(row, 8);
+}
+END_TEST
+
 Suite *fast_suite(void)
 {
     Suite *suite = suite_create("fast");
     TCase *count = tcase_create("FLOP count");
     tcase_add_test(count, step_flops_match_the_products);
     tcase_add_test(count, copy_task_step_flops);
+    tcase_add_test(count, recorded_benchmark_data_is_consistent);
     suite_add_tcase(suite, count);
     TCase *kernels = tcase_create("kernels");
     tcase_add_test(kernels, split_products_equal_whole_ones);
