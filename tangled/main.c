@@ -31,7 +31,7 @@
 #line 977 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
-#line 158 "book/fast.nw"
+#line 159 "book/fast.nw"
 #include <sys/resource.h>
 #line 51 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
@@ -1245,9 +1245,9 @@ free(src), free(keep), free(out), free(tgt_keep);
     model_free(&model);
     return finish_output();
 }
-#line 162 "book/fast.nw"
+#line 163 "book/fast.nw"
 typedef struct {
-    bool decode;                     /* benchmark decode instead of benchmark train */
+    bool decoding;                   /* benchmark decode instead of benchmark train */
     int batch, len, steps, warmup_steps, sentences, warmup_sentences, threads;
 } BenchmarkSettings;
 
@@ -1257,7 +1257,7 @@ static double peak_rss_mib(void)
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
 }
-#line 181 "book/fast.nw"
+#line 182 "book/fast.nw"
 static double sgemm_gflops(const MatmulLog *log)
 {
     size_t largest = 1;
@@ -1284,7 +1284,7 @@ static double sgemm_gflops(const MatmulLog *log)
     free(a);
     return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
 }
-#line 215 "book/fast.nw"
+#line 216 "book/fast.nw"
 static int benchmark_training(Config config, const BenchmarkSettings *s)
 {
     const int batch = s->batch, len = s->len, vocab = config.tgt_vocab;
@@ -1305,7 +1305,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     float *d_logprobs = xmalloc((size_t)batch * (len - 1) * vocab * sizeof *d_logprobs);
     MatmulLog log = {0};
     
-#line 254 "book/fast.nw"
+#line 256 "book/fast.nw"
 for (int step = 0; step < s->warmup_steps; step++) {
     copy_task_batch(full, batch, len, vocab, &data_rng);
     batch_fill(&data, full, full, 0);
@@ -1313,9 +1313,9 @@ for (int step = 0; step < s->warmup_steps; step++) {
     train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
     matmul_log = NULL;
 }
-#line 235 "book/fast.nw"
+#line 236 "book/fast.nw"
     
-#line 264 "book/fast.nw"
+#line 266 "book/fast.nw"
 double loss = 0.0;
 const double start = seconds_now();
 for (int step = 0; step < s->steps; step++) {
@@ -1325,13 +1325,14 @@ for (int step = 0; step < s->steps; step++) {
 }
 const double elapsed = seconds_now() - start;
 if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
-#line 236 "book/fast.nw"
+#line 237 "book/fast.nw"
     const double seconds_per_step = elapsed / s->steps;
     const int tokens_per_step = batch * (len - 1);
+    const double training_rss = peak_rss_mib();   /* before the replay's matrices */
     printf("c train tokens_per_s=%.1f step_ms=%.2f steps=%d tokens_per_step=%d "
            "peak_rss_mib=%.1f params=%zu threads=%d flops_per_step=%.0f "
            "sgemm_gflops=%.2f\n", tokens_per_step / seconds_per_step,
-           1e3 * seconds_per_step, s->steps, tokens_per_step, peak_rss_mib(),
+           1e3 * seconds_per_step, s->steps, tokens_per_step, training_rss,
            model_parameter_count(&model), s->threads, matmul_log_flops(&log),
            sgemm_gflops(&log));
     matmul_log_free(&log);
@@ -1341,7 +1342,7 @@ if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
     model_free(&model);
     return finish_output();
 }
-#line 280 "book/fast.nw"
+#line 282 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
     const int len = s->len;
@@ -1371,17 +1372,17 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 314 "book/fast.nw"
+#line 316 "book/fast.nw"
 static int run_benchmark(int argc, char **argv)
 {
     if (argc < 1 || (strcmp(argv[0], "train") != 0 && strcmp(argv[0], "decode") != 0))
         usage_error("benchmark", "the first argument must be 'train' or 'decode'");
-    BenchmarkSettings s = {.decode = strcmp(argv[0], "decode") == 0, .batch = 80,
+    BenchmarkSettings s = {.decoding = strcmp(argv[0], "decode") == 0, .batch = 80,
                            .len = 10, .steps = 20, .warmup_steps = 3, .sentences = 10,
                            .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     
-#line 329 "book/fast.nw"
+#line 331 "book/fast.nw"
 static const struct { const char *flag; long long low, high; } limits[] = {
     {"--layers", 1, 24}, {"--d-model", 2, 4096}, {"--d-ff", 1, 16384}, {"--heads", 1, 64},
     {"--vocab", 3, 1000000}, {"--batch", 1, 4096}, {"--len", 2, 4096},
@@ -1402,9 +1403,9 @@ for (int a = 1; a < argc; a += 2) {
 if (config.d_model % config.heads || config.d_model % 2)
     usage_error("benchmark", "--d-model must be even and a multiple of --heads");
 config.src_vocab = config.tgt_vocab = vocab;
-#line 323 "book/fast.nw"
+#line 325 "book/fast.nw"
     set_threads(s.threads);
-    return s.decode ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
+    return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }
 
 #line 148 "book/program.nw"
@@ -1531,7 +1532,7 @@ static const Command commands[] = {
  "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
  "decoder's attention to the source (cross, the default).\n",
  NULL, run_attention},
-#line 352 "book/fast.nw"
+#line 354 "book/fast.nw"
 {"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
  "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
  "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
@@ -1596,7 +1597,7 @@ if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE
 else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
     usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                 kernel);
-#line 554 "book/fast.nw"
+#line 556 "book/fast.nw"
 const char *kernels = getenv("TRANSFORMER_KERNELS");
 if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
 else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
