@@ -1597,7 +1597,7 @@ if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE
 else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
     usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                 kernel);
-#line 556 "book/fast.nw"
+#line 554 "book/fast.nw"
 const char *kernels = getenv("TRANSFORMER_KERNELS");
 if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
 else if (kernels && *kernels && strcmp(kernels, "fast") != 0)

@@ -119,15 +119,15 @@ static inline int block_start(int block, int size)   /* first column of block */
 extern int threads_in_use;
 /* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
 void set_threads(int n);
-#line 482 "book/fast.nw"
+#line 480 "book/fast.nw"
 #define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
 extern bool split_products;     /* false: OpenBLAS's own threads, for comparison */
 void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                        float alpha, const float *a, int lda, const float *b, int ldb,
                        float beta, float *c, int ldc);
-#line 548 "book/fast.nw"
+#line 546 "book/fast.nw"
 extern bool fast_kernels;   /* false: the chapters' first versions of the kernels */
-#line 583 "book/fast.nw"
+#line 581 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 #line 18 "book/tensor.nw"
