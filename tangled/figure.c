@@ -1,4 +1,4 @@
-#line 261 "book/program.nw"
+#line 286 "book/program.nw"
 /* figure.c -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -73,7 +73,7 @@ static const char *emit_mask_batch(FILE *out, const int *option)
     figure_mask_batch(out, option[0]);
     return NULL;
 }
-#line 389 "book/program.nw"
+#line 414 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const int *option)
 {
     char *text = NULL, *picture = NULL;
@@ -90,7 +90,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             
-#line 421 "book/program.nw"
+#line 446 "book/program.nw"
 long numbers_before = numbers;
 for (const char *word = line; word < line + line_length; ) {
     size_t word_length = strcspn(word, " \n");
@@ -105,7 +105,7 @@ for (const char *word = line; word < line + line_length; ) {
     word += word_length + (word[word_length] == ' ');
 }
 if (numbers > numbers_before) fputc('\n', drawing);
-#line 405 "book/program.nw"
+#line 430 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -190,7 +190,7 @@ static const char *emit_learning_rate(FILE *out, const int *option)
     return NULL;
 }
 
-#line 269 "book/program.nw"
+#line 294 "book/program.nw"
 const FigureKind figure_kinds[] = {
     
 #line 326 "book/masks.nw"
@@ -213,6 +213,6 @@ const FigureKind figure_kinds[] = {
  {{"--steps", 1, 1000000, 20000, "last step"},
   {"--every", 1, 100000, 20, "print every Nth step"}},
  emit_learning_rate},
-#line 271 "book/program.nw"
+#line 296 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -10,7 +10,7 @@
 #include <string.h>
 #line 93 "book/program.nw"
 #include <errno.h>
-#line 486 "book/program.nw"
+#line 511 "book/program.nw"
 #include <time.h>
 #line 528 "book/gradcheck.nw"
 #include "gradcheck.h"
@@ -28,7 +28,7 @@
 #include "text.h"
 #line 989 "book/bleu.nw"
 #include "bleu.h"
-#line 977 "book/translate.nw"
+#line 972 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #line 159 "book/fast.nw"
@@ -81,7 +81,26 @@ static double parse_number(const char *command, const char *flag, const char *te
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 136 "book/program.nw"
+#line 134 "book/program.nw"
+typedef struct {
+    const char *flag;
+    long long low, high;
+    int *target;   /* where the value goes */
+} IntegerFlag;
+
+/* If flag is one of flags[0..count), read value into its target and return true. */
+static bool read_integer_flag(const char *command, const IntegerFlag *flags, int count,
+                              const char *flag, const char *value)
+{
+    for (int f = 0; f < count; f++)
+        if (strcmp(flag, flags[f].flag) == 0) {
+            *flags[f].target = (int)parse_integer(command, flag, value, flags[f].low,
+                                                  flags[f].high);
+            return true;
+        }
+    return false;
+}
+#line 161 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for 'transformer --help' */
@@ -89,7 +108,7 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 280 "book/program.nw"
+#line 305 "book/program.nw"
 static int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -106,7 +125,7 @@ static int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     
-#line 303 "book/program.nw"
+#line 328 "book/program.nw"
 int value[FIGURE_MAX_OPTIONS] = {0};
 for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
     value[o] = kind->options[o].fallback;
@@ -120,12 +139,12 @@ for (; a < argc; a += 2) {
     value[o] = (int)parse_integer("figure-data", argv[a], text,
                                   kind->options[o].low, kind->options[o].high);
 }
-#line 296 "book/program.nw"
+#line 321 "book/program.nw"
     const char *problem = kind->emit(stdout, value);
     if (problem) usage_error("figure-data", "%s", problem);
     return 0;
 }
-#line 322 "book/program.nw"
+#line 347 "book/program.nw"
 static void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -141,7 +160,7 @@ static void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 356 "book/program.nw"
+#line 381 "book/program.nw"
 static int run_demo(int argc, char **argv)
 {
     if (argc > 0) usage_error("demo", "unexpected argument '%s'", argv[0]);
@@ -156,7 +175,7 @@ static int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 444 "book/program.nw"
+#line 469 "book/program.nw"
 static int run_random(int argc, char **argv)
 {
     unsigned long long seed = 42, stream = 54, count = 6;
@@ -181,7 +200,7 @@ static int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 490 "book/program.nw"
+#line 515 "book/program.nw"
 static double seconds_now(void)
 {
     struct timespec now;
@@ -206,7 +225,7 @@ static int run_time_matmul(int argc, char **argv)
         } else usage_error("time-matmul", "unknown option '%s'", flag);
     }
     
-#line 522 "book/program.nw"
+#line 547 "book/program.nw"
 size_t size = (size_t)n * n;
 float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
 Rng rng;
@@ -224,7 +243,7 @@ double flops = 2.0 * n * n * (double)n;
 printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
        kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
 free(a);
-#line 514 "book/program.nw"
+#line 539 "book/program.nw"
     return 0;
 }
 #line 532 "book/gradcheck.nw"
@@ -281,6 +300,23 @@ printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n",
 return passed ? 0 : 1;
 #line 555 "book/gradcheck.nw"
 }
+#line 260 "book/copy.nw"
+enum { MODEL_SIZE_FLAGS = 4 };
+
+/* Fill flags[0..MODEL_SIZE_FLAGS) with --layers, --d-model, --d-ff and --heads of config. */
+static void model_size_flags(IntegerFlag *flags, Config *config)
+{
+    flags[0] = (IntegerFlag){"--layers", 1, 24, &config->layers};
+    flags[1] = (IntegerFlag){"--d-model", 2, 4096, &config->d_model};
+    flags[2] = (IntegerFlag){"--d-ff", 1, 16384, &config->d_ff};
+    flags[3] = (IntegerFlag){"--heads", 1, 64, &config->heads};
+}
+
+static void check_model_size(const char *command, const Config *config)
+{
+    if (config->d_model % config->heads || config->d_model % 2)
+        usage_error(command, "--d-model must be even and a multiple of --heads");
+}
 #line 462 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
@@ -305,7 +341,7 @@ static void report_stop_signal(long step, const char *path)
     fprintf(stderr, "transformer: %s at step %ld; the checkpoint is %s\n",
             stop_signal == SIGINT ? "interrupted" : "terminated", step, path);
 }
-#line 256 "book/copy.nw"
+#line 280 "book/copy.nw"
 static int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -315,15 +351,13 @@ static int run_copy(int argc, char **argv)
     long checkpoint_every = 0, stop_after = 0;
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     
-#line 296 "book/copy.nw"
+#line 320 "book/copy.nw"
+IntegerFlag integers[3 + MODEL_SIZE_FLAGS] = {
+    {"--epochs", 1, 10000, &epochs}, {"--batches", 1, 100000, &batches},
+    {"--batch-size", 1, 4096, &batch_size}};
+model_size_flags(integers + 3, &config);
 for (int a = 0; a < argc; a++) {
     const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-    static const struct { const char *flag; long long low, high; } limits[] = {
-        {"--epochs", 1, 10000}, {"--batches", 1, 100000}, {"--batch-size", 1, 4096},
-        {"--layers", 1, 24}, {"--d-model", 2, 4096}, {"--d-ff", 1, 16384},
-        {"--heads", 1, 64}};
-    int *target[] = {&epochs, &batches, &batch_size, &config.layers, &config.d_model,
-                     &config.d_ff, &config.heads};
     if (strcmp(flag, "--log") == 0) {
         if (!value) usage_error("copy", "--log needs a file name");
         log_path = value, a++;
@@ -345,16 +379,13 @@ if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0
         (long)parse_integer("copy", flag, value, 1, 1000000000), a++;
     continue;
 }
-#line 314 "book/copy.nw"
-    int f = 0;
-    while (f < 7 && strcmp(flag, limits[f].flag) != 0) f++;
-    if (f == 7) usage_error("copy", "unknown option '%s'", flag);
-    *target[f] = (int)parse_integer("copy", flag, value, limits[f].low, limits[f].high);
+#line 336 "book/copy.nw"
+    if (!read_integer_flag("copy", integers, 3 + MODEL_SIZE_FLAGS, flag, value))
+        usage_error("copy", "unknown option '%s'", flag);
     a++;
 }
-if (config.d_model % config.heads || config.d_model % 2)
-    usage_error("copy", "--d-model must be even and a multiple of --heads");
-#line 265 "book/copy.nw"
+check_model_size("copy", &config);
+#line 289 "book/copy.nw"
     config.max_len = len;
     Model model;
     model_init(&model, config);
@@ -388,14 +419,14 @@ if (resume_path) {
     printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
            progress.epoch, progress.batch);
 }
-#line 277 "book/copy.nw"
+#line 301 "book/copy.nw"
     Batch batch;
     batch_init(&batch, batch_size, len, len - 1);
     int *data = xmalloc((size_t)batch_size * len * sizeof *data);
     float *d_logprobs = xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float));
     int status = -1;   /* set when training stops early */
     
-#line 367 "book/copy.nw"
+#line 387 "book/copy.nw"
 FILE *log = NULL;
 if (log_path) {
     log = fopen(log_path, resume_path ? "a" : "w");
@@ -403,13 +434,13 @@ if (log_path) {
     if (ftell(log) == 0)
         fprintf(log, "epoch,step,train_loss,validation_loss,learning_rate,seconds\n");
 }
-#line 342 "book/copy.nw"
+#line 362 "book/copy.nw"
 const bool terminal = isatty(STDOUT_FILENO);
 const double start = seconds_now();
 const long total_steps = (long)epochs * batches, first_step = adam.step;
 #line 488 "book/checkpoint.nw"
 if (checkpoint_path) catch_stop_signals();
-#line 346 "book/copy.nw"
+#line 366 "book/copy.nw"
 while (progress.epoch <= epochs) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
     batch_fill(&batch, data, data, 0);
@@ -423,10 +454,10 @@ if (!isfinite(loss)) {
         isnan(loss) ? "NaN" : "infinite", checkpoint_path ? "; the last checkpoint is kept in " : "",
         checkpoint_path ? checkpoint_path : "");
 }
-#line 352 "book/copy.nw"
+#line 372 "book/copy.nw"
     progress.loss_sum += loss, progress.batch++;
     
-#line 410 "book/copy.nw"
+#line 430 "book/copy.nw"
 if (terminal) {
     const double elapsed = seconds_now() - start;
     const long done = adam.step - first_step;   /* steps taken by this process */
@@ -438,13 +469,13 @@ if (terminal) {
            elapsed / done * (total_steps - adam.step));
     fflush(stdout);
 }
-#line 354 "book/copy.nw"
+#line 374 "book/copy.nw"
     if (progress.batch == batches) {
         
-#line 377 "book/copy.nw"
+#line 397 "book/copy.nw"
 if (log) {
     
-#line 394 "book/copy.nw"
+#line 414 "book/copy.nw"
 Rng validation_rng;
 rng_seed(&validation_rng, (uint64_t)progress.epoch, 4);
 double validation = 0.0;
@@ -458,7 +489,7 @@ fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f\n", progress.epoch, adam.step,
         validation,
         learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
         seconds_now() - start);
-#line 379 "book/copy.nw"
+#line 399 "book/copy.nw"
 }
 if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too */
     printf("epoch %d  loss %.4f  lr %.2e  %.1f s\n", progress.epoch,
@@ -467,7 +498,7 @@ if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too
            seconds_now() - start);
     fflush(stdout);
 }
-#line 356 "book/copy.nw"
+#line 376 "book/copy.nw"
         progress.epoch++, progress.batch = 0, progress.loss_sum = 0.0;
     }
     
@@ -490,14 +521,14 @@ if (stop) {
     status = stop_signal ? 128 + stop_signal : 0;
     break;
 }
-#line 359 "book/copy.nw"
+#line 379 "book/copy.nw"
 }
 if (terminal) putchar('\n');
 if (log && fclose(log) != 0) die("%s: cannot write the log: %s", log_path, strerror(errno));
-#line 283 "book/copy.nw"
+#line 307 "book/copy.nw"
     if (status < 0) {
         
-#line 427 "book/copy.nw"
+#line 447 "book/copy.nw"
 double eval_loss = 0.0;
 for (int e = 0; e < 5; e++) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
@@ -524,7 +555,7 @@ for (int b = 0; b < examples; b++) {
     printf(" %s\n", same ? "exact" : "DIFFERENT");
 }
 free(out), free(keep);
-#line 285 "book/copy.nw"
+#line 309 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     free(data), free(d_logprobs);
@@ -541,13 +572,11 @@ static int run_time_decode(int argc, char **argv)
     bool use[2] = {true, true};   /* recompute, cached */
     
 #line 574 "book/decode.nw"
+IntegerFlag integers[2 + MODEL_SIZE_FLAGS] = {{"--batch", 1, 4096, &batch},
+                                              {"--len", 2, 4096, &len}};
+model_size_flags(integers + 2, &config);
 for (int a = 0; a < argc; a++) {
     const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-    static const struct { const char *flag; long long low, high; } limits[] = {
-        {"--batch", 1, 4096}, {"--len", 2, 4096}, {"--layers", 1, 24},
-        {"--d-model", 2, 4096}, {"--d-ff", 1, 16384}, {"--heads", 1, 64}};
-    int *target[] = {&batch, &len, &config.layers, &config.d_model, &config.d_ff,
-                     &config.heads};
     if (strcmp(flag, "--decoder") == 0) {
         const bool cached = value && strcmp(value, "cached") == 0;
         if (!cached && !(value && strcmp(value, "recompute") == 0))
@@ -557,11 +586,8 @@ for (int a = 0; a < argc; a++) {
         use[0] = !cached, use[1] = cached, a++;
         continue;
     }
-    int f = 0;
-    while (f < 6 && strcmp(flag, limits[f].flag) != 0) f++;
-    if (f == 6) usage_error("time-decode", "unknown option '%s'", flag);
-    *target[f] = (int)parse_integer("time-decode", flag, value, limits[f].low,
-                                    limits[f].high);
+    if (!read_integer_flag("time-decode", integers, 2 + MODEL_SIZE_FLAGS, flag, value))
+        usage_error("time-decode", "unknown option '%s'", flag);
     a++;
 }
 if (config.d_model % config.heads || config.d_model % 2)
@@ -582,7 +608,7 @@ if (config.d_model % config.heads || config.d_model % 2)
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     padding_mask(keep, src, batch, len, 0);
     
-#line 606 "book/decode.nw"
+#line 601 "book/decode.nw"
 static const char *const names[2] = {"recompute", "cached"};
 double seconds[2] = {0, 0};
 for (int k = 0; k < 2; k++) {
@@ -776,18 +802,16 @@ static int run_train(int argc, char **argv)
     
 #line 273 "book/translate.nw"
 int subset = 0;
+IntegerFlag integers[4 + MODEL_SIZE_FLAGS] = {
+    {"--epochs", 1, 100000, &epochs}, {"--token-budget", 16, 1000000, &token_budget},
+    {"--minutes", 1, 100000, &max_minutes}, {"--subset", 1, 100000000, &subset}};
+model_size_flags(integers + 4, &config);
 for (int a = 0; a < argc; a++) {
     const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
     static const char *const names[] = {"--data", "--model", "--checkpoint", "--resume",
                                         "--log"};
     const char **paths[] = {&data_dir, &model_path, &checkpoint_path, &resume_path,
                             &log_path};
-    static const struct { const char *flag; long long low, high; } limits[] = {
-        {"--epochs", 1, 100000}, {"--token-budget", 16, 1000000}, {"--minutes", 1, 100000},
-        {"--layers", 1, 24}, {"--d-model", 2, 4096}, {"--d-ff", 1, 16384}, {"--heads", 1, 64},
-        {"--warmup", 1, 10000000}, {"--subset", 1, 100000000}};
-    int *integers[] = {&epochs, &token_budget, &max_minutes, &config.layers, &config.d_model,
-                       &config.d_ff, &config.heads, NULL, &subset};
     int f = 0;
     while (f < 5 && strcmp(flag, names[f]) != 0) f++;
     if (f < 5) {
@@ -795,12 +819,10 @@ for (int a = 0; a < argc; a++) {
         *paths[f] = value, a++;
         continue;
     }
-    for (f = 0; f < 9 && strcmp(flag, limits[f].flag) != 0; f++) {}
-    if (f < 9) {
-        long long number = parse_integer("train", flag, value, limits[f].low, limits[f].high);
-        if (integers[f]) *integers[f] = (int)number;
-        else settings.warmup = (long)number;
+    if (read_integer_flag("train", integers, 4 + MODEL_SIZE_FLAGS, flag, value)) {
         a++;
+    } else if (strcmp(flag, "--warmup") == 0) {
+        settings.warmup = (long)parse_integer("train", flag, value, 1, 10000000), a++;
     } else if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0) {
         *(flag[2] == 'c' ? &checkpoint_every : &stop_after) =
             (long)parse_integer("train", flag, value, 1, 1000000000), a++;
@@ -814,11 +836,10 @@ for (int a = 0; a < argc; a++) {
         usage_error("train", "unknown option '%s'", flag);
     }
 }
-if (config.d_model % config.heads || config.d_model % 2)
-    usage_error("train", "--d-model must be even and a multiple of --heads");
+check_model_size("train", &config);
 #line 260 "book/translate.nw"
     
-#line 558 "book/translate.nw"
+#line 553 "book/translate.nw"
 const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
 static const char *const file_names[4] = {"train.de", "train.en", "val.de", "val.en"};
 TokenizedFile files[4];
@@ -846,7 +867,7 @@ printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d Engl
 fflush(stdout);
 #line 261 "book/translate.nw"
     
-#line 323 "book/translate.nw"
+#line 318 "book/translate.nw"
 BatchPlan plan, validation_plan;
 batch_plan(&plan, &train, token_budget);
 batch_plan(&validation_plan, &validation, token_budget);
@@ -878,7 +899,7 @@ Batch batch;
 batch_init(&batch, max_pairs, max_src, max_tgt - 1);
 float *d_logprobs = xmalloc((size_t)max_tgt_tokens * config.tgt_vocab * sizeof(float));
 int *order = xmalloc((size_t)plan.count * sizeof *order);
-#line 361 "book/translate.nw"
+#line 356 "book/translate.nw"
 char recipe_text[5][32];
 snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
 snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -904,7 +925,7 @@ if (resume_path) {
 }
 #line 262 "book/translate.nw"
     
-#line 393 "book/translate.nw"
+#line 388 "book/translate.nw"
 FILE *log = NULL;
 if (log_path) {
     log = fopen(log_path, resume_path ? "a" : "w");
@@ -933,7 +954,7 @@ while (progress.epoch <= epochs && status < 0) {
     for (int i = 0; i < batch.batch * batch.tgt_len; i++) tokens_seen += batch.tgt_y[i] != pad;
     progress.loss_sum += loss, progress.batch++;
     
-#line 455 "book/translate.nw"
+#line 450 "book/translate.nw"
 if (terminal) {
     const double elapsed = seconds_now() - start;
     const long done = adam.step - first_step;
@@ -945,12 +966,12 @@ if (terminal) {
            elapsed / done * left / 60);
     fflush(stdout);
 }
-#line 421 "book/translate.nw"
+#line 416 "book/translate.nw"
     const bool epoch_done = progress.batch == plan.count;
     const bool out_of_time = max_minutes && seconds_now() - start >= 60.0 * max_minutes;
     if (epoch_done || out_of_time) {   /* the time budget ends with a validated model too */
         
-#line 469 "book/translate.nw"
+#line 464 "book/translate.nw"
 double validation_sum = 0.0;
 long validation_tokens = 0;
 for (int b = 0; b < validation_plan.count; b++) {
@@ -977,14 +998,14 @@ if (!terminal) {
 if (validation_loss < best_validation) {
     best_validation = validation_loss;
     
-#line 691 "book/translate.nw"
+#line 686 "book/translate.nw"
 Safetensors scratch;
 const char *error = translation_model_save(model_path, &model, &src_vocab, &tgt_vocab,
                                            &scratch);
 if (error) die("%s", error);
-#line 495 "book/translate.nw"
+#line 490 "book/translate.nw"
 }
-#line 425 "book/translate.nw"
+#line 420 "book/translate.nw"
     }
     if (epoch_done) {
         progress.epoch++, progress.batch = 0, progress.loss_sum = 0.0;
@@ -993,7 +1014,7 @@ if (error) die("%s", error);
     const bool stop = stop_signal || out_of_time || (stop_after && adam.step >= stop_after);
     if (stop || epoch_done || adam.step % checkpoint_every == 0) {
         
-#line 701 "book/translate.nw"
+#line 696 "book/translate.nw"
 char best_text[32];
 snprintf(best_text, sizeof best_text, "%.17g", best_validation);
 const char *pairs[8][2];
@@ -1003,7 +1024,7 @@ Safetensors scratch;
 const char *error = checkpoint_save(checkpoint_path, &model, &adam, &progress,
                                     (const char *const (*)[2])pairs, 8, &scratch);
 if (error) die("%s", error);
-#line 433 "book/translate.nw"
+#line 428 "book/translate.nw"
     }
     if (stop) {
         if (terminal) putchar('\n');
@@ -1025,7 +1046,7 @@ else
            checkpoint_path);
 #line 263 "book/translate.nw"
     
-#line 499 "book/translate.nw"
+#line 494 "book/translate.nw"
 free(order), free(d_logprobs);
 vocab_free(&src_vocab), vocab_free(&tgt_vocab);
 batch_free(&batch);
@@ -1036,7 +1057,7 @@ model_free(&model);
 #line 264 "book/translate.nw"
     return status;
 }
-#line 722 "book/translate.nw"
+#line 717 "book/translate.nw"
 static int run_translate(int argc, char **argv)
 {
     const char *model_path = "multi30k.safetensors";
@@ -1065,7 +1086,7 @@ static int run_translate(int argc, char **argv)
     if (error) die("%s", error);
     safetensors_free(&file);
     
-#line 760 "book/translate.nw"
+#line 755 "book/translate.nw"
 const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
 model_prepare(&model, batch_limit, max_len, 1);
 KVCache cache;
@@ -1086,7 +1107,7 @@ bool more = true;
 while (more) {
     int batch = 0, src_len = 1;
     
-#line 796 "book/translate.nw"
+#line 791 "book/translate.nw"
 int lengths_in[1024];
 while (batch < batch_limit) {
     if (!fgets(line, sizeof line, stdin)) {
@@ -1115,7 +1136,7 @@ for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded 
     memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
     for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
 }
-#line 780 "book/translate.nw"
+#line 775 "book/translate.nw"
     if (batch == 0) break;
     padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
     if (beam_size == 1)
@@ -1125,7 +1146,7 @@ for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded 
         beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
                     &settings);
     
-#line 832 "book/translate.nw"
+#line 827 "book/translate.nw"
 for (int b = 0; b < batch; b++) {
     const int *row = out + (size_t)b * max_len;
     size_t used = 0;
@@ -1142,17 +1163,17 @@ for (int b = 0; b < batch; b++) {
         die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
     puts(text.text);
 }
-#line 789 "book/translate.nw"
+#line 784 "book/translate.nw"
 }
 free(src), free(src_keep), free(out), free(lengths);
 beam_free(&beam);
 decoder_cache_free(&cache);
-#line 750 "book/translate.nw"
+#line 745 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 996 "book/translate.nw"
+#line 991 "book/translate.nw"
 static int run_attention(int argc, char **argv)
 {
     const char *model_path = "multi30k.safetensors", *kind = "cross";
@@ -1185,7 +1206,7 @@ static int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     
-#line 1036 "book/translate.nw"
+#line 1031 "book/translate.nw"
 static TextLine tokens;
 char line[TEXT_MAX_LINE_BYTES + 2];
 if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
@@ -1208,9 +1229,9 @@ DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, m
 int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
 greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
 decoder_cache_free(&cache);
-#line 1028 "book/translate.nw"
+#line 1023 "book/translate.nw"
     
-#line 1064 "book/translate.nw"
+#line 1059 "book/translate.nw"
 const int tgt_len = out_len - 1;
 uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
 target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -1240,7 +1261,7 @@ for (int i = 0; i < rows; i++) {
     putchar('\n');
 }
 free(src), free(keep), free(out), free(tgt_keep);
-#line 1029 "book/translate.nw"
+#line 1024 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
@@ -1372,7 +1393,7 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 316 "book/fast.nw"
+#line 317 "book/fast.nw"
 static int run_benchmark(int argc, char **argv)
 {
     if (argc < 1 || (strcmp(argv[0], "train") != 0 && strcmp(argv[0], "decode") != 0))
@@ -1382,44 +1403,39 @@ static int run_benchmark(int argc, char **argv)
                            .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     
-#line 331 "book/fast.nw"
-static const struct { const char *flag; long long low, high; } limits[] = {
-    {"--layers", 1, 24}, {"--d-model", 2, 4096}, {"--d-ff", 1, 16384}, {"--heads", 1, 64},
-    {"--vocab", 3, 1000000}, {"--batch", 1, 4096}, {"--len", 2, 4096},
-    {"--steps", 1, 1000000}, {"--warmup-steps", 1, 1000000}, {"--sentences", 1, 1000000},
-    {"--warmup-sentences", 0, 1000000}, {"--threads", 1, 256}};
-enum { FLAGS = sizeof limits / sizeof limits[0] };
+#line 332 "book/fast.nw"
 int vocab = config.tgt_vocab;
-int *target[FLAGS] = {&config.layers, &config.d_model, &config.d_ff, &config.heads, &vocab,
-                      &s.batch, &s.len, &s.steps, &s.warmup_steps, &s.sentences,
-                      &s.warmup_sentences, &s.threads};
-for (int a = 1; a < argc; a += 2) {
-    int f = 0;
-    while (f < FLAGS && strcmp(argv[a], limits[f].flag) != 0) f++;
-    if (f == FLAGS) usage_error("benchmark", "unknown option '%s'", argv[a]);
-    *target[f] = (int)parse_integer("benchmark", argv[a], a + 1 < argc ? argv[a + 1] : NULL,
-                                    limits[f].low, limits[f].high);
-}
-if (config.d_model % config.heads || config.d_model % 2)
-    usage_error("benchmark", "--d-model must be even and a multiple of --heads");
+IntegerFlag integers[8 + MODEL_SIZE_FLAGS] = {
+    {"--vocab", 3, 1000000, &vocab}, {"--batch", 1, 4096, &s.batch},
+    {"--len", 2, 4096, &s.len}, {"--steps", 1, 1000000, &s.steps},
+    {"--warmup-steps", 1, 1000000, &s.warmup_steps},
+    {"--sentences", 1, 1000000, &s.sentences},
+    {"--warmup-sentences", 0, 1000000, &s.warmup_sentences},
+    {"--threads", 1, MAX_THREADS, &s.threads}};
+model_size_flags(integers + 8, &config);
+for (int a = 1; a < argc; a += 2)
+    if (!read_integer_flag("benchmark", integers, 8 + MODEL_SIZE_FLAGS, argv[a],
+                           a + 1 < argc ? argv[a + 1] : NULL))
+        usage_error("benchmark", "unknown option '%s'", argv[a]);
+check_model_size("benchmark", &config);
 config.src_vocab = config.tgt_vocab = vocab;
-#line 325 "book/fast.nw"
+#line 326 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }
 
-#line 148 "book/program.nw"
+#line 173 "book/program.nw"
 static const Command commands[] = {
     
-#line 341 "book/program.nw"
+#line 366 "book/program.nw"
 {"figure-data", "print the data of one of the book's figures",
  NULL, print_figure_data_help, run_figure_data},
-#line 373 "book/program.nw"
+#line 398 "book/program.nw"
 {"demo", "show what the program computes so far (run by make)",
  "usage: transformer demo\n\n"
  "Print the data of every figure of the book in the terminal.\n",
  NULL, run_demo},
-#line 471 "book/program.nw"
+#line 496 "book/program.nw"
 {"random", "print numbers from the seeded generator (Chapter 2)",
  "usage: transformer random [--seed S] [--stream N] [--count N]\n"
  "                          [--bits | --uniform | --normal]\n\n"
@@ -1428,7 +1444,7 @@ static const Command commands[] = {
  "or standard normal (--normal).\n"
  "Seeds and streams are integers from 0 to 2^63 - 1.\n",
  NULL, run_random},
-#line 542 "book/program.nw"
+#line 567 "book/program.nw"
 {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
  "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
@@ -1443,7 +1459,7 @@ static const Command commands[] = {
  "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
  "bound (1e-2 for a layer, 5e-2 for the model).\n",
  NULL, run_gradcheck},
-#line 456 "book/copy.nw"
+#line 476 "book/copy.nw"
 {"copy", "train the copy task and decode examples (Chapter 12)",
  "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
  "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
@@ -1459,7 +1475,7 @@ static const Command commands[] = {
  "SIGTERM (exit status 130 or 143). --resume continues the run saved in FILE, bit for bit,\n"
  "and keeps saving there; give it the same sizes (--epochs may grow).\n",
  NULL, run_copy},
-#line 631 "book/decode.nw"
+#line 626 "book/decode.nw"
 {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
  "usage: transformer time-decode [--decoder cached|recompute] [--batch N] [--len N]\n"
  "                               [--layers N] [--d-model N] [--d-ff N] [--heads N]\n\n"
@@ -1500,7 +1516,7 @@ static const Command commands[] = {
  "references per line. --lowercase (or -lc) scores lowercased text.\n"
  "Files must be UTF-8; different line counts are an error (status 1).\n",
  NULL, run_bleu},
-#line 851 "book/translate.nw"
+#line 846 "book/translate.nw"
 {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
  "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
  "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
@@ -1522,7 +1538,7 @@ static const Command commands[] = {
  "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
  "--batch: lines decoded together (32).\n",
  NULL, run_translate},
-#line 1096 "book/translate.nw"
+#line 1091 "book/translate.nw"
 {"attention", "print one attention map of a translation (Chapter 18)",
  "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
  "                             [--layer L] [--head H|mean] < sentence.de\n\n"
@@ -1532,7 +1548,7 @@ static const Command commands[] = {
  "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
  "decoder's attention to the source (cross, the default).\n",
  NULL, run_attention},
-#line 354 "book/fast.nw"
+#line 350 "book/fast.nw"
 {"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
  "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
  "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
@@ -1547,10 +1563,10 @@ static const Command commands[] = {
  "Defaults: the copy task's model (N 2, d_model 512, d_ff 2048, 8 heads, V 11), B 80,\n"
  "L 10, S 20, W 3, K 10, 1 thread.\n",
  NULL, run_benchmark},
-#line 150 "book/program.nw"
+#line 175 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
-#line 155 "book/program.nw"
+#line 180 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -1568,7 +1584,7 @@ static void print_usage(FILE *out)
                  "(default split)\n"
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
-#line 179 "book/program.nw"
+#line 204 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -1591,13 +1607,13 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         
-#line 213 "book/program.nw"
+#line 238 "book/program.nw"
 const char *kernel = getenv("TRANSFORMER_MATMUL");
 if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
 else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
     usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                 kernel);
-#line 554 "book/fast.nw"
+#line 550 "book/fast.nw"
 const char *kernels = getenv("TRANSFORMER_KERNELS");
 if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
 else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
@@ -1609,7 +1625,7 @@ else if (products && *products && strcmp(products, "split") != 0)
     usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                 products);
 set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
-#line 201 "book/program.nw"
+#line 226 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }
