@@ -74,6 +74,8 @@ def main():
                     values, _ = parse_line(done.stdout, prefix, (key,), name)
                     rates[stage].append(values[key])
             rows.append((name, threads, [statistics.median(rates[s]) for s, _ in STAGES]))
+    print("environment: " + " ".join("%s=%s" % (k, os.environ.get(k, "(unset)")) for k in
+          ("OMP_WAIT_POLICY", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")) + "; binary " + args.binary)
     print("%-7s %7s  %10s %10s %10s   %s" % ("config", "threads", "openblas", "split", "fast",
                                             "(median tokens/s; sentences/s for decode)"))
     for name, threads, medians in rows:

@@ -31,7 +31,7 @@
 #line 972 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
-#line 159 "book/fast.nw"
+#line 167 "book/fast.nw"
 #include <sys/resource.h>
 #line 51 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
@@ -1266,9 +1266,9 @@ free(src), free(keep), free(out), free(tgt_keep);
     model_free(&model);
     return finish_output();
 }
-#line 163 "book/fast.nw"
+#line 171 "book/fast.nw"
 typedef struct {
-    bool decoding;                   /* benchmark decode instead of benchmark train */
+    bool decoding;                   /* true: time greedy decoding, not training */
     int batch, len, steps, warmup_steps, sentences, warmup_sentences, threads;
 } BenchmarkSettings;
 
@@ -1278,7 +1278,7 @@ static double peak_rss_mib(void)
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
 }
-#line 182 "book/fast.nw"
+#line 190 "book/fast.nw"
 static double sgemm_gflops(const MatmulLog *log)
 {
     size_t largest = 1;
@@ -1305,7 +1305,7 @@ static double sgemm_gflops(const MatmulLog *log)
     free(a);
     return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
 }
-#line 216 "book/fast.nw"
+#line 224 "book/fast.nw"
 static int benchmark_training(Config config, const BenchmarkSettings *s)
 {
     const int batch = s->batch, len = s->len, vocab = config.tgt_vocab;
@@ -1326,7 +1326,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     float *d_logprobs = xmalloc((size_t)batch * (len - 1) * vocab * sizeof *d_logprobs);
     MatmulLog log = {0};
     
-#line 256 "book/fast.nw"
+#line 264 "book/fast.nw"
 for (int step = 0; step < s->warmup_steps; step++) {
     copy_task_batch(full, batch, len, vocab, &data_rng);
     batch_fill(&data, full, full, 0);
@@ -1334,9 +1334,9 @@ for (int step = 0; step < s->warmup_steps; step++) {
     train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
     matmul_log = NULL;
 }
-#line 236 "book/fast.nw"
+#line 244 "book/fast.nw"
     
-#line 266 "book/fast.nw"
+#line 274 "book/fast.nw"
 double loss = 0.0;
 const double start = seconds_now();
 for (int step = 0; step < s->steps; step++) {
@@ -1346,7 +1346,7 @@ for (int step = 0; step < s->steps; step++) {
 }
 const double elapsed = seconds_now() - start;
 if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
-#line 237 "book/fast.nw"
+#line 245 "book/fast.nw"
     const double seconds_per_step = elapsed / s->steps;
     const int tokens_per_step = batch * (len - 1);
     const double training_rss = peak_rss_mib();   /* before the replay's matrices */
@@ -1363,7 +1363,7 @@ if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
     model_free(&model);
     return finish_output();
 }
-#line 282 "book/fast.nw"
+#line 290 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
     const int len = s->len;
@@ -1393,7 +1393,7 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 317 "book/fast.nw"
+#line 325 "book/fast.nw"
 static int run_benchmark(int argc, char **argv)
 {
     if (argc < 1 || (strcmp(argv[0], "train") != 0 && strcmp(argv[0], "decode") != 0))
@@ -1403,7 +1403,7 @@ static int run_benchmark(int argc, char **argv)
                            .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     
-#line 332 "book/fast.nw"
+#line 340 "book/fast.nw"
 int vocab = config.tgt_vocab;
 IntegerFlag integers[8 + MODEL_SIZE_FLAGS] = {
     {"--vocab", 3, 1000000, &vocab}, {"--batch", 1, 4096, &s.batch},
@@ -1419,7 +1419,7 @@ for (int a = 1; a < argc; a += 2)
         usage_error("benchmark", "unknown option '%s'", argv[a]);
 check_model_size("benchmark", &config);
 config.src_vocab = config.tgt_vocab = vocab;
-#line 326 "book/fast.nw"
+#line 334 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }
@@ -1548,7 +1548,7 @@ static const Command commands[] = {
  "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
  "decoder's attention to the source (cross, the default).\n",
  NULL, run_attention},
-#line 350 "book/fast.nw"
+#line 358 "book/fast.nw"
 {"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
  "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
  "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
@@ -1556,7 +1556,8 @@ static const Command commands[] = {
  "       transformer benchmark decode [same sizes] [--len L] [--sentences K]\n"
  "                                    [--warmup-sentences W] [--threads T]\n\n"
  "train: W warm-up steps, then S timed training steps on random copy-task batches of\n"
- "B sequences of L symbols (dropout 0.1, label smoothing 0.1, Adam); prints target\n"
+ "B sequences of L symbols (dropout 0.1, label smoothing 0.1, Chapter 11's optimizer);\n"
+ "prints target"
  "tokens/s, ms per step, peak RSS, the FLOPs of a step's matrix products and the rate\n"
  "of OpenBLAS on exactly those products. decode: greedy decoding with the key-value\n"
  "cache of K random sources of L symbols, one at a time; prints sentences/s.\n"
@@ -1613,7 +1614,7 @@ if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE
 else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
     usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                 kernel);
-#line 550 "book/fast.nw"
+#line 561 "book/fast.nw"
 const char *kernels = getenv("TRANSFORMER_KERNELS");
 if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
 else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
