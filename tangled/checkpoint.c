@@ -77,7 +77,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 {
     memset(scratch, 0, sizeof *scratch);
     
-#line 215 "book/checkpoint.nw"
+#line 216 "book/checkpoint.nw"
 for (size_t i = 0; i < model->parameters.total; i++)
     if (!isfinite(model->parameters.data[i])) {
         snprintf(scratch->error, sizeof scratch->error,
@@ -94,7 +94,7 @@ for (size_t i = 0; i < model->parameters.total; i++)
     for (int i = 0; i < n_recipe; i++)
         metadata_add(&meta, recipe[i][0], "%s", recipe[i][1]);
     
-#line 225 "book/checkpoint.nw"
+#line 226 "book/checkpoint.nw"
 metadata_add(&meta, "progress.step", "%ld", adam->step);
 metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
 metadata_add(&meta, "progress.batch", "%d", progress->batch);
@@ -107,10 +107,14 @@ for (int s = 0; s < 2; s++) {
     metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
 }
 #line 200 "book/checkpoint.nw"
+    
+#line 566 "book/fast.nw"
+metadata_add(&meta, "run.threads", "%d", threads_in_use);
+#line 201 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
         {"", &model->parameters}, {"adam.m.", &adam->m}, {"adam.v.", &adam->v}};
     
-#line 242 "book/checkpoint.nw"
+#line 243 "book/checkpoint.nw"
 uint64_t hash = fnv_offset;
 for (int p = 0; p < 3; p++)
     for (int i = 0; i < parts[p].buffer->count; i++)
@@ -118,13 +122,13 @@ for (int p = 0; p < 3; p++)
                      parts[p].buffer->views[i].size * sizeof(float));
 for (int i = 0; i < meta.count; i++) hash = hash_entry(hash, meta.key[i], meta.value[i]);
 metadata_add(&meta, "checksum", "%016" PRIx64, hash);
-#line 203 "book/checkpoint.nw"
+#line 204 "book/checkpoint.nw"
     const char *pairs[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) pairs[i][0] = meta.key[i], pairs[i][1] = meta.value[i];
     return safetensors_write_parts(path, parts, 3, (const char *const (*)[2])pairs,
                                    meta.count, scratch);
 }
-#line 262 "book/checkpoint.nw"
+#line 263 "book/checkpoint.nw"
 static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
@@ -136,7 +140,7 @@ static const char *refuse(Safetensors *file, const char *path, const char *forma
     va_end(arguments);
     return file->error;
 }
-#line 286 "book/checkpoint.nw"
+#line 287 "book/checkpoint.nw"
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],
                             int n_recipe, Safetensors *file)
@@ -145,7 +149,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (error) return error;
     char value[128];
     
-#line 307 "book/checkpoint.nw"
+#line 309 "book/checkpoint.nw"
 if (!safetensors_metadata(file, "magic", value, sizeof value)
     || strcmp(value, checkpoint_magic) != 0)
     return refuse(file, path, "not a checkpoint of this program (no magic '%s')",
@@ -154,9 +158,9 @@ if (!safetensors_metadata(file, "version", value, sizeof value)
     || strtol(value, NULL, 10) != CHECKPOINT_VERSION)
     return refuse(file, path, "checkpoint version '%s'; this program reads version %d",
                   value, CHECKPOINT_VERSION);
-#line 294 "book/checkpoint.nw"
+#line 295 "book/checkpoint.nw"
     
-#line 322 "book/checkpoint.nw"
+#line 324 "book/checkpoint.nw"
 uint64_t hash = fnv_offset;
 {
     const unsigned char *data_start = NULL, *data_end = NULL;
@@ -179,9 +183,9 @@ snprintf(expected, sizeof expected, "%016" PRIx64, hash);
 if (!safetensors_metadata(file, "checksum", value, sizeof value)
     || strcmp(value, expected) != 0)
     return refuse(file, path, "checksum mismatch: the file is corrupt");
-#line 295 "book/checkpoint.nw"
+#line 296 "book/checkpoint.nw"
     
-#line 350 "book/checkpoint.nw"
+#line 352 "book/checkpoint.nw"
 {
     static Metadata run;
     run.count = 0;
@@ -193,14 +197,14 @@ if (!safetensors_metadata(file, "checksum", value, sizeof value)
             return refuse(file, path, "%s is %s in the checkpoint but %s in this run",
                           run.key[i], *value ? value : "missing", run.value[i]);
 }
-#line 296 "book/checkpoint.nw"
+#line 297 "book/checkpoint.nw"
     const char *prefixes[3] = {"", "adam.m.", "adam.v."};
     const FlatBuffer *buffers[3] = {&model->parameters, &adam->m, &adam->v};
     for (int p = 0; p < 3; p++)
         if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
             return error;
     
-#line 367 "book/checkpoint.nw"
+#line 369 "book/checkpoint.nw"
 long long integers[3];
 const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
 for (int i = 0; i < 3; i++) {
@@ -229,6 +233,14 @@ adam->step = integers[0];
 progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
 progress->loss_sum = loss_sum;
 progress->data_rng = streams[0], progress->dropout_rng = streams[1];
-#line 302 "book/checkpoint.nw"
+#line 303 "book/checkpoint.nw"
+    
+#line 570 "book/fast.nw"
+if (safetensors_metadata(file, "run.threads", value, sizeof value)
+    && strtol(value, NULL, 10) != threads_in_use)
+    fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "
+                    "one has %d: it continues, but not bit for bit\n", path, value,
+            strcmp(value, "1") == 0 ? "" : "s", threads_in_use);
+#line 304 "book/checkpoint.nw"
     return NULL;
 }

@@ -17,7 +17,7 @@
 #line 250 "book/copy.nw"
 #include <unistd.h>
 #include "train.h"
-#line 455 "book/checkpoint.nw"
+#line 457 "book/checkpoint.nw"
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
@@ -31,7 +31,7 @@
 #line 972 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
-#line 167 "book/fast.nw"
+#line 181 "book/fast.nw"
 #include <sys/resource.h>
 #line 51 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
@@ -317,7 +317,7 @@ static void check_model_size(const char *command, const Config *config)
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
 }
-#line 462 "book/checkpoint.nw"
+#line 464 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -368,7 +368,7 @@ for (int a = 0; a < argc; a++) {
         continue;
     }
     
-#line 407 "book/checkpoint.nw"
+#line 409 "book/checkpoint.nw"
 if (strcmp(flag, "--checkpoint") == 0 || strcmp(flag, "--resume") == 0) {
     if (!value || !*value) usage_error("copy", "%s needs a file name", flag);
     *(flag[2] == 'c' ? &checkpoint_path : &resume_path) = value, a++;
@@ -398,7 +398,7 @@ check_model_size("copy", &config);
     TrainingProgress progress = {.epoch = 1};
     rng_seed(&progress.data_rng, 1, 2), rng_seed(&progress.dropout_rng, 1, 3);
     
-#line 425 "book/checkpoint.nw"
+#line 427 "book/checkpoint.nw"
 char recipe_text[6][32];
 snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
 snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -438,7 +438,7 @@ if (log_path) {
 const bool terminal = isatty(STDOUT_FILENO);
 const double start = seconds_now();
 const long total_steps = (long)epochs * batches, first_step = adam.step;
-#line 488 "book/checkpoint.nw"
+#line 490 "book/checkpoint.nw"
 if (checkpoint_path) catch_stop_signals();
 #line 366 "book/copy.nw"
 while (progress.epoch <= epochs) {
@@ -447,7 +447,7 @@ while (progress.epoch <= epochs) {
     const double loss = train_step(&model, &adam, &batch, &settings, d_logprobs,
                                    &progress.dropout_rng);
     
-#line 522 "book/checkpoint.nw"
+#line 524 "book/checkpoint.nw"
 if (!isfinite(loss)) {
     if (terminal) putchar('\n');
     die("step %ld: the loss is %s; stopping%s%s", adam.step,
@@ -502,7 +502,7 @@ if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too
         progress.epoch++, progress.batch = 0, progress.loss_sum = 0.0;
     }
     
-#line 497 "book/checkpoint.nw"
+#line 499 "book/checkpoint.nw"
 const bool stop = stop_signal || (stop_after && adam.step >= stop_after);
 if (checkpoint_path && (stop || progress.batch == 0
                         || (checkpoint_every && adam.step % checkpoint_every == 0))) {
@@ -1266,7 +1266,7 @@ free(src), free(keep), free(out), free(tgt_keep);
     model_free(&model);
     return finish_output();
 }
-#line 171 "book/fast.nw"
+#line 185 "book/fast.nw"
 typedef struct {
     bool decoding;                   /* true: time greedy decoding, not training */
     int batch, len, steps, warmup_steps, sentences, warmup_sentences, threads;
@@ -1278,7 +1278,7 @@ static double peak_rss_mib(void)
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
 }
-#line 190 "book/fast.nw"
+#line 204 "book/fast.nw"
 static double sgemm_gflops(const MatmulLog *log)
 {
     size_t largest = 1;
@@ -1305,7 +1305,7 @@ static double sgemm_gflops(const MatmulLog *log)
     free(a);
     return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
 }
-#line 224 "book/fast.nw"
+#line 238 "book/fast.nw"
 static int benchmark_training(Config config, const BenchmarkSettings *s)
 {
     const int batch = s->batch, len = s->len, vocab = config.tgt_vocab;
@@ -1326,7 +1326,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     float *d_logprobs = xmalloc((size_t)batch * (len - 1) * vocab * sizeof *d_logprobs);
     MatmulLog log = {0};
     
-#line 264 "book/fast.nw"
+#line 278 "book/fast.nw"
 for (int step = 0; step < s->warmup_steps; step++) {
     copy_task_batch(full, batch, len, vocab, &data_rng);
     batch_fill(&data, full, full, 0);
@@ -1334,9 +1334,9 @@ for (int step = 0; step < s->warmup_steps; step++) {
     train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
     matmul_log = NULL;
 }
-#line 244 "book/fast.nw"
+#line 258 "book/fast.nw"
     
-#line 274 "book/fast.nw"
+#line 288 "book/fast.nw"
 double loss = 0.0;
 const double start = seconds_now();
 for (int step = 0; step < s->steps; step++) {
@@ -1346,7 +1346,7 @@ for (int step = 0; step < s->steps; step++) {
 }
 const double elapsed = seconds_now() - start;
 if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
-#line 245 "book/fast.nw"
+#line 259 "book/fast.nw"
     const double seconds_per_step = elapsed / s->steps;
     const int tokens_per_step = batch * (len - 1);
     const double training_rss = peak_rss_mib();   /* before the replay's matrices */
@@ -1363,7 +1363,7 @@ if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
     model_free(&model);
     return finish_output();
 }
-#line 290 "book/fast.nw"
+#line 304 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
     const int len = s->len;
@@ -1393,7 +1393,7 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 325 "book/fast.nw"
+#line 339 "book/fast.nw"
 static int run_benchmark(int argc, char **argv)
 {
     if (argc < 1 || (strcmp(argv[0], "train") != 0 && strcmp(argv[0], "decode") != 0))
@@ -1403,7 +1403,7 @@ static int run_benchmark(int argc, char **argv)
                            .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     
-#line 340 "book/fast.nw"
+#line 354 "book/fast.nw"
 int vocab = config.tgt_vocab;
 IntegerFlag integers[8 + MODEL_SIZE_FLAGS] = {
     {"--vocab", 3, 1000000, &vocab}, {"--batch", 1, 4096, &s.batch},
@@ -1419,7 +1419,7 @@ for (int a = 1; a < argc; a += 2)
         usage_error("benchmark", "unknown option '%s'", argv[a]);
 check_model_size("benchmark", &config);
 config.src_vocab = config.tgt_vocab = vocab;
-#line 334 "book/fast.nw"
+#line 348 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }
@@ -1548,7 +1548,7 @@ static const Command commands[] = {
  "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
  "decoder's attention to the source (cross, the default).\n",
  NULL, run_attention},
-#line 358 "book/fast.nw"
+#line 372 "book/fast.nw"
 {"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
  "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
  "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
@@ -1614,7 +1614,7 @@ if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE
 else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
     usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                 kernel);
-#line 561 "book/fast.nw"
+#line 592 "book/fast.nw"
 const char *kernels = getenv("TRANSFORMER_KERNELS");
 if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
 else if (kernels && *kernels && strcmp(kernels, "fast") != 0)

@@ -191,7 +191,7 @@ ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc,
 #line 524 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     
-#line 477 "book/fast.nw"
+#line 491 "book/fast.nw"
 if (split_products && threads_in_use > 1 && !omp_in_parallel()
     && (double)m * n * k >= MATMUL_SPLIT_WORK) {
     matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
@@ -200,7 +200,7 @@ if (split_products && threads_in_use > 1 && !omp_in_parallel()
 }
 #line 526 "book/tensor.nw"
     
-#line 538 "book/fast.nw"
+#line 552 "book/fast.nw"
 if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
     cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
                 transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
@@ -261,7 +261,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 494 "book/fast.nw"
+#line 508 "book/fast.nw"
 int threads_in_use = 1;
 bool split_products = true;
 
@@ -296,9 +296,9 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 557 "book/fast.nw"
+#line 588 "book/fast.nw"
 bool fast_kernels = true;
-#line 594 "book/fast.nw"
+#line 625 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;

@@ -284,6 +284,29 @@ START_TEST(cli_resume_is_bit_exact)
 }
 END_TEST
 
+/* A checkpoint notes its run's threads; resuming with another number warns on one line and
+   goes on; resuming with the same number does not warn (Chapter 19). */
+START_TEST(cli_resume_with_other_threads_warns)
+{
+    char path[256], arguments[1024];
+    temporary_path(path, sizeof path, "threads.safetensors");
+    snprintf(arguments, sizeof arguments, "%s --checkpoint %s --stop-after 2", small, path);
+    Run *r = run("OMP_NUM_THREADS=1", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    snprintf(arguments, sizeof arguments, "%s --resume %s --stop-after 3", small, path);
+    r = run("OMP_NUM_THREADS=1", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    ck_assert_msg(strstr(r->err, "warning") == NULL, "%s", r->err);
+    snprintf(arguments, sizeof arguments, "%s --resume %s --stop-after 4", small, path);
+    r = run("OMP_NUM_THREADS=2", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    ck_assert_ptr_nonnull(strstr(r->out, "at step 3"));
+    ck_assert_msg(strstr(r->err, "was written by a run with 1 thread and this one has 2: it "
+                                 "continues, but not bit for bit\n") != NULL, "%s", r->err);
+    unlink(path);
+}
+END_TEST
+
 /* Start "$TRANSFORMER ARGUMENTS" in the background, its output into OUT and ERR. */
 static pid_t start(const char *arguments, const char *out, const char *err)
 {
@@ -427,6 +450,7 @@ Suite *checkpoint_suite(void)
     TCase *command = tcase_create("command");
     tcase_set_timeout(command, 120);
     tcase_add_test(command, cli_resume_is_bit_exact);
+    tcase_add_test(command, cli_resume_with_other_threads_warns);
     tcase_add_test(command, cli_sigterm_saves_and_exits);
     tcase_add_test(command, cli_kill_9_leaves_a_loadable_checkpoint);
     tcase_add_test(command, cli_nan_loss_stops_and_keeps_the_checkpoint);
