@@ -26,8 +26,8 @@
 #   --binary PATH          the C trainer (default: ./transformer of this repository). It is
 #                          copied into the output directory first, so that a rebuild
 #                          during the benchmark does not change it.
-#   --seed N               torch.manual_seed of the PyTorch side (default 1). The C
-#                          trainer's seed is fixed (see bench/c-seed.sh).
+#   --seed N               the seed of both sides (default 1): torch.manual_seed for
+#                          PyTorch, `transformer copy --seed` for C.
 #   --out DIR              where to keep every run's output (default: a new /tmp dir).
 #   -- FLAGS...            copy flags for both sides: --epochs --batches --batch-size
 #                          --layers --d-model --d-ff --heads.
@@ -78,7 +78,7 @@ run_side() {   # side repeat: run one side, keep its output and its wall time
     local log=$out/$side-$r.txt
     t0=$(now)
     if [[ $side == c ]]; then
-        env "${envargs[@]}" "$out/transformer" copy "${flags[@]}" >"$log" 2>"$out/$side-$r.err" || status=$?
+        env "${envargs[@]}" "$out/transformer" copy --seed "$seed" "${flags[@]}" >"$log" 2>"$out/$side-$r.err" || status=$?
     else
         env "${envargs[@]}" "$python" "$here/copy_pytorch.py" --threads "$threads" --seed "$seed" \
             "${flags[@]}" >"$log" 2>"$out/$side-$r.err" || status=$?

@@ -345,17 +345,17 @@ static void report_stop_signal(long step, const char *path)
 static int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
-    int epochs = 20, batches = 20, batch_size = 80, len = 10;
+    int epochs = 20, batches = 20, batch_size = 80, len = 10, seed = 1;
     const char *log_path = NULL;
     const char *checkpoint_path = NULL, *resume_path = NULL;   /* Chapter 13 */
     long checkpoint_every = 0, stop_after = 0;
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     
-#line 320 "book/copy.nw"
-IntegerFlag integers[3 + MODEL_SIZE_FLAGS] = {
+#line 321 "book/copy.nw"
+IntegerFlag integers[4 + MODEL_SIZE_FLAGS] = {
     {"--epochs", 1, 10000, &epochs}, {"--batches", 1, 100000, &batches},
-    {"--batch-size", 1, 4096, &batch_size}};
-model_size_flags(integers + 3, &config);
+    {"--batch-size", 1, 4096, &batch_size}, {"--seed", 0, 1000000000, &seed}};
+model_size_flags(integers + 4, &config);
 for (int a = 0; a < argc; a++) {
     const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
     if (strcmp(flag, "--log") == 0) {
@@ -379,8 +379,8 @@ if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0
         (long)parse_integer("copy", flag, value, 1, 1000000000), a++;
     continue;
 }
-#line 336 "book/copy.nw"
-    if (!read_integer_flag("copy", integers, 3 + MODEL_SIZE_FLAGS, flag, value))
+#line 337 "book/copy.nw"
+    if (!read_integer_flag("copy", integers, 4 + MODEL_SIZE_FLAGS, flag, value))
         usage_error("copy", "unknown option '%s'", flag);
     a++;
 }
@@ -390,13 +390,14 @@ check_model_size("copy", &config);
     Model model;
     model_init(&model, config);
     Rng init_rng;
-    rng_seed(&init_rng, 1, 1);
+    rng_seed(&init_rng, (uint64_t)seed, 1);
     model_initialize_parameters(&model, &init_rng);
     model_prepare(&model, batch_size, len, len);
     Adam adam;
     adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
     TrainingProgress progress = {.epoch = 1};
-    rng_seed(&progress.data_rng, 1, 2), rng_seed(&progress.dropout_rng, 1, 3);
+    rng_seed(&progress.data_rng, (uint64_t)seed, 2);
+    rng_seed(&progress.dropout_rng, (uint64_t)seed, 3);
     
 #line 427 "book/checkpoint.nw"
 char recipe_text[6][32];
@@ -419,14 +420,14 @@ if (resume_path) {
     printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
            progress.epoch, progress.batch);
 }
-#line 301 "book/copy.nw"
+#line 302 "book/copy.nw"
     Batch batch;
     batch_init(&batch, batch_size, len, len - 1);
     int *data = xmalloc((size_t)batch_size * len * sizeof *data);
     float *d_logprobs = xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float));
     int status = -1;   /* set when training stops early */
     
-#line 387 "book/copy.nw"
+#line 388 "book/copy.nw"
 FILE *log = NULL;
 if (log_path) {
     log = fopen(log_path, resume_path ? "a" : "w");
@@ -434,13 +435,13 @@ if (log_path) {
     if (ftell(log) == 0)
         fprintf(log, "epoch,step,train_loss,validation_loss,learning_rate,seconds\n");
 }
-#line 362 "book/copy.nw"
+#line 363 "book/copy.nw"
 const bool terminal = isatty(STDOUT_FILENO);
 const double start = seconds_now();
 const long total_steps = (long)epochs * batches, first_step = adam.step;
 #line 490 "book/checkpoint.nw"
 if (checkpoint_path) catch_stop_signals();
-#line 366 "book/copy.nw"
+#line 367 "book/copy.nw"
 while (progress.epoch <= epochs) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
     batch_fill(&batch, data, data, 0);
@@ -454,10 +455,10 @@ if (!isfinite(loss)) {
         isnan(loss) ? "NaN" : "infinite", checkpoint_path ? "; the last checkpoint is kept in " : "",
         checkpoint_path ? checkpoint_path : "");
 }
-#line 372 "book/copy.nw"
+#line 373 "book/copy.nw"
     progress.loss_sum += loss, progress.batch++;
     
-#line 430 "book/copy.nw"
+#line 431 "book/copy.nw"
 if (terminal) {
     const double elapsed = seconds_now() - start;
     const long done = adam.step - first_step;   /* steps taken by this process */
@@ -469,13 +470,13 @@ if (terminal) {
            elapsed / done * (total_steps - adam.step));
     fflush(stdout);
 }
-#line 374 "book/copy.nw"
+#line 375 "book/copy.nw"
     if (progress.batch == batches) {
         
-#line 397 "book/copy.nw"
+#line 398 "book/copy.nw"
 if (log) {
     
-#line 414 "book/copy.nw"
+#line 415 "book/copy.nw"
 Rng validation_rng;
 rng_seed(&validation_rng, (uint64_t)progress.epoch, 4);
 double validation = 0.0;
@@ -489,7 +490,7 @@ fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f\n", progress.epoch, adam.step,
         validation,
         learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
         seconds_now() - start);
-#line 399 "book/copy.nw"
+#line 400 "book/copy.nw"
 }
 if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too */
     printf("epoch %d  loss %.4f  lr %.2e  %.1f s\n", progress.epoch,
@@ -498,7 +499,7 @@ if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too
            seconds_now() - start);
     fflush(stdout);
 }
-#line 376 "book/copy.nw"
+#line 377 "book/copy.nw"
         progress.epoch++, progress.batch = 0, progress.loss_sum = 0.0;
     }
     
@@ -521,14 +522,14 @@ if (stop) {
     status = stop_signal ? 128 + stop_signal : 0;
     break;
 }
-#line 379 "book/copy.nw"
+#line 380 "book/copy.nw"
 }
 if (terminal) putchar('\n');
 if (log && fclose(log) != 0) die("%s: cannot write the log: %s", log_path, strerror(errno));
-#line 307 "book/copy.nw"
+#line 308 "book/copy.nw"
     if (status < 0) {
         
-#line 447 "book/copy.nw"
+#line 448 "book/copy.nw"
 double eval_loss = 0.0;
 for (int e = 0; e < 5; e++) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
@@ -555,7 +556,7 @@ for (int b = 0; b < examples; b++) {
     printf(" %s\n", same ? "exact" : "DIFFERENT");
 }
 free(out), free(keep);
-#line 309 "book/copy.nw"
+#line 310 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     free(data), free(d_logprobs);
@@ -1459,12 +1460,12 @@ static const Command commands[] = {
  "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
  "bound (1e-2 for a layer, 5e-2 for the model).\n",
  NULL, run_gradcheck},
-#line 476 "book/copy.nw"
+#line 477 "book/copy.nw"
 {"copy", "train the copy task and decode examples (Chapter 12)",
  "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
  "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
  "                        [--log FILE.csv] [--checkpoint FILE] [--checkpoint-every N]\n"
- "                        [--resume FILE] [--stop-after STEP]\n\n"
+ "                        [--resume FILE] [--stop-after STEP] [--seed S]\n\n"
  "Train a model to copy sequences of 10 symbols (vocabulary 11; the course's recipe by\n"
  "default: 20 epochs of 20 batches of 80, N = 2, d_model 512, d_ff 2048, 8 heads), then\n"
  "decode 1..10 and random sequences. Exits with status 1 unless every decoding is exact.\n"
@@ -1473,7 +1474,8 @@ static const Command commands[] = {
  "--checkpoint saves the weights and the whole training state to FILE (safetensors) after\n"
  "every epoch, every N steps with --checkpoint-every, at --stop-after, and on SIGINT or\n"
  "SIGTERM (exit status 130 or 143). --resume continues the run saved in FILE, bit for bit,\n"
- "and keeps saving there; give it the same sizes (--epochs may grow).\n",
+ "and keeps saving there; give it the same sizes (--epochs may grow).\n"
+ "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n",
  NULL, run_copy},
 #line 626 "book/decode.nw"
 {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",

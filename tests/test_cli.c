@@ -72,6 +72,31 @@ START_TEST(cli_rejects_unknown_commands_and_options)
 }
 END_TEST
 
+/* The training loss of the first epoch printed by a tiny copy run with these flags. */
+static double first_epoch_loss(const char *flags)
+{
+    char arguments[256];
+    snprintf(arguments, sizeof arguments,
+             "copy --d-model 16 --d-ff 32 --heads 2 --batch-size 16 --batches 2 --epochs 1 %s",
+             flags);
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0 || r->status == 1, "status %d: %s", r->status, r->err);
+    const char *loss = strstr(r->out, "loss ");
+    double value;
+    ck_assert_msg(loss && sscanf(loss, "loss %lf", &value) == 1, "%s", r->out);
+    return value;
+}
+
+/* --seed: the default is seed 1, and another seed trains on other data from other
+   weights, so its loss differs. */
+START_TEST(cli_copy_seed_chooses_the_run)
+{
+    const double default_seed = first_epoch_loss("");
+    ck_assert_double_eq(first_epoch_loss("--seed 1"), default_seed);
+    ck_assert_double_ne(first_epoch_loss("--seed 2"), default_seed);
+}
+END_TEST
+
 /* The benchmark's line: every key, the exact FLOP count of equation (step-flops) for this
    configuration (d 16, d_ff 32, V 7, N 1, B 3, L 5: 2 * 3 * 9 * 16 * ... by hand below),
    a positive rate; and the same for decoding, with both kinds of kernels. */
@@ -221,6 +246,7 @@ Suite *cli_suite(void)
     tcase_add_test(cli, cli_reports_failed_writes);
     tcase_add_test(cli, cli_copy_task_learns);
     tcase_add_test(cli, cli_benchmark_prints_its_line);
+    tcase_add_test(cli, cli_copy_seed_chooses_the_run);
     tcase_set_timeout(cli, 60);
     suite_add_tcase(suite, cli);
     return suite;
