@@ -83,6 +83,43 @@ Config fixture_config(const Safetensors *file)
     return config;
 }
 
+const char *const golden_variants[GOLDEN_VARIANTS] = {
+    "pre-standard", "pre-annotated", "post-standard", "post-annotated", "pre-standard-tied"};
+
+static const SafetensorsEntry *golden_entry(const Safetensors *file, const char *name)
+{
+    const SafetensorsEntry *e = safetensors_find(file, name);
+    ck_assert_msg(e != NULL && e->dtype == DTYPE_I32, "fixture lacks %s", name);
+    return e;
+}
+
+void golden_fixture_open(GoldenFixture *f, const char *variant, int max_len)
+{
+    char path[256];
+    snprintf(path, sizeof path, "tests/golden/model-%s.safetensors", variant);
+    const char *error = safetensors_read(&f->file, path);
+    ck_assert_msg(error == NULL, "%s", error);
+    model_init(&f->model, fixture_config(&f->file));
+    error = safetensors_load(&f->file, &f->model.parameters, path);
+    ck_assert_msg(error == NULL, "%s", error);
+    const SafetensorsEntry *src = golden_entry(&f->file, "input.src");
+    const SafetensorsEntry *tgt = golden_entry(&f->file, "input.tgt");
+    f->src = (const int *)src->data, f->tgt = (const int *)tgt->data;
+    f->batch = src->shape[0], f->src_len = src->shape[1], f->tgt_len = tgt->shape[1];
+    f->pad = fixture_metadata_int(&f->file, "pad", -1);
+    f->vocab = f->model.config.tgt_vocab;
+    f->src_keep = malloc((size_t)f->batch * f->src_len);
+    padding_mask(f->src_keep, f->src, f->batch, f->src_len, f->pad);
+    model_prepare(&f->model, f->batch, f->src_len, max_len);
+}
+
+void golden_fixture_close(GoldenFixture *f)
+{
+    free(f->src_keep);
+    safetensors_free(&f->file);
+    model_free(&f->model);
+}
+
 int main(void)
 {
     set_threads(2);   /* as the program does on two cores: the threaded paths are tested */

@@ -8,46 +8,15 @@
 #include "beam.h"
 #include "tests.h"
 
-static const char *const variants[] = {"pre-standard", "pre-annotated", "post-standard",
-                                       "post-annotated", "pre-standard-tied"};
-enum { VARIANTS = 5, LEN = 16, END = 2 };   /* LEN: tokens of an output, start included */
+enum { VARIANTS = GOLDEN_VARIANTS, LEN = 16, END = 2 };   /* LEN: tokens of an output, start included */
+typedef GoldenFixture Fixture;
 
-/* A golden model and its batch: three sources of lengths 7, 5 and 3, padded with 0. */
-typedef struct {
-    Model model;
-    Safetensors file;
-    const int *src;                 /* [batch][src_len] */
-    uint8_t *src_keep;              /* [batch][src_len] */
-    int batch, src_len, pad, vocab;
-} Fixture;
-
+/* The golden batch, as the hand-made tables here assume: three sources, a small vocabulary. */
 static void fixture_open(Fixture *f, const char *variant)
 {
-    char path[256];
-    snprintf(path, sizeof path, "tests/golden/model-%s.safetensors", variant);
-    const char *error = safetensors_read(&f->file, path);
-    ck_assert_msg(error == NULL, "%s", error);
-    model_init(&f->model, fixture_config(&f->file));
-    error = safetensors_load(&f->file, &f->model.parameters, path);
-    ck_assert_msg(error == NULL, "%s", error);
-    const SafetensorsEntry *src = safetensors_find(&f->file, "input.src");
-    ck_assert(src != NULL && src->dtype == DTYPE_I32);
-    f->src = (const int *)src->data;
-    f->batch = src->shape[0], f->src_len = src->shape[1];
-    f->pad = fixture_metadata_int(&f->file, "pad", -1);
-    f->vocab = f->model.config.tgt_vocab;
+    golden_fixture_open(f, variant, LEN);
     ck_assert_int_eq(f->batch, 3);
     ck_assert_int_le(f->vocab, 16);
-    f->src_keep = malloc((size_t)f->batch * f->src_len);
-    padding_mask(f->src_keep, f->src, f->batch, f->src_len, f->pad);
-    model_prepare(&f->model, f->batch, f->src_len, LEN);
-}
-
-static void fixture_close(Fixture *f)
-{
-    free(f->src_keep);
-    safetensors_free(&f->file);
-    model_free(&f->model);
 }
 
 /* The summed log-probability of tokens[1..length-1] after tokens[0], for source b, by one
@@ -97,7 +66,7 @@ static void assert_well_formed(const int *row, int length, const DecodeSettings 
 START_TEST(beam_of_one_is_greedy)
 {
     Fixture f;
-    fixture_open(&f, variants[_i]);
+    fixture_open(&f, golden_variants[_i]);
     const int batch = f.batch;
     KVCache cache;
     decoder_cache_init(&cache, &f.model, batch, f.src_len, LEN - 1);
@@ -114,12 +83,12 @@ START_TEST(beam_of_one_is_greedy)
         beam_search(&f.model, &cache, &beam, beamed, beam_len, beam_sum, f.src,
                     f.src_keep, batch, f.src_len, &settings);
         ck_assert_msg(memcmp(greedy, beamed, sizeof greedy) == 0,
-                      "%s: beam of one differs from greedy from start %d", variants[_i],
+                      "%s: beam of one differs from greedy from start %d", golden_variants[_i],
                       start);
         ck_assert_mem_eq(greedy_len, beam_len, sizeof greedy_len);
         for (int b = 0; b < batch; b++) {
             ck_assert_msg(greedy_sum[b] == beam_sum[b], "%s: sums %.17g and %.17g",
-                          variants[_i], greedy_sum[b], beam_sum[b]);
+                          golden_variants[_i], greedy_sum[b], beam_sum[b]);
             const int limit =
                 decode_limit(&settings, f.src_keep + b * f.src_len, f.src_len);
             ck_assert_int_eq(limit, (b == 0 ? 7 : b == 1 ? 5 : 3) + 4);
@@ -134,11 +103,11 @@ START_TEST(beam_of_one_is_greedy)
         ck_assert_mem_eq(greedy, cached, sizeof greedy);
         for (int b = 0; b < batch; b++) ck_assert_int_eq(greedy_len[b], LEN);
     }
-    ck_assert_msg(ended > 0 && limited > 0, "%s: %d rows ended, %d limited", variants[_i],
+    ck_assert_msg(ended > 0 && limited > 0, "%s: %d rows ended, %d limited", golden_variants[_i],
                   ended, limited);
     beam_free(&beam);
     decoder_cache_free(&cache);
-    fixture_close(&f);
+    golden_fixture_close(&f);
 }
 END_TEST
 
@@ -148,7 +117,7 @@ END_TEST
 START_TEST(outputs_stop_at_end_and_limit)
 {
     Fixture f;
-    fixture_open(&f, variants[_i]);
+    fixture_open(&f, golden_variants[_i]);
     const int batch = f.batch, k = 3;
     KVCache greedy_cache, beam_cache;
     decoder_cache_init(&greedy_cache, &f.model, batch, f.src_len, LEN - 1);
@@ -189,7 +158,7 @@ START_TEST(outputs_stop_at_end_and_limit)
     beam_free(&beam);
     decoder_cache_free(&beam_cache);
     decoder_cache_free(&greedy_cache);
-    fixture_close(&f);
+    golden_fixture_close(&f);
 }
 END_TEST
 
@@ -352,7 +321,7 @@ END_TEST
 START_TEST(beam_beats_greedy_on_the_models)
 {
     Fixture f;
-    fixture_open(&f, variants[_i]);
+    fixture_open(&f, golden_variants[_i]);
     const int batch = f.batch;
     KVCache greedy_cache, beam_cache;
     decoder_cache_init(&greedy_cache, &f.model, batch, f.src_len, LEN - 1);
@@ -380,10 +349,10 @@ START_TEST(beam_beats_greedy_on_the_models)
     ck_assert_int_eq(cases, 72);
     ck_assert_msg(better >= 18 && worse <= 4,
                   "%s: of %d cases, beams were better in %d and worse in %d",
-                  variants[_i], cases, better, worse);
+                  golden_variants[_i], cases, better, worse);
     decoder_cache_free(&beam_cache);
     decoder_cache_free(&greedy_cache);
-    fixture_close(&f);
+    golden_fixture_close(&f);
 }
 END_TEST
 
@@ -393,7 +362,7 @@ END_TEST
 START_TEST(beam_sums_equal_forward)
 {
     Fixture f;
-    fixture_open(&f, variants[_i]);
+    fixture_open(&f, golden_variants[_i]);
     const int batch = f.batch, k = 4;
     KVCache cache;
     decoder_cache_init(&cache, &f.model, batch * k, f.src_len, LEN - 1);
@@ -412,7 +381,7 @@ START_TEST(beam_sums_equal_forward)
                 const double want = forward_sum(&f, b, row, n);
                 ck_assert_msg(close_enough(beam.hyp_sum[r + i], want),
                               "%s, start %d, source %d, output %d: sum %.8g, model %.8g",
-                              variants[_i], start, b, i, beam.hyp_sum[r + i], want);
+                              golden_variants[_i], start, b, i, beam.hyp_sum[r + i], want);
                 ck_assert(close_enough(beam.hyp_score[r + i],
                                        want / length_penalty(&settings, n - 1)));
                 if (i > 0) ck_assert(beam.hyp_score[r + i] <= beam.hyp_score[r + i - 1]);
@@ -423,10 +392,10 @@ START_TEST(beam_sums_equal_forward)
         }
     }
     ck_assert_int_eq(compared, (f.vocab - 1) * batch * k);
-    ck_assert_msg(long_ones > 0, "%s: no output longer than 3 tokens", variants[_i]);
+    ck_assert_msg(long_ones > 0, "%s: no output longer than 3 tokens", golden_variants[_i]);
     beam_free(&beam);
     decoder_cache_free(&cache);
-    fixture_close(&f);
+    golden_fixture_close(&f);
 }
 END_TEST
 
@@ -528,12 +497,12 @@ static void check_exhaustive(Fixture *f, int L, int sources, float alpha)
 START_TEST(small_beam_search_is_exhaustive)
 {
     Fixture f;
-    fixture_open(&f, variants[_i]);
+    fixture_open(&f, golden_variants[_i]);
     check_exhaustive(&f, 1, 3, 0.6f);
     check_exhaustive(&f, 2, 3, 0.0f);
     check_exhaustive(&f, 2, 3, 0.6f);
     check_exhaustive(&f, 3, 1, 0.6f);
-    fixture_close(&f);
+    golden_fixture_close(&f);
 }
 END_TEST
 
@@ -542,7 +511,7 @@ END_TEST
 START_TEST(batch_equals_single_sources)
 {
     Fixture f;
-    fixture_open(&f, variants[_i]);
+    fixture_open(&f, golden_variants[_i]);
     const int batch = f.batch, k = 3;
     KVCache cache;
     decoder_cache_init(&cache, &f.model, batch * k, f.src_len, LEN - 1);
@@ -560,7 +529,7 @@ START_TEST(batch_equals_single_sources)
                         f.src + b * f.src_len, f.src_keep + b * f.src_len, 1, f.src_len,
                         &settings);
             ck_assert_msg(memcmp(alone, together + b * LEN, sizeof alone) == 0,
-                          "%s, start %d: source %d differs alone", variants[_i], start,
+                          "%s, start %d: source %d differs alone", golden_variants[_i], start,
                           b);
             ck_assert_int_eq(alone_len, together_len[b]);
             ck_assert(close_enough(alone_sum, together_sum[b]));
@@ -568,7 +537,7 @@ START_TEST(batch_equals_single_sources)
     }
     beam_free(&beam);
     decoder_cache_free(&cache);
-    fixture_close(&f);
+    golden_fixture_close(&f);
 }
 END_TEST
 

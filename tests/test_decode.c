@@ -9,51 +9,8 @@
 #include "decode.h"
 #include "tests.h"
 
-static const char *const variants[] = {"pre-standard", "pre-annotated", "post-standard",
-                                       "post-annotated", "pre-standard-tied"};
-enum { VARIANTS = 5, LEN = 16 };   /* LEN: tokens decoded, start symbol included */
-
-/* A golden model and its batch: three sources of lengths 7, 5 and 3, padded with 0. */
-typedef struct {
-    Model model;
-    Safetensors file;
-    const int *src, *tgt;           /* [batch][src_len], [batch][tgt_len] */
-    uint8_t *src_keep;              /* [batch][src_len] */
-    int batch, src_len, tgt_len, pad;
-} Fixture;
-
-static const SafetensorsEntry *entry(const Safetensors *file, const char *name, Dtype dtype)
-{
-    const SafetensorsEntry *e = safetensors_find(file, name);
-    ck_assert_msg(e != NULL && e->dtype == dtype, "fixture lacks %s", name);
-    return e;
-}
-
-static void fixture_open(Fixture *f, const char *variant)
-{
-    char path[256];
-    snprintf(path, sizeof path, "tests/golden/model-%s.safetensors", variant);
-    const char *error = safetensors_read(&f->file, path);
-    ck_assert_msg(error == NULL, "%s", error);
-    model_init(&f->model, fixture_config(&f->file));
-    error = safetensors_load(&f->file, &f->model.parameters, path);
-    ck_assert_msg(error == NULL, "%s", error);
-    const SafetensorsEntry *src = entry(&f->file, "input.src", DTYPE_I32);
-    const SafetensorsEntry *tgt = entry(&f->file, "input.tgt", DTYPE_I32);
-    f->src = (const int *)src->data, f->tgt = (const int *)tgt->data;
-    f->batch = src->shape[0], f->src_len = src->shape[1], f->tgt_len = tgt->shape[1];
-    f->pad = fixture_metadata_int(&f->file, "pad", -1);
-    f->src_keep = malloc((size_t)f->batch * f->src_len);
-    padding_mask(f->src_keep, f->src, f->batch, f->src_len, f->pad);
-    model_prepare(&f->model, f->batch, f->src_len, LEN);
-}
-
-static void fixture_close(Fixture *f)
-{
-    free(f->src_keep);
-    safetensors_free(&f->file);
-    model_free(&f->model);
-}
+enum { VARIANTS = GOLDEN_VARIANTS, LEN = 16 };   /* LEN: tokens decoded, start included */
+typedef GoldenFixture Fixture;
 
 /* Feed tokens [batch][steps] step by step; logprobs[b][t] = the step's row b, as
    [batch][steps][vocab] like model_forward's. */
@@ -89,7 +46,7 @@ static void assert_close(float got, float want, const char *variant, int b, int 
 START_TEST(cached_decoder_equals_recomputing)
 {
     Fixture f;
-    fixture_open(&f, variants[_i]);
+    golden_fixture_open(&f, golden_variants[_i], LEN);
     const int batch = f.batch, vocab = f.model.config.tgt_vocab;
     int recomputed[3 * LEN], cached[3 * LEN], again[2 * LEN];
     ck_assert_int_eq(batch, 3);
@@ -103,7 +60,7 @@ START_TEST(cached_decoder_equals_recomputing)
         greedy_decode_cached(&f.model, &cache, cached, f.src, f.src_keep, batch, f.src_len,
                              LEN, start);
         ck_assert_msg(memcmp(cached, recomputed, sizeof cached) == 0,
-                      "%s: the decoders differ from start %d", variants[_i], start);
+                      "%s: the decoders differ from start %d", golden_variants[_i], start);
         for (int b = 0; b < batch; b++) {
             ck_assert_int_eq(cached[b * LEN], start);
             for (int t = 1; t < LEN; t++) {
@@ -119,10 +76,10 @@ START_TEST(cached_decoder_equals_recomputing)
     }
     int distinct = 0;
     for (int w = 0; w < vocab; w++) distinct += seen[w];
-    ck_assert_msg(distinct >= 4 && varies, "%s: %d distinct tokens, %s", variants[_i],
+    ck_assert_msg(distinct >= 4 && varies, "%s: %d distinct tokens, %s", golden_variants[_i],
                   distinct, varies ? "some row varies" : "every row constant");
     decoder_cache_free(&cache);
-    fixture_close(&f);
+    golden_fixture_close(&f);
 }
 END_TEST
 
@@ -132,7 +89,7 @@ END_TEST
 START_TEST(cached_steps_equal_forward)
 {
     Fixture f;
-    fixture_open(&f, variants[_i]);
+    golden_fixture_open(&f, golden_variants[_i], LEN);
     const int batch = f.batch, steps = LEN - 1, vocab = f.model.config.tgt_vocab;
     int out[3 * LEN], tokens[3 * (LEN - 1)];
     KVCache cache;
@@ -154,7 +111,7 @@ START_TEST(cached_steps_equal_forward)
                 const float *row = stepped + ((size_t)b * steps + t) * vocab;
                 for (int w = 0; w < vocab; w++) {
                     assert_close(row[w], forward[((size_t)b * steps + t) * vocab + w],
-                                 variants[_i], b, t, w);
+                                 golden_variants[_i], b, t, w);
                     ck_assert(row[w] <= row[out[b * LEN + t + 1]]);
                 }
             }
@@ -162,7 +119,7 @@ START_TEST(cached_steps_equal_forward)
     free(keep);
     free(stepped);
     decoder_cache_free(&cache);
-    fixture_close(&f);
+    golden_fixture_close(&f);
 }
 END_TEST
 
@@ -171,9 +128,10 @@ END_TEST
 START_TEST(cached_decoder_matches_pytorch)
 {
     Fixture f;
-    fixture_open(&f, variants[_i]);
+    golden_fixture_open(&f, golden_variants[_i], LEN);
     const int batch = f.batch, steps = f.tgt_len, vocab = f.model.config.tgt_vocab;
-    const SafetensorsEntry *expected = entry(&f.file, "expected.logprobs", DTYPE_F32);
+    const SafetensorsEntry *expected = safetensors_find(&f.file, "expected.logprobs");
+    ck_assert_msg(expected && expected->dtype == DTYPE_F32, "fixture lacks expected.logprobs");
     ck_assert_uint_eq(expected->size, (size_t)batch * steps * vocab);
     const float *want = (const float *)expected->data;
     KVCache cache;
@@ -185,12 +143,12 @@ START_TEST(cached_decoder_matches_pytorch)
         for (int t = 0; t < steps && f.tgt[b * steps + t] != f.pad; t++, compared++)
             for (int w = 0; w < vocab; w++) {
                 const size_t i = ((size_t)b * steps + t) * vocab + w;
-                assert_close(stepped[i], want[i], variants[_i], b, t, w);
+                assert_close(stepped[i], want[i], golden_variants[_i], b, t, w);
             }
     ck_assert_int_eq(compared, 6 + 4 + 2);   /* the rows' real lengths */
     free(stepped);
     decoder_cache_free(&cache);
-    fixture_close(&f);
+    golden_fixture_close(&f);
 }
 END_TEST
 

@@ -41,4 +41,19 @@ Run *run(const char *environment, const char *arguments);
 int fixture_metadata_int(const Safetensors *file, const char *key, int fallback);
 Config fixture_config(const Safetensors *file);
 
+/* A golden model (tests/golden/model-VARIANT.safetensors) and its batch of sources: three
+   of lengths 7, 5 and 3, padded. Used by test_decode.c and test_beam.c. */
+typedef struct {
+    Model model;
+    Safetensors file;
+    const int *src, *tgt;           /* [batch][src_len], [batch][tgt_len] */
+    uint8_t *src_keep;              /* [batch][src_len] */
+    int batch, src_len, tgt_len, pad, vocab;
+} GoldenFixture;
+enum { GOLDEN_VARIANTS = 5 };
+extern const char *const golden_variants[GOLDEN_VARIANTS];
+/* Open VARIANT's model and batch, the model prepared to decode max_len positions. */
+void golden_fixture_open(GoldenFixture *f, const char *variant, int max_len);
+void golden_fixture_close(GoldenFixture *f);
+
 #endif
