@@ -43,17 +43,10 @@ from torch.optim.lr_scheduler import LambdaLR  # noqa: E402
 
 from copy_pytorch import (  # noqa: E402,F401  (subsequent_mask: used by Batch, greedy_decode)
     Batch, LabelSmoothing, SimpleLossCompute, greedy_decode, make_model, rate,
-    subsequent_mask)
+    subsequent_mask, positive)
 
 PAD = 0
 START = 1
-
-
-def positive(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def natural(text):
@@ -77,6 +70,16 @@ def set_dropout(model, p):
     for m in model.modules():
         if isinstance(m, nn.Dropout):
             m.p = p
+
+
+def timed(work, warmup, count):
+    """Run work() warmup times untimed, then count times; return the seconds of those."""
+    for _ in range(warmup):
+        work()
+    start = time.perf_counter()
+    for _ in range(count):
+        work()
+    return time.perf_counter() - start
 
 
 def random_sequences(rows, length, vocab):
@@ -110,12 +113,7 @@ def train(args):
             raise SystemExit("train_pytorch.py: the loss is NaN")
         return value
 
-    for _ in range(args.warmup_steps):
-        step()
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        step()
-    seconds = time.perf_counter() - start
+    seconds = timed(step, args.warmup_steps, args.steps)
 
     tokens_per_step = args.batch * (args.len - 1)
     print("pytorch train tokens_per_s=%.1f step_ms=%.2f steps=%d tokens_per_step=%d "
@@ -137,12 +135,7 @@ def decode(args):
         assert ys.shape == (1, args.len)
 
     with torch.no_grad():
-        for _ in range(args.warmup_sentences):
-            sentence()
-        start = time.perf_counter()
-        for _ in range(args.sentences):
-            sentence()
-        seconds = time.perf_counter() - start
+        seconds = timed(sentence, args.warmup_sentences, args.sentences)
 
     print("pytorch decode sentences_per_s=%.3f sentences=%d peak_rss_mib=%.1f params=%d "
           "threads=%d"

@@ -118,7 +118,18 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 601 "book/translate.nw"
+#line 563 "book/translate.nw"
+int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
+{
+    int n = 0;
+    ids[n++] = VOCAB_START;
+    for (char *token = strtok(text, " "); token && n < max_tokens - 1;
+         token = strtok(NULL, " "))
+        ids[n++] = vocab_lookup(vocab, token);
+    ids[n++] = VOCAB_END;
+    return n;
+}
+#line 624 "book/translate.nw"
 const char *translation_model_save(const char *path, const Model *model,
                                    Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch)
 {

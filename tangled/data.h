@@ -61,7 +61,11 @@ void batch_order(int *order, int count, uint64_t seed, int epoch);
 Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
                      const Vocab *src_vocab, const Vocab *tgt_vocab, long limit,
                      int max_tokens);
-#line 591 "book/translate.nw"
+#line 557 "book/translate.nw"
+/* ids = <s>, the numbers of the space-separated tokens of text, </s>: at most max_tokens
+   (>= 2) numbers in all, the tokens cut to fit. Returns the count; text is cut up. */
+int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens);
+#line 614 "book/translate.nw"
 /* Save the weights and configuration to PATH and the vocabularies to PATH.src.vocab and
    PATH.tgt.vocab. NULL on success, else a one-line message (in scratch's error buffer). */
 const char *translation_model_save(const char *path, const Model *model,

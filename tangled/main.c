@@ -28,7 +28,7 @@
 #include "text.h"
 #line 989 "book/bleu.nw"
 #include "bleu.h"
-#line 972 "book/translate.nw"
+#line 999 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #line 181 "book/fast.nw"
@@ -840,7 +840,7 @@ for (int a = 0; a < argc; a++) {
 check_model_size("train", &config);
 #line 260 "book/translate.nw"
     
-#line 553 "book/translate.nw"
+#line 576 "book/translate.nw"
 const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
 static const char *const file_names[4] = {"train.de", "train.en", "val.de", "val.en"};
 TokenizedFile files[4];
@@ -999,7 +999,7 @@ if (!terminal) {
 if (validation_loss < best_validation) {
     best_validation = validation_loss;
     
-#line 686 "book/translate.nw"
+#line 709 "book/translate.nw"
 Safetensors scratch;
 const char *error = translation_model_save(model_path, &model, &src_vocab, &tgt_vocab,
                                            &scratch);
@@ -1015,7 +1015,7 @@ if (error) die("%s", error);
     const bool stop = stop_signal || out_of_time || (stop_after && adam.step >= stop_after);
     if (stop || epoch_done || adam.step % checkpoint_every == 0) {
         
-#line 696 "book/translate.nw"
+#line 719 "book/translate.nw"
 char best_text[32];
 snprintf(best_text, sizeof best_text, "%.17g", best_validation);
 const char *pairs[8][2];
@@ -1058,7 +1058,17 @@ model_free(&model);
 #line 264 "book/translate.nw"
     return status;
 }
-#line 717 "book/translate.nw"
+#line 743 "book/translate.nw"
+/* Load the translator saved at path (weights and both vocabularies), or die. */
+static void load_translator(const char *path, Model *model, Vocab *src_vocab,
+                            Vocab *tgt_vocab)
+{
+    Safetensors file;
+    const char *error = translation_model_load(path, model, src_vocab, tgt_vocab, &file);
+    if (error) die("%s", error);
+    safetensors_free(&file);
+}
+
 static int run_translate(int argc, char **argv)
 {
     const char *model_path = "multi30k.safetensors";
@@ -1081,13 +1091,9 @@ static int run_translate(int argc, char **argv)
     }
     Model model;
     Vocab src_vocab, tgt_vocab;
-    Safetensors file;
-    const char *error = translation_model_load(model_path, &model, &src_vocab, &tgt_vocab,
-                                               &file);
-    if (error) die("%s", error);
-    safetensors_free(&file);
+    load_translator(model_path, &model, &src_vocab, &tgt_vocab);
     
-#line 755 "book/translate.nw"
+#line 787 "book/translate.nw"
 const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
 model_prepare(&model, batch_limit, max_len, 1);
 KVCache cache;
@@ -1108,7 +1114,7 @@ bool more = true;
 while (more) {
     int batch = 0, src_len = 1;
     
-#line 791 "book/translate.nw"
+#line 823 "book/translate.nw"
 int lengths_in[1024];
 while (batch < batch_limit) {
     if (!fgets(line, sizeof line, stdin)) {
@@ -1122,13 +1128,8 @@ while (batch < batch_limit) {
         die("standard input:%ld: longer than %d bytes", line_number, TEXT_MAX_LINE_BYTES);
     if (tokenize_line(german, line, length, &tokens))
         die("standard input:%ld: %s", line_number, tokens.error);
-    int n = 0;
-    int *row = src + (size_t)batch * max_len;
-    row[n++] = VOCAB_START;
-    for (char *token = strtok(tokens.text, " "); token && n < max_len - 1;
-         token = strtok(NULL, " "))
-        row[n++] = vocab_lookup(&src_vocab, token);
-    row[n++] = VOCAB_END;
+    const int n = number_sentence(src + (size_t)batch * max_len, tokens.text, &src_vocab,
+                                  max_len);
     lengths_in[batch++] = n;
     if (n > src_len) src_len = n;
 }
@@ -1137,7 +1138,7 @@ for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded 
     memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
     for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
 }
-#line 775 "book/translate.nw"
+#line 807 "book/translate.nw"
     if (batch == 0) break;
     padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
     if (beam_size == 1)
@@ -1147,7 +1148,7 @@ for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded 
         beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
                     &settings);
     
-#line 827 "book/translate.nw"
+#line 854 "book/translate.nw"
 for (int b = 0; b < batch; b++) {
     const int *row = out + (size_t)b * max_len;
     size_t used = 0;
@@ -1164,17 +1165,17 @@ for (int b = 0; b < batch; b++) {
         die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
     puts(text.text);
 }
-#line 784 "book/translate.nw"
+#line 816 "book/translate.nw"
 }
 free(src), free(src_keep), free(out), free(lengths);
 beam_free(&beam);
 decoder_cache_free(&cache);
-#line 745 "book/translate.nw"
+#line 777 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 991 "book/translate.nw"
+#line 1018 "book/translate.nw"
 static int run_attention(int argc, char **argv)
 {
     const char *model_path = "multi30k.safetensors", *kind = "cross";
@@ -1197,17 +1198,13 @@ static int run_attention(int argc, char **argv)
     }
     Model model;
     Vocab src_vocab, tgt_vocab;
-    Safetensors file;
-    const char *error = translation_model_load(model_path, &model, &src_vocab, &tgt_vocab,
-                                               &file);
-    if (error) die("%s", error);
-    safetensors_free(&file);
+    load_translator(model_path, &model, &src_vocab, &tgt_vocab);
     const Config *c = &model.config;
     if (layer < 0) layer = c->layers - 1;
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     
-#line 1031 "book/translate.nw"
+#line 1054 "book/translate.nw"
 static TextLine tokens;
 char line[TEXT_MAX_LINE_BYTES + 2];
 if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
@@ -1216,11 +1213,8 @@ line[length] = '\0';
 if (tokenize_line((TextOptions){TEXT_GERMAN, true}, line, length, &tokens))
     die("standard input:1: %s", tokens.error);
 const int max_len = c->max_len;
-int *src = xmalloc((size_t)max_len * sizeof *src), src_len = 0;
-src[src_len++] = VOCAB_START;
-for (char *t = strtok(tokens.text, " "); t && src_len < max_len - 1; t = strtok(NULL, " "))
-    src[src_len++] = vocab_lookup(&src_vocab, t);
-src[src_len++] = VOCAB_END;
+int *src = xmalloc((size_t)max_len * sizeof *src);
+const int src_len = number_sentence(src, tokens.text, &src_vocab, max_len);
 uint8_t *keep = xmalloc((size_t)max_len * max_len);
 padding_mask(keep, src, 1, src_len, VOCAB_BLANK);
 model_prepare(&model, 1, max_len, max_len);
@@ -1230,9 +1224,9 @@ DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, m
 int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
 greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
 decoder_cache_free(&cache);
-#line 1023 "book/translate.nw"
+#line 1046 "book/translate.nw"
     
-#line 1059 "book/translate.nw"
+#line 1079 "book/translate.nw"
 const int tgt_len = out_len - 1;
 uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
 target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -1262,7 +1256,7 @@ for (int i = 0; i < rows; i++) {
     putchar('\n');
 }
 free(src), free(keep), free(out), free(tgt_keep);
-#line 1024 "book/translate.nw"
+#line 1047 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
@@ -1518,7 +1512,7 @@ static const Command commands[] = {
  "references per line. --lowercase (or -lc) scores lowercased text.\n"
  "Files must be UTF-8; different line counts are an error (status 1).\n",
  NULL, run_bleu},
-#line 846 "book/translate.nw"
+#line 873 "book/translate.nw"
 {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
  "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
  "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
@@ -1540,7 +1534,7 @@ static const Command commands[] = {
  "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
  "--batch: lines decoded together (32).\n",
  NULL, run_translate},
-#line 1091 "book/translate.nw"
+#line 1111 "book/translate.nw"
 {"attention", "print one attention map of a translation (Chapter 18)",
  "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
  "                             [--layer L] [--head H|mean] < sentence.de\n\n"

@@ -241,7 +241,7 @@ matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, q + q_offset, d_model,
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
-    if (fast_kernels) { dropout_mask_parallel(keep_scale, n, p, rng); return; }
+    if (fast_kernels) { dropout_mask_parallel(keep_scale, n, p, rng); return; }   /* Ch. 19 */
     const float scale = 1.0f / (1.0f - p);
     for (size_t i = 0; i < n; i++) keep_scale[i] = rng_uniform(rng) < p ? 0.0f : scale;
 }
