@@ -8,7 +8,7 @@
 #include <string.h>
 #line 408 "book/tensor.nw"
 #include <math.h>
-#line 515 "book/tensor.nw"
+#line 537 "book/tensor.nw"
 #include <cblas.h>
 #line 75 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
@@ -156,17 +156,30 @@ static inline float element(const float *x, int ld, bool transposed, int row, in
     return transposed ? x[(size_t)col * ld + row] : x[(size_t)row * ld + col];
 }
 #line 481 "book/tensor.nw"
+static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
+                             const float *y, int y_rows, int y_cols, int ldy)
+{
+    if (x_rows == 0 || x_cols == 0 || y_rows == 0 || y_cols == 0) return false;
+    uintptr_t x_first = (uintptr_t)x, y_first = (uintptr_t)y;
+    uintptr_t x_end = x_first + ((size_t)(x_rows - 1) * ldx + x_cols) * sizeof(float);
+    uintptr_t y_end = y_first + ((size_t)(y_rows - 1) * ldy + y_cols) * sizeof(float);
+    return x_first < y_end && y_first < x_end;
+}
+#line 499 "book/tensor.nw"
 void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
                       float alpha, const float *a, int lda, const float *b, int ldb,
                       float beta, float *c, int ldc)
 {
     
-#line 503 "book/tensor.nw"
+#line 522 "book/tensor.nw"
 ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
 ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
 ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
 ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-#line 486 "book/tensor.nw"
+ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
+       && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
+       "the product's result overlaps an operand");
+#line 504 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -177,19 +190,41 @@ ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc,
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 519 "book/tensor.nw"
+#line 552 "book/tensor.nw"
+/* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
+static void scale_matrix(int m, int n, float beta, float *c, int ldc)
+{
+    for (int i = 0; i < m; i++) {
+        float *row = c + (size_t)i * ldc;
+        if (beta == 0.0f)
+            memset(row, 0, (size_t)n * sizeof *row);
+        else
+            for (int j = 0; j < n; j++) row[j] *= beta;
+    }
+}
+#line 580 "book/tensor.nw"
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
 {
     
-#line 503 "book/tensor.nw"
+#line 522 "book/tensor.nw"
 ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
 ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
 ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
 ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-#line 524 "book/tensor.nw"
+ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
+       && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
+       "the product's result overlaps an operand");
+#line 585 "book/tensor.nw"
     if (m == 0 || n == 0) return;
+    
+#line 566 "book/tensor.nw"
+if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
+    if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
+    return;
+}
+#line 587 "book/tensor.nw"
     
 #line 491 "book/fast.nw"
 if (split_products && threads_in_use > 1 && !omp_in_parallel()
@@ -198,7 +233,11 @@ if (split_products && threads_in_use > 1 && !omp_in_parallel()
                       ldc);
     return;
 }
-#line 526 "book/tensor.nw"
+#line 588 "book/tensor.nw"
+    
+#line 576 "book/tensor.nw"
+if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
+#line 589 "book/tensor.nw"
     
 #line 552 "book/fast.nw"
 if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
@@ -207,12 +246,12 @@ if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta
                 transpose_a ? lda : 1, beta, c, 1);
     return;
 }
-#line 527 "book/tensor.nw"
+#line 590 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 545 "book/tensor.nw"
+#line 608 "book/tensor.nw"
 MatmulKernel matmul_kernel = MATMUL_BLAS;
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
@@ -225,7 +264,7 @@ if (matmul_log)
     #pragma omp critical(matmul_log)   /* heads call matmul on several threads at once */
     matmul_log_add(matmul_log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
                                              m, n, k});
-#line 552 "book/tensor.nw"
+#line 615 "book/tensor.nw"
     if (matmul_kernel == MATMUL_REFERENCE)
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);

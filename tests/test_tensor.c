@@ -208,12 +208,28 @@ static void multiply_with_a_short_leading_dimension(void)
     matmul_blas(false, false, 2, 2, 3, 1.0f, a, 2 /* < k = 3 */, b, 2, 0.0f, c, 2);
 }
 
+/* c = a b with c written over the last row of a: BLAS forbids it, so must we (both kernels). */
+static void multiply_into_an_operand_blas(void)
+{
+    float a[6] = {0}, b[6] = {0};
+    matmul_blas(false, false, 2, 2, 3, 1.0f, a, 3, b, 2, 0.0f, a + 3, 2);
+}
+
+static void multiply_into_an_operand_reference(void)
+{
+    float a[6] = {0}, b[6] = {0};
+    matmul_reference(false, true, 2, 2, 3, 1.0f, a, 3, b, 3, 0.0f, b + 4, 2);
+}
+
 START_TEST(broken_invariants_abort_naming_the_book_line)
 {
     expect_internal_error(add_a_view_twice, "flat_find(buffer, name) < 0: view x added twice");
     expect_internal_error(add_a_view_after_allocation,
                           "buffer->data == NULL: view y added after the buffer was allocated");
     expect_internal_error(multiply_with_a_short_leading_dimension, "leading dimension lda=2 too small");
+    expect_internal_error(multiply_into_an_operand_blas, "the product's result overlaps an operand");
+    expect_internal_error(multiply_into_an_operand_reference,
+                          "the product's result overlaps an operand");
 }
 END_TEST
 
@@ -316,6 +332,67 @@ START_TEST(matmul_alpha_zero_reads_neither_a_nor_b)
 }
 END_TEST
 
+/* The same rule on the single-row path (m = 1, a matrix-vector product) and with alpha = 0
+   and beta = 0 together: c becomes zeros, even where it held NaN. */
+START_TEST(matmul_alpha_zero_single_row_and_beta_zero)
+{
+    const float a[3] = {NAN, 1, 2}, b[6] = {1, NAN, 2, 3, 4, 5};
+    for (int kernel = 0; kernel < 2; kernel++) {
+        float c[2] = {1, 2};
+        (kernel ? matmul_blas : matmul_reference)(false, false, 1, 2, 3, 0.0f, a, 3, b, 2,
+                                                  0.5f, c, 2);
+        ck_assert_float_eq(c[0], 0.5f);
+        ck_assert_float_eq(c[1], 1.0f);
+        float d[2] = {NAN, INFINITY};
+        (kernel ? matmul_blas : matmul_reference)(false, false, 1, 2, 3, 0.0f, a, 3, b, 2,
+                                                  0.0f, d, 2);
+        ck_assert_float_eq(d[0], 0.0f);
+        ck_assert_float_eq(d[1], 0.0f);
+    }
+}
+END_TEST
+
+/* beta = 0: the old c is not read, so NaN and infinity in it never reach the result; on
+   every path (one row, a small product, a large one that may be split between threads). */
+START_TEST(matmul_beta_zero_ignores_nan_in_c)
+{
+    enum { M = 64, N = 80, K = 48 };
+    static float a[M * K], b[K * N], c[M * N], expected[M * N];
+    Rng rng;
+    rng_seed(&rng, 11, 3);
+    for (int i = 0; i < M * K; i++) a[i] = rng_uniform(&rng);
+    for (int i = 0; i < K * N; i++) b[i] = rng_uniform(&rng);
+    const int rows[3] = {1, 3, M};
+    for (int r = 0; r < 3; r++) {
+        const int m = rows[r];
+        matmul_reference(false, false, m, N, K, 1.0f, a, K, b, N, 0.0f, expected, N);
+        for (int i = 0; i < m * N; i++) c[i] = i % 2 ? NAN : -INFINITY;
+        matmul_blas(false, false, m, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
+        for (int i = 0; i < m * N; i++) {
+            ck_assert_msg(isfinite(c[i]), "m=%d: c[%d] = %g", m, i, c[i]);
+            /* a dot product of K terms in [0, 1): the bound of equation (dot-error), twice */
+            ck_assert_float_eq_tol(c[i], expected[i], 2.0f * K * 0x1p-24f * K);
+        }
+    }
+}
+END_TEST
+
+/* k = 0: an empty sum, so c = beta c, and neither a nor b is touched (they may be NULL). */
+START_TEST(matmul_empty_inner_dimension_scales_c)
+{
+    for (int kernel = 0; kernel < 2; kernel++) {
+        float c[4] = {1, 2, NAN, 4};
+        (kernel ? matmul_blas : matmul_reference)(false, false, 2, 2, 0, 1.0f, NULL, 1, NULL, 2,
+                                                  0.0f, c, 2);
+        for (int i = 0; i < 4; i++) ck_assert_float_eq(c[i], 0.0f);
+        float d[4] = {1, 2, 3, 4};
+        (kernel ? matmul_blas : matmul_reference)(true, true, 2, 2, 0, 1.0f, NULL, 2, NULL, 1,
+                                                  2.0f, d, 2);
+        for (int i = 0; i < 4; i++) ck_assert_float_eq(d[i], 2.0f * (float)(i + 1));
+    }
+}
+END_TEST
+
 /* matmul forwards to the kernel that matmul_kernel names. */
 START_TEST(matmul_dispatches_to_the_chosen_kernel)
 {
@@ -353,6 +430,9 @@ Suite *tensor_suite(void)
     tcase_add_test(mm, matmul_reference_hand_computed);
     tcase_add_test(mm, matmul_reference_agrees_with_blas);
     tcase_add_test(mm, matmul_alpha_zero_reads_neither_a_nor_b);
+    tcase_add_test(mm, matmul_alpha_zero_single_row_and_beta_zero);
+    tcase_add_test(mm, matmul_beta_zero_ignores_nan_in_c);
+    tcase_add_test(mm, matmul_empty_inner_dimension_scales_c);
     tcase_add_test(mm, matmul_dispatches_to_the_chosen_kernel);
     tcase_set_timeout(mm, 60);
     suite_add_tcase(suite, mm);
