@@ -25,7 +25,7 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/model.h tangled/model.c \
            tangled/safetensors.h tangled/safetensors.c tangled/gradcheck.h tangled/gradcheck.c \
            tangled/train.h tangled/train.c \
-           tangled/checkpoint.h tangled/checkpoint.c tangled/decode.h tangled/decode.c \
+           tangled/checkpoint.h tangled/checkpoint.c tangled/trainer.h tangled/trainer.c tangled/decode.h tangled/decode.c \
            tangled/text.h tangled/text.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \
            tangled/data.h tangled/data.c \
            tangled/figure.h tangled/figure.c tangled/main.c

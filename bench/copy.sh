@@ -137,7 +137,7 @@ LEN = 10
 def parse(side, r):
     text = open("%s/%s-%d.txt" % (out, side, r)).read()
     status, wall = open("%s/%s-%d.wall" % (out, side, r)).read().split()
-    epochs = re.findall(r"^epoch \d+  loss \S+  lr \S+  ([0-9.]+) s$", text, re.M)
+    epochs = re.findall(r"^epoch \d+  .*  ([0-9.]+) s$", text, re.M)
     m = re.search(r"^evaluation loss (\S+) after (\d+) steps in ([0-9.]+) s$", text, re.M)
     lines = re.findall(r"^  source (.*?) decoded (.*?) (exact|DIFFERENT)$", text, re.M)
     train = float(epochs[-1])   # seconds from the start of training to the last epoch's end

@@ -1,6 +1,6 @@
 # Figure: training and validation loss of the copy task, per epoch.
 # Data: transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 --log figures/copy-loss.csv
-# (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds)
+# (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second)
 set terminal cairolatex pdf size 11cm,6cm
 load 'figures/style.gp'
 set output 'figures/copy-loss.tex'

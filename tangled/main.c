@@ -10,25 +10,18 @@
 #include <string.h>
 #line 93 "book/program.nw"
 #include <errno.h>
-#line 511 "book/program.nw"
-#include <time.h>
 #line 528 "book/gradcheck.nw"
 #include "gradcheck.h"
-#line 250 "book/copy.nw"
+#line 502 "book/copy.nw"
 #include <unistd.h>
-#include "train.h"
-#line 457 "book/checkpoint.nw"
-#include <inttypes.h>
-#include <math.h>
-#include <signal.h>
-#include "checkpoint.h"
+#include "trainer.h"
 #line 541 "book/decode.nw"
 #include "decode.h"
 #line 1360 "book/text.nw"
 #include "text.h"
 #line 989 "book/bleu.nw"
 #include "bleu.h"
-#line 999 "book/translate.nw"
+#line 943 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #line 181 "book/fast.nw"
@@ -200,14 +193,7 @@ static int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 515 "book/program.nw"
-static double seconds_now(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
-}
-
+#line 533 "book/program.nw"
 static int run_time_matmul(int argc, char **argv)
 {
     int n = 256;
@@ -225,7 +211,7 @@ static int run_time_matmul(int argc, char **argv)
         } else usage_error("time-matmul", "unknown option '%s'", flag);
     }
     
-#line 547 "book/program.nw"
+#line 558 "book/program.nw"
 size_t size = (size_t)n * n;
 float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
 Rng rng;
@@ -243,7 +229,7 @@ double flops = 2.0 * n * n * (double)n;
 printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
        kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
 free(a);
-#line 539 "book/program.nw"
+#line 550 "book/program.nw"
     return 0;
 }
 #line 532 "book/gradcheck.nw"
@@ -300,7 +286,7 @@ printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n",
 return passed ? 0 : 1;
 #line 555 "book/gradcheck.nw"
 }
-#line 260 "book/copy.nw"
+#line 512 "book/copy.nw"
 enum { MODEL_SIZE_FLAGS = 4 };
 
 /* Fill flags[0..MODEL_SIZE_FLAGS) with --layers, --d-model, --d-ff and --heads of config. */
@@ -317,41 +303,54 @@ static void check_model_size(const char *command, const Config *config)
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
 }
-#line 464 "book/checkpoint.nw"
-static volatile sig_atomic_t stop_signal = 0;
+#line 536 "book/copy.nw"
+typedef struct {
+    int batch_size, len, vocab;
+    int *data;   /* [batch_size][len] */
+} CopyTask;
 
-static void note_stop_signal(int signal_number)
+static void copy_fill(void *task, Trainer *trainer)
 {
-    stop_signal = signal_number;
-    signal(signal_number, SIG_DFL);
+    CopyTask *copy = task;
+    copy_task_batch(copy->data, copy->batch_size, copy->len, copy->vocab,
+                    &trainer->progress->data_rng);
+    batch_fill(trainer->batch, copy->data, copy->data, 0);
 }
 
-/* From now on SIGINT and SIGTERM only set stop_signal (the first time). */
-static void catch_stop_signals(void)
+static double copy_validate(void *task, Trainer *trainer)
 {
-    struct sigaction action = {.sa_handler = note_stop_signal, .sa_flags = SA_RESTART};
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
+    CopyTask *copy = task;
+    Rng validation_rng;
+    rng_seed(&validation_rng, (uint64_t)trainer->progress->epoch, 4);
+    double validation = 0.0;
+    for (int v = 0; v < 2; v++) {
+        copy_task_batch(copy->data, copy->batch_size, copy->len, copy->vocab, &validation_rng);
+        batch_fill(trainer->batch, copy->data, copy->data, 0);
+        validation += evaluate_batch(trainer->model, trainer->batch, trainer->settings,
+                                     trainer->d_logprobs) / 2;
+    }
+    return validation;
 }
-
-/* The one line on standard error after a signal stopped training at step, saved to path. */
-static void report_stop_signal(long step, const char *path)
+#line 570 "book/copy.nw"
+static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
-    fprintf(stderr, "transformer: %s at step %ld; the checkpoint is %s\n",
-            stop_signal == SIGINT ? "interrupted" : "terminated", step, path);
+    if (outcome == TRAINER_FAILED) die("%s", trainer->message);
+    if (outcome == TRAINER_SIGNALLED) {
+        fprintf(stderr, "transformer: %s\n", trainer->message);
+        return 128 + trainer->signal_number;
+    }
+    return 0;
 }
-#line 280 "book/copy.nw"
+#line 585 "book/copy.nw"
 static int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int epochs = 20, batches = 20, batch_size = 80, len = 10, seed = 1;
-    const char *log_path = NULL;
-    const char *checkpoint_path = NULL, *resume_path = NULL;   /* Chapter 13 */
-    long checkpoint_every = 0, stop_after = 0;
+    TrainerSettings run = {0};
+    const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     
-#line 321 "book/copy.nw"
+#line 631 "book/copy.nw"
 IntegerFlag integers[4 + MODEL_SIZE_FLAGS] = {
     {"--epochs", 1, 10000, &epochs}, {"--batches", 1, 100000, &batches},
     {"--batch-size", 1, 4096, &batch_size}, {"--seed", 0, 1000000000, &seed}};
@@ -360,7 +359,7 @@ for (int a = 0; a < argc; a++) {
     const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
     if (strcmp(flag, "--log") == 0) {
         if (!value) usage_error("copy", "--log needs a file name");
-        log_path = value, a++;
+        run.log_path = value, a++;
         continue;
     }
     if (strcmp(flag, "--factor") == 0) {
@@ -368,24 +367,25 @@ for (int a = 0; a < argc; a++) {
         continue;
     }
     
-#line 409 "book/checkpoint.nw"
+#line 410 "book/checkpoint.nw"
 if (strcmp(flag, "--checkpoint") == 0 || strcmp(flag, "--resume") == 0) {
     if (!value || !*value) usage_error("copy", "%s needs a file name", flag);
-    *(flag[2] == 'c' ? &checkpoint_path : &resume_path) = value, a++;
+    *(flag[2] == 'c' ? &run.checkpoint_path : &resume_path) = value, a++;
     continue;
 }
 if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0) {
-    *(flag[2] == 'c' ? &checkpoint_every : &stop_after) =
+    *(flag[2] == 'c' ? &run.checkpoint_every : &run.stop_after) =
         (long)parse_integer("copy", flag, value, 1, 1000000000), a++;
     continue;
 }
-#line 337 "book/copy.nw"
+#line 647 "book/copy.nw"
     if (!read_integer_flag("copy", integers, 4 + MODEL_SIZE_FLAGS, flag, value))
         usage_error("copy", "unknown option '%s'", flag);
     a++;
 }
 check_model_size("copy", &config);
-#line 289 "book/copy.nw"
+#line 593 "book/copy.nw"
+    run.epochs = epochs;
     config.max_len = len;
     Model model;
     model_init(&model, config);
@@ -398,8 +398,16 @@ check_model_size("copy", &config);
     TrainingProgress progress = {.epoch = 1};
     rng_seed(&progress.data_rng, (uint64_t)seed, 2);
     rng_seed(&progress.dropout_rng, (uint64_t)seed, 3);
+    Batch batch;
+    batch_init(&batch, batch_size, len, len - 1);
+    CopyTask copy = {batch_size, len, config.src_vocab,
+                     xmalloc((size_t)batch_size * len * sizeof(int))};
+    Trainer trainer = {&model, &adam, &progress, &settings, &batch,
+                       xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float)),
+                       INFINITY, "", 0};
+    const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
     
-#line 427 "book/checkpoint.nw"
+#line 485 "book/checkpoint.nw"
 char recipe_text[6][32];
 snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
 snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -410,131 +418,26 @@ const char *const recipe[7][2] = {
     {"recipe.batches", recipe_text[1]}, {"recipe.len", recipe_text[2]},
     {"recipe.factor", recipe_text[3]}, {"recipe.warmup", recipe_text[4]},
     {"recipe.smoothing", recipe_text[5]}};
-Safetensors checkpoint_file;
+run.recipe = recipe, run.recipe_count = 7;
 if (resume_path) {
-    const char *error = checkpoint_load(resume_path, &model, &adam, &progress, recipe, 7,
-                                        &checkpoint_file);
-    if (error) die("%s", error);
-    safetensors_free(&checkpoint_file);
-    if (!checkpoint_path) checkpoint_path = resume_path;
+    if (trainer_resume(&trainer, resume_path, recipe, 7)) die("%s", trainer.message);
+    if (!run.checkpoint_path) run.checkpoint_path = resume_path;
     printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
            progress.epoch, progress.batch);
 }
-#line 302 "book/copy.nw"
-    Batch batch;
-    batch_init(&batch, batch_size, len, len - 1);
-    int *data = xmalloc((size_t)batch_size * len * sizeof *data);
-    float *d_logprobs = xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float));
-    int status = -1;   /* set when training stops early */
-    
-#line 388 "book/copy.nw"
-FILE *log = NULL;
-if (log_path) {
-    log = fopen(log_path, resume_path ? "a" : "w");
-    if (log == NULL) die("%s: cannot create the log: %s", log_path, strerror(errno));
-    if (ftell(log) == 0)
-        fprintf(log, "epoch,step,train_loss,validation_loss,learning_rate,seconds\n");
-}
-#line 363 "book/copy.nw"
-const bool terminal = isatty(STDOUT_FILENO);
-const double start = seconds_now();
-const long total_steps = (long)epochs * batches, first_step = adam.step;
-#line 490 "book/checkpoint.nw"
-if (checkpoint_path) catch_stop_signals();
-#line 367 "book/copy.nw"
-while (progress.epoch <= epochs) {
-    copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
-    batch_fill(&batch, data, data, 0);
-    const double loss = train_step(&model, &adam, &batch, &settings, d_logprobs,
-                                   &progress.dropout_rng);
-    
-#line 524 "book/checkpoint.nw"
-if (!isfinite(loss)) {
-    if (terminal) putchar('\n');
-    die("step %ld: the loss is %s; stopping%s%s", adam.step,
-        isnan(loss) ? "NaN" : "infinite", checkpoint_path ? "; the last checkpoint is kept in " : "",
-        checkpoint_path ? checkpoint_path : "");
-}
-#line 373 "book/copy.nw"
-    progress.loss_sum += loss, progress.batch++;
-    
-#line 431 "book/copy.nw"
-if (terminal) {
-    const double elapsed = seconds_now() - start;
-    const long done = adam.step - first_step;   /* steps taken by this process */
-    printf("\repoch %d/%d  step %ld/%ld  loss %.4f  %.0f tokens/s  lr %.2e  ETA %.0f s   ",
-           progress.epoch, epochs, adam.step, total_steps,
-           progress.loss_sum / progress.batch,
-           done * (double)batch_size * (len - 1) / elapsed,
-           learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
-           elapsed / done * (total_steps - adam.step));
-    fflush(stdout);
-}
-#line 375 "book/copy.nw"
-    if (progress.batch == batches) {
+#line 615 "book/copy.nw"
+    const double start = seconds_now();
+    const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
+    int status = trainer_exit_status(&trainer, outcome);
+    if (outcome == TRAINER_FINISHED) {
         
-#line 398 "book/copy.nw"
-if (log) {
-    
-#line 415 "book/copy.nw"
-Rng validation_rng;
-rng_seed(&validation_rng, (uint64_t)progress.epoch, 4);
-double validation = 0.0;
-for (int v = 0; v < 2; v++) {
-    copy_task_batch(data, batch_size, len, config.src_vocab, &validation_rng);
-    batch_fill(&batch, data, data, 0);
-    validation += evaluate_batch(&model, &batch, &settings, d_logprobs) / 2;
-}
-fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f\n", progress.epoch, adam.step,
-        progress.loss_sum / batches,
-        validation,
-        learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
-        seconds_now() - start);
-#line 400 "book/copy.nw"
-}
-if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too */
-    printf("epoch %d  loss %.4f  lr %.2e  %.1f s\n", progress.epoch,
-           progress.loss_sum / batches,
-           learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
-           seconds_now() - start);
-    fflush(stdout);
-}
-#line 377 "book/copy.nw"
-        progress.epoch++, progress.batch = 0, progress.loss_sum = 0.0;
-    }
-    
-#line 499 "book/checkpoint.nw"
-const bool stop = stop_signal || (stop_after && adam.step >= stop_after);
-if (checkpoint_path && (stop || progress.batch == 0
-                        || (checkpoint_every && adam.step % checkpoint_every == 0))) {
-    Safetensors scratch;
-    const char *error = checkpoint_save(checkpoint_path, &model, &adam, &progress, recipe, 7,
-                                        &scratch);
-    if (error) die("%s", error);
-}
-if (stop) {
-    if (terminal) putchar('\n');
-    if (stop_signal)
-        report_stop_signal(adam.step, checkpoint_path);
-    else
-        printf("stopped after step %ld%s%s\n", adam.step, checkpoint_path ? "; saved to " : "",
-               checkpoint_path ? checkpoint_path : "");
-    status = stop_signal ? 128 + stop_signal : 0;
-    break;
-}
-#line 380 "book/copy.nw"
-}
-if (terminal) putchar('\n');
-if (log && fclose(log) != 0) die("%s: cannot write the log: %s", log_path, strerror(errno));
-#line 308 "book/copy.nw"
-    if (status < 0) {
-        
-#line 448 "book/copy.nw"
+#line 673 "book/copy.nw"
+int *data = copy.data;
 double eval_loss = 0.0;
 for (int e = 0; e < 5; e++) {
     copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
     batch_fill(&batch, data, data, 0);
-    eval_loss += evaluate_batch(&model, &batch, &settings, d_logprobs) / 5;
+    eval_loss += evaluate_batch(&model, &batch, &settings, trainer.d_logprobs) / 5;
 }
 int examples = batch_size < 8 ? batch_size : 8, exact = 1;
 copy_task_batch(data, examples, len, config.src_vocab, &progress.data_rng);
@@ -556,10 +459,10 @@ for (int b = 0; b < examples; b++) {
     printf(" %s\n", same ? "exact" : "DIFFERENT");
 }
 free(out), free(keep);
-#line 310 "book/copy.nw"
+#line 620 "book/copy.nw"
         status = exact ? 0 : 1;
     }
-    free(data), free(d_logprobs);
+    free(copy.data), free(trainer.d_logprobs);
     batch_free(&batch);
     adam_free(&adam);
     model_free(&model);
@@ -789,30 +692,82 @@ printf("%s\n", line);
     free(files), free(paths);
     return 0;
 }
-#line 249 "book/translate.nw"
+#line 255 "book/translate.nw"
+typedef struct {
+    const Corpus *train, *validation;
+    const BatchPlan *plan, *validation_plan;
+    int *order;                        /* [plan->count]: the epoch's order of batches */
+    const char *model_path;
+    Vocab *src_vocab, *tgt_vocab;
+    char error[4400];                  /* why the model could not be saved */
+} TranslationTask;
+
+static void translation_start_epoch(void *task, int epoch)
+{
+    TranslationTask *t = task;
+    batch_order(t->order, t->plan->count, 1, epoch);
+}
+
+static void translation_fill(void *task, Trainer *trainer)
+{
+    TranslationTask *t = task;
+    const BatchSpan *span = &t->plan->spans[t->order[trainer->progress->batch]];
+    batch_fill_span(trainer->batch, t->train, t->plan, span, VOCAB_BLANK);
+}
+
+static double translation_validate(void *task, Trainer *trainer)
+{
+    TranslationTask *t = task;
+    Batch *batch = trainer->batch;
+    double validation_sum = 0.0;
+    long validation_tokens = 0;
+    for (int b = 0; b < t->validation_plan->count; b++) {
+        batch_fill_span(batch, t->validation, t->validation_plan, &t->validation_plan->spans[b],
+                        VOCAB_BLANK);
+        int tokens = 0;
+        for (int i = 0; i < batch->batch * batch->tgt_len; i++)
+            tokens += batch->tgt_y[i] != VOCAB_BLANK;
+        validation_sum += evaluate_batch(trainer->model, batch, trainer->settings,
+                                         trainer->d_logprobs) * tokens;
+        validation_tokens += tokens;
+    }
+    return validation_sum / (double)validation_tokens;
+}
+
+static const char *translation_save_best(void *task, const Model *model)
+{
+    TranslationTask *t = task;
+    Safetensors scratch;
+    const char *error = translation_model_save(t->model_path, model, t->src_vocab,
+                                               t->tgt_vocab, &scratch);
+    if (error) snprintf(t->error, sizeof t->error, "%s", error);
+    return error ? t->error : NULL;
+}
+#line 312 "book/translate.nw"
 static int run_train(int argc, char **argv)
 {
     const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
-    const char *checkpoint_path = "multi30k-last.safetensors", *resume_path = NULL;
-    const char *log_path = NULL;
-    int epochs = 30, token_budget = 2000, max_minutes = 0;
-    long checkpoint_every = 500, stop_after = 0;
+    const char *resume_path = NULL;
+    int epochs = 30, token_budget = 2000;
+    TrainerSettings run = {.checkpoint_path = "multi30k-last.safetensors",
+                           .checkpoint_every = 500};
     Config config = config_default(0, 0, 3);
     config.d_model = 256, config.d_ff = 1024, config.heads = 8;
-    TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400};
+    TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
+                              .pad = VOCAB_BLANK};
     
-#line 273 "book/translate.nw"
+#line 338 "book/translate.nw"
 int subset = 0;
 IntegerFlag integers[4 + MODEL_SIZE_FLAGS] = {
     {"--epochs", 1, 100000, &epochs}, {"--token-budget", 16, 1000000, &token_budget},
-    {"--minutes", 1, 100000, &max_minutes}, {"--subset", 1, 100000000, &subset}};
+    {"--minutes", 1, 100000, &run.max_minutes}, {"--subset", 1, 100000000, &subset}};
 model_size_flags(integers + 4, &config);
 for (int a = 0; a < argc; a++) {
     const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
     static const char *const names[] = {"--data", "--model", "--checkpoint", "--resume",
                                         "--log"};
-    const char **paths[] = {&data_dir, &model_path, &checkpoint_path, &resume_path,
-                            &log_path};
+    const char **paths[] = {&data_dir, &model_path, &run.checkpoint_path, &resume_path,
+                            &run.log_path};
     int f = 0;
     while (f < 5 && strcmp(flag, names[f]) != 0) f++;
     if (f < 5) {
@@ -825,7 +780,7 @@ for (int a = 0; a < argc; a++) {
     } else if (strcmp(flag, "--warmup") == 0) {
         settings.warmup = (long)parse_integer("train", flag, value, 1, 10000000), a++;
     } else if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0) {
-        *(flag[2] == 'c' ? &checkpoint_every : &stop_after) =
+        *(flag[2] == 'c' ? &run.checkpoint_every : &run.stop_after) =
             (long)parse_integer("train", flag, value, 1, 1000000000), a++;
     } else if (strcmp(flag, "--factor") == 0) {
         settings.factor = parse_number("train", flag, value, 1e-6, 1e30), a++;
@@ -838,9 +793,10 @@ for (int a = 0; a < argc; a++) {
     }
 }
 check_model_size("train", &config);
-#line 260 "book/translate.nw"
+#line 324 "book/translate.nw"
+    run.epochs = epochs;
     
-#line 576 "book/translate.nw"
+#line 542 "book/translate.nw"
 const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
 static const char *const file_names[4] = {"train.de", "train.en", "val.de", "val.en"};
 TokenizedFile files[4];
@@ -862,13 +818,12 @@ Corpus train = corpus_number(&files[0], &files[1], &src_vocab, &tgt_vocab, subse
 Corpus validation = corpus_number(&files[2], &files[3], &src_vocab, &tgt_vocab, subset, 128);
 for (int f = 0; f < 4; f++) tokenized_file_free(&files[f]);
 config.src_vocab = src_vocab.size, config.tgt_vocab = tgt_vocab.size;
-const int pad = VOCAB_BLANK;
 printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
        train.count, validation.count, src_vocab.size, tgt_vocab.size);
 fflush(stdout);
-#line 261 "book/translate.nw"
+#line 326 "book/translate.nw"
     
-#line 318 "book/translate.nw"
+#line 383 "book/translate.nw"
 BatchPlan plan, validation_plan;
 batch_plan(&plan, &train, token_budget);
 batch_plan(&validation_plan, &validation, token_budget);
@@ -898,9 +853,13 @@ TrainingProgress progress = {.epoch = 1};
 rng_seed(&progress.data_rng, 1, 2), rng_seed(&progress.dropout_rng, 1, 3);
 Batch batch;
 batch_init(&batch, max_pairs, max_src, max_tgt - 1);
-float *d_logprobs = xmalloc((size_t)max_tgt_tokens * config.tgt_vocab * sizeof(float));
-int *order = xmalloc((size_t)plan.count * sizeof *order);
-#line 356 "book/translate.nw"
+TranslationTask task = {&train, &validation, &plan, &validation_plan,
+                        xmalloc((size_t)plan.count * sizeof(int)), model_path,
+                        &src_vocab, &tgt_vocab, ""};
+Trainer trainer = {&model, &adam, &progress, &settings, &batch,
+                   xmalloc((size_t)max_tgt_tokens * config.tgt_vocab * sizeof(float)),
+                   INFINITY, "", 0};
+#line 425 "book/translate.nw"
 char recipe_text[5][32];
 snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
 snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -911,154 +870,38 @@ const char *const recipe[7][2] = {
     {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
     {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
     {"recipe.smoothing", recipe_text[4]}};
-double best_validation = INFINITY;
+run.recipe = recipe, run.recipe_count = 7;
 if (resume_path) {
-    Safetensors file;
-    const char *error = checkpoint_load(resume_path, &model, &adam, &progress, recipe, 7,
-                                        &file);
-    if (error) die("%s", error);
-    char value[64];
-    if (safetensors_metadata(&file, "best_validation", value, sizeof value))
-        best_validation = strtod(value, NULL);
-    safetensors_free(&file);
+    if (trainer_resume(&trainer, resume_path, recipe, 7)) die("%s", trainer.message);
     printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
            progress.epoch, progress.batch);
 }
-#line 262 "book/translate.nw"
+#line 327 "book/translate.nw"
     
-#line 388 "book/translate.nw"
-FILE *log = NULL;
-if (log_path) {
-    log = fopen(log_path, resume_path ? "a" : "w");
-    if (log == NULL) die("%s: cannot create the log: %s", log_path, strerror(errno));
-    if (ftell(log) == 0)
-        fprintf(log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
-                     "tokens_per_second\n");
-}
-const bool terminal = isatty(STDOUT_FILENO);
-const double start = seconds_now();
-const long first_step = adam.step;
-long tokens_seen = 0;
-int status = -1;
-catch_stop_signals();   /* a run always has a checkpoint file */
-batch_order(order, plan.count, 1, progress.epoch);
-while (progress.epoch <= epochs && status < 0) {
-    const BatchSpan *span = &plan.spans[order[progress.batch]];
-    batch_fill_span(&batch, &train, &plan, span, pad);
-    const double loss = train_step(&model, &adam, &batch, &settings, d_logprobs,
-                                   &progress.dropout_rng);
-    if (!isfinite(loss)) {
-        if (terminal) putchar('\n');
-        die("step %ld: the loss is %s; stopping; the last checkpoint is kept in %s",
-            adam.step, isnan(loss) ? "NaN" : "infinite", checkpoint_path);
-    }
-    for (int i = 0; i < batch.batch * batch.tgt_len; i++) tokens_seen += batch.tgt_y[i] != pad;
-    progress.loss_sum += loss, progress.batch++;
-    
-#line 450 "book/translate.nw"
-if (terminal) {
-    const double elapsed = seconds_now() - start;
-    const long done = adam.step - first_step;
-    const long left = (long)(epochs - progress.epoch) * plan.count + plan.count - progress.batch;
-    printf("\repoch %d/%d  batch %d/%d  step %ld  loss %.4f  %.0f tokens/s  lr %.2e  "
-           "ETA %.0f min   ", progress.epoch, epochs, progress.batch, plan.count, adam.step,
-           progress.loss_sum / progress.batch, tokens_seen / elapsed,
-           learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
-           elapsed / done * left / 60);
-    fflush(stdout);
-}
-#line 416 "book/translate.nw"
-    const bool epoch_done = progress.batch == plan.count;
-    const bool out_of_time = max_minutes && seconds_now() - start >= 60.0 * max_minutes;
-    if (epoch_done || out_of_time) {   /* the time budget ends with a validated model too */
-        
-#line 464 "book/translate.nw"
-double validation_sum = 0.0;
-long validation_tokens = 0;
-for (int b = 0; b < validation_plan.count; b++) {
-    batch_fill_span(&batch, &validation, &validation_plan, &validation_plan.spans[b], pad);
-    int tokens = 0;
-    for (int i = 0; i < batch.batch * batch.tgt_len; i++) tokens += batch.tgt_y[i] != pad;
-    validation_sum += evaluate_batch(&model, &batch, &settings, d_logprobs) * tokens;
-    validation_tokens += tokens;
-}
-const double validation_loss = validation_sum / (double)validation_tokens;
-const double elapsed = seconds_now() - start;
-if (log)
-    fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.1f,%.0f\n", progress.epoch, adam.step,
-            progress.loss_sum / progress.batch, validation_loss,
-            learning_rate(adam.step - 1, config.d_model, settings.factor, settings.warmup),
-            elapsed, tokens_seen / elapsed);
-if (log) fflush(log);
-if (!terminal) {
-    printf("epoch %d  step %ld  loss %.4f  validation %.4f  %.0f tokens/s  %.1f min\n",
-           progress.epoch, adam.step, progress.loss_sum / progress.batch, validation_loss,
-           tokens_seen / elapsed, elapsed / 60);
-    fflush(stdout);
-}
-if (validation_loss < best_validation) {
-    best_validation = validation_loss;
-    
-#line 709 "book/translate.nw"
-Safetensors scratch;
-const char *error = translation_model_save(model_path, &model, &src_vocab, &tgt_vocab,
-                                           &scratch);
-if (error) die("%s", error);
-#line 490 "book/translate.nw"
-}
-#line 420 "book/translate.nw"
-    }
-    if (epoch_done) {
-        progress.epoch++, progress.batch = 0, progress.loss_sum = 0.0;
-        batch_order(order, plan.count, 1, progress.epoch);
-    }
-    const bool stop = stop_signal || out_of_time || (stop_after && adam.step >= stop_after);
-    if (stop || epoch_done || adam.step % checkpoint_every == 0) {
-        
-#line 719 "book/translate.nw"
-char best_text[32];
-snprintf(best_text, sizeof best_text, "%.17g", best_validation);
-const char *pairs[8][2];
-for (int i = 0; i < 7; i++) pairs[i][0] = recipe[i][0], pairs[i][1] = recipe[i][1];
-pairs[7][0] = "best_validation", pairs[7][1] = best_text;
-Safetensors scratch;
-const char *error = checkpoint_save(checkpoint_path, &model, &adam, &progress,
-                                    (const char *const (*)[2])pairs, 8, &scratch);
-if (error) die("%s", error);
-#line 428 "book/translate.nw"
-    }
-    if (stop) {
-        if (terminal) putchar('\n');
-        if (stop_signal)
-            report_stop_signal(adam.step, checkpoint_path);
-        else
-            printf("stopped after step %ld (%s); saved to %s\n", adam.step,
-                   out_of_time ? "time budget" : "--stop-after", checkpoint_path);
-        status = stop_signal ? 128 + stop_signal : 0;
-    }
-}
-if (status < 0) status = 0;
-if (terminal && status == 0) putchar('\n');
-if (log && fclose(log) != 0) die("%s: cannot write the log: %s", log_path, strerror(errno));
-if (isfinite(best_validation))
-    printf("best validation loss %.4f; model %s\n", best_validation, model_path);
+#line 448 "book/translate.nw"
+const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
+                            translation_validate, translation_save_best};
+const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
+const int status = trainer_exit_status(&trainer, outcome);
+if (isfinite(trainer.best_validation))
+    printf("best validation loss %.4f; model %s\n", trainer.best_validation, model_path);
 else
     printf("no validation yet, so no model saved; resume with --resume %s\n",
-           checkpoint_path);
-#line 263 "book/translate.nw"
+           run.checkpoint_path);
+#line 328 "book/translate.nw"
     
-#line 494 "book/translate.nw"
-free(order), free(d_logprobs);
+#line 460 "book/translate.nw"
+free(task.order), free(trainer.d_logprobs);
 vocab_free(&src_vocab), vocab_free(&tgt_vocab);
 batch_free(&batch);
 batch_plan_free(&plan), batch_plan_free(&validation_plan);
 corpus_free(&train), corpus_free(&validation);
 adam_free(&adam);
 model_free(&model);
-#line 264 "book/translate.nw"
+#line 329 "book/translate.nw"
     return status;
 }
-#line 743 "book/translate.nw"
+#line 687 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -1093,7 +936,7 @@ static int run_translate(int argc, char **argv)
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path, &model, &src_vocab, &tgt_vocab);
     
-#line 787 "book/translate.nw"
+#line 731 "book/translate.nw"
 const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
 model_prepare(&model, batch_limit, max_len, 1);
 KVCache cache;
@@ -1114,7 +957,7 @@ bool more = true;
 while (more) {
     int batch = 0, src_len = 1;
     
-#line 823 "book/translate.nw"
+#line 767 "book/translate.nw"
 int lengths_in[1024];
 while (batch < batch_limit) {
     if (!fgets(line, sizeof line, stdin)) {
@@ -1138,7 +981,7 @@ for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded 
     memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
     for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
 }
-#line 807 "book/translate.nw"
+#line 751 "book/translate.nw"
     if (batch == 0) break;
     padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
     if (beam_size == 1)
@@ -1148,7 +991,7 @@ for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded 
         beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
                     &settings);
     
-#line 854 "book/translate.nw"
+#line 798 "book/translate.nw"
 for (int b = 0; b < batch; b++) {
     const int *row = out + (size_t)b * max_len;
     size_t used = 0;
@@ -1165,17 +1008,17 @@ for (int b = 0; b < batch; b++) {
         die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
     puts(text.text);
 }
-#line 816 "book/translate.nw"
+#line 760 "book/translate.nw"
 }
 free(src), free(src_keep), free(out), free(lengths);
 beam_free(&beam);
 decoder_cache_free(&cache);
-#line 777 "book/translate.nw"
+#line 721 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1018 "book/translate.nw"
+#line 962 "book/translate.nw"
 static int run_attention(int argc, char **argv)
 {
     const char *model_path = "multi30k.safetensors", *kind = "cross";
@@ -1204,7 +1047,7 @@ static int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     
-#line 1054 "book/translate.nw"
+#line 998 "book/translate.nw"
 static TextLine tokens;
 char line[TEXT_MAX_LINE_BYTES + 2];
 if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
@@ -1224,9 +1067,9 @@ DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, m
 int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
 greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
 decoder_cache_free(&cache);
-#line 1046 "book/translate.nw"
+#line 990 "book/translate.nw"
     
-#line 1079 "book/translate.nw"
+#line 1023 "book/translate.nw"
 const int tgt_len = out_len - 1;
 uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
 target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -1256,7 +1099,7 @@ for (int i = 0; i < rows; i++) {
     putchar('\n');
 }
 free(src), free(keep), free(out), free(tgt_keep);
-#line 1047 "book/translate.nw"
+#line 991 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
@@ -1439,7 +1282,7 @@ static const Command commands[] = {
  "or standard normal (--normal).\n"
  "Seeds and streams are integers from 0 to 2^63 - 1.\n",
  NULL, run_random},
-#line 567 "book/program.nw"
+#line 578 "book/program.nw"
 {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
  "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
@@ -1454,7 +1297,7 @@ static const Command commands[] = {
  "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
  "bound (1e-2 for a layer, 5e-2 for the model).\n",
  NULL, run_gradcheck},
-#line 477 "book/copy.nw"
+#line 703 "book/copy.nw"
 {"copy", "train the copy task and decode examples (Chapter 12)",
  "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
  "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
@@ -1512,7 +1355,7 @@ static const Command commands[] = {
  "references per line. --lowercase (or -lc) scores lowercased text.\n"
  "Files must be UTF-8; different line counts are an error (status 1).\n",
  NULL, run_bleu},
-#line 873 "book/translate.nw"
+#line 817 "book/translate.nw"
 {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
  "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
  "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
@@ -1534,7 +1377,7 @@ static const Command commands[] = {
  "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
  "--batch: lines decoded together (32).\n",
  NULL, run_translate},
-#line 1111 "book/translate.nw"
+#line 1055 "book/translate.nw"
 {"attention", "print one attention map of a translation (Chapter 18)",
  "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
  "                             [--layer L] [--head H|mean] < sentence.de\n\n"

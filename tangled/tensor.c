@@ -10,6 +10,8 @@
 #include <math.h>
 #line 537 "book/tensor.nw"
 #include <cblas.h>
+#line 520 "book/program.nw"
+#include <time.h>
 #line 75 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
 {
@@ -271,6 +273,13 @@ if (matmul_log)
     else
         matmul_blas(transpose_a, transpose_b, m, n, k,
                     alpha, a, lda, b, ldb, beta, c, ldc);
+}
+#line 524 "book/program.nw"
+double seconds_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
 #line 116 "book/fast.nw"
 MatmulLog *matmul_log = NULL;

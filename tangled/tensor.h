@@ -87,6 +87,9 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
 #line 603 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 extern MatmulKernel matmul_kernel;
+#line 515 "book/program.nw"
+/* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
+double seconds_now(void);
 #line 91 "book/fast.nw"
 typedef struct {
     bool transpose_a, transpose_b, accumulate;   /* accumulate: beta != 0 */

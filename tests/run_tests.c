@@ -129,6 +129,7 @@ int main(void)
     srunner_add_suite(runner, gradients_suite());
     srunner_add_suite(runner, training_suite());
     srunner_add_suite(runner, checkpoint_suite());
+    srunner_add_suite(runner, trainer_suite());
     srunner_add_suite(runner, decode_suite());
     srunner_add_suite(runner, text_suite());
     srunner_add_suite(runner, beam_suite());

@@ -193,12 +193,15 @@ START_TEST(cli_copy_task_learns)
     ck_assert_ptr_nonnull(log);
     char line[256];
     ck_assert_ptr_nonnull(fgets(line, sizeof line, log));
-    ck_assert_str_eq(line, "epoch,step,train_loss,validation_loss,learning_rate,seconds\n");
+    ck_assert_str_eq(line, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
+                           "tokens_per_second\n");
     int rows = 0, epoch, step;
     double train, validation, lr, seconds, first_train = 0, last_validation = 1e9;
     while (fgets(line, sizeof line, log)) {
-        ck_assert_int_eq(sscanf(line, "%d,%d,%lf,%lf,%lf,%lf", &epoch, &step, &train,
-                                &validation, &lr, &seconds), 6);
+        double tokens_per_second;
+        ck_assert_int_eq(sscanf(line, "%d,%d,%lf,%lf,%lf,%lf,%lf", &epoch, &step, &train,
+                                &validation, &lr, &seconds, &tokens_per_second), 7);
+        ck_assert_double_gt(tokens_per_second, 0.0);
         ck_assert_int_eq(epoch, ++rows);
         ck_assert_int_eq(step, 20 * rows);
         if (rows == 1) first_train = train;

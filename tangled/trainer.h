@@ -1,0 +1,60 @@
+#line 250 "book/copy.nw"
+/* The training loop of every task: steps, progress line, CSV log, validation, best model,
+   checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
+   this file. */
+#ifndef TRAINER_H
+#define TRAINER_H
+#include "train.h"
+#line 281 "book/copy.nw"
+typedef struct {
+    Model *model;
+    Adam *adam;
+    TrainingProgress *progress;
+    const TrainSettings *settings;   /* the loss and the schedule */
+    Batch *batch;                    /* holds each step's batch */
+    float *d_logprobs;               /* [batch tokens][tgt_vocab]: train_step's scratch */
+    double best_validation;          /* lowest validation loss so far; INFINITY at first */
+    char message[4400];              /* why trainer_run stopped early */
+    int signal_number;               /* the signal that stopped it (Chapter 13) */
+} Trainer;
+#line 299 "book/copy.nw"
+typedef struct {
+    void *task;
+    int batches;   /* per epoch */
+    /* Begin epoch (counted from 1); NULL when there is nothing to do. */
+    void (*start_epoch)(void *task, int epoch);
+    /* Fill trainer->batch with the next training batch. */
+    void (*fill)(void *task, Trainer *trainer);
+    /* The loss per target token on held-out data, without dropout. */
+    double (*validate)(void *task, Trainer *trainer);
+    /* Save the model, the best so far: NULL, or a one-line error. NULL: keep no model. */
+    const char *(*save_best)(void *task, const Model *model);
+} BatchSource;
+#line 319 "book/copy.nw"
+typedef struct {
+    int epochs;                 /* train until the end of this epoch */
+    long stop_after;            /* stop after this step; 0: no limit */
+    int max_minutes;            /* stop after this much time; 0: no limit */
+    const char *log_path;       /* the CSV log; NULL: none */
+    const char *checkpoint_path;             /* Chapter 13 */
+    long checkpoint_every;
+    const char *const (*recipe)[2];
+    int recipe_count;
+} TrainerSettings;
+
+typedef enum {
+    TRAINER_FINISHED,   /* every epoch done */
+    TRAINER_STOPPED,    /* at stop_after or max_minutes, as asked */
+    TRAINER_SIGNALLED,  /* by SIGINT or SIGTERM: exit with 128 + stop_signal */
+    TRAINER_FAILED      /* message says why */
+} TrainerOutcome;
+
+TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
+                           const TrainerSettings *settings);
+#line 457 "book/checkpoint.nw"
+/* Load the checkpoint at path (which must match recipe) into the trainer's model, optimizer
+   and progress, with its best validation loss. NULL, or a one-line error. */
+const char *trainer_resume(Trainer *trainer, const char *path,
+                           const char *const (*recipe)[2], int recipe_count);
+#line 257 "book/copy.nw"
+#endif

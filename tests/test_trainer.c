@@ -1,0 +1,344 @@
+/* test_trainer.c -- the trainer of book/copy.nw (one loop for every task): it calls a batch
+   source in the right order, stops where asked, keeps the best model, reports failures; and
+   through the translation task (`transformer train`), as test_checkpoint.c does through the
+   copy task: resumption is bit-exact, SIGTERM saves and exits 143, a NaN loss stops. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "trainer.h"
+#include "tests.h"
+
+/* ---- the loop, with a source that records what it is asked ---- */
+
+enum { BATCH = 8, LEN = 6, EPOCHS = 3, BATCHES = 4 };
+
+typedef struct {
+    int data[BATCH * LEN];
+    int epochs_started[EPOCHS + 2], starts, fills, validations, saves;
+    const double *validation;   /* the losses validate returns, in turn */
+    bool fail_to_save;
+} RecordingTask;
+
+static void recording_start(void *task, int epoch)
+{
+    RecordingTask *t = task;
+    t->epochs_started[t->starts++] = epoch;
+}
+
+static void recording_fill(void *task, Trainer *trainer)
+{
+    RecordingTask *t = task;
+    t->fills++;
+    copy_task_batch(t->data, BATCH, LEN, 11, &trainer->progress->data_rng);
+    batch_fill(trainer->batch, t->data, t->data, 0);
+}
+
+static double recording_validate(void *task, Trainer *trainer)
+{
+    RecordingTask *t = task;
+    return t->validation[t->validations++];
+}
+
+static const char *recording_save(void *task, const Model *model)
+{
+    RecordingTask *t = task;
+    t->saves++;
+    return t->fail_to_save ? "cannot save: a test" : NULL;
+}
+
+typedef struct {
+    Model model;
+    Adam adam;
+    TrainingProgress progress;
+    TrainSettings settings;
+    Batch batch;
+    Trainer trainer;
+} Run2;
+
+static void setup(Run2 *r)
+{
+    Config config = config_default(11, 11, 1);
+    config.d_model = 16, config.d_ff = 32, config.heads = 2, config.max_len = LEN;
+    model_init(&r->model, config);
+    Rng rng;
+    rng_seed(&rng, 1, 1);
+    model_initialize_parameters(&r->model, &rng);
+    model_prepare(&r->model, BATCH, LEN, LEN);
+    adam_init(&r->adam, &r->model.parameters, 0.9, 0.98, 1e-9);
+    r->progress = (TrainingProgress){.epoch = 1};
+    rng_seed(&r->progress.data_rng, 1, 2), rng_seed(&r->progress.dropout_rng, 1, 3);
+    r->settings = (TrainSettings){.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
+    batch_init(&r->batch, BATCH, LEN, LEN - 1);
+    r->trainer = (Trainer){&r->model, &r->adam, &r->progress, &r->settings, &r->batch,
+                           malloc((size_t)BATCH * LEN * 11 * sizeof(float)), INFINITY, "", 0};
+}
+
+static void teardown(Run2 *r)
+{
+    free(r->trainer.d_logprobs);
+    batch_free(&r->batch);
+    adam_free(&r->adam);
+    model_free(&r->model);
+}
+
+START_TEST(trainer_calls_the_source_in_order_and_keeps_the_best)
+{
+    static Run2 r;
+    setup(&r);
+    const double losses[EPOCHS] = {2.0, 1.0, 1.5};   /* the second epoch is the best */
+    RecordingTask task = {.validation = losses};
+    const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
+                                recording_validate, recording_save};
+    char log_path[] = "/tmp/transformer-test-trainer-XXXXXX";
+    close(mkstemp(log_path));
+    const TrainerSettings run = {.epochs = EPOCHS, .log_path = log_path};
+    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FINISHED);
+    ck_assert_int_eq(task.starts, EPOCHS);
+    for (int e = 0; e < EPOCHS; e++) ck_assert_int_eq(task.epochs_started[e], e + 1);
+    ck_assert_int_eq(task.fills, EPOCHS * BATCHES);
+    ck_assert_int_eq(task.validations, EPOCHS);
+    ck_assert_int_eq(task.saves, 2);                  /* epochs 1 and 2 improved */
+    ck_assert_double_eq(r.trainer.best_validation, 1.0);
+    ck_assert_int_eq(r.adam.step, EPOCHS * BATCHES);
+    ck_assert_int_eq(r.progress.epoch, EPOCHS + 1);
+    ck_assert_int_eq(r.progress.batch, 0);
+    /* the log: a header of 7 columns, then one row per epoch with the validation loss */
+    char text[4096];
+    read_text(log_path, text, sizeof text);
+    static const char header[] = "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
+                                 "tokens_per_second\n";
+    ck_assert_msg(strncmp(text, header, strlen(header)) == 0, "%s", text);
+    const char *row = strchr(text, '\n') + 1;
+    for (int e = 1; e <= EPOCHS; e++) {
+        int epoch;
+        long step;
+        double train, validation, rate, seconds, speed;
+        ck_assert_int_eq(sscanf(row, "%d,%ld,%lf,%lf,%lf,%lf,%lf", &epoch, &step, &train,
+                                &validation, &rate, &seconds, &speed), 7);
+        ck_assert_int_eq(epoch, e);
+        ck_assert_int_eq(step, e * BATCHES);
+        ck_assert_double_eq(validation, losses[e - 1]);
+        ck_assert(train > 0 && rate > 0 && speed > 0);
+        row = strchr(row, '\n') + 1;
+    }
+    ck_assert_str_eq(row, "");
+    unlink(log_path);
+    teardown(&r);
+}
+END_TEST
+
+START_TEST(trainer_stops_after_the_step_asked_for)
+{
+    static Run2 r;
+    setup(&r);
+    const double losses[EPOCHS] = {2.0, 1.0, 1.5};
+    RecordingTask task = {.validation = losses};
+    const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
+                                recording_validate, NULL};
+    const TrainerSettings run = {.epochs = EPOCHS, .stop_after = BATCHES + 1};
+    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_STOPPED);
+    ck_assert_int_eq(r.adam.step, BATCHES + 1);
+    ck_assert_int_eq(r.progress.epoch, 2);
+    ck_assert_int_eq(r.progress.batch, 1);
+    ck_assert_int_eq(task.validations, 1);
+    ck_assert_double_eq(r.trainer.best_validation, 2.0);   /* kept without a save_best */
+    teardown(&r);
+}
+END_TEST
+
+START_TEST(trainer_reports_a_failed_save_and_an_unwritable_log)
+{
+    static Run2 r;
+    setup(&r);
+    const double losses[EPOCHS] = {2.0, 1.0, 1.5};
+    RecordingTask task = {.validation = losses, .fail_to_save = true};
+    const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
+                                recording_validate, recording_save};
+    const TrainerSettings run = {.epochs = EPOCHS};
+    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FAILED);
+    ck_assert_str_eq(r.trainer.message, "cannot save: a test");
+    ck_assert_int_eq(r.adam.step, BATCHES);   /* it stopped at the first epoch's end */
+    const TrainerSettings no_log = {.epochs = EPOCHS, .log_path = "/nonexistent/dir/log.csv"};
+    ck_assert_int_eq(trainer_run(&r.trainer, &source, &no_log), TRAINER_FAILED);
+    ck_assert_msg(strstr(r.trainer.message, "/nonexistent/dir/log.csv: cannot create the log")
+                  == r.trainer.message, "%s", r.trainer.message);
+    teardown(&r);
+}
+END_TEST
+
+/* ---- the translation task: resumption, SIGTERM, NaN ---- */
+
+/* A directory with 32 pairs as training and validation set; the train flags of a tiny run. */
+static void make_data(char *dir)
+{
+    char command[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "head -32 data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
+             "head -32 data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
+             dir, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+}
+
+static void train_arguments(char *arguments, size_t size, const char *dir, const char *more)
+{
+    snprintf(arguments, size,
+             "train --data %s --layers 1 --d-model 16 --d-ff 32 --heads 2 --token-budget 200 "
+             "--warmup 20 --model %s/m.st --log %s/log.csv %s", dir, dir, dir, more);
+}
+
+static unsigned char *read_bytes(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    *size = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *bytes = malloc(*size ? *size : 1);
+    ck_assert_uint_eq(fread(bytes, 1, *size, f), *size);
+    fclose(f);
+    return bytes;
+}
+
+static void assert_same_file(const char *a, const char *b)
+{
+    size_t size_a, size_b;
+    unsigned char *bytes_a = read_bytes(a, &size_a), *bytes_b = read_bytes(b, &size_b);
+    ck_assert_uint_eq(size_a, size_b);
+    ck_assert_msg(memcmp(bytes_a, bytes_b, size_a) == 0, "%s and %s differ", a, b);
+    free(bytes_a), free(bytes_b);
+}
+
+START_TEST(train_resume_is_bit_exact)
+{
+    char dir[] = "/tmp/transformer-test-trainer-XXXXXX", arguments[2048], more[1024];
+    char path_a[128], path_b[128], command[256];
+    make_data(dir);
+    snprintf(path_a, sizeof path_a, "%s/a.st", dir);
+    snprintf(path_b, sizeof path_b, "%s/b.st", dir);
+    /* 3 epochs at once, and the same with two stops: inside the first epoch and later */
+    snprintf(more, sizeof more, "--epochs 3 --checkpoint %s", path_a);
+    train_arguments(arguments, sizeof arguments, dir, more);
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    ck_assert_ptr_nonnull(strstr(r->out, "best validation loss"));
+    snprintf(command, sizeof command, "mv %s/m.st %s/m-a.st", dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    snprintf(more, sizeof more, "--epochs 3 --checkpoint %s --stop-after 2", path_b);
+    train_arguments(arguments, sizeof arguments, dir, more);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    ck_assert_msg(strstr(r->out, "stopped after step 2 (--stop-after); saved to "), "%s", r->out);
+    snprintf(more, sizeof more, "--epochs 3 --resume %s --checkpoint %s --stop-after 5",
+             path_b, path_b);
+    train_arguments(arguments, sizeof arguments, dir, more);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    ck_assert_msg(strstr(r->out, "at step 2 (epoch 1, batch 2)"), "%s", r->out);
+    snprintf(more, sizeof more, "--epochs 3 --resume %s --checkpoint %s", path_b, path_b);
+    train_arguments(arguments, sizeof arguments, dir, more);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    assert_same_file(path_a, path_b);
+    snprintf(command, sizeof command, "%s/m-a.st", dir);
+    snprintf(path_a, sizeof path_a, "%s/m.st", dir);
+    assert_same_file(command, path_a);   /* the best model too */
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
+START_TEST(train_sigterm_saves_and_exits)
+{
+    char dir[] = "/tmp/transformer-test-trainer-XXXXXX", arguments[2048], more[1024];
+    char path[128], out[128], err[128], command[2600], text[4096];
+    make_data(dir);
+    snprintf(path, sizeof path, "%s/c.st", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    snprintf(more, sizeof more, "--epochs 100000 --checkpoint %s", path);
+    train_arguments(arguments, sizeof arguments, dir, more);
+    snprintf(command, sizeof command, "exec %s %s >%s 2>%s </dev/null", transformer_binary(),
+             arguments, out, err);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", command, (char *)NULL);
+        _exit(127);
+    }
+    struct stat info;
+    for (int i = 0; i < 12000 && stat(path, &info) != 0; i++) {   /* the first checkpoint */
+        ck_assert_msg(waitpid(pid, NULL, WNOHANG) == 0, "the run ended before saving");
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    ck_assert_msg(stat(path, &info) == 0, "no checkpoint within two minutes");
+    kill(pid, SIGTERM);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 143, "status %d", status);
+    read_text(err, text, sizeof text);
+    long step = -1;
+    ck_assert_msg(sscanf(text, "transformer: terminated at step %ld; the checkpoint is ", &step)
+                  == 1 && step > 0, "%s", text);
+    ck_assert_msg(strchr(text, '\n') == text + strlen(text) - 1, "not one line: %s", text);
+    /* the checkpoint holds that step: resuming starts there */
+    snprintf(more, sizeof more, "--epochs 100000 --resume %s --stop-after %ld", path, step + 1);
+    train_arguments(arguments, sizeof arguments, dir, more);
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    char expected[64];
+    snprintf(expected, sizeof expected, "at step %ld (epoch ", step);
+    ck_assert_msg(strstr(r->out, expected), "%s", r->out);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
+START_TEST(train_nan_loss_stops_and_keeps_the_checkpoint)
+{
+    char dir[] = "/tmp/transformer-test-trainer-XXXXXX", arguments[2048], more[1024];
+    char path[128], command[256];
+    make_data(dir);
+    snprintf(path, sizeof path, "%s/c.st", dir);
+    /* a factor of 1e30 makes the first update so large that the next loss is NaN */
+    snprintf(more, sizeof more, "--factor 1e30 --checkpoint-every 1 --checkpoint %s", path);
+    train_arguments(arguments, sizeof arguments, dir, more);
+    Run *r = run("", arguments);
+    ck_assert_int_eq(r->status, 1);
+    char expected[256];
+    snprintf(expected, sizeof expected,
+             "transformer: step 2: the loss is NaN; stopping; the last checkpoint is kept in %s\n",
+             path);
+    ck_assert_str_eq(r->err, expected);
+    snprintf(more, sizeof more, "--factor 1e30 --resume %s --stop-after 1", path);
+    train_arguments(arguments, sizeof arguments, dir, more);
+    r = run("", arguments);   /* the checkpoint is the one of step 1, before the damage */
+    ck_assert_msg(strstr(r->out, "at step 1 (epoch 1, batch 1)"), "%d: %s%s", r->status,
+                  r->out, r->err);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
+Suite *trainer_suite(void)
+{
+    Suite *suite = suite_create("trainer");
+    TCase *loop = tcase_create("loop");
+    tcase_add_test(loop, trainer_calls_the_source_in_order_and_keeps_the_best);
+    tcase_add_test(loop, trainer_stops_after_the_step_asked_for);
+    tcase_add_test(loop, trainer_reports_a_failed_save_and_an_unwritable_log);
+    suite_add_tcase(suite, loop);
+    TCase *train = tcase_create("train command");
+    tcase_set_timeout(train, 300);
+    tcase_add_test(train, train_resume_is_bit_exact);
+    tcase_add_test(train, train_sigterm_saves_and_exits);
+    tcase_add_test(train, train_nan_loss_stops_and_keeps_the_checkpoint);
+    suite_add_tcase(suite, train);
+    return suite;
+}
