@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+/* <<beam.c definitions>> */
 #line 102 "book/beam.nw"
 DecodeSettings decode_settings(int start, int end, int pad, int max_len)
 {
@@ -43,31 +44,31 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
     }
     if (len > 1) decoder_cache_start(model, cache, src, src_keep, batch, src_len);
     for (int t = 1; t < len; t++) {
-        
+        /* <<Feed each open row its last token; stop when no row is open>> */
 #line 176 "book/beam.nw"
-int open = 0;
-for (int b = 0; b < batch; b++) {
-    const int *row = out + (size_t)b * len;
-    const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
-    const bool feed = greedy_open(settings, row, lengths[b], t, limit);
-    cache->tokens[b] = feed ? row[t - 1] : settings->start;
-    open += feed;
-}
-if (open == 0) break;
+        int open = 0;
+        for (int b = 0; b < batch; b++) {
+            const int *row = out + (size_t)b * len;
+            const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
+            const bool feed = greedy_open(settings, row, lengths[b], t, limit);
+            cache->tokens[b] = feed ? row[t - 1] : settings->start;
+            open += feed;
+        }
+        if (open == 0) break;
 #line 169 "book/beam.nw"
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
-        
+        /* <<Append the most probable token to each open row>> */
 #line 190 "book/beam.nw"
-for (int b = 0; b < batch; b++) {
-    int *row = out + (size_t)b * len;
-    const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
-    if (!greedy_open(settings, row, lengths[b], t, limit)) continue;
-    const float *p = logprobs + (size_t)b * vocab;
-    int best = 0;
-    for (int w = 1; w < vocab; w++) if (p[w] > p[best]) best = w;
-    row[t] = best, lengths[b] = t + 1;
-    if (sums) sums[b] += p[best];
-}
+        for (int b = 0; b < batch; b++) {
+            int *row = out + (size_t)b * len;
+            const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
+            if (!greedy_open(settings, row, lengths[b], t, limit)) continue;
+            const float *p = logprobs + (size_t)b * vocab;
+            int best = 0;
+            for (int w = 1; w < vocab; w++) if (p[w] > p[best]) best = w;
+            row[t] = best, lengths[b] = t + 1;
+            if (sums) sums[b] += p[best];
+        }
 #line 171 "book/beam.nw"
     }
 }
@@ -113,6 +114,7 @@ void beam_free(Beam *beam)
     free(beam->hyp), free(beam->hyp_len), free(beam->hyp_sum), free(beam->hyp_score);
     memset(beam, 0, sizeof *beam);
 }
+/* <<Keep a finished output, in order of score>> */
 #line 416 "book/beam.nw"
 /* Keep for source b the output tokens[0..n] (the start symbol and n more) of sum s. */
 static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
@@ -168,53 +170,53 @@ bool beam_advance(Beam *beam, const float *logprobs)
     beam->done = true, beam->moved = false;
     for (int b = 0; b < beam->batch; b++) {
         if (beam->alive[b] == 0) continue;
-        
+        /* <<Find the best expansions of source [[b]]>> */
 #line 472 "book/beam.nw"
-const int width = beam->open[b];
-int n = 0;
-for (int j = 0; j < beam->alive[b]; j++) {
-    const int row = b * k + j;
-    const float *p = logprobs + (size_t)row * vocab;
-    for (int w = 0; w < vocab; w++) {
-        const double s = beam->sum[row] + p[w];
-        if (n == width && !(s > beam->top_sum[n - 1])) continue;
-        int i = n < width ? n++ : n - 1;
-        for (; i > 0 && beam->top_sum[i - 1] < s; i--) {
-            beam->top_sum[i] = beam->top_sum[i - 1];
-            beam->top_slot[i] = beam->top_slot[i - 1];
-            beam->top_token[i] = beam->top_token[i - 1];
+        const int width = beam->open[b];
+        int n = 0;
+        for (int j = 0; j < beam->alive[b]; j++) {
+            const int row = b * k + j;
+            const float *p = logprobs + (size_t)row * vocab;
+            for (int w = 0; w < vocab; w++) {
+                const double s = beam->sum[row] + p[w];
+                if (n == width && !(s > beam->top_sum[n - 1])) continue;
+                int i = n < width ? n++ : n - 1;
+                for (; i > 0 && beam->top_sum[i - 1] < s; i--) {
+                    beam->top_sum[i] = beam->top_sum[i - 1];
+                    beam->top_slot[i] = beam->top_slot[i - 1];
+                    beam->top_token[i] = beam->top_token[i - 1];
+                }
+                beam->top_sum[i] = s, beam->top_slot[i] = j, beam->top_token[i] = w;
+            }
         }
-        beam->top_sum[i] = s, beam->top_slot[i] = j, beam->top_token[i] = w;
-    }
-}
 #line 449 "book/beam.nw"
-        
+        /* <<Set the finished expansions aside and make the others the next beam>> */
 #line 497 "book/beam.nw"
-int alive = 0;
-for (int i = 0; i < n; i++) {
-    const int from = b * k + beam->top_slot[i], w = beam->top_token[i];
-    const int row = b * k + alive;
-    int *next = beam->next_prefix + (size_t)row * len;
-    memcpy(next, beam->prefix + (size_t)from * len, (size_t)t * sizeof *next);
-    next[t] = w;
-    if (w == beam->settings.end) {
-        keep_finished(beam, b, next, t, beam->top_sum[i]);
-        beam->open[b]--;
-        continue;
-    }
-    beam->next_sum[row] = beam->top_sum[i], beam->parent[row] = from, beam->feed[row] = w;
-    beam->moved = beam->moved || from != row;
-    alive++;
-}
-if (t >= beam->limit[b]) {
-    for (int j = 0; j < alive; j++)
-        keep_finished(beam, b, beam->next_prefix + (size_t)(b * k + j) * len, t,
-                      beam->next_sum[b * k + j]);
-    alive = 0;
-}
-beam->alive[b] = alive;
-for (int r = b * k + alive; r < (b + 1) * k; r++)
-    beam->parent[r] = r, beam->feed[r] = beam->settings.start;
+        int alive = 0;
+        for (int i = 0; i < n; i++) {
+            const int from = b * k + beam->top_slot[i], w = beam->top_token[i];
+            const int row = b * k + alive;
+            int *next = beam->next_prefix + (size_t)row * len;
+            memcpy(next, beam->prefix + (size_t)from * len, (size_t)t * sizeof *next);
+            next[t] = w;
+            if (w == beam->settings.end) {
+                keep_finished(beam, b, next, t, beam->top_sum[i]);
+                beam->open[b]--;
+                continue;
+            }
+            beam->next_sum[row] = beam->top_sum[i], beam->parent[row] = from, beam->feed[row] = w;
+            beam->moved = beam->moved || from != row;
+            alive++;
+        }
+        if (t >= beam->limit[b]) {
+            for (int j = 0; j < alive; j++)
+                keep_finished(beam, b, beam->next_prefix + (size_t)(b * k + j) * len, t,
+                              beam->next_sum[b * k + j]);
+            alive = 0;
+        }
+        beam->alive[b] = alive;
+        for (int r = b * k + alive; r < (b + 1) * k; r++)
+            beam->parent[r] = r, beam->feed[r] = beam->settings.start;
 #line 450 "book/beam.nw"
         beam->done = beam->done && beam->alive[b] == 0;
     }

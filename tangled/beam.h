@@ -3,6 +3,7 @@
 #ifndef BEAM_H
 #define BEAM_H
 #include "decode.h"
+/* <<beam.h declarations>> */
 #line 82 "book/beam.nw"
 typedef enum { PENALTY_GNMT, PENALTY_POWER } LengthPenalty;
 

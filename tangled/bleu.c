@@ -3,12 +3,14 @@
 #include "bleu.h"
 #include <stdlib.h>
 #include <string.h>
+/* <<bleu.c includes>> */
 #line 37 "book/bleu.nw"
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <wctype.h>
+/* <<bleu.c definitions>> */
 #line 223 "book/bleu.nw"
 typedef struct {
     char *text;           /* NUL-terminated; NULL while empty */
@@ -229,14 +231,14 @@ char *bleu_lowercase(const char *line)
         if (c[i] == 0x130) length = utf8_encode('i', encoded)
                                     + utf8_encode(0x307, encoded + 1);
         else if (c[i] == 0x3A3) {
-            
+            /* <<Choose final or medial sigma>> */
 #line 546 "book/bleu.nw"
-size_t before = i, after = i + 1;
-while (before > 0 && case_ignorable(c[before - 1])) before--;
-while (after < n && case_ignorable(c[after])) after++;
-const bool final = before > 0 && is_cased(c[before - 1], utf8)
-                   && !(after < n && is_cased(c[after], utf8));
-length = utf8_encode(final ? 0x3C2 : 0x3C3, encoded);
+            size_t before = i, after = i + 1;
+            while (before > 0 && case_ignorable(c[before - 1])) before--;
+            while (after < n && case_ignorable(c[after])) after++;
+            const bool final = before > 0 && is_cased(c[before - 1], utf8)
+                               && !(after < n && is_cased(c[after], utf8));
+            length = utf8_encode(final ? 0x3C2 : 0x3C3, encoded);
 #line 537 "book/bleu.nw"
         } else length = utf8_encode((uint32_t)towlower_l((wint_t)c[i], utf8), encoded);
         text_put(&out, encoded, (size_t)length);
@@ -323,43 +325,43 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     Words hyp = words_of(hypothesis, lowercase);
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
     for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase);
-    
+    /* <<Add the hypothesis length and the closest reference length>> */
 #line 700 "book/bleu.nw"
-size_t closest = 0, closest_distance = SIZE_MAX;
-for (int r = 0; r < n_refs; r++) {
-    const size_t len = refs[r].count;
-    const size_t distance = len > hyp.count ? len - hyp.count : hyp.count - len;
-    if (distance < closest_distance || (distance == closest_distance && len < closest))
-        closest = len, closest_distance = distance;
-}
-stats->hyp_len += (long long)hyp.count;
-stats->ref_len += (long long)closest;
+    size_t closest = 0, closest_distance = SIZE_MAX;
+    for (int r = 0; r < n_refs; r++) {
+        const size_t len = refs[r].count;
+        const size_t distance = len > hyp.count ? len - hyp.count : hyp.count - len;
+        if (distance < closest_distance || (distance == closest_distance && len < closest))
+            closest = len, closest_distance = distance;
+    }
+    stats->hyp_len += (long long)hyp.count;
+    stats->ref_len += (long long)closest;
 #line 689 "book/bleu.nw"
     NGram **ref_ngrams = xmalloc((size_t)n_refs * sizeof *ref_ngrams);
     size_t *ref_count = xmalloc((size_t)n_refs * sizeof *ref_count);
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
-        
+        /* <<Add the clipped matches of order [[n]]>> */
 #line 715 "book/bleu.nw"
-size_t hyp_count;
-NGram *hyp_ngrams = sorted_ngrams(&hyp, n, &hyp_count);
-for (int r = 0; r < n_refs; r++)
-    ref_ngrams[r] = sorted_ngrams(&refs[r], n, &ref_count[r]);
-stats->total[n - 1] += (long long)hyp_count;
-for (size_t run = 0, end; run < hyp_count; run = end) {
-    end = run + first_above(hyp_ngrams + run, hyp_count - run, &hyp_ngrams[run], 0);
-    size_t in_reference = 0;
-    for (int r = 0; r < n_refs; r++) {
-        const NGram *key = &hyp_ngrams[run];
-        const size_t from = first_above(ref_ngrams[r], ref_count[r], key, -1);
-        const size_t to = first_above(ref_ngrams[r], ref_count[r], key, 0);
-        if (to - from > in_reference) in_reference = to - from;
-    }
-    const size_t in_hypothesis = end - run;
-    stats->correct[n - 1] += (long long)(in_hypothesis < in_reference ? in_hypothesis
-                                                                      : in_reference);
-}
-for (int r = 0; r < n_refs; r++) free(ref_ngrams[r]);
-free(hyp_ngrams);
+        size_t hyp_count;
+        NGram *hyp_ngrams = sorted_ngrams(&hyp, n, &hyp_count);
+        for (int r = 0; r < n_refs; r++)
+            ref_ngrams[r] = sorted_ngrams(&refs[r], n, &ref_count[r]);
+        stats->total[n - 1] += (long long)hyp_count;
+        for (size_t run = 0, end; run < hyp_count; run = end) {
+            end = run + first_above(hyp_ngrams + run, hyp_count - run, &hyp_ngrams[run], 0);
+            size_t in_reference = 0;
+            for (int r = 0; r < n_refs; r++) {
+                const NGram *key = &hyp_ngrams[run];
+                const size_t from = first_above(ref_ngrams[r], ref_count[r], key, -1);
+                const size_t to = first_above(ref_ngrams[r], ref_count[r], key, 0);
+                if (to - from > in_reference) in_reference = to - from;
+            }
+            const size_t in_hypothesis = end - run;
+            stats->correct[n - 1] += (long long)(in_hypothesis < in_reference ? in_hypothesis
+                                                                              : in_reference);
+        }
+        for (int r = 0; r < n_refs; r++) free(ref_ngrams[r]);
+        free(hyp_ngrams);
 #line 693 "book/bleu.nw"
     }
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
@@ -377,18 +379,18 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
     for (int n = 0; n < BLEU_MAX_ORDER; n++)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
-    
+    /* <<Compute the smoothed precisions and the order to average>> */
 #line 789 "book/bleu.nw"
-double smooth = 1.0;
-int order = BLEU_MAX_ORDER;
-for (int n = 0; n < BLEU_MAX_ORDER; n++) {
-    if (stats->total[n] == 0) break;
-    if (effective_order) order = n + 1;
-    if (stats->correct[n] == 0) {
-        smooth *= 2.0;
-        s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
-    } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
-}
+    double smooth = 1.0;
+    int order = BLEU_MAX_ORDER;
+    for (int n = 0; n < BLEU_MAX_ORDER; n++) {
+        if (stats->total[n] == 0) break;
+        if (effective_order) order = n + 1;
+        if (stats->correct[n] == 0) {
+            smooth *= 2.0;
+            s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
+        } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
+    }
 #line 780 "book/bleu.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
@@ -464,20 +466,20 @@ void bleu_read_lines(BleuLines *file, const char *path)
     fclose(in);
     if (error) die("cannot read %s: %s", path, strerror(error));
     char *text = text_finish(&t);
-    
+    /* <<Refuse a file that is not UTF-8 text>> */
 #line 965 "book/bleu.nw"
-const size_t valid = utf8_valid_prefix(text, t.length);
-const char *nul = memchr(text, '\0', t.length);
-const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
-if (bad < t.length) {
-    long line = 1;
-    size_t line_start = 0;
-    for (size_t i = 0; i < bad; i++)
-        if (text[i] == '\n') line++, line_start = i + 1;
-    die("%s, line %ld: %s (byte 0x%02x at byte %zu of the line)", path, line,
-        text[bad] == '\0' ? "a NUL byte, not text" : "not valid UTF-8",
-        (unsigned char)text[bad], bad - line_start + 1);
-}
+    const size_t valid = utf8_valid_prefix(text, t.length);
+    const char *nul = memchr(text, '\0', t.length);
+    const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
+    if (bad < t.length) {
+        long line = 1;
+        size_t line_start = 0;
+        for (size_t i = 0; i < bad; i++)
+            if (text[i] == '\n') line++, line_start = i + 1;
+        die("%s, line %ld: %s (byte 0x%02x at byte %zu of the line)", path, line,
+            text[bad] == '\0' ? "a NUL byte, not text" : "not valid UTF-8",
+            (unsigned char)text[bad], bad - line_start + 1);
+    }
 #line 944 "book/bleu.nw"
     file->text = text;
     file->count = 0;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "tensor.h"
+/* <<bleu.h declarations>> */
 #line 406 "book/bleu.nw"
 /* The line tokenized by sacreBLEU's 13a rules: words separated by single spaces, no space
    at either end. LINE is UTF-8; free() the result. */

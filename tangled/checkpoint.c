@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* <<checkpoint.c definitions>> */
 #line 84 "book/checkpoint.nw"
 static const char checkpoint_magic[] = "annotated-transformer-c checkpoint";
 enum { CHECKPOINT_VERSION = 1 };
@@ -76,15 +77,15 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                             Safetensors *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
-    
+    /* <<Refuse to save parameters that are not finite>> */
 #line 216 "book/checkpoint.nw"
-for (size_t i = 0; i < model->parameters.total; i++)
-    if (!isfinite(model->parameters.data[i])) {
-        snprintf(scratch->error, sizeof scratch->error,
-                 "%s: not saved: the parameters are not finite; the last checkpoint is kept",
-                 path);
-        return scratch->error;
-    }
+    for (size_t i = 0; i < model->parameters.total; i++)
+        if (!isfinite(model->parameters.data[i])) {
+            snprintf(scratch->error, sizeof scratch->error,
+                     "%s: not saved: the parameters are not finite; the last checkpoint is kept",
+                     path);
+            return scratch->error;
+        }
 #line 192 "book/checkpoint.nw"
     static Metadata meta;   /* 5 kB: static, and a checkpoint is saved by one thread */
     meta.count = 0;
@@ -93,35 +94,35 @@ for (size_t i = 0; i < model->parameters.total; i++)
     describe_model(&meta, &model->config, adam);
     for (int i = 0; i < n_recipe; i++)
         metadata_add(&meta, recipe[i][0], "%s", recipe[i][1]);
-    
+    /* <<Describe the progress of training>> */
 #line 226 "book/checkpoint.nw"
-metadata_add(&meta, "progress.step", "%ld", adam->step);
-metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
-metadata_add(&meta, "progress.batch", "%d", progress->batch);
-metadata_add(&meta, "progress.loss_sum", "%a", progress->loss_sum);
-const Rng *streams[2] = {&progress->data_rng, &progress->dropout_rng};
-const char *stream_keys[2][2] = {{"rng.data.state", "rng.data.increment"},
-                                 {"rng.dropout.state", "rng.dropout.increment"}};
-for (int s = 0; s < 2; s++) {
-    metadata_add(&meta, stream_keys[s][0], "%016" PRIx64, streams[s]->state);
-    metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
-}
+    metadata_add(&meta, "progress.step", "%ld", adam->step);
+    metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
+    metadata_add(&meta, "progress.batch", "%d", progress->batch);
+    metadata_add(&meta, "progress.loss_sum", "%a", progress->loss_sum);
+    const Rng *streams[2] = {&progress->data_rng, &progress->dropout_rng};
+    const char *stream_keys[2][2] = {{"rng.data.state", "rng.data.increment"},
+                                     {"rng.dropout.state", "rng.dropout.increment"}};
+    for (int s = 0; s < 2; s++) {
+        metadata_add(&meta, stream_keys[s][0], "%016" PRIx64, streams[s]->state);
+        metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
+    }
 #line 200 "book/checkpoint.nw"
-    
+    /* <<Note the number of threads>> */
 #line 566 "book/fast.nw"
-metadata_add(&meta, "run.threads", "%d", threads_in_use);
+    metadata_add(&meta, "run.threads", "%d", threads_in_use);
 #line 201 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
         {"", &model->parameters}, {"adam.m.", &adam->m}, {"adam.v.", &adam->v}};
-    
+    /* <<Hash the parts and the metadata, and add the checksum>> */
 #line 243 "book/checkpoint.nw"
-uint64_t hash = fnv_offset;
-for (int p = 0; p < 3; p++)
-    for (int i = 0; i < parts[p].buffer->count; i++)
-        hash = fnv1a(hash, flat_view(parts[p].buffer, i),
-                     parts[p].buffer->views[i].size * sizeof(float));
-for (int i = 0; i < meta.count; i++) hash = hash_entry(hash, meta.key[i], meta.value[i]);
-metadata_add(&meta, "checksum", "%016" PRIx64, hash);
+    uint64_t hash = fnv_offset;
+    for (int p = 0; p < 3; p++)
+        for (int i = 0; i < parts[p].buffer->count; i++)
+            hash = fnv1a(hash, flat_view(parts[p].buffer, i),
+                         parts[p].buffer->views[i].size * sizeof(float));
+    for (int i = 0; i < meta.count; i++) hash = hash_entry(hash, meta.key[i], meta.value[i]);
+    metadata_add(&meta, "checksum", "%016" PRIx64, hash);
 #line 204 "book/checkpoint.nw"
     const char *pairs[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) pairs[i][0] = meta.key[i], pairs[i][1] = meta.value[i];
@@ -148,99 +149,99 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     const char *error = safetensors_read(file, path);
     if (error) return error;
     char value[128];
-    
+    /* <<Check the magic and the version>> */
 #line 309 "book/checkpoint.nw"
-if (!safetensors_metadata(file, "magic", value, sizeof value)
-    || strcmp(value, checkpoint_magic) != 0)
-    return refuse(file, path, "not a checkpoint of this program (no magic '%s')",
-                  checkpoint_magic);
-if (!safetensors_metadata(file, "version", value, sizeof value)
-    || strtol(value, NULL, 10) != CHECKPOINT_VERSION)
-    return refuse(file, path, "checkpoint version '%s'; this program reads version %d",
-                  value, CHECKPOINT_VERSION);
+    if (!safetensors_metadata(file, "magic", value, sizeof value)
+        || strcmp(value, checkpoint_magic) != 0)
+        return refuse(file, path, "not a checkpoint of this program (no magic '%s')",
+                      checkpoint_magic);
+    if (!safetensors_metadata(file, "version", value, sizeof value)
+        || strtol(value, NULL, 10) != CHECKPOINT_VERSION)
+        return refuse(file, path, "checkpoint version '%s'; this program reads version %d",
+                      value, CHECKPOINT_VERSION);
 #line 295 "book/checkpoint.nw"
-    
+    /* <<Check the checksum>> */
 #line 324 "book/checkpoint.nw"
-uint64_t hash = fnv_offset;
-{
-    const unsigned char *data_start = NULL, *data_end = NULL;
-    for (int i = 0; i < file->count; i++) {
-        const unsigned char *begin = file->entries[i].data;
-        const unsigned char *end = begin + file->entries[i].size * sizeof(float);
-        if (data_start == NULL || begin < data_start) data_start = begin;
-        if (data_end == NULL || end > data_end) data_end = end;
+    uint64_t hash = fnv_offset;
+    {
+        const unsigned char *data_start = NULL, *data_end = NULL;
+        for (int i = 0; i < file->count; i++) {
+            const unsigned char *begin = file->entries[i].data;
+            const unsigned char *end = begin + file->entries[i].size * sizeof(float);
+            if (data_start == NULL || begin < data_start) data_start = begin;
+            if (data_end == NULL || end > data_end) data_end = end;
+        }
+        if (data_start) hash = fnv1a(hash, data_start, (size_t)(data_end - data_start));
+        cJSON *meta = cJSON_Parse(file->metadata_json);
+        const cJSON *entry;
+        cJSON_ArrayForEach(entry, meta)
+            if (cJSON_IsString(entry) && strcmp(entry->string, "checksum") != 0)
+                hash = hash_entry(hash, entry->string, entry->valuestring);
+        cJSON_Delete(meta);
     }
-    if (data_start) hash = fnv1a(hash, data_start, (size_t)(data_end - data_start));
-    cJSON *meta = cJSON_Parse(file->metadata_json);
-    const cJSON *entry;
-    cJSON_ArrayForEach(entry, meta)
-        if (cJSON_IsString(entry) && strcmp(entry->string, "checksum") != 0)
-            hash = hash_entry(hash, entry->string, entry->valuestring);
-    cJSON_Delete(meta);
-}
-char expected[32];
-snprintf(expected, sizeof expected, "%016" PRIx64, hash);
-if (!safetensors_metadata(file, "checksum", value, sizeof value)
-    || strcmp(value, expected) != 0)
-    return refuse(file, path, "checksum mismatch: the file is corrupt");
+    char expected[32];
+    snprintf(expected, sizeof expected, "%016" PRIx64, hash);
+    if (!safetensors_metadata(file, "checksum", value, sizeof value)
+        || strcmp(value, expected) != 0)
+        return refuse(file, path, "checksum mismatch: the file is corrupt");
 #line 296 "book/checkpoint.nw"
-    
+    /* <<Check that the file's configuration and recipe are this run's>> */
 #line 352 "book/checkpoint.nw"
-{
-    static Metadata run;
-    run.count = 0;
-    describe_model(&run, &model->config, adam);
-    for (int i = 0; i < n_recipe; i++) metadata_add(&run, recipe[i][0], "%s", recipe[i][1]);
-    for (int i = 0; i < run.count; i++)
-        if (!safetensors_metadata(file, run.key[i], value, sizeof value)
-            || strcmp(value, run.value[i]) != 0)
-            return refuse(file, path, "%s is %s in the checkpoint but %s in this run",
-                          run.key[i], *value ? value : "missing", run.value[i]);
-}
+    {
+        static Metadata run;
+        run.count = 0;
+        describe_model(&run, &model->config, adam);
+        for (int i = 0; i < n_recipe; i++) metadata_add(&run, recipe[i][0], "%s", recipe[i][1]);
+        for (int i = 0; i < run.count; i++)
+            if (!safetensors_metadata(file, run.key[i], value, sizeof value)
+                || strcmp(value, run.value[i]) != 0)
+                return refuse(file, path, "%s is %s in the checkpoint but %s in this run",
+                              run.key[i], *value ? value : "missing", run.value[i]);
+    }
 #line 297 "book/checkpoint.nw"
     const char *prefixes[3] = {"", "adam.m.", "adam.v."};
     const FlatBuffer *buffers[3] = {&model->parameters, &adam->m, &adam->v};
     for (int p = 0; p < 3; p++)
         if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
             return error;
-    
+    /* <<Read the step, the position and the generators>> */
 #line 369 "book/checkpoint.nw"
-long long integers[3];
-const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
-for (int i = 0; i < 3; i++) {
+    long long integers[3];
+    const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        if (!safetensors_metadata(file, integer_keys[i], value, sizeof value)) *value = '\0';
+        integers[i] = strtoll(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || integers[i] < 0 || integers[i] > INT_MAX)
+            return refuse(file, path, "bad or missing '%s'", integer_keys[i]);
+    }
     char *end;
-    if (!safetensors_metadata(file, integer_keys[i], value, sizeof value)) *value = '\0';
-    integers[i] = strtoll(value, &end, 10);
-    if (*value == '\0' || *end != '\0' || integers[i] < 0 || integers[i] > INT_MAX)
-        return refuse(file, path, "bad or missing '%s'", integer_keys[i]);
-}
-char *end;
-if (!safetensors_metadata(file, "progress.loss_sum", value, sizeof value)) *value = '\0';
-double loss_sum = strtod(value, &end);
-if (*value == '\0' || *end != '\0') return refuse(file, path, "bad 'progress.loss_sum'");
-Rng streams[2];
-const char *stream_keys[4] = {"rng.data.state", "rng.data.increment",
-                              "rng.dropout.state", "rng.dropout.increment"};
-for (int i = 0; i < 4; i++) {
-    if (!safetensors_metadata(file, stream_keys[i], value, sizeof value)) *value = '\0';
-    const uint64_t number = strtoull(value, &end, 16);
-    if (strlen(value) != 16 || *end != '\0')
-        return refuse(file, path, "bad or missing '%s'", stream_keys[i]);
-    if (i % 2 == 0) streams[i / 2].state = number;
-    else streams[i / 2].increment = number;
-}
-adam->step = integers[0];
-progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
-progress->loss_sum = loss_sum;
-progress->data_rng = streams[0], progress->dropout_rng = streams[1];
+    if (!safetensors_metadata(file, "progress.loss_sum", value, sizeof value)) *value = '\0';
+    double loss_sum = strtod(value, &end);
+    if (*value == '\0' || *end != '\0') return refuse(file, path, "bad 'progress.loss_sum'");
+    Rng streams[2];
+    const char *stream_keys[4] = {"rng.data.state", "rng.data.increment",
+                                  "rng.dropout.state", "rng.dropout.increment"};
+    for (int i = 0; i < 4; i++) {
+        if (!safetensors_metadata(file, stream_keys[i], value, sizeof value)) *value = '\0';
+        const uint64_t number = strtoull(value, &end, 16);
+        if (strlen(value) != 16 || *end != '\0')
+            return refuse(file, path, "bad or missing '%s'", stream_keys[i]);
+        if (i % 2 == 0) streams[i / 2].state = number;
+        else streams[i / 2].increment = number;
+    }
+    adam->step = integers[0];
+    progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
+    progress->loss_sum = loss_sum;
+    progress->data_rng = streams[0], progress->dropout_rng = streams[1];
 #line 303 "book/checkpoint.nw"
-    
+    /* <<Warn if the checkpoint was written with another number of threads>> */
 #line 570 "book/fast.nw"
-if (safetensors_metadata(file, "run.threads", value, sizeof value)
-    && strtol(value, NULL, 10) != threads_in_use)
-    fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "
-                    "one has %d: it continues, but not bit for bit\n", path, value,
-            strcmp(value, "1") == 0 ? "" : "s", threads_in_use);
+    if (safetensors_metadata(file, "run.threads", value, sizeof value)
+        && strtol(value, NULL, 10) != threads_in_use)
+        fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "
+                        "one has %d: it continues, but not bit for bit\n", path, value,
+                strcmp(value, "1") == 0 ? "" : "s", threads_in_use);
 #line 304 "book/checkpoint.nw"
     return NULL;
 }

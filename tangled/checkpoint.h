@@ -5,6 +5,7 @@
 #define CHECKPOINT_H
 #include "safetensors.h"
 #include "train.h"
+/* <<checkpoint.h declarations>> */
 #line 175 "book/checkpoint.nw"
 /* Save the parameters, Adam's moments and step, the progress and the recipe (n_recipe
    key/value pairs that a resumed run must repeat) to PATH, atomically. NULL on success,

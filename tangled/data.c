@@ -3,6 +3,7 @@
 #include "data.h"
 #include <stdlib.h>
 #include <string.h>
+/* <<data.c definitions>> */
 #line 73 "book/translate.nw"
 void corpus_free(Corpus *corpus)
 {
@@ -31,24 +32,24 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
     for (int i = 0; i < n; i++) plan->order[i] = i;
     sorting_corpus = corpus;
     qsort(plan->order, (size_t)n, sizeof *plan->order, by_length);
-    
+    /* <<Cut the sorted pairs into batches within the budget>> */
 #line 153 "book/translate.nw"
-for (int i = 0; i < n;) {
-    BatchSpan span = {.first = i};
-    while (i < n) {
-        const int pair = plan->order[i];
-        const int s = span.src_len > corpus_src_len(corpus, pair)
-                          ? span.src_len : corpus_src_len(corpus, pair);
-        const int t = span.tgt_len > corpus_tgt_len(corpus, pair)
-                          ? span.tgt_len : corpus_tgt_len(corpus, pair);
-        if (span.count > 0 && (long)(span.count + 1) * (s > t ? s : t) > token_budget) break;
-        span.count++, span.src_len = s, span.tgt_len = t, i++;
+    for (int i = 0; i < n;) {
+        BatchSpan span = {.first = i};
+        while (i < n) {
+            const int pair = plan->order[i];
+            const int s = span.src_len > corpus_src_len(corpus, pair)
+                              ? span.src_len : corpus_src_len(corpus, pair);
+            const int t = span.tgt_len > corpus_tgt_len(corpus, pair)
+                              ? span.tgt_len : corpus_tgt_len(corpus, pair);
+            if (span.count > 0 && (long)(span.count + 1) * (s > t ? s : t) > token_budget) break;
+            span.count++, span.src_len = s, span.tgt_len = t, i++;
+        }
+        plan->spans[plan->count++] = span;
+        if (span.count > plan->max_pairs) plan->max_pairs = span.count;
+        if (span.src_len > plan->max_src_len) plan->max_src_len = span.src_len;
+        if (span.tgt_len > plan->max_tgt_len) plan->max_tgt_len = span.tgt_len;
     }
-    plan->spans[plan->count++] = span;
-    if (span.count > plan->max_pairs) plan->max_pairs = span.count;
-    if (span.src_len > plan->max_src_len) plan->max_src_len = span.src_len;
-    if (span.tgt_len > plan->max_tgt_len) plan->max_tgt_len = span.tgt_len;
-}
 #line 143 "book/translate.nw"
 }
 

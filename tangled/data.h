@@ -6,6 +6,7 @@
 #include "safetensors.h"
 #include "text.h"
 #include "train.h"
+/* <<data.h declarations>> */
 #line 46 "book/translate.nw"
 typedef struct {
     int count;                       /* sentence pairs */

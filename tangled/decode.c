@@ -3,6 +3,7 @@
 #include "decode.h"
 #include <stdlib.h>
 #include <string.h>
+/* <<decode.c definitions>> */
 #line 137 "book/decode.nw"
 static float *carve(float **next, size_t floats)
 {
@@ -24,28 +25,28 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->max_batch = max_batch, cache->max_src_len = max_src_len;
     cache->max_len = max_len;
     cache->layers = xmalloc((size_t)c->layers * sizeof *cache->layers);
-    
+    /* <<Carve the cache's arrays out of one allocation>> */
 #line 171 "book/decode.nw"
-const size_t d = (size_t)c->d_model, rows = (size_t)max_batch;
-const size_t self = (size_t)max_len * rows * d, src = rows * max_src_len * d;
-const size_t longest = (size_t)(max_len > max_src_len ? max_len : max_src_len);
-const size_t total = (size_t)c->layers * 2 * (self + src) + longest
-                     + rows * (5 * d + (size_t)c->d_ff + 2 + (size_t)c->tgt_vocab);
-float *next = cache->storage = xmalloc(total * sizeof(float));
-for (int l = 0; l < c->layers; l++) {
-    LayerCache *layer = &cache->layers[l];
-    layer->self_k = carve(&next, self), layer->self_v = carve(&next, self);
-    layer->src_k = carve(&next, src), layer->src_v = carve(&next, src);
-}
-cache->x = carve(&next, rows * d), cache->normed = carve(&next, rows * d);
-cache->f = carve(&next, rows * d), cache->q = carve(&next, rows * d);
-cache->context = carve(&next, rows * d);
-cache->hidden = carve(&next, rows * c->d_ff);
-cache->mean = carve(&next, rows), cache->rstd = carve(&next, rows);
-cache->logprobs = carve(&next, rows * c->tgt_vocab);
-cache->scores = carve(&next, longest);
-ENSURE(next == cache->storage + total, "carved %td of %zu floats", next - cache->storage,
-       total);
+    const size_t d = (size_t)c->d_model, rows = (size_t)max_batch;
+    const size_t self = (size_t)max_len * rows * d, src = rows * max_src_len * d;
+    const size_t longest = (size_t)(max_len > max_src_len ? max_len : max_src_len);
+    const size_t total = (size_t)c->layers * 2 * (self + src) + longest
+                         + rows * (5 * d + (size_t)c->d_ff + 2 + (size_t)c->tgt_vocab);
+    float *next = cache->storage = xmalloc(total * sizeof(float));
+    for (int l = 0; l < c->layers; l++) {
+        LayerCache *layer = &cache->layers[l];
+        layer->self_k = carve(&next, self), layer->self_v = carve(&next, self);
+        layer->src_k = carve(&next, src), layer->src_v = carve(&next, src);
+    }
+    cache->x = carve(&next, rows * d), cache->normed = carve(&next, rows * d);
+    cache->f = carve(&next, rows * d), cache->q = carve(&next, rows * d);
+    cache->context = carve(&next, rows * d);
+    cache->hidden = carve(&next, rows * c->d_ff);
+    cache->mean = carve(&next, rows), cache->rstd = carve(&next, rows);
+    cache->logprobs = carve(&next, rows * c->tgt_vocab);
+    cache->scores = carve(&next, longest);
+    ENSURE(next == cache->storage + total, "carved %td of %zu floats", next - cache->storage,
+           total);
 #line 163 "book/decode.nw"
     cache->tokens = xmalloc((size_t)max_batch * sizeof *cache->tokens);
     cache->src_keep = xmalloc((size_t)max_batch * max_src_len);
@@ -81,23 +82,24 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
            batch, src_len, cache->max_batch, cache->max_src_len);
     cache->batch = batch, cache->src_len = src_len, cache->length = 0;
     memcpy(cache->src_keep, src_keep, (size_t)batch * src_len);
-    
+    /* <<Run the encoder once>> */
 #line 258 "book/decode.nw"
-memset(cache->tokens, 0, (size_t)batch * sizeof *cache->tokens);
-model_forward(model, src, cache->tokens, src_keep, cache->one_keep, batch, src_len, 1,
-              NULL);
-const float *memory = model_activation(model, model->memory);   /* [B][S][d_model] */
+    memset(cache->tokens, 0, (size_t)batch * sizeof *cache->tokens);
+    model_forward(model, src, cache->tokens, src_keep, cache->one_keep, batch, src_len, 1,
+                  NULL);
+    const float *memory = model_activation(model, model->memory);   /* [B][S][d_model] */
 #line 245 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) {
-        
+        /* <<Project the memory's keys and values for layer [[l]]>> */
 #line 269 "book/decode.nw"
-const AttentionViews *src_attn = &model->decoder[l].src_attn;
-const int rows = batch * src_len, d = c->d_model;
-project(model, src_attn->linears[1], cache->layers[l].src_k, memory, rows, d, d);
-project(model, src_attn->linears[2], cache->layers[l].src_v, memory, rows, d, d);
+        const AttentionViews *src_attn = &model->decoder[l].src_attn;
+        const int rows = batch * src_len, d = c->d_model;
+        project(model, src_attn->linears[1], cache->layers[l].src_k, memory, rows, d, d);
+        project(model, src_attn->linears[2], cache->layers[l].src_v, memory, rows, d, d);
 #line 247 "book/decode.nw"
     }
 }
+/* <<Sublayers for the newest position>> */
 #line 322 "book/decode.nw"
 /* What F reads: LN(x) into cache->normed (pre-norm) or x itself (post-norm);
    x: [batch][d]. */
@@ -141,17 +143,17 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
     project(model, views->linears[0], cache->q, in, cache->batch, d, d);
     for (int b = 0; b < cache->batch; b++)
         for (int a = 0; a < c->heads; a++) {
-            
+            /* <<Attend with head [[a]] of the newest position of sequence [[b]]>> */
 #line 384 "book/decode.nw"
-const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
-const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
-float *p = cache->scores;
-matmul(false, true, 1, n, d_k, 1.0f / sqrtf((float)d_k), cache->q + head, d, k + first,
-       key_stride, 0.0f, p, n);
-if (keep) mask_scores(p, keep + (size_t)b * n, 0, 1, n);
-softmax_rows(p, p, 1, n);
-matmul(false, false, 1, d_k, n, 1.0f, p, n, v + first, key_stride, 0.0f,
-       cache->context + head, d);
+            const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
+            const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
+            float *p = cache->scores;
+            matmul(false, true, 1, n, d_k, 1.0f / sqrtf((float)d_k), cache->q + head, d, k + first,
+                   key_stride, 0.0f, p, n);
+            if (keep) mask_scores(p, keep + (size_t)b * n, 0, 1, n);
+            softmax_rows(p, p, 1, n);
+            matmul(false, false, 1, d_k, n, 1.0f, p, n, v + first, key_stride, 0.0f,
+                   cache->context + head, d);
 #line 374 "book/decode.nw"
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
@@ -165,11 +167,11 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     const int batch = cache->batch, t = cache->length, d = c->d_model;
     const int position = cache->max_batch * d;   /* floats per position of the cache */
     const float *in = step_input(model, cache, views->norm[0]);
-    
+    /* <<Append the newest position's keys and values>> */
 #line 432 "book/decode.nw"
-const size_t at = (size_t)t * position;
-project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
-project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
+    const size_t at = (size_t)t * position;
+    project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
+    project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
 #line 410 "book/decode.nw"
     attend_newest(model, cache, &views->self_attn, in, layer->self_k, layer->self_v,
                   (size_t)d, position, NULL, t + 1);
@@ -195,27 +197,27 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     const int batch = cache->batch, t = cache->length, d = c->d_model;
     ENSURE(batch > 0 && t < cache->max_len, "step %d of a cache of %d (batch %d)",
            t, cache->max_len, batch);
-    
+    /* <<Embed the newest position>> */
 #line 311 "book/decode.nw"
-const float *table = model_parameter(model, model->tgt_embedding);
-embedding_forward(cache->x, tokens, table, batch, d, c->tgt_vocab);
-positional_encoding_forward(cache->x, model->positional + (size_t)t * d, batch, 1, d);
+    const float *table = model_parameter(model, model->tgt_embedding);
+    embedding_forward(cache->x, tokens, table, batch, d, c->tgt_vocab);
+    positional_encoding_forward(cache->x, model->positional + (size_t)t * d, batch, 1, d);
 #line 300 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);
     cache->length = t + 1;
-    
+    /* <<Take the final norm and the generator>> */
 #line 442 "book/decode.nw"
-const float *decoded = cache->x;
-if (c->norm == NORM_PRE) {
-    layernorm_forward(cache->normed, cache->mean, cache->rstd, cache->x,
-                      model_parameter(model, model->decoder_norm.gain),
-                      model_parameter(model, model->decoder_norm.bias), batch, d,
-                      c->layernorm, c->layernorm_eps);
-    decoded = cache->normed;
-}
-project(model, model->generator, cache->logprobs, decoded, batch, d, c->tgt_vocab);
-log_softmax_rows(cache->logprobs, batch, c->tgt_vocab);
-return cache->logprobs;
+    const float *decoded = cache->x;
+    if (c->norm == NORM_PRE) {
+        layernorm_forward(cache->normed, cache->mean, cache->rstd, cache->x,
+                          model_parameter(model, model->decoder_norm.gain),
+                          model_parameter(model, model->decoder_norm.bias), batch, d,
+                          c->layernorm, c->layernorm_eps);
+        decoded = cache->normed;
+    }
+    project(model, model->generator, cache->logprobs, decoded, batch, d, c->tgt_vocab);
+    log_softmax_rows(cache->logprobs, batch, c->tgt_vocab);
+    return cache->logprobs;
 #line 303 "book/decode.nw"
 }
 #line 475 "book/decode.nw"
@@ -231,15 +233,15 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
     for (int i = 1; i < len; i++) {
         for (int b = 0; b < batch; b++) cache->tokens[b] = out[(size_t)b * len + i - 1];
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
-        
+        /* <<Pick each sequence's most probable next token>> */
 #line 496 "book/decode.nw"
-const int vocab = model->config.tgt_vocab;
-for (int b = 0; b < batch; b++) {
-    const float *row = logprobs + (size_t)b * vocab;
-    int best = 0;
-    for (int w = 1; w < vocab; w++) if (row[w] > row[best]) best = w;
-    out[(size_t)b * len + i] = best;
-}
+        const int vocab = model->config.tgt_vocab;
+        for (int b = 0; b < batch; b++) {
+            const float *row = logprobs + (size_t)b * vocab;
+            int best = 0;
+            for (int w = 1; w < vocab; w++) if (row[w] > row[best]) best = w;
+            out[(size_t)b * len + i] = best;
+        }
 #line 488 "book/decode.nw"
     }
 }

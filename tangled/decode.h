@@ -4,6 +4,7 @@
 #ifndef DECODE_H
 #define DECODE_H
 #include "train.h"
+/* <<decode.h declarations>> */
 #line 94 "book/decode.nw"
 typedef struct {
     float *self_k, *self_v;    /* [max_len][max_batch][d_model]: position-major */

@@ -4,9 +4,11 @@
 #include "figure.h"
 #include <stdlib.h>
 #include <string.h>
+/* <<figure.c includes>> */
 #line 174 "book/training.nw"
 #include <math.h>
 #include "train.h"
+/* <<figure.c definitions>> */
 #line 252 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
@@ -89,22 +91,22 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
     for (const char *line = text; *line; ) {
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
-            
+            /* <<Count the numbers of one line and draw them>> */
 #line 446 "book/program.nw"
-long numbers_before = numbers;
-for (const char *word = line; word < line + line_length; ) {
-    size_t word_length = strcspn(word, " \n");
-    char *after;
-    double x = strtod(word, &after);
-    if (word_length > 0 && after == word + word_length) {
-        if (numbers++ == numbers_before) fputs("  ", drawing);
-        ones += x == 1;
-        binary = binary && (x == 0 || x == 1);
-        fputc(x == 1 ? '#' : '.', drawing);
-    }
-    word += word_length + (word[word_length] == ' ');
-}
-if (numbers > numbers_before) fputc('\n', drawing);
+            long numbers_before = numbers;
+            for (const char *word = line; word < line + line_length; ) {
+                size_t word_length = strcspn(word, " \n");
+                char *after;
+                double x = strtod(word, &after);
+                if (word_length > 0 && after == word + word_length) {
+                    if (numbers++ == numbers_before) fputs("  ", drawing);
+                    ones += x == 1;
+                    binary = binary && (x == 0 || x == 1);
+                    fputc(x == 1 ? '#' : '.', drawing);
+                }
+                word += word_length + (word[word_length] == ' ');
+            }
+            if (numbers > numbers_before) fputc('\n', drawing);
 #line 430 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
@@ -192,27 +194,27 @@ static const char *emit_learning_rate(FILE *out, const int *option)
 
 #line 294 "book/program.nw"
 const FigureKind figure_kinds[] = {
-    
+    /* <<figure kinds>> */
 #line 326 "book/masks.nw"
-{"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
- {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
-{"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
- {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
+    {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
+     {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
+    {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
+     {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
 #line 205 "book/embeddings.nw"
-{"pe", "dimensions FIRST..FIRST+3 of the positional encoding (Figure 5.1)",
- {{"--positions", 1, 10000, 100, "positions"},
-  {"--d-model", 2, 4096, 20, "d_model, even"},
-  {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
+    {"pe", "dimensions FIRST..FIRST+3 of the positional encoding (Figure 5.1)",
+     {{"--positions", 1, 10000, 100, "positions"},
+      {"--d-model", 2, 4096, 20, "d_model, even"},
+      {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
 #line 167 "book/training.nw"
-{"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
- {{NULL, 0, 0, 0, NULL}}, emit_smoothing_distribution},
-{"smoothing confidence", "the loss as the model grows confident (Figure 11.1)",
- {{NULL, 0, 0, 0, NULL}}, emit_smoothing_confidence},
+    {"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
+     {{NULL, 0, 0, 0, NULL}}, emit_smoothing_distribution},
+    {"smoothing confidence", "the loss as the model grows confident (Figure 11.1)",
+     {{NULL, 0, 0, 0, NULL}}, emit_smoothing_confidence},
 #line 236 "book/training.nw"
-{"lr", "the learning-rate schedule of the course's three settings (Figure 11.2)",
- {{"--steps", 1, 1000000, 20000, "last step"},
-  {"--every", 1, 100000, 20, "print every Nth step"}},
- emit_learning_rate},
+    {"lr", "the learning-rate schedule of the course's three settings (Figure 11.2)",
+     {{"--steps", 1, 1000000, 20000, "last step"},
+      {"--every", 1, 100000, 20, "print every Nth step"}},
+     emit_learning_rate},
 #line 296 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -5,6 +5,7 @@
 #define GRADCHECK_H
 #include <stdio.h>
 #include "model.h"
+/* <<gradcheck.h declarations>> */
 #line 71 "book/gradcheck.nw"
 #define GRADCHECK_LAYER_BOUND 1e-2   /* bounds on e for one layer and for the model */
 #define GRADCHECK_MODEL_BOUND 5e-2

@@ -2,6 +2,7 @@
 /* The transformer command line. Generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
+/* <<main.c includes>> */
 #line 41 "book/program.nw"
 #include <math.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 #include "data.h"
 #line 181 "book/fast.nw"
 #include <sys/resource.h>
+/* <<main.c definitions>> */
 #line 51 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
 #line 59 "book/program.nw"
@@ -101,6 +103,7 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
+/* <<Command functions>> */
 #line 305 "book/program.nw"
 static int run_figure_data(int argc, char **argv)
 {
@@ -117,21 +120,21 @@ static int run_figure_data(int argc, char **argv)
     for (int k = 0; k < figure_kind_count; k++)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
-    
+    /* <<Read the figure's options, starting from their defaults>> */
 #line 328 "book/program.nw"
-int value[FIGURE_MAX_OPTIONS] = {0};
-for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
-    value[o] = kind->options[o].fallback;
-for (; a < argc; a += 2) {
-    int o = 0;
-    while (o < FIGURE_MAX_OPTIONS && kind->options[o].flag
-           && strcmp(kind->options[o].flag, argv[a]) != 0) o++;
-    if (o == FIGURE_MAX_OPTIONS || !kind->options[o].flag)
-        usage_error("figure-data", "unknown option '%s' for figure '%s'", argv[a], name);
-    const char *text = a + 1 < argc ? argv[a + 1] : NULL;
-    value[o] = (int)parse_integer("figure-data", argv[a], text,
-                                  kind->options[o].low, kind->options[o].high);
-}
+    int value[FIGURE_MAX_OPTIONS] = {0};
+    for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
+        value[o] = kind->options[o].fallback;
+    for (; a < argc; a += 2) {
+        int o = 0;
+        while (o < FIGURE_MAX_OPTIONS && kind->options[o].flag
+               && strcmp(kind->options[o].flag, argv[a]) != 0) o++;
+        if (o == FIGURE_MAX_OPTIONS || !kind->options[o].flag)
+            usage_error("figure-data", "unknown option '%s' for figure '%s'", argv[a], name);
+        const char *text = a + 1 < argc ? argv[a + 1] : NULL;
+        value[o] = (int)parse_integer("figure-data", argv[a], text,
+                                      kind->options[o].low, kind->options[o].high);
+    }
 #line 321 "book/program.nw"
     const char *problem = kind->emit(stdout, value);
     if (problem) usage_error("figure-data", "%s", problem);
@@ -210,25 +213,25 @@ static int run_time_matmul(int argc, char **argv)
             a++;
         } else usage_error("time-matmul", "unknown option '%s'", flag);
     }
-    
+    /* <<Fill two random matrices and time their product>> */
 #line 558 "book/program.nw"
-size_t size = (size_t)n * n;
-float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
-Rng rng;
-rng_seed(&rng, 1, 0);
-for (size_t i = 0; i < 2 * size; i++) a[i] = rng_uniform_between(&rng, -1, 1);
-matmul_kernel = kernel;
-long repeats = 0;
-double start = seconds_now(), elapsed;
-do {
-    matmul(false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-    repeats++;
-} while ((elapsed = seconds_now() - start) < 0.1);
-double seconds = elapsed / (double)repeats;
-double flops = 2.0 * n * n * (double)n;
-printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
-       kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
-free(a);
+    size_t size = (size_t)n * n;
+    float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
+    Rng rng;
+    rng_seed(&rng, 1, 0);
+    for (size_t i = 0; i < 2 * size; i++) a[i] = rng_uniform_between(&rng, -1, 1);
+    matmul_kernel = kernel;
+    long repeats = 0;
+    double start = seconds_now(), elapsed;
+    do {
+        matmul(false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        repeats++;
+    } while ((elapsed = seconds_now() - start) < 0.1);
+    double seconds = elapsed / (double)repeats;
+    double flops = 2.0 * n * n * (double)n;
+    printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
+           kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
+    free(a);
 #line 550 "book/program.nw"
     return 0;
 }
@@ -255,35 +258,35 @@ static int run_gradcheck(int argc, char **argv)
             a++;
         } else usage_error("gradcheck", "unknown option '%s'", flag);
     }
-    
+    /* <<Run the chosen checks and report the worst error>> */
 #line 559 "book/gradcheck.nw"
-double worst_layer = 0.0, worst_model = 0.0;
-bool ran = false;
-for (int i = 0; gradcheck_layer_names[i]; i++)
-    if (strcmp(layer, "all") == 0 || strcmp(layer, gradcheck_layer_names[i]) == 0) {
-        printf("%s:\n", gradcheck_layer_names[i]);
-        worst_layer = fmax(worst_layer,
-                           gradcheck_layer(gradcheck_layer_names[i], samples, step, stdout));
+    double worst_layer = 0.0, worst_model = 0.0;
+    bool ran = false;
+    for (int i = 0; gradcheck_layer_names[i]; i++)
+        if (strcmp(layer, "all") == 0 || strcmp(layer, gradcheck_layer_names[i]) == 0) {
+            printf("%s:\n", gradcheck_layer_names[i]);
+            worst_layer = fmax(worst_layer,
+                               gradcheck_layer(gradcheck_layer_names[i], samples, step, stdout));
+            ran = true;
+        }
+    if (strcmp(layer, "all") == 0 || strcmp(layer, "model") == 0) {
+        for (int v = 0; v < 4; v++) {
+            printf("model, %s-norm, %s layer norm%s:\n", v & 1 ? "post" : "pre",
+                   v & 2 ? "annotated" : "standard", v == 0 ? ", tied generator" : "");
+            worst_model = fmax(worst_model,
+                               gradcheck_model(v & 1 ? NORM_POST : NORM_PRE,
+                                               v & 2 ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD,
+                                               v == 0, samples, step, stdout));
+        }
         ran = true;
     }
-if (strcmp(layer, "all") == 0 || strcmp(layer, "model") == 0) {
-    for (int v = 0; v < 4; v++) {
-        printf("model, %s-norm, %s layer norm%s:\n", v & 1 ? "post" : "pre",
-               v & 2 ? "annotated" : "standard", v == 0 ? ", tied generator" : "");
-        worst_model = fmax(worst_model,
-                           gradcheck_model(v & 1 ? NORM_POST : NORM_PRE,
-                                           v & 2 ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD,
-                                           v == 0, samples, step, stdout));
-    }
-    ran = true;
-}
-if (!ran) usage_error("gradcheck", "unknown layer '%s'", layer);
-const bool passed = worst_layer < GRADCHECK_LAYER_BOUND
-                    && worst_model < GRADCHECK_MODEL_BOUND;
-printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n", worst_layer,
-       GRADCHECK_LAYER_BOUND, worst_model, GRADCHECK_MODEL_BOUND,
-       passed ? "passed" : "FAILED");
-return passed ? 0 : 1;
+    if (!ran) usage_error("gradcheck", "unknown layer '%s'", layer);
+    const bool passed = worst_layer < GRADCHECK_LAYER_BOUND
+                        && worst_model < GRADCHECK_MODEL_BOUND;
+    printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n", worst_layer,
+           GRADCHECK_LAYER_BOUND, worst_model, GRADCHECK_MODEL_BOUND,
+           passed ? "passed" : "FAILED");
+    return passed ? 0 : 1;
 #line 555 "book/gradcheck.nw"
 }
 #line 512 "book/copy.nw"
@@ -349,41 +352,41 @@ static int run_copy(int argc, char **argv)
     TrainerSettings run = {0};
     const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
-    
+    /* <<Read the copy command's flags>> */
 #line 631 "book/copy.nw"
-IntegerFlag integers[4 + MODEL_SIZE_FLAGS] = {
-    {"--epochs", 1, 10000, &epochs}, {"--batches", 1, 100000, &batches},
-    {"--batch-size", 1, 4096, &batch_size}, {"--seed", 0, 1000000000, &seed}};
-model_size_flags(integers + 4, &config);
-for (int a = 0; a < argc; a++) {
-    const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-    if (strcmp(flag, "--log") == 0) {
-        if (!value) usage_error("copy", "--log needs a file name");
-        run.log_path = value, a++;
-        continue;
-    }
-    if (strcmp(flag, "--factor") == 0) {
-        settings.factor = parse_number("copy", flag, value, 1e-6, 1e30), a++;
-        continue;
-    }
-    
+    IntegerFlag integers[4 + MODEL_SIZE_FLAGS] = {
+        {"--epochs", 1, 10000, &epochs}, {"--batches", 1, 100000, &batches},
+        {"--batch-size", 1, 4096, &batch_size}, {"--seed", 0, 1000000000, &seed}};
+    model_size_flags(integers + 4, &config);
+    for (int a = 0; a < argc; a++) {
+        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(flag, "--log") == 0) {
+            if (!value) usage_error("copy", "--log needs a file name");
+            run.log_path = value, a++;
+            continue;
+        }
+        if (strcmp(flag, "--factor") == 0) {
+            settings.factor = parse_number("copy", flag, value, 1e-6, 1e30), a++;
+            continue;
+        }
+        /* <<Read a checkpoint flag and continue, if this is one>> */
 #line 410 "book/checkpoint.nw"
-if (strcmp(flag, "--checkpoint") == 0 || strcmp(flag, "--resume") == 0) {
-    if (!value || !*value) usage_error("copy", "%s needs a file name", flag);
-    *(flag[2] == 'c' ? &run.checkpoint_path : &resume_path) = value, a++;
-    continue;
-}
-if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0) {
-    *(flag[2] == 'c' ? &run.checkpoint_every : &run.stop_after) =
-        (long)parse_integer("copy", flag, value, 1, 1000000000), a++;
-    continue;
-}
+        if (strcmp(flag, "--checkpoint") == 0 || strcmp(flag, "--resume") == 0) {
+            if (!value || !*value) usage_error("copy", "%s needs a file name", flag);
+            *(flag[2] == 'c' ? &run.checkpoint_path : &resume_path) = value, a++;
+            continue;
+        }
+        if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0) {
+            *(flag[2] == 'c' ? &run.checkpoint_every : &run.stop_after) =
+                (long)parse_integer("copy", flag, value, 1, 1000000000), a++;
+            continue;
+        }
 #line 647 "book/copy.nw"
-    if (!read_integer_flag("copy", integers, 4 + MODEL_SIZE_FLAGS, flag, value))
-        usage_error("copy", "unknown option '%s'", flag);
-    a++;
-}
-check_model_size("copy", &config);
+        if (!read_integer_flag("copy", integers, 4 + MODEL_SIZE_FLAGS, flag, value))
+            usage_error("copy", "unknown option '%s'", flag);
+        a++;
+    }
+    check_model_size("copy", &config);
 #line 593 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
@@ -406,59 +409,59 @@ check_model_size("copy", &config);
                        xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
-    
+    /* <<Resume the copy task from its checkpoint, if asked>> */
 #line 485 "book/checkpoint.nw"
-char recipe_text[6][32];
-snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
-snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
-snprintf(recipe_text[4], 32, "%ld", settings.warmup);
-snprintf(recipe_text[5], 32, "%.9g", settings.smoothing);
-const char *const recipe[7][2] = {
-    {"recipe.task", "copy"}, {"recipe.batch_size", recipe_text[0]},
-    {"recipe.batches", recipe_text[1]}, {"recipe.len", recipe_text[2]},
-    {"recipe.factor", recipe_text[3]}, {"recipe.warmup", recipe_text[4]},
-    {"recipe.smoothing", recipe_text[5]}};
-run.recipe = recipe, run.recipe_count = 7;
-if (resume_path) {
-    if (trainer_resume(&trainer, resume_path, recipe, 7)) die("%s", trainer.message);
-    if (!run.checkpoint_path) run.checkpoint_path = resume_path;
-    printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
-           progress.epoch, progress.batch);
-}
+    char recipe_text[6][32];
+    snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
+    snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
+    snprintf(recipe_text[4], 32, "%ld", settings.warmup);
+    snprintf(recipe_text[5], 32, "%.9g", settings.smoothing);
+    const char *const recipe[7][2] = {
+        {"recipe.task", "copy"}, {"recipe.batch_size", recipe_text[0]},
+        {"recipe.batches", recipe_text[1]}, {"recipe.len", recipe_text[2]},
+        {"recipe.factor", recipe_text[3]}, {"recipe.warmup", recipe_text[4]},
+        {"recipe.smoothing", recipe_text[5]}};
+    run.recipe = recipe, run.recipe_count = 7;
+    if (resume_path) {
+        if (trainer_resume(&trainer, resume_path, recipe, 7)) die("%s", trainer.message);
+        if (!run.checkpoint_path) run.checkpoint_path = resume_path;
+        printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
+               progress.epoch, progress.batch);
+    }
 #line 615 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
-        
+        /* <<Decode examples and report whether they are copies>> */
 #line 673 "book/copy.nw"
-int *data = copy.data;
-double eval_loss = 0.0;
-for (int e = 0; e < 5; e++) {
-    copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
-    batch_fill(&batch, data, data, 0);
-    eval_loss += evaluate_batch(&model, &batch, &settings, trainer.d_logprobs) / 5;
-}
-int examples = batch_size < 8 ? batch_size : 8, exact = 1;
-copy_task_batch(data, examples, len, config.src_vocab, &progress.data_rng);
-for (int t = 0; t < len; t++) data[t] = t + 1;   /* the course's example: 1 2 ... 10 */
-int *out = xmalloc((size_t)examples * len * sizeof *out);
-uint8_t *keep = xmalloc((size_t)examples * len);
-padding_mask(keep, data, examples, len, 0);
-greedy_decode(&model, out, data, keep, examples, len, len, 1);
-printf("evaluation loss %.4f after %ld steps in %.1f s\n", eval_loss, adam.step,
-       seconds_now() - start);
-for (int b = 0; b < examples; b++) {
-    const bool same = memcmp(out + (size_t)b * len, data + (size_t)b * len,
-                             (size_t)len * sizeof *out) == 0;
-    exact = exact && same;
-    printf("  source ");
-    for (int t = 0; t < len; t++) printf("%2d ", data[b * len + t]);
-    printf(" decoded ");
-    for (int t = 0; t < len; t++) printf("%2d ", out[b * len + t]);
-    printf(" %s\n", same ? "exact" : "DIFFERENT");
-}
-free(out), free(keep);
+        int *data = copy.data;
+        double eval_loss = 0.0;
+        for (int e = 0; e < 5; e++) {
+            copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
+            batch_fill(&batch, data, data, 0);
+            eval_loss += evaluate_batch(&model, &batch, &settings, trainer.d_logprobs) / 5;
+        }
+        int examples = batch_size < 8 ? batch_size : 8, exact = 1;
+        copy_task_batch(data, examples, len, config.src_vocab, &progress.data_rng);
+        for (int t = 0; t < len; t++) data[t] = t + 1;   /* the course's example: 1 2 ... 10 */
+        int *out = xmalloc((size_t)examples * len * sizeof *out);
+        uint8_t *keep = xmalloc((size_t)examples * len);
+        padding_mask(keep, data, examples, len, 0);
+        greedy_decode(&model, out, data, keep, examples, len, len, 1);
+        printf("evaluation loss %.4f after %ld steps in %.1f s\n", eval_loss, adam.step,
+               seconds_now() - start);
+        for (int b = 0; b < examples; b++) {
+            const bool same = memcmp(out + (size_t)b * len, data + (size_t)b * len,
+                                     (size_t)len * sizeof *out) == 0;
+            exact = exact && same;
+            printf("  source ");
+            for (int t = 0; t < len; t++) printf("%2d ", data[b * len + t]);
+            printf(" decoded ");
+            for (int t = 0; t < len; t++) printf("%2d ", out[b * len + t]);
+            printf(" %s\n", same ? "exact" : "DIFFERENT");
+        }
+        free(out), free(keep);
 #line 620 "book/copy.nw"
         status = exact ? 0 : 1;
     }
@@ -474,28 +477,28 @@ static int run_time_decode(int argc, char **argv)
     Config config = config_default(11, 11, 2);
     int batch = 8, len = 10;
     bool use[2] = {true, true};   /* recompute, cached */
-    
+    /* <<Read the time-decode command's flags>> */
 #line 574 "book/decode.nw"
-IntegerFlag integers[2 + MODEL_SIZE_FLAGS] = {{"--batch", 1, 4096, &batch},
-                                              {"--len", 2, 4096, &len}};
-model_size_flags(integers + 2, &config);
-for (int a = 0; a < argc; a++) {
-    const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-    if (strcmp(flag, "--decoder") == 0) {
-        const bool cached = value && strcmp(value, "cached") == 0;
-        if (!cached && !(value && strcmp(value, "recompute") == 0))
-            usage_error("time-decode",
-                        "--decoder expects 'cached' or 'recompute', got '%s'",
-                        value ? value : "nothing");
-        use[0] = !cached, use[1] = cached, a++;
-        continue;
+    IntegerFlag integers[2 + MODEL_SIZE_FLAGS] = {{"--batch", 1, 4096, &batch},
+                                                  {"--len", 2, 4096, &len}};
+    model_size_flags(integers + 2, &config);
+    for (int a = 0; a < argc; a++) {
+        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(flag, "--decoder") == 0) {
+            const bool cached = value && strcmp(value, "cached") == 0;
+            if (!cached && !(value && strcmp(value, "recompute") == 0))
+                usage_error("time-decode",
+                            "--decoder expects 'cached' or 'recompute', got '%s'",
+                            value ? value : "nothing");
+            use[0] = !cached, use[1] = cached, a++;
+            continue;
+        }
+        if (!read_integer_flag("time-decode", integers, 2 + MODEL_SIZE_FLAGS, flag, value))
+            usage_error("time-decode", "unknown option '%s'", flag);
+        a++;
     }
-    if (!read_integer_flag("time-decode", integers, 2 + MODEL_SIZE_FLAGS, flag, value))
-        usage_error("time-decode", "unknown option '%s'", flag);
-    a++;
-}
-if (config.d_model % config.heads || config.d_model % 2)
-    usage_error("time-decode", "--d-model must be even and a multiple of --heads");
+    if (config.d_model % config.heads || config.d_model % 2)
+        usage_error("time-decode", "--d-model must be even and a multiple of --heads");
 #line 551 "book/decode.nw"
     config.max_len = len;
     Model model;
@@ -511,30 +514,30 @@ if (config.d_model % config.heads || config.d_model % 2)
     uint8_t *keep = xmalloc((size_t)batch * len);                  /* [batch][len] */
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     padding_mask(keep, src, batch, len, 0);
-    
+    /* <<Time the chosen decoders and compare their outputs>> */
 #line 601 "book/decode.nw"
-static const char *const names[2] = {"recompute", "cached"};
-double seconds[2] = {0, 0};
-for (int k = 0; k < 2; k++) {
-    if (!use[k]) continue;
-    long repeats = 0;
-    const double start = seconds_now();
-    do {
-        if (k == 0) greedy_decode(&model, out[0], src, keep, batch, len, len, 1);
-        else greedy_decode_cached(&model, &cache, out[1], src, keep, batch, len, len, 1);
-        repeats++;
-    } while ((seconds[k] = seconds_now() - start) < 0.1);
-    seconds[k] /= (double)repeats;
-    printf("decoder=%s d_model=%d batch=%d len=%d seconds=%.6g\n", names[k],
-           config.d_model, batch, len, seconds[k]);
-}
-int status = 0;
-if (use[0] && use[1]) {
-    const bool same = memcmp(out[0], out[1], (size_t)batch * len * sizeof *out[0]) == 0;
-    printf("speedup=%.2f outputs %s\n", seconds[0] / seconds[1],
-           same ? "identical" : "DIFFERENT");
-    status = same ? 0 : 1;
-}
+    static const char *const names[2] = {"recompute", "cached"};
+    double seconds[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        if (!use[k]) continue;
+        long repeats = 0;
+        const double start = seconds_now();
+        do {
+            if (k == 0) greedy_decode(&model, out[0], src, keep, batch, len, len, 1);
+            else greedy_decode_cached(&model, &cache, out[1], src, keep, batch, len, len, 1);
+            repeats++;
+        } while ((seconds[k] = seconds_now() - start) < 0.1);
+        seconds[k] /= (double)repeats;
+        printf("decoder=%s d_model=%d batch=%d len=%d seconds=%.6g\n", names[k],
+               config.d_model, batch, len, seconds[k]);
+    }
+    int status = 0;
+    if (use[0] && use[1]) {
+        const bool same = memcmp(out[0], out[1], (size_t)batch * len * sizeof *out[0]) == 0;
+        printf("speedup=%.2f outputs %s\n", seconds[0] / seconds[1],
+               same ? "identical" : "DIFFERENT");
+        status = same ? 0 : 1;
+    }
 #line 566 "book/decode.nw"
     free(src), free(keep);
     decoder_cache_free(&cache);
@@ -570,36 +573,36 @@ static int run_tokenize(int argc, char **argv)
     if (detokenize && (compare || options.lowercase))
         usage_error("tokenize", "--detokenize takes neither --compare nor --lowercase");
     if (compare) {
-        
+        /* <<Compare the tokens of standard input with a reference file>> */
 #line 1423 "book/text.nw"
-FILE *reference = fopen(compare, "r");
-if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
-Agreement agreement;
-if (tokenization_agreement(stdin, "standard input", reference, compare, options, stdout,
-                           &agreement))
-    die("%s", agreement.error);
-fclose(reference);
-const double lines = (double)(agreement.lines ? agreement.lines : 1);
-printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
-       100.0 * (double)agreement.identical / lines);
+        FILE *reference = fopen(compare, "r");
+        if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
+        Agreement agreement;
+        if (tokenization_agreement(stdin, "standard input", reference, compare, options, stdout,
+                                   &agreement))
+            die("%s", agreement.error);
+        fclose(reference);
+        const double lines = (double)(agreement.lines ? agreement.lines : 1);
+        printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
+               100.0 * (double)agreement.identical / lines);
 #line 1395 "book/text.nw"
     } else {
-        
+        /* <<Tokenize or detokenize standard input line by line>> */
 #line 1403 "book/text.nw"
-static TextLine line;
-char *text = NULL;
-size_t capacity = 0;
-ssize_t length;
-for (long number = 1; (length = getline(&text, &capacity, stdin)) >= 0; number++) {
-    if (length > 0 && text[length - 1] == '\n') text[--length] = '\0';
-    const char *problem =
-        detokenize ? detokenize_line(options.language, text, (size_t)length, &line)
-                   : tokenize_line(options, text, (size_t)length, &line);
-    if (problem) die("standard input:%ld: %s", number, problem);
-    puts(line.text);
-}
-if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
-free(text);
+        static TextLine line;
+        char *text = NULL;
+        size_t capacity = 0;
+        ssize_t length;
+        for (long number = 1; (length = getline(&text, &capacity, stdin)) >= 0; number++) {
+            if (length > 0 && text[length - 1] == '\n') text[--length] = '\0';
+            const char *problem =
+                detokenize ? detokenize_line(options.language, text, (size_t)length, &line)
+                           : tokenize_line(options, text, (size_t)length, &line);
+            if (problem) die("standard input:%ld: %s", number, problem);
+            puts(line.text);
+        }
+        if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
+        free(text);
 #line 1397 "book/text.nw"
     }
     return 0;
@@ -624,29 +627,29 @@ static int run_vocab(int argc, char **argv)
         else first_file = a;
     }
     if (first_file == argc) usage_error("vocab", "which files?");
-    
+    /* <<Tokenize the files and build their vocabulary>> */
 #line 1484 "book/text.nw"
-const int n_files = argc - first_file;
-TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
-long count = 0, lines = 0;
-for (int f = 0; f < n_files; f++) {
-    if (tokenize_file(argv[first_file + f], options, &files[f]))
-        die("%s", files[f].error);
-    count += files[f].count, lines += files[f].lines;
-}
-char **tokens = xmalloc((size_t)count * sizeof *tokens);
-long t = 0;
-for (int f = 0; f < n_files; t += files[f].count, f++)
-    memcpy(tokens + t, files[f].token, (size_t)files[f].count * sizeof *tokens);
-Vocab vocab;
-vocab_build(&vocab, tokens, count, min_frequency);
-printf("%ld lines, %ld tokens, %ld distinct\n", lines, count, vocab.types);
-printf("vocabulary: %d = %d specials + %d tokens seen at least %d times\n", vocab.size,
-       VOCAB_SPECIALS, vocab.size - VOCAB_SPECIALS, min_frequency);
-if (save && vocab_save(&vocab, save)) die("%s", vocab.error);
-vocab_free(&vocab);
-for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
-free(files), free(tokens);
+    const int n_files = argc - first_file;
+    TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
+    long count = 0, lines = 0;
+    for (int f = 0; f < n_files; f++) {
+        if (tokenize_file(argv[first_file + f], options, &files[f]))
+            die("%s", files[f].error);
+        count += files[f].count, lines += files[f].lines;
+    }
+    char **tokens = xmalloc((size_t)count * sizeof *tokens);
+    long t = 0;
+    for (int f = 0; f < n_files; t += files[f].count, f++)
+        memcpy(tokens + t, files[f].token, (size_t)files[f].count * sizeof *tokens);
+    Vocab vocab;
+    vocab_build(&vocab, tokens, count, min_frequency);
+    printf("%ld lines, %ld tokens, %ld distinct\n", lines, count, vocab.types);
+    printf("vocabulary: %d = %d specials + %d tokens seen at least %d times\n", vocab.size,
+           VOCAB_SPECIALS, vocab.size - VOCAB_SPECIALS, min_frequency);
+    if (save && vocab_save(&vocab, save)) die("%s", vocab.error);
+    vocab_free(&vocab);
+    for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
+    free(files), free(tokens);
 #line 1479 "book/text.nw"
     return 0;
 }
@@ -671,22 +674,22 @@ static int run_bleu(int argc, char **argv)
         if (files[f].count != files[0].count)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
-    
+    /* <<Score the lines and print the score and the signature>> */
 #line 1021 "book/bleu.nw"
-const int n_refs = n_paths - 1;
-const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
-BleuStats stats = {0};
-for (long i = 0; i < files[0].count; i++) {
-    for (int r = 0; r < n_refs; r++) refs[r] = files[r + 1].lines[i];
-    bleu_add_segment(&stats, files[0].lines[i], refs, n_refs, lowercase);
-}
-free(refs);
-const BleuScore score = bleu_compute(&stats, false);
-char line[256];
-bleu_format_score(line, sizeof line, &score);
-printf("%s\n", line);
-bleu_signature(line, sizeof line, n_refs, lowercase, false);
-printf("%s\n", line);
+    const int n_refs = n_paths - 1;
+    const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
+    BleuStats stats = {0};
+    for (long i = 0; i < files[0].count; i++) {
+        for (int r = 0; r < n_refs; r++) refs[r] = files[r + 1].lines[i];
+        bleu_add_segment(&stats, files[0].lines[i], refs, n_refs, lowercase);
+    }
+    free(refs);
+    const BleuScore score = bleu_compute(&stats, false);
+    char line[256];
+    bleu_format_score(line, sizeof line, &score);
+    printf("%s\n", line);
+    bleu_signature(line, sizeof line, n_refs, lowercase, false);
+    printf("%s\n", line);
 #line 1014 "book/bleu.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files), free(paths);
@@ -755,149 +758,150 @@ static int run_train(int argc, char **argv)
     config.d_model = 256, config.d_ff = 1024, config.heads = 8;
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
-    
+    /* <<Read the train command's flags>> */
 #line 338 "book/translate.nw"
-int subset = 0;
-IntegerFlag integers[4 + MODEL_SIZE_FLAGS] = {
-    {"--epochs", 1, 100000, &epochs}, {"--token-budget", 16, 1000000, &token_budget},
-    {"--minutes", 1, 100000, &run.max_minutes}, {"--subset", 1, 100000000, &subset}};
-model_size_flags(integers + 4, &config);
-for (int a = 0; a < argc; a++) {
-    const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-    static const char *const names[] = {"--data", "--model", "--checkpoint", "--resume",
-                                        "--log"};
-    const char **paths[] = {&data_dir, &model_path, &run.checkpoint_path, &resume_path,
-                            &run.log_path};
-    int f = 0;
-    while (f < 5 && strcmp(flag, names[f]) != 0) f++;
-    if (f < 5) {
-        if (!value || !*value) usage_error("train", "%s needs a file name", flag);
-        *paths[f] = value, a++;
-        continue;
+    int subset = 0;
+    IntegerFlag integers[4 + MODEL_SIZE_FLAGS] = {
+        {"--epochs", 1, 100000, &epochs}, {"--token-budget", 16, 1000000, &token_budget},
+        {"--minutes", 1, 100000, &run.max_minutes}, {"--subset", 1, 100000000, &subset}};
+    model_size_flags(integers + 4, &config);
+    for (int a = 0; a < argc; a++) {
+        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        static const char *const names[] = {"--data", "--model", "--checkpoint", "--resume",
+                                            "--log"};
+        const char **paths[] = {&data_dir, &model_path, &run.checkpoint_path, &resume_path,
+                                &run.log_path};
+        int f = 0;
+        while (f < 5 && strcmp(flag, names[f]) != 0) f++;
+        if (f < 5) {
+            if (!value || !*value) usage_error("train", "%s needs a file name", flag);
+            *paths[f] = value, a++;
+            continue;
+        }
+        if (read_integer_flag("train", integers, 4 + MODEL_SIZE_FLAGS, flag, value)) {
+            a++;
+        } else if (strcmp(flag, "--warmup") == 0) {
+            settings.warmup = (long)parse_integer("train", flag, value, 1, 10000000), a++;
+        } else if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0) {
+            *(flag[2] == 'c' ? &run.checkpoint_every : &run.stop_after) =
+                (long)parse_integer("train", flag, value, 1, 1000000000), a++;
+        } else if (strcmp(flag, "--factor") == 0) {
+            settings.factor = parse_number("train", flag, value, 1e-6, 1e30), a++;
+        } else if (strcmp(flag, "--smoothing") == 0) {
+            settings.smoothing = (float)parse_number("train", flag, value, 0.0, 0.99), a++;
+        } else if (strcmp(flag, "--dropout") == 0) {
+            config.dropout = (float)parse_number("train", flag, value, 0.0, 0.99), a++;
+        } else {
+            usage_error("train", "unknown option '%s'", flag);
+        }
     }
-    if (read_integer_flag("train", integers, 4 + MODEL_SIZE_FLAGS, flag, value)) {
-        a++;
-    } else if (strcmp(flag, "--warmup") == 0) {
-        settings.warmup = (long)parse_integer("train", flag, value, 1, 10000000), a++;
-    } else if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0) {
-        *(flag[2] == 'c' ? &run.checkpoint_every : &run.stop_after) =
-            (long)parse_integer("train", flag, value, 1, 1000000000), a++;
-    } else if (strcmp(flag, "--factor") == 0) {
-        settings.factor = parse_number("train", flag, value, 1e-6, 1e30), a++;
-    } else if (strcmp(flag, "--smoothing") == 0) {
-        settings.smoothing = (float)parse_number("train", flag, value, 0.0, 0.99), a++;
-    } else if (strcmp(flag, "--dropout") == 0) {
-        config.dropout = (float)parse_number("train", flag, value, 0.0, 0.99), a++;
-    } else {
-        usage_error("train", "unknown option '%s'", flag);
-    }
-}
-check_model_size("train", &config);
+    check_model_size("train", &config);
 #line 324 "book/translate.nw"
     run.epochs = epochs;
-    
+    /* <<Load the vocabularies and the training and validation pairs>> */
 #line 542 "book/translate.nw"
-const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
-static const char *const file_names[4] = {"train.de", "train.en", "val.de", "val.en"};
-TokenizedFile files[4];
-for (int f = 0; f < 4; f++) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", data_dir, file_names[f]);
-    const char *error = tokenize_file(path, f % 2 ? english : german, &files[f]);
-    if (error) die("%s", error);
-}
-for (int f = 0; f < 4; f += 2)
-    if (files[f].lines != files[f + 1].lines)
-        die("%s/%s has %ld lines but %s/%s has %ld", data_dir, file_names[f], files[f].lines,
-            data_dir, file_names[f + 1], files[f + 1].lines);
-Vocab src_vocab, tgt_vocab;
-const long train_lines = subset && subset < files[0].lines ? subset : files[0].lines;
-vocab_build(&src_vocab, files[0].token, files[0].line_start[train_lines], 2);
-vocab_build(&tgt_vocab, files[1].token, files[1].line_start[train_lines], 2);
-Corpus train = corpus_number(&files[0], &files[1], &src_vocab, &tgt_vocab, subset, 128);
-Corpus validation = corpus_number(&files[2], &files[3], &src_vocab, &tgt_vocab, subset, 128);
-for (int f = 0; f < 4; f++) tokenized_file_free(&files[f]);
-config.src_vocab = src_vocab.size, config.tgt_vocab = tgt_vocab.size;
-printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
-       train.count, validation.count, src_vocab.size, tgt_vocab.size);
-fflush(stdout);
-#line 326 "book/translate.nw"
-    
-#line 383 "book/translate.nw"
-BatchPlan plan, validation_plan;
-batch_plan(&plan, &train, token_budget);
-batch_plan(&validation_plan, &validation, token_budget);
-int max_pairs = 0, max_src = 0, max_tgt = 0, max_src_tokens = 0, max_tgt_tokens = 0;
-const BatchPlan *plans[2] = {&plan, &validation_plan};
-for (int p = 0; p < 2; p++)
-    for (int b = 0; b < plans[p]->count; b++) {
-        const BatchSpan *span = &plans[p]->spans[b];
-        if (span->count > max_pairs) max_pairs = span->count;
-        if (span->src_len > max_src) max_src = span->src_len;
-        if (span->tgt_len > max_tgt) max_tgt = span->tgt_len;
-        if (span->count * span->src_len > max_src_tokens)
-            max_src_tokens = span->count * span->src_len;
-        if (span->count * (span->tgt_len - 1) > max_tgt_tokens)
-            max_tgt_tokens = span->count * (span->tgt_len - 1);
+    const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
+    static const char *const file_names[4] = {"train.de", "train.en", "val.de", "val.en"};
+    TokenizedFile files[4];
+    for (int f = 0; f < 4; f++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", data_dir, file_names[f]);
+        const char *error = tokenize_file(path, f % 2 ? english : german, &files[f]);
+        if (error) die("%s", error);
     }
-config.max_len = max_src > max_tgt ? max_src : max_tgt;
-Model model;
-model_init(&model, config);
-Rng init_rng;
-rng_seed(&init_rng, 1, 1);
-model_initialize_parameters(&model, &init_rng);
-model_prepare_tokens(&model, max_pairs, max_src, max_tgt - 1, max_src_tokens, max_tgt_tokens);
-Adam adam;
-adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
-TrainingProgress progress = {.epoch = 1};
-rng_seed(&progress.data_rng, 1, 2), rng_seed(&progress.dropout_rng, 1, 3);
-Batch batch;
-batch_init(&batch, max_pairs, max_src, max_tgt - 1);
-TranslationTask task = {&train, &validation, &plan, &validation_plan,
-                        xmalloc((size_t)plan.count * sizeof(int)), model_path,
-                        &src_vocab, &tgt_vocab, ""};
-Trainer trainer = {&model, &adam, &progress, &settings, &batch,
-                   xmalloc((size_t)max_tgt_tokens * config.tgt_vocab * sizeof(float)),
-                   INFINITY, "", 0};
+    for (int f = 0; f < 4; f += 2)
+        if (files[f].lines != files[f + 1].lines)
+            die("%s/%s has %ld lines but %s/%s has %ld", data_dir, file_names[f], files[f].lines,
+                data_dir, file_names[f + 1], files[f + 1].lines);
+    Vocab src_vocab, tgt_vocab;
+    const long train_lines = subset && subset < files[0].lines ? subset : files[0].lines;
+    vocab_build(&src_vocab, files[0].token, files[0].line_start[train_lines], 2);
+    vocab_build(&tgt_vocab, files[1].token, files[1].line_start[train_lines], 2);
+    Corpus train = corpus_number(&files[0], &files[1], &src_vocab, &tgt_vocab, subset, 128);
+    Corpus validation = corpus_number(&files[2], &files[3], &src_vocab, &tgt_vocab, subset, 128);
+    for (int f = 0; f < 4; f++) tokenized_file_free(&files[f]);
+    config.src_vocab = src_vocab.size, config.tgt_vocab = tgt_vocab.size;
+    printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
+           train.count, validation.count, src_vocab.size, tgt_vocab.size);
+    fflush(stdout);
+#line 326 "book/translate.nw"
+    /* <<Set up the model, the optimizer and the batches>> */
+#line 383 "book/translate.nw"
+    BatchPlan plan, validation_plan;
+    batch_plan(&plan, &train, token_budget);
+    batch_plan(&validation_plan, &validation, token_budget);
+    int max_pairs = 0, max_src = 0, max_tgt = 0, max_src_tokens = 0, max_tgt_tokens = 0;
+    const BatchPlan *plans[2] = {&plan, &validation_plan};
+    for (int p = 0; p < 2; p++)
+        for (int b = 0; b < plans[p]->count; b++) {
+            const BatchSpan *span = &plans[p]->spans[b];
+            if (span->count > max_pairs) max_pairs = span->count;
+            if (span->src_len > max_src) max_src = span->src_len;
+            if (span->tgt_len > max_tgt) max_tgt = span->tgt_len;
+            if (span->count * span->src_len > max_src_tokens)
+                max_src_tokens = span->count * span->src_len;
+            if (span->count * (span->tgt_len - 1) > max_tgt_tokens)
+                max_tgt_tokens = span->count * (span->tgt_len - 1);
+        }
+    config.max_len = max_src > max_tgt ? max_src : max_tgt;
+    Model model;
+    model_init(&model, config);
+    Rng init_rng;
+    rng_seed(&init_rng, 1, 1);
+    model_initialize_parameters(&model, &init_rng);
+    model_prepare_tokens(&model, max_pairs, max_src, max_tgt - 1, max_src_tokens, max_tgt_tokens);
+    Adam adam;
+    adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
+    TrainingProgress progress = {.epoch = 1};
+    rng_seed(&progress.data_rng, 1, 2), rng_seed(&progress.dropout_rng, 1, 3);
+    Batch batch;
+    batch_init(&batch, max_pairs, max_src, max_tgt - 1);
+    TranslationTask task = {&train, &validation, &plan, &validation_plan,
+                            xmalloc((size_t)plan.count * sizeof(int)), model_path,
+                            &src_vocab, &tgt_vocab, ""};
+    Trainer trainer = {&model, &adam, &progress, &settings, &batch,
+                       xmalloc((size_t)max_tgt_tokens * config.tgt_vocab * sizeof(float)),
+                       INFINITY, "", 0};
+    /* <<Resume the translation run, if asked>> */
 #line 425 "book/translate.nw"
-char recipe_text[5][32];
-snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
-snprintf(recipe_text[2], 32, "%.17g", settings.factor);
-snprintf(recipe_text[3], 32, "%ld", settings.warmup);
-snprintf(recipe_text[4], 32, "%.9g", settings.smoothing);
-const char *const recipe[7][2] = {
-    {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
-    {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
-    {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
-    {"recipe.smoothing", recipe_text[4]}};
-run.recipe = recipe, run.recipe_count = 7;
-if (resume_path) {
-    if (trainer_resume(&trainer, resume_path, recipe, 7)) die("%s", trainer.message);
-    printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
-           progress.epoch, progress.batch);
-}
+    char recipe_text[5][32];
+    snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
+    snprintf(recipe_text[2], 32, "%.17g", settings.factor);
+    snprintf(recipe_text[3], 32, "%ld", settings.warmup);
+    snprintf(recipe_text[4], 32, "%.9g", settings.smoothing);
+    const char *const recipe[7][2] = {
+        {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
+        {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
+        {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
+        {"recipe.smoothing", recipe_text[4]}};
+    run.recipe = recipe, run.recipe_count = 7;
+    if (resume_path) {
+        if (trainer_resume(&trainer, resume_path, recipe, 7)) die("%s", trainer.message);
+        printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
+               progress.epoch, progress.batch);
+    }
 #line 327 "book/translate.nw"
-    
+    /* <<Train, keeping the best model>> */
 #line 448 "book/translate.nw"
-const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
-                            translation_validate, translation_save_best};
-const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
-const int status = trainer_exit_status(&trainer, outcome);
-if (isfinite(trainer.best_validation))
-    printf("best validation loss %.4f; model %s\n", trainer.best_validation, model_path);
-else
-    printf("no validation yet, so no model saved; resume with --resume %s\n",
-           run.checkpoint_path);
+    const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
+                                translation_validate, translation_save_best};
+    const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
+    const int status = trainer_exit_status(&trainer, outcome);
+    if (isfinite(trainer.best_validation))
+        printf("best validation loss %.4f; model %s\n", trainer.best_validation, model_path);
+    else
+        printf("no validation yet, so no model saved; resume with --resume %s\n",
+               run.checkpoint_path);
 #line 328 "book/translate.nw"
-    
+    /* <<Free the training run>> */
 #line 460 "book/translate.nw"
-free(task.order), free(trainer.d_logprobs);
-vocab_free(&src_vocab), vocab_free(&tgt_vocab);
-batch_free(&batch);
-batch_plan_free(&plan), batch_plan_free(&validation_plan);
-corpus_free(&train), corpus_free(&validation);
-adam_free(&adam);
-model_free(&model);
+    free(task.order), free(trainer.d_logprobs);
+    vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+    batch_free(&batch);
+    batch_plan_free(&plan), batch_plan_free(&validation_plan);
+    corpus_free(&train), corpus_free(&validation);
+    adam_free(&adam);
+    model_free(&model);
 #line 329 "book/translate.nw"
     return status;
 }
@@ -935,84 +939,84 @@ static int run_translate(int argc, char **argv)
     Model model;
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path, &model, &src_vocab, &tgt_vocab);
-    
+    /* <<Translate standard input in batches>> */
 #line 731 "book/translate.nw"
-const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
-model_prepare(&model, batch_limit, max_len, 1);
-KVCache cache;
-decoder_cache_init(&cache, &model, batch_limit * beam_size, max_len, max_len - 1);
-Beam beam;
-beam_init(&beam, batch_limit, beam_size, max_len, vocab);
-DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
-settings.alpha = (float)alpha;
-int *src = xmalloc((size_t)batch_limit * max_len * sizeof *src);
-uint8_t *src_keep = xmalloc((size_t)batch_limit * max_len);
-int *out = xmalloc((size_t)batch_limit * max_len * sizeof *out);
-int *lengths = xmalloc((size_t)batch_limit * sizeof *lengths);
-static TextLine tokens, text;
-char line[TEXT_MAX_LINE_BYTES + 2], joined[TEXT_MAX_TOKENIZED_BYTES + 1];
-const TextOptions german = {TEXT_GERMAN, true};
-long line_number = 0;
-bool more = true;
-while (more) {
-    int batch = 0, src_len = 1;
-    
+    const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
+    model_prepare(&model, batch_limit, max_len, 1);
+    KVCache cache;
+    decoder_cache_init(&cache, &model, batch_limit * beam_size, max_len, max_len - 1);
+    Beam beam;
+    beam_init(&beam, batch_limit, beam_size, max_len, vocab);
+    DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
+    settings.alpha = (float)alpha;
+    int *src = xmalloc((size_t)batch_limit * max_len * sizeof *src);
+    uint8_t *src_keep = xmalloc((size_t)batch_limit * max_len);
+    int *out = xmalloc((size_t)batch_limit * max_len * sizeof *out);
+    int *lengths = xmalloc((size_t)batch_limit * sizeof *lengths);
+    static TextLine tokens, text;
+    char line[TEXT_MAX_LINE_BYTES + 2], joined[TEXT_MAX_TOKENIZED_BYTES + 1];
+    const TextOptions german = {TEXT_GERMAN, true};
+    long line_number = 0;
+    bool more = true;
+    while (more) {
+        int batch = 0, src_len = 1;
+        /* <<Read, tokenize and number up to a batch of lines>> */
 #line 767 "book/translate.nw"
-int lengths_in[1024];
-while (batch < batch_limit) {
-    if (!fgets(line, sizeof line, stdin)) {
-        more = false;
-        break;
-    }
-    line_number++;
-    size_t length = strlen(line);
-    if (length > 0 && line[length - 1] == '\n') line[--length] = '\0';
-    else if (!feof(stdin))
-        die("standard input:%ld: longer than %d bytes", line_number, TEXT_MAX_LINE_BYTES);
-    if (tokenize_line(german, line, length, &tokens))
-        die("standard input:%ld: %s", line_number, tokens.error);
-    const int n = number_sentence(src + (size_t)batch * max_len, tokens.text, &src_vocab,
-                                  max_len);
-    lengths_in[batch++] = n;
-    if (n > src_len) src_len = n;
-}
-for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded */
-    int *row = src + (size_t)b * src_len;
-    memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
-    for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
-}
+        int lengths_in[1024];
+        while (batch < batch_limit) {
+            if (!fgets(line, sizeof line, stdin)) {
+                more = false;
+                break;
+            }
+            line_number++;
+            size_t length = strlen(line);
+            if (length > 0 && line[length - 1] == '\n') line[--length] = '\0';
+            else if (!feof(stdin))
+                die("standard input:%ld: longer than %d bytes", line_number, TEXT_MAX_LINE_BYTES);
+            if (tokenize_line(german, line, length, &tokens))
+                die("standard input:%ld: %s", line_number, tokens.error);
+            const int n = number_sentence(src + (size_t)batch * max_len, tokens.text, &src_vocab,
+                                          max_len);
+            lengths_in[batch++] = n;
+            if (n > src_len) src_len = n;
+        }
+        for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded */
+            int *row = src + (size_t)b * src_len;
+            memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
+            for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
+        }
 #line 751 "book/translate.nw"
-    if (batch == 0) break;
-    padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
-    if (beam_size == 1)
-        greedy_translate(&model, &cache, out, lengths, NULL, src, src_keep, batch, src_len,
-                         &settings);
-    else
-        beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
-                    &settings);
-    
+        if (batch == 0) break;
+        padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
+        if (beam_size == 1)
+            greedy_translate(&model, &cache, out, lengths, NULL, src, src_keep, batch, src_len,
+                             &settings);
+        else
+            beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
+                        &settings);
+        /* <<Turn each output into text and print it>> */
 #line 798 "book/translate.nw"
-for (int b = 0; b < batch; b++) {
-    const int *row = out + (size_t)b * max_len;
-    size_t used = 0;
-    joined[0] = '\0';
-    for (int i = 1; i < lengths[b] && row[i] != VOCAB_END; i++) {
-        const char *word = vocab_token(&tgt_vocab, row[i]);
-        const size_t n = strlen(word);
-        if (used + n + 2 > sizeof joined) break;
-        if (used) joined[used++] = ' ';
-        memcpy(joined + used, word, n + 1);
-        used += n;
-    }
-    if (detokenize_line(TEXT_ENGLISH, joined, used, &text))
-        die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
-    puts(text.text);
-}
+        for (int b = 0; b < batch; b++) {
+            const int *row = out + (size_t)b * max_len;
+            size_t used = 0;
+            joined[0] = '\0';
+            for (int i = 1; i < lengths[b] && row[i] != VOCAB_END; i++) {
+                const char *word = vocab_token(&tgt_vocab, row[i]);
+                const size_t n = strlen(word);
+                if (used + n + 2 > sizeof joined) break;
+                if (used) joined[used++] = ' ';
+                memcpy(joined + used, word, n + 1);
+                used += n;
+            }
+            if (detokenize_line(TEXT_ENGLISH, joined, used, &text))
+                die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
+            puts(text.text);
+        }
 #line 760 "book/translate.nw"
-}
-free(src), free(src_keep), free(out), free(lengths);
-beam_free(&beam);
-decoder_cache_free(&cache);
+    }
+    free(src), free(src_keep), free(out), free(lengths);
+    beam_free(&beam);
+    decoder_cache_free(&cache);
 #line 721 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
@@ -1046,59 +1050,59 @@ static int run_attention(int argc, char **argv)
     if (layer < 0) layer = c->layers - 1;
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
-    
+    /* <<Translate the sentence on standard input greedily>> */
 #line 998 "book/translate.nw"
-static TextLine tokens;
-char line[TEXT_MAX_LINE_BYTES + 2];
-if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
-size_t length = strcspn(line, "\n");
-line[length] = '\0';
-if (tokenize_line((TextOptions){TEXT_GERMAN, true}, line, length, &tokens))
-    die("standard input:1: %s", tokens.error);
-const int max_len = c->max_len;
-int *src = xmalloc((size_t)max_len * sizeof *src);
-const int src_len = number_sentence(src, tokens.text, &src_vocab, max_len);
-uint8_t *keep = xmalloc((size_t)max_len * max_len);
-padding_mask(keep, src, 1, src_len, VOCAB_BLANK);
-model_prepare(&model, 1, max_len, max_len);
-KVCache cache;
-decoder_cache_init(&cache, &model, 1, max_len, max_len - 1);
-DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
-int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
-greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
-decoder_cache_free(&cache);
+    static TextLine tokens;
+    char line[TEXT_MAX_LINE_BYTES + 2];
+    if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
+    size_t length = strcspn(line, "\n");
+    line[length] = '\0';
+    if (tokenize_line((TextOptions){TEXT_GERMAN, true}, line, length, &tokens))
+        die("standard input:1: %s", tokens.error);
+    const int max_len = c->max_len;
+    int *src = xmalloc((size_t)max_len * sizeof *src);
+    const int src_len = number_sentence(src, tokens.text, &src_vocab, max_len);
+    uint8_t *keep = xmalloc((size_t)max_len * max_len);
+    padding_mask(keep, src, 1, src_len, VOCAB_BLANK);
+    model_prepare(&model, 1, max_len, max_len);
+    KVCache cache;
+    decoder_cache_init(&cache, &model, 1, max_len, max_len - 1);
+    DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
+    int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
+    greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
+    decoder_cache_free(&cache);
 #line 990 "book/translate.nw"
-    
+    /* <<Run the model on the pair and print the chosen weights>> */
 #line 1023 "book/translate.nw"
-const int tgt_len = out_len - 1;
-uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
-target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
-model_forward(&model, src, out, keep, tgt_keep, 1, src_len, tgt_len, NULL);
-const bool encoder = strcmp(kind, "encoder") == 0, cross = strcmp(kind, "cross") == 0;
-const AttentionActs *acts = encoder ? &model.encoder_acts[layer].self_attn
-                            : cross ? &model.decoder_acts[layer].src_attn
-                                    : &model.decoder_acts[layer].self_attn;
-const int rows = encoder ? src_len : tgt_len, cols = encoder || cross ? src_len : tgt_len;
-const int *row_tokens = encoder ? src : out, *col_tokens = encoder || cross ? src : out;
-const Vocab *row_vocab = encoder ? &src_vocab : &tgt_vocab;
-const Vocab *col_vocab = encoder || cross ? &src_vocab : &tgt_vocab;
-const float *probs = model_activation(&model, acts->probs);   /* [h][rows][cols] */
-printf("# %s attention, layer %d, head %s%.0d: rows are queries, columns keys\n", kind,
-       layer, head < 0 ? "mean" : "", head < 0 ? 0 : head);
-printf("-");
-for (int j = 0; j < cols; j++) printf(" %s", vocab_token(col_vocab, col_tokens[j]));
-putchar('\n');
-for (int i = 0; i < rows; i++) {
-    printf("%s", vocab_token(row_vocab, row_tokens[i]));
-    for (int j = 0; j < cols; j++) {
-        double weight = 0.0;
-        for (int h = 0; h < c->heads; h++)
-            if (head < 0 || h == head) weight += probs[((size_t)h * rows + i) * cols + j];
-        printf(" %.5f", head < 0 ? weight / c->heads : weight);
-    }
+    const int tgt_len = out_len - 1;
+    uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
+    target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
+    model_forward(&model, src, out, keep, tgt_keep, 1, src_len, tgt_len, NULL);
+    const bool encoder = strcmp(kind, "encoder") == 0, cross = strcmp(kind, "cross") == 0;
+    const AttentionActs *acts = encoder ? &model.encoder_acts[layer].self_attn
+                                : cross ? &model.decoder_acts[layer].src_attn
+                                        : &model.decoder_acts[layer].self_attn;
+    const int rows = encoder ? src_len : tgt_len, cols = encoder || cross ? src_len : tgt_len;
+    const int *row_tokens = encoder ? src : out, *col_tokens = encoder || cross ? src : out;
+    const Vocab *row_vocab = encoder ? &src_vocab : &tgt_vocab;
+    const Vocab *col_vocab = encoder || cross ? &src_vocab : &tgt_vocab;
+    const float *probs = model_activation(&model, acts->probs);   /* [h][rows][cols] */
+    printf("# %s attention, layer %d, head %s%.0d: rows are queries, columns keys\n", kind,
+           layer, head < 0 ? "mean" : "", head < 0 ? 0 : head);
+    printf("-");
+    for (int j = 0; j < cols; j++) printf(" %s", vocab_token(col_vocab, col_tokens[j]));
     putchar('\n');
-}
-free(src), free(keep), free(out), free(tgt_keep);
+    for (int i = 0; i < rows; i++) {
+        printf("%s", vocab_token(row_vocab, row_tokens[i]));
+        for (int j = 0; j < cols; j++) {
+            double weight = 0.0;
+            for (int h = 0; h < c->heads; h++)
+                if (head < 0 || h == head) weight += probs[((size_t)h * rows + i) * cols + j];
+            printf(" %.5f", head < 0 ? weight / c->heads : weight);
+        }
+        putchar('\n');
+    }
+    free(src), free(keep), free(out), free(tgt_keep);
 #line 991 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
@@ -1163,27 +1167,27 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     int *full = xmalloc((size_t)batch * len * sizeof *full);          /* [batch][len] */
     float *d_logprobs = xmalloc((size_t)batch * (len - 1) * vocab * sizeof *d_logprobs);
     MatmulLog log = {0};
-    
+    /* <<Warm up, logging the products of the first step>> */
 #line 278 "book/fast.nw"
-for (int step = 0; step < s->warmup_steps; step++) {
-    copy_task_batch(full, batch, len, vocab, &data_rng);
-    batch_fill(&data, full, full, 0);
-    matmul_log = step == 0 ? &log : NULL;
-    train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
-    matmul_log = NULL;
-}
+    for (int step = 0; step < s->warmup_steps; step++) {
+        copy_task_batch(full, batch, len, vocab, &data_rng);
+        batch_fill(&data, full, full, 0);
+        matmul_log = step == 0 ? &log : NULL;
+        train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
+        matmul_log = NULL;
+    }
 #line 258 "book/fast.nw"
-    
+    /* <<Time the training steps>> */
 #line 288 "book/fast.nw"
-double loss = 0.0;
-const double start = seconds_now();
-for (int step = 0; step < s->steps; step++) {
-    copy_task_batch(full, batch, len, vocab, &data_rng);
-    batch_fill(&data, full, full, 0);
-    loss = train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
-}
-const double elapsed = seconds_now() - start;
-if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
+    double loss = 0.0;
+    const double start = seconds_now();
+    for (int step = 0; step < s->steps; step++) {
+        copy_task_batch(full, batch, len, vocab, &data_rng);
+        batch_fill(&data, full, full, 0);
+        loss = train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
+    }
+    const double elapsed = seconds_now() - start;
+    if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
 #line 259 "book/fast.nw"
     const double seconds_per_step = elapsed / s->steps;
     const int tokens_per_step = batch * (len - 1);
@@ -1240,23 +1244,23 @@ static int run_benchmark(int argc, char **argv)
                            .len = 10, .steps = 20, .warmup_steps = 3, .sentences = 10,
                            .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
-    
+    /* <<Read the benchmark's flags>> */
 #line 354 "book/fast.nw"
-int vocab = config.tgt_vocab;
-IntegerFlag integers[8 + MODEL_SIZE_FLAGS] = {
-    {"--vocab", 3, 1000000, &vocab}, {"--batch", 1, 4096, &s.batch},
-    {"--len", 2, 4096, &s.len}, {"--steps", 1, 1000000, &s.steps},
-    {"--warmup-steps", 1, 1000000, &s.warmup_steps},
-    {"--sentences", 1, 1000000, &s.sentences},
-    {"--warmup-sentences", 0, 1000000, &s.warmup_sentences},
-    {"--threads", 1, MAX_THREADS, &s.threads}};
-model_size_flags(integers + 8, &config);
-for (int a = 1; a < argc; a += 2)
-    if (!read_integer_flag("benchmark", integers, 8 + MODEL_SIZE_FLAGS, argv[a],
-                           a + 1 < argc ? argv[a + 1] : NULL))
-        usage_error("benchmark", "unknown option '%s'", argv[a]);
-check_model_size("benchmark", &config);
-config.src_vocab = config.tgt_vocab = vocab;
+    int vocab = config.tgt_vocab;
+    IntegerFlag integers[8 + MODEL_SIZE_FLAGS] = {
+        {"--vocab", 3, 1000000, &vocab}, {"--batch", 1, 4096, &s.batch},
+        {"--len", 2, 4096, &s.len}, {"--steps", 1, 1000000, &s.steps},
+        {"--warmup-steps", 1, 1000000, &s.warmup_steps},
+        {"--sentences", 1, 1000000, &s.sentences},
+        {"--warmup-sentences", 0, 1000000, &s.warmup_sentences},
+        {"--threads", 1, MAX_THREADS, &s.threads}};
+    model_size_flags(integers + 8, &config);
+    for (int a = 1; a < argc; a += 2)
+        if (!read_integer_flag("benchmark", integers, 8 + MODEL_SIZE_FLAGS, argv[a],
+                               a + 1 < argc ? argv[a + 1] : NULL))
+            usage_error("benchmark", "unknown option '%s'", argv[a]);
+    check_model_size("benchmark", &config);
+    config.src_vocab = config.tgt_vocab = vocab;
 #line 348 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
@@ -1264,145 +1268,145 @@ config.src_vocab = config.tgt_vocab = vocab;
 
 #line 173 "book/program.nw"
 static const Command commands[] = {
-    
+    /* <<Commands>> */
 #line 366 "book/program.nw"
-{"figure-data", "print the data of one of the book's figures",
- NULL, print_figure_data_help, run_figure_data},
+    {"figure-data", "print the data of one of the book's figures",
+     NULL, print_figure_data_help, run_figure_data},
 #line 398 "book/program.nw"
-{"demo", "show what the program computes so far (run by make)",
- "usage: transformer demo\n\n"
- "Print the data of every figure of the book in the terminal.\n",
- NULL, run_demo},
+    {"demo", "show what the program computes so far (run by make)",
+     "usage: transformer demo\n\n"
+     "Print the data of every figure of the book in the terminal.\n",
+     NULL, run_demo},
 #line 496 "book/program.nw"
-{"random", "print numbers from the seeded generator (Chapter 2)",
- "usage: transformer random [--seed S] [--stream N] [--count N]\n"
- "                          [--bits | --uniform | --normal]\n\n"
- "Print COUNT numbers of the PCG32 stream (default seed 42, stream 54, count 6),\n"
- "as 32-bit outputs (--bits), uniform in [0,1) (--uniform, the default)\n"
- "or standard normal (--normal).\n"
- "Seeds and streams are integers from 0 to 2^63 - 1.\n",
- NULL, run_random},
+    {"random", "print numbers from the seeded generator (Chapter 2)",
+     "usage: transformer random [--seed S] [--stream N] [--count N]\n"
+     "                          [--bits | --uniform | --normal]\n\n"
+     "Print COUNT numbers of the PCG32 stream (default seed 42, stream 54, count 6),\n"
+     "as 32-bit outputs (--bits), uniform in [0,1) (--uniform, the default)\n"
+     "or standard normal (--normal).\n"
+     "Seeds and streams are integers from 0 to 2^63 - 1.\n",
+     NULL, run_random},
 #line 578 "book/program.nw"
-{"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
- "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
- "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
- "the time of one product and the rate in GFLOP/s.\n",
- NULL, run_time_matmul},
+    {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
+     "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
+     "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
+     "the time of one product and the rate in GFLOP/s.\n",
+     NULL, run_time_matmul},
 #line 589 "book/gradcheck.nw"
-{"gradcheck", "check the backward functions by finite differences",
- "usage: transformer gradcheck [--layer NAME] [--samples N] [--step H]\n\n"
- "Compare each backward function's gradient with central differences and print the\n"
- "error relative to each tensor's largest gradient. NAME is all (the default), model,\n"
- "linear, softmax, attention, cross-attention, layernorm, layernorm-annotated,\n"
- "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
- "bound (1e-2 for a layer, 5e-2 for the model).\n",
- NULL, run_gradcheck},
+    {"gradcheck", "check the backward functions by finite differences",
+     "usage: transformer gradcheck [--layer NAME] [--samples N] [--step H]\n\n"
+     "Compare each backward function's gradient with central differences and print the\n"
+     "error relative to each tensor's largest gradient. NAME is all (the default), model,\n"
+     "linear, softmax, attention, cross-attention, layernorm, layernorm-annotated,\n"
+     "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
+     "bound (1e-2 for a layer, 5e-2 for the model).\n",
+     NULL, run_gradcheck},
 #line 703 "book/copy.nw"
-{"copy", "train the copy task and decode examples (Chapter 12)",
- "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
- "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
- "                        [--log FILE.csv] [--checkpoint FILE] [--checkpoint-every N]\n"
- "                        [--resume FILE] [--stop-after STEP] [--seed S]\n\n"
- "Train a model to copy sequences of 10 symbols (vocabulary 11; the course's recipe by\n"
- "default: 20 epochs of 20 batches of 80, N = 2, d_model 512, d_ff 2048, 8 heads), then\n"
- "decode 1..10 and random sequences. Exits with status 1 unless every decoding is exact.\n"
- "--factor sets the schedule's factor (0.5: the course's base rate 0.5 times factor 1).\n"
- "--log writes one CSV row per epoch: training and validation loss, rate, time.\n"
- "--checkpoint saves the weights and the whole training state to FILE (safetensors) after\n"
- "every epoch, every N steps with --checkpoint-every, at --stop-after, and on SIGINT or\n"
- "SIGTERM (exit status 130 or 143). --resume continues the run saved in FILE, bit for bit,\n"
- "and keeps saving there; give it the same sizes (--epochs may grow).\n"
- "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n",
- NULL, run_copy},
+    {"copy", "train the copy task and decode examples (Chapter 12)",
+     "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
+     "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
+     "                        [--log FILE.csv] [--checkpoint FILE] [--checkpoint-every N]\n"
+     "                        [--resume FILE] [--stop-after STEP] [--seed S]\n\n"
+     "Train a model to copy sequences of 10 symbols (vocabulary 11; the course's recipe by\n"
+     "default: 20 epochs of 20 batches of 80, N = 2, d_model 512, d_ff 2048, 8 heads), then\n"
+     "decode 1..10 and random sequences. Exits with status 1 unless every decoding is exact.\n"
+     "--factor sets the schedule's factor (0.5: the course's base rate 0.5 times factor 1).\n"
+     "--log writes one CSV row per epoch: training and validation loss, rate, time.\n"
+     "--checkpoint saves the weights and the whole training state to FILE (safetensors) after\n"
+     "every epoch, every N steps with --checkpoint-every, at --stop-after, and on SIGINT or\n"
+     "SIGTERM (exit status 130 or 143). --resume continues the run saved in FILE, bit for bit,\n"
+     "and keeps saving there; give it the same sizes (--epochs may grow).\n"
+     "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n",
+     NULL, run_copy},
 #line 626 "book/decode.nw"
-{"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
- "usage: transformer time-decode [--decoder cached|recompute] [--batch N] [--len N]\n"
- "                               [--layers N] [--d-model N] [--d-ff N] [--heads N]\n\n"
- "Decode BATCH random sources of LEN tokens (default 8 of 10) greedily with a random\n"
- "model (the copy task's by default: N = 2, d_model 512, d_ff 2048, 8 heads), with the\n"
- "recomputing decoder, the cached one, or (without --decoder) both; print the time of\n"
- "one decoding and, for both, the speed-up. Exits with status 1 if they differ.\n",
- NULL, run_time_decode},
+    {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
+     "usage: transformer time-decode [--decoder cached|recompute] [--batch N] [--len N]\n"
+     "                               [--layers N] [--d-model N] [--d-ff N] [--heads N]\n\n"
+     "Decode BATCH random sources of LEN tokens (default 8 of 10) greedily with a random\n"
+     "model (the copy task's by default: N = 2, d_model 512, d_ff 2048, 8 heads), with the\n"
+     "recomputing decoder, the cached one, or (without --decoder) both; print the time of\n"
+     "one decoding and, for both, the speed-up. Exits with status 1 if they differ.\n",
+     NULL, run_time_decode},
 #line 1436 "book/text.nw"
-{"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
- "usage: transformer tokenize [--language en|de] [--lowercase] < TEXT > TOKENS\n"
- "       transformer tokenize [--language en|de] --detokenize < TOKENS > TEXT\n"
- "       transformer tokenize [--language en|de] [--lowercase] --compare REFERENCE\n"
- "                            < TEXT\n\n"
- "Split each line of standard input into tokens separated by single spaces, in the\n"
- "manner of the Moses tokenizer (default language en), optionally lowercased; or join\n"
- "tokens back into text (--detokenize); or compare the tokens with REFERENCE, a file\n"
- "written by Moses, printing the lines that differ and the share that agree.\n"
- "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
- "(2000 for --detokenize).\n",
- NULL, run_tokenize},
+    {"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
+     "usage: transformer tokenize [--language en|de] [--lowercase] < TEXT > TOKENS\n"
+     "       transformer tokenize [--language en|de] --detokenize < TOKENS > TEXT\n"
+     "       transformer tokenize [--language en|de] [--lowercase] --compare REFERENCE\n"
+     "                            < TEXT\n\n"
+     "Split each line of standard input into tokens separated by single spaces, in the\n"
+     "manner of the Moses tokenizer (default language en), optionally lowercased; or join\n"
+     "tokens back into text (--detokenize); or compare the tokens with REFERENCE, a file\n"
+     "written by Moses, printing the lines that differ and the share that agree.\n"
+     "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
+     "(2000 for --detokenize).\n",
+     NULL, run_tokenize},
 #line 1508 "book/text.nw"
-{"vocab", "build the vocabulary of text files (Chapter 15)",
- "usage: transformer vocab [--language en|de] [--lowercase] [--min-freq N]\n"
- "                         [--save VOCAB] FILE...\n\n"
- "Tokenize the FILEs as 'transformer tokenize' does and build their vocabulary: the\n"
- "specials <s> </s> <blank> <unk>, then every token seen at least N times (default 2),\n"
- "the most frequent first, ties in byte order. Print its size; --save writes it to\n"
- "VOCAB, one token a line.\n",
- NULL, run_vocab},
+    {"vocab", "build the vocabulary of text files (Chapter 15)",
+     "usage: transformer vocab [--language en|de] [--lowercase] [--min-freq N]\n"
+     "                         [--save VOCAB] FILE...\n\n"
+     "Tokenize the FILEs as 'transformer tokenize' does and build their vocabulary: the\n"
+     "specials <s> </s> <blank> <unk>, then every token seen at least N times (default 2),\n"
+     "the most frequent first, ties in byte order. Print its size; --save writes it to\n"
+     "VOCAB, one token a line.\n",
+     NULL, run_vocab},
 #line 1038 "book/bleu.nw"
-{"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
- "usage: transformer bleu HYP REF [REF...] [--lowercase]\n\n"
- "Print the corpus BLEU of the hypotheses in HYP (detokenized text, one sentence\n"
- "per line) against the references in REF (the same number of lines), and its\n"
- "signature: the value sacreBLEU " BLEU_SACREBLEU_VERSION " prints with its defaults\n"
- "(13a tokenizer, exp smoothing, case-sensitive). More REF files give more\n"
- "references per line. --lowercase (or -lc) scores lowercased text.\n"
- "Files must be UTF-8; different line counts are an error (status 1).\n",
- NULL, run_bleu},
+    {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
+     "usage: transformer bleu HYP REF [REF...] [--lowercase]\n\n"
+     "Print the corpus BLEU of the hypotheses in HYP (detokenized text, one sentence\n"
+     "per line) against the references in REF (the same number of lines), and its\n"
+     "signature: the value sacreBLEU " BLEU_SACREBLEU_VERSION " prints with its defaults\n"
+     "(13a tokenizer, exp smoothing, case-sensitive). More REF files give more\n"
+     "references per line. --lowercase (or -lc) scores lowercased text.\n"
+     "Files must be UTF-8; different line counts are an error (status 1).\n",
+     NULL, run_bleu},
 #line 817 "book/translate.nw"
-{"train", "train a German-to-English translator on Multi30k (Chapter 18)",
- "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
- "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
- "                         [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
- "                         [--dropout P] [--smoothing E] [--factor F] [--warmup N]\n"
- "                         [--checkpoint-every N] [--stop-after STEP] [--subset N]\n\n"
- "Train on DIR/train.{de,en} (default data/multi30k), validating on DIR/val.{de,en} after\n"
- "every epoch. The model with the lowest validation loss is saved to FILE (default\n"
- "multi30k.safetensors) with FILE.src.vocab and FILE.tgt.vocab; the whole training state\n"
- "to the checkpoint (default multi30k-last.safetensors) every N steps (500), after every\n"
- "epoch, at --stop-after, after --minutes and on SIGINT/SIGTERM. Defaults: 30 epochs,\n"
- "N = 3, d_model 256, d_ff 1024, 8 heads, dropout 0.1, smoothing 0.1, factor 0.5, warm-up\n"
- "400, 2000 padded tokens per batch. --subset N uses the first N pairs of each file.\n",
- NULL, run_train},
-{"translate", "translate German lines on standard input into English (Chapter 18)",
- "usage: transformer translate [--model FILE] [--beam K] [--alpha A] [--batch N]\n\n"
- "Read German sentences, one a line, and print their English translations, one a line.\n"
- "--model: what 'transformer train' saved (default multi30k.safetensors); --beam: beam\n"
- "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
- "--batch: lines decoded together (32).\n",
- NULL, run_translate},
+    {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
+     "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
+     "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
+     "                         [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
+     "                         [--dropout P] [--smoothing E] [--factor F] [--warmup N]\n"
+     "                         [--checkpoint-every N] [--stop-after STEP] [--subset N]\n\n"
+     "Train on DIR/train.{de,en} (default data/multi30k), validating on DIR/val.{de,en} after\n"
+     "every epoch. The model with the lowest validation loss is saved to FILE (default\n"
+     "multi30k.safetensors) with FILE.src.vocab and FILE.tgt.vocab; the whole training state\n"
+     "to the checkpoint (default multi30k-last.safetensors) every N steps (500), after every\n"
+     "epoch, at --stop-after, after --minutes and on SIGINT/SIGTERM. Defaults: 30 epochs,\n"
+     "N = 3, d_model 256, d_ff 1024, 8 heads, dropout 0.1, smoothing 0.1, factor 0.5, warm-up\n"
+     "400, 2000 padded tokens per batch. --subset N uses the first N pairs of each file.\n",
+     NULL, run_train},
+    {"translate", "translate German lines on standard input into English (Chapter 18)",
+     "usage: transformer translate [--model FILE] [--beam K] [--alpha A] [--batch N]\n\n"
+     "Read German sentences, one a line, and print their English translations, one a line.\n"
+     "--model: what 'transformer train' saved (default multi30k.safetensors); --beam: beam\n"
+     "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
+     "--batch: lines decoded together (32).\n",
+     NULL, run_translate},
 #line 1055 "book/translate.nw"
-{"attention", "print one attention map of a translation (Chapter 18)",
- "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
- "                             [--layer L] [--head H|mean] < sentence.de\n\n"
- "Translate the German sentence on standard input and print the attention weights of\n"
- "one head (or their mean, the default) of one layer (default: the last) as a matrix\n"
- "with token labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
- "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
- "decoder's attention to the source (cross, the default).\n",
- NULL, run_attention},
+    {"attention", "print one attention map of a translation (Chapter 18)",
+     "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
+     "                             [--layer L] [--head H|mean] < sentence.de\n\n"
+     "Translate the German sentence on standard input and print the attention weights of\n"
+     "one head (or their mean, the default) of one layer (default: the last) as a matrix\n"
+     "with token labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
+     "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
+     "decoder's attention to the source (cross, the default).\n",
+     NULL, run_attention},
 #line 372 "book/fast.nw"
-{"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
- "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
- "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
- "                                   [--warmup-steps W] [--threads T]\n"
- "       transformer benchmark decode [same sizes] [--len L] [--sentences K]\n"
- "                                    [--warmup-sentences W] [--threads T]\n\n"
- "train: W warm-up steps, then S timed training steps on random copy-task batches of\n"
- "B sequences of L symbols (dropout 0.1, label smoothing 0.1, Chapter 11's optimizer);\n"
- "prints target"
- "tokens/s, ms per step, peak RSS, the FLOPs of a step's matrix products and the rate\n"
- "of OpenBLAS on exactly those products. decode: greedy decoding with the key-value\n"
- "cache of K random sources of L symbols, one at a time; prints sentences/s.\n"
- "Defaults: the copy task's model (N 2, d_model 512, d_ff 2048, 8 heads, V 11), B 80,\n"
- "L 10, S 20, W 3, K 10, 1 thread.\n",
- NULL, run_benchmark},
+    {"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
+     "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
+     "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
+     "                                   [--warmup-steps W] [--threads T]\n"
+     "       transformer benchmark decode [same sizes] [--len L] [--sentences K]\n"
+     "                                    [--warmup-sentences W] [--threads T]\n\n"
+     "train: W warm-up steps, then S timed training steps on random copy-task batches of\n"
+     "B sequences of L symbols (dropout 0.1, label smoothing 0.1, Chapter 11's optimizer);\n"
+     "prints target"
+     "tokens/s, ms per step, peak RSS, the FLOPs of a step's matrix products and the rate\n"
+     "of OpenBLAS on exactly those products. decode: greedy decoding with the key-value\n"
+     "cache of K random sources of L symbols, one at a time; prints sentences/s.\n"
+     "Defaults: the copy task's model (N 2, d_model 512, d_ff 2048, 8 heads, V 11), B 80,\n"
+     "L 10, S 20, W 3, K 10, 1 thread.\n",
+     NULL, run_benchmark},
 #line 175 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
@@ -1446,25 +1450,25 @@ int main(int argc, char **argv)
                 else fputs(commands[i].help, stdout);
                 return finish_output();
             }
-        
+        /* <<Choose the kernels from the environment>> */
 #line 238 "book/program.nw"
-const char *kernel = getenv("TRANSFORMER_MATMUL");
-if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
-else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
-    usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
-                kernel);
+        const char *kernel = getenv("TRANSFORMER_MATMUL");
+        if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
+        else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
+            usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
+                        kernel);
 #line 592 "book/fast.nw"
-const char *kernels = getenv("TRANSFORMER_KERNELS");
-if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
-else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
-    usage_error(NULL, "TRANSFORMER_KERNELS must be 'fast' or 'reference', not '%s'",
-                kernels);
-const char *products = getenv("TRANSFORMER_PRODUCTS");
-if (products && strcmp(products, "openblas") == 0) split_products = false;
-else if (products && *products && strcmp(products, "split") != 0)
-    usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
-                products);
-set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
+        const char *kernels = getenv("TRANSFORMER_KERNELS");
+        if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
+        else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
+            usage_error(NULL, "TRANSFORMER_KERNELS must be 'fast' or 'reference', not '%s'",
+                        kernels);
+        const char *products = getenv("TRANSFORMER_PRODUCTS");
+        if (products && strcmp(products, "openblas") == 0) split_products = false;
+        else if (products && *products && strcmp(products, "split") != 0)
+            usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
+                        products);
+        set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
 #line 226 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();

@@ -2,6 +2,7 @@
 /* The masks and layers of the model -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "model.h"
+/* <<model.c includes>> */
 #line 30 "book/attention.nw"
 #include <string.h>
 #line 104 "book/model.nw"
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #line 112 "book/model.nw"
 #include <stdarg.h>
+/* <<model.c definitions>> */
 #line 75 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
@@ -161,29 +163,29 @@ void attention_forward(float *out, float *q, float *k, float *v, float *probs,
     PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
-        
+        /* <<Attend with head [[a]] of sequence [[b]]>> */
 #line 233 "book/attention.nw"
-const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
-const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
-float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
-matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
-       q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
-if (fast_kernels) {   /* the same numbers in one pass (Chapter 19) */
-    masked_softmax_rows(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q,
-                        len_k);
-} else {
-    mask_scores(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q, len_k);
-    softmax_rows(p, p, len_q, len_k);
-}
-const float *weights = p;
-if (probs_keep_scale) {   /* keep p itself: the softmax's backward needs it */
-    const size_t head = ((size_t)b * heads + a) * len_q * len_k;
-    for (size_t i = 0; i < (size_t)len_q * len_k; i++)
-        probs_dropped[head + i] = p[i] * probs_keep_scale[head + i];
-    weights = probs_dropped + head;
-}
-matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
-       0.0f, context + q_offset, d_model);
+        const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
+        const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
+        float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
+        matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
+               q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
+        if (fast_kernels) {   /* the same numbers in one pass (Chapter 19) */
+            masked_softmax_rows(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q,
+                                len_k);
+        } else {
+            mask_scores(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q, len_k);
+            softmax_rows(p, p, len_q, len_k);
+        }
+        const float *weights = p;
+        if (probs_keep_scale) {   /* keep p itself: the softmax's backward needs it */
+            const size_t head = ((size_t)b * heads + a) * len_q * len_k;
+            for (size_t i = 0; i < (size_t)len_q * len_k; i++)
+                probs_dropped[head + i] = p[i] * probs_keep_scale[head + i];
+            weights = probs_dropped + head;
+        }
+        matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
+               0.0f, context + q_offset, d_model);
 #line 227 "book/attention.nw"
     }
     linear_forward(out, context, weight[3], bias[3], batch * len_q, d_model, d_model);
@@ -210,24 +212,24 @@ void attention_backward(float *d_query_in, float *d_memory_in, float *const d_we
     PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
-        
+        /* <<Carry the gradient back through head [[a]] of sequence [[b]]>> */
 #line 334 "book/attention.nw"
-const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
-const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
-const size_t head = ((size_t)b * heads + a) * len_q * len_k;
-const float *weights = probs_keep_scale ? probs_dropped + head : probs + head;
-float *d_p = scratch->d_p + (size_t)omp_get_thread_num() * len_q * len_k;   /* its own */
-matmul(false, true, len_q, len_k, d_k, 1.0f, scratch->d_context + q_offset, d_model,
-       v + k_offset, d_model, 0.0f, d_p, len_k);
-matmul(true, false, len_k, d_k, len_q, 1.0f, weights, len_k,
-       scratch->d_context + q_offset, d_model, 1.0f, scratch->d_v + k_offset, d_model);
-if (probs_keep_scale) dropout_apply(d_p, probs_keep_scale + head, (size_t)len_q * len_k);
-softmax_rows_backward(d_p, d_p, probs + head, len_q, len_k);
-const float scale = 1.0f / sqrtf((float)d_k);
-matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, k + k_offset, d_model,
-       1.0f, scratch->d_q + q_offset, d_model);
-matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, q + q_offset, d_model,
-       1.0f, scratch->d_k + k_offset, d_model);
+        const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
+        const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
+        const size_t head = ((size_t)b * heads + a) * len_q * len_k;
+        const float *weights = probs_keep_scale ? probs_dropped + head : probs + head;
+        float *d_p = scratch->d_p + (size_t)omp_get_thread_num() * len_q * len_k;   /* its own */
+        matmul(false, true, len_q, len_k, d_k, 1.0f, scratch->d_context + q_offset, d_model,
+               v + k_offset, d_model, 0.0f, d_p, len_k);
+        matmul(true, false, len_k, d_k, len_q, 1.0f, weights, len_k,
+               scratch->d_context + q_offset, d_model, 1.0f, scratch->d_v + k_offset, d_model);
+        if (probs_keep_scale) dropout_apply(d_p, probs_keep_scale + head, (size_t)len_q * len_k);
+        softmax_rows_backward(d_p, d_p, probs + head, len_q, len_k);
+        const float scale = 1.0f / sqrtf((float)d_k);
+        matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, k + k_offset, d_model,
+               1.0f, scratch->d_q + q_offset, d_model);
+        matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, q + q_offset, d_model,
+               1.0f, scratch->d_k + k_offset, d_model);
 #line 323 "book/attention.nw"
     }
     linear_backward(d_query_in, d_weight[0], d_bias[0], scratch->d_q, query_in, weight[0],
@@ -295,15 +297,15 @@ void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *
             g_sum += g;
             gc_sum += g * (x[i] - mu);
         }
-        
+        /* <<Find [[dr_per_c]], the derivative of the factor over [[c_i]]>> */
 #line 163 "book/layernorm.nw"
-double dr_per_c;
-if (formula == LAYERNORM_STANDARD) {
-    dr_per_c = -factor * factor * factor / d;
-} else {
-    const double s = 1.0 / factor - eps;
-    dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
-}
+        double dr_per_c;
+        if (formula == LAYERNORM_STANDARD) {
+            dr_per_c = -factor * factor * factor / d;
+        } else {
+            const double s = 1.0 / factor - eps;
+            dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
+        }
 #line 133 "book/layernorm.nw"
         for (int i = 0; i < d; i++) {
             const double c = x[i] - mu;
@@ -311,20 +313,20 @@ if (formula == LAYERNORM_STANDARD) {
                              + gc_sum * dr_per_c * c);
         }
     }
-    
+    /* <<Add the gain's and the bias's gradients, row after row>> */
 #line 148 "book/layernorm.nw"
-PARALLEL_FOR((size_t)n * d)
-for (int block = 0; block < PARALLEL_BLOCKS; block++) {
-    const int first = block_start(block, d), end = block_start(block + 1, d);
-    for (int r = 0; r < n; r++) {
-        const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
-        const double mu = mean[r], factor = rstd[r];
-        for (int i = first; i < end; i++) {
-            d_gain[i] += (float)(dy[i] * (x[i] - mu) * factor);
-            d_bias[i] += dy[i];
+    PARALLEL_FOR((size_t)n * d)
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+        const int first = block_start(block, d), end = block_start(block + 1, d);
+        for (int r = 0; r < n; r++) {
+            const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
+            const double mu = mean[r], factor = rstd[r];
+            for (int i = first; i < end; i++) {
+                d_gain[i] += (float)(dy[i] * (x[i] - mu) * factor);
+                d_bias[i] += dy[i];
+            }
         }
     }
-}
 #line 140 "book/layernorm.nw"
 }
 #line 221 "book/layernorm.nw"
@@ -458,22 +460,22 @@ static void add_decoder_layer(Model *model, int l)
 #line 214 "book/model.nw"
 void model_init(Model *model, Config config)
 {
-    
+    /* <<Check the configuration>> */
 #line 252 "book/model.nw"
-if (config.src_vocab < 1 || config.tgt_vocab < 1 || config.layers < 1 || config.d_model < 2
-    || config.d_ff < 1 || config.heads < 1 || config.max_len < 1)
-    die("model configuration: every size must be positive");
-if (config.d_model % config.heads != 0 || config.d_model % 2 != 0)
-    die("model configuration: d_model (%d) must be even and a multiple of heads (%d)",
-        config.d_model, config.heads);
-if (!(config.dropout >= 0.0f && config.dropout < 1.0f))
-    die("model configuration: dropout must be in [0, 1), not %g", config.dropout);
-if (!(config.layernorm_eps > 0.0f))
-    die("model configuration: the layer norm's eps must be positive, not %g",
-        config.layernorm_eps);
-if ((config.norm != NORM_PRE && config.norm != NORM_POST)
-    || (config.layernorm != LAYERNORM_STANDARD && config.layernorm != LAYERNORM_ANNOTATED))
-    die("model configuration: unknown norm placement or layer-norm formula");
+    if (config.src_vocab < 1 || config.tgt_vocab < 1 || config.layers < 1 || config.d_model < 2
+        || config.d_ff < 1 || config.heads < 1 || config.max_len < 1)
+        die("model configuration: every size must be positive");
+    if (config.d_model % config.heads != 0 || config.d_model % 2 != 0)
+        die("model configuration: d_model (%d) must be even and a multiple of heads (%d)",
+            config.d_model, config.heads);
+    if (!(config.dropout >= 0.0f && config.dropout < 1.0f))
+        die("model configuration: dropout must be in [0, 1), not %g", config.dropout);
+    if (!(config.layernorm_eps > 0.0f))
+        die("model configuration: the layer norm's eps must be positive, not %g",
+            config.layernorm_eps);
+    if ((config.norm != NORM_PRE && config.norm != NORM_POST)
+        || (config.layernorm != LAYERNORM_STANDARD && config.layernorm != LAYERNORM_ANNOTATED))
+        die("model configuration: unknown norm placement or layer-norm formula");
 #line 217 "book/model.nw"
     memset(model, 0, sizeof *model);
     model->config = config;
@@ -538,12 +540,12 @@ void model_initialize_parameters(Model *model, Rng *rng)
         } else if (strcmp(leaf, "b_2") == 0) {
             memset(x, 0, view->size * sizeof *x);
         } else {   /* a linear layer's bias: its weight is the view before it */
-            
+            /* <<Draw a bias uniformly in plus or minus one over the square root of its fan-in>> */
 #line 333 "book/model.nw"
-int fan_in = model->config.d_model;
-if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
-float bound = 1.0f / sqrtf((float)fan_in);
-for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
+            int fan_in = model->config.d_model;
+            if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
+            float bound = 1.0f / sqrtf((float)fan_in);
+            for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
 #line 327 "book/model.nw"
         }
     }
@@ -618,69 +620,69 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->max_src_len = max_src_len;
     model->max_tgt_len = max_tgt_len;
     model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
-    
+    /* <<Lay out the encoder's activations>> */
 #line 510 "book/model.nw"
-model->src_input = add_act(a, "src_embed", "output", src_rows, d);
-model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
-model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
-for (int l = 0; l < c->layers; l++) {
-    EncoderActs *acts = &model->encoder_acts[l];
-    format_name(prefix, "encoder.layers.%d.self_attn", l);
-    acts->self_attn = add_attention_acts(a, prefix, src_rows, src_rows, max_src_len, d,
-                                         c->heads);
-    for (int s = 0; s < 2; s++) {
-        format_name(prefix, "encoder.layers.%d.sublayer.%d", l, s);
-        acts->sub[s] = add_sublayer_acts(a, prefix, src_rows, d);
+    model->src_input = add_act(a, "src_embed", "output", src_rows, d);
+    model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
+    model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
+    for (int l = 0; l < c->layers; l++) {
+        EncoderActs *acts = &model->encoder_acts[l];
+        format_name(prefix, "encoder.layers.%d.self_attn", l);
+        acts->self_attn = add_attention_acts(a, prefix, src_rows, src_rows, max_src_len, d,
+                                             c->heads);
+        for (int s = 0; s < 2; s++) {
+            format_name(prefix, "encoder.layers.%d.sublayer.%d", l, s);
+            acts->sub[s] = add_sublayer_acts(a, prefix, src_rows, d);
+        }
+        format_name(prefix, "encoder.layers.%d.feed_forward", l);
+        acts->hidden = add_act(a, prefix, "hidden", src_rows, c->d_ff);
+        acts->hidden_keep = add_act(a, prefix, "hidden_keep", src_rows, c->d_ff);
     }
-    format_name(prefix, "encoder.layers.%d.feed_forward", l);
-    acts->hidden = add_act(a, prefix, "hidden", src_rows, c->d_ff);
-    acts->hidden_keep = add_act(a, prefix, "hidden_keep", src_rows, c->d_ff);
-}
-model->memory = add_act(a, "encoder", "output", src_rows, d);
-model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
-model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
+    model->memory = add_act(a, "encoder", "output", src_rows, d);
+    model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
+    model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
 #line 502 "book/model.nw"
-    
+    /* <<Lay out the decoder's activations>> */
 #line 532 "book/model.nw"
-model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
-model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
-model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
-for (int l = 0; l < c->layers; l++) {
-    DecoderActs *acts = &model->decoder_acts[l];
-    format_name(prefix, "decoder.layers.%d.self_attn", l);
-    acts->self_attn = add_attention_acts(a, prefix, tgt_rows, tgt_rows, max_tgt_len, d,
-                                         c->heads);
-    format_name(prefix, "decoder.layers.%d.src_attn", l);
-    acts->src_attn = add_attention_acts(a, prefix, tgt_rows, src_rows, max_src_len, d,
-                                        c->heads);
-    for (int s = 0; s < 3; s++) {
-        format_name(prefix, "decoder.layers.%d.sublayer.%d", l, s);
-        acts->sub[s] = add_sublayer_acts(a, prefix, tgt_rows, d);
+    model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
+    model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
+    model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
+    for (int l = 0; l < c->layers; l++) {
+        DecoderActs *acts = &model->decoder_acts[l];
+        format_name(prefix, "decoder.layers.%d.self_attn", l);
+        acts->self_attn = add_attention_acts(a, prefix, tgt_rows, tgt_rows, max_tgt_len, d,
+                                             c->heads);
+        format_name(prefix, "decoder.layers.%d.src_attn", l);
+        acts->src_attn = add_attention_acts(a, prefix, tgt_rows, src_rows, max_src_len, d,
+                                            c->heads);
+        for (int s = 0; s < 3; s++) {
+            format_name(prefix, "decoder.layers.%d.sublayer.%d", l, s);
+            acts->sub[s] = add_sublayer_acts(a, prefix, tgt_rows, d);
+        }
+        format_name(prefix, "decoder.layers.%d.feed_forward", l);
+        acts->hidden = add_act(a, prefix, "hidden", tgt_rows, c->d_ff);
+        acts->hidden_keep = add_act(a, prefix, "hidden_keep", tgt_rows, c->d_ff);
     }
-    format_name(prefix, "decoder.layers.%d.feed_forward", l);
-    acts->hidden = add_act(a, prefix, "hidden", tgt_rows, c->d_ff);
-    acts->hidden_keep = add_act(a, prefix, "hidden_keep", tgt_rows, c->d_ff);
-}
-model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
-model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
-model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
+    model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
+    model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
+    model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
 #line 503 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
-    
+    /* <<Lay out the scratch of the backward pass>> */
 #line 863 "book/model.nw"
-const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
-const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
-model->d_stream = add_act(a, "grad", "stream", rows, d);
-model->d_normed = add_act(a, "grad", "normed", rows, d);
-model->d_output = add_act(a, "grad", "output", rows, d);
-model->d_memory = add_act(a, "grad", "memory", src_rows, d);
-model->d_hidden = add_act(a, "grad", "hidden", rows, c->d_ff);
-model->d_logits = add_act(a, "grad", "logits", tgt_rows, c->tgt_vocab);
-model->d_context = add_act(a, "grad", "context", rows, d);
-model->d_q = add_act(a, "grad", "q", rows, d);
-model->d_k = add_act(a, "grad", "k", rows, d);
-model->d_v = add_act(a, "grad", "v", rows, d);
-model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
+    const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
+    const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
+    model->d_stream = add_act(a, "grad", "stream", rows, d);
+    model->d_normed = add_act(a, "grad", "normed", rows, d);
+    model->d_output = add_act(a, "grad", "output", rows, d);
+    model->d_memory = add_act(a, "grad", "memory", src_rows, d);
+    model->d_hidden = add_act(a, "grad", "hidden", rows, c->d_ff);
+    model->d_logits = add_act(a, "grad", "logits", tgt_rows, c->tgt_vocab);
+    model->d_context = add_act(a, "grad", "context", rows, d);
+    model->d_q = add_act(a, "grad", "q", rows, d);
+    model->d_k = add_act(a, "grad", "k", rows, d);
+    model->d_v = add_act(a, "grad", "v", rows, d);
+    model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
 #line 505 "book/model.nw"
     flat_allocate(a);
 }
@@ -689,6 +691,7 @@ float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
+/* <<Sublayer helpers>> */
 #line 610 "book/model.nw"
 static const float *sublayer_input(Model *model, const SublayerActs *acts, NormViews norm,
                                    const float *x, int rows)
@@ -919,6 +922,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
         dropout_apply(d_stream, model_activation(model, keep), (size_t)rows * d);
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
+/* <<The encoder>> */
 #line 736 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
@@ -943,6 +947,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
     return final_norm(model, model->encoder_norm, model->memory, model->memory_mean,
                       model->memory_rstd, x, rows);
 }
+/* <<The decoder>> */
 #line 766 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
@@ -989,15 +994,15 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *memory = encode(model, src, src_keep, batch, src_len, rng);
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
-    
+    /* <<Project to the vocabulary and take the log-softmax>> */
 #line 834 "book/model.nw"
-const Config *c = &model->config;
-float *logprobs = model_activation(model, model->logprobs);
-linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
-               model_parameter(model, model->generator.bias), batch * tgt_len, c->d_model,
-               c->tgt_vocab);
-log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
-return logprobs;
+    const Config *c = &model->config;
+    float *logprobs = model_activation(model, model->logprobs);
+    linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
+                   model_parameter(model, model->generator.bias), batch * tgt_len, c->d_model,
+                   c->tgt_vocab);
+    log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
+    return logprobs;
 #line 600 "book/model.nw"
 }
 #line 817 "book/model.nw"
@@ -1058,76 +1063,76 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
     const Config *c = &model->config;
     const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
     const int src_rows = batch * src_len, tgt_rows = batch * tgt_len;
-    
+    /* <<Back through the generator and the decoder's final norm>> */
 #line 1098 "book/model.nw"
-float *d_logits = model_activation(model, model->d_logits);
-float *d_decoded = model_activation(model, model->d_output);
-log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
-                     tgt_rows, c->tgt_vocab);
-memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
-linear_backward(d_decoded, model_gradient(model, model->generator.weight),
-                model_gradient(model, model->generator.bias), d_logits,
-                model_activation(model, model->decoded),
-                model_parameter(model, model->generator.weight), tgt_rows, c->d_model,
-                c->tgt_vocab);
-const int last_decoder_stream = model->decoder_acts[c->layers - 1].sub[2].stream;
-final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->decoded_rstd,
-                    model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
-float *d_memory = model_activation(model, model->d_memory);
-memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
+    float *d_logits = model_activation(model, model->d_logits);
+    float *d_decoded = model_activation(model, model->d_output);
+    log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
+                         tgt_rows, c->tgt_vocab);
+    memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
+    linear_backward(d_decoded, model_gradient(model, model->generator.weight),
+                    model_gradient(model, model->generator.bias), d_logits,
+                    model_activation(model, model->decoded),
+                    model_parameter(model, model->generator.weight), tgt_rows, c->d_model,
+                    c->tgt_vocab);
+    const int last_decoder_stream = model->decoder_acts[c->layers - 1].sub[2].stream;
+    final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->decoded_rstd,
+                        model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
+    float *d_memory = model_activation(model, model->d_memory);
+    memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
 #line 1090 "book/model.nw"
-    
+    /* <<Back through the decoder's layers>> */
 #line 1120 "book/model.nw"
-const float *memory = model_activation(model, model->memory);
-for (int l = c->layers - 1; l >= 0; l--) {
-    const DecoderLayerViews *views = &model->decoder[l];
-    const DecoderActs *acts = &model->decoder_acts[l];
-    const int input_view = l == 0 ? model->tgt_input
-                                  : model->decoder_acts[l - 1].sub[2].stream;
-    const float *layer_input = model_activation(model, input_view);
-    const float *x2 = model_activation(model, acts->sub[1].stream);
-    float *d_in = sublayer_backward_begin(model, &acts->sub[2], views->norm[2], tgt_rows);
-    feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep,
-                                   &views->feed_forward, d_in,
-                                   sublayer_f_input(model, &acts->sub[2], x2), tgt_rows);
-    sublayer_backward_end(model, &acts->sub[2], views->norm[2], x2, tgt_rows);
-    const float *x1 = model_activation(model, acts->sub[0].stream);
-    d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], tgt_rows);
-    attention_sublayer_backward(model, &acts->src_attn, &views->src_attn, d_in, d_memory,
-                                sublayer_f_input(model, &acts->sub[1], x1), memory, batch,
-                                tgt_len, src_len);
-    sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, tgt_rows);
-    d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], tgt_rows);
-    const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
-    attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in,
-                                in, in, batch, tgt_len, tgt_len);
-    sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
-}
+    const float *memory = model_activation(model, model->memory);
+    for (int l = c->layers - 1; l >= 0; l--) {
+        const DecoderLayerViews *views = &model->decoder[l];
+        const DecoderActs *acts = &model->decoder_acts[l];
+        const int input_view = l == 0 ? model->tgt_input
+                                      : model->decoder_acts[l - 1].sub[2].stream;
+        const float *layer_input = model_activation(model, input_view);
+        const float *x2 = model_activation(model, acts->sub[1].stream);
+        float *d_in = sublayer_backward_begin(model, &acts->sub[2], views->norm[2], tgt_rows);
+        feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep,
+                                       &views->feed_forward, d_in,
+                                       sublayer_f_input(model, &acts->sub[2], x2), tgt_rows);
+        sublayer_backward_end(model, &acts->sub[2], views->norm[2], x2, tgt_rows);
+        const float *x1 = model_activation(model, acts->sub[0].stream);
+        d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], tgt_rows);
+        attention_sublayer_backward(model, &acts->src_attn, &views->src_attn, d_in, d_memory,
+                                    sublayer_f_input(model, &acts->sub[1], x1), memory, batch,
+                                    tgt_len, src_len);
+        sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, tgt_rows);
+        d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], tgt_rows);
+        const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
+        attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in,
+                                    in, in, batch, tgt_len, tgt_len);
+        sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
+    }
 #line 1091 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
-    
+    /* <<Back through the encoder>> */
 #line 1148 "book/model.nw"
-const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
-final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
-                    model_activation(model, last_encoder_stream), d_memory, src_rows);
-for (int l = c->layers - 1; l >= 0; l--) {
-    const EncoderLayerViews *views = &model->encoder[l];
-    const EncoderActs *acts = &model->encoder_acts[l];
-    const int input_view = l == 0 ? model->src_input
-                                  : model->encoder_acts[l - 1].sub[1].stream;
-    const float *layer_input = model_activation(model, input_view);
-    const float *x1 = model_activation(model, acts->sub[0].stream);
-    float *d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], src_rows);
-    feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep,
-                                   &views->feed_forward, d_in,
-                                   sublayer_f_input(model, &acts->sub[1], x1), src_rows);
-    sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, src_rows);
-    d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], src_rows);
-    const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
-    attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in,
-                                in, in, batch, src_len, src_len);
-    sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
-}
+    const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
+    final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
+                        model_activation(model, last_encoder_stream), d_memory, src_rows);
+    for (int l = c->layers - 1; l >= 0; l--) {
+        const EncoderLayerViews *views = &model->encoder[l];
+        const EncoderActs *acts = &model->encoder_acts[l];
+        const int input_view = l == 0 ? model->src_input
+                                      : model->encoder_acts[l - 1].sub[1].stream;
+        const float *layer_input = model_activation(model, input_view);
+        const float *x1 = model_activation(model, acts->sub[0].stream);
+        float *d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], src_rows);
+        feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep,
+                                       &views->feed_forward, d_in,
+                                       sublayer_f_input(model, &acts->sub[1], x1), src_rows);
+        sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, src_rows);
+        d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], src_rows);
+        const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
+        attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in,
+                                    in, in, batch, src_len, src_len);
+        sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
+    }
 #line 1093 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }

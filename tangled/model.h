@@ -5,6 +5,7 @@
 #define MODEL_H
 #include <math.h>
 #include "tensor.h"
+/* <<model.h declarations>> */
 #line 70 "book/masks.nw"
 /* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
@@ -165,6 +166,7 @@ typedef struct {
     FeedForwardViews feed_forward;
     NormViews norm[3];
 } DecoderLayerViews;
+/* <<Activation views>> */
 #line 388 "book/model.nw"
 typedef struct { int q, k, v, probs, probs_keep, probs_dropped, context; } AttentionActs;
 typedef struct {
@@ -196,23 +198,24 @@ typedef struct {
     int src_embedding, tgt_embedding;    /* [vocab][d_model] */
     LinearViews generator;               /* weight = tgt_embedding when tied */
     float *positional;                   /* [max_len][d_model], not a parameter */
-    
+    /* <<Activation fields of the model>> */
 #line 409 "book/model.nw"
-FlatBuffer activations;
-int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
-int max_src_tokens, max_tgt_tokens;        /* ... and at most this many rows in all */
-EncoderActs *encoder_acts;                 /* [layers] */
-DecoderActs *decoder_acts;                 /* [layers] */
-int src_input, src_input_keep, tgt_input, tgt_input_keep;   /* embedded + positions */
-int memory, memory_mean, memory_rstd;      /* the encoder's output (after its norm) */
-int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
-int logprobs;                              /* [B][T_tgt][tgt_vocab] */
+    FlatBuffer activations;
+    int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
+    int max_src_tokens, max_tgt_tokens;        /* ... and at most this many rows in all */
+    EncoderActs *encoder_acts;                 /* [layers] */
+    DecoderActs *decoder_acts;                 /* [layers] */
+    int src_input, src_input_keep, tgt_input, tgt_input_keep;   /* embedded + positions */
+    int memory, memory_mean, memory_rstd;      /* the encoder's output (after its norm) */
+    int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
+    int logprobs;                              /* [B][T_tgt][tgt_vocab] */
+    /* <<Gradient scratch views>> */
 #line 854 "book/model.nw"
-int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
-int d_context, d_q, d_k, d_v, d_p;
+    int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
+    int d_context, d_q, d_k, d_v, d_p;
 #line 419 "book/model.nw"
-int batch, src_len, tgt_len;               /* of the last forward pass */
-bool dropout_on;                           /* whether it drew dropout patterns */
+    int batch, src_len, tgt_len;               /* of the last forward pass */
+    bool dropout_on;                           /* whether it drew dropout patterns */
 #line 91 "book/model.nw"
 } Model;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
+/* <<safetensors.c definitions>> */
 #line 88 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
@@ -38,95 +39,95 @@ static const char *fail(Safetensors *file, const char *path, const char *format,
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
-    
+    /* <<Read the whole file into [[file->bytes]]>> */
 #line 127 "book/safetensors.nw"
-FILE *in = fopen(path, "rb");
-if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
-size_t length = 0, capacity = 1 << 16;
-file->bytes = xmalloc(capacity);
-for (size_t got; (got = fread(file->bytes + length, 1, capacity - length, in)) > 0; ) {
-    length += got;
-    if (length == capacity) {
-        unsigned char *bigger = xmalloc(capacity * 2);
-        memcpy(bigger, file->bytes, length);
-        free(file->bytes);
-        file->bytes = bigger;
-        capacity *= 2;
+    FILE *in = fopen(path, "rb");
+    if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
+    size_t length = 0, capacity = 1 << 16;
+    file->bytes = xmalloc(capacity);
+    for (size_t got; (got = fread(file->bytes + length, 1, capacity - length, in)) > 0; ) {
+        length += got;
+        if (length == capacity) {
+            unsigned char *bigger = xmalloc(capacity * 2);
+            memcpy(bigger, file->bytes, length);
+            free(file->bytes);
+            file->bytes = bigger;
+            capacity *= 2;
+        }
     }
-}
-bool read_error = ferror(in);
-fclose(in);
-if (read_error) return fail(file, path, "read error");
+    bool read_error = ferror(in);
+    fclose(in);
+    if (read_error) return fail(file, path, "read error");
 #line 119 "book/safetensors.nw"
-    
+    /* <<Read the header length and parse the header>> */
 #line 151 "book/safetensors.nw"
-ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
-if (length < 8)
-    return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
-uint64_t header_length = 0;
-for (int i = 7; i >= 0; i--) header_length = header_length << 8 | file->bytes[i];
-if (header_length > length - 8)
-    return fail(file, path, "header of %llu bytes does not fit in %zu bytes (truncated?)",
-                (unsigned long long)header_length, length);
-const unsigned char *data = file->bytes + 8 + header_length;
-const size_t data_size = length - 8 - (size_t)header_length;
-cJSON *header = cJSON_ParseWithLength((const char *)file->bytes + 8, (size_t)header_length);
-if (header == NULL || !cJSON_IsObject(header)) {
-    cJSON_Delete(header);
-    return fail(file, path, "the header is not a JSON object");
-}
-#line 120 "book/safetensors.nw"
-    
-#line 169 "book/safetensors.nw"
-file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
-for (const cJSON *item = header->child; item; item = item->next) {
-    if (strcmp(item->string, "__metadata__") == 0) {
-        file->metadata_json = cJSON_PrintUnformatted(item);
-        continue;
-    }
-    SafetensorsEntry *entry = &file->entries[file->count];
-    const char *problem = NULL;
-    
-#line 188 "book/safetensors.nw"
-const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
-const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
-const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
-memset(entry, 0, sizeof *entry);
-if (strlen(item->string) >= TENSOR_NAME_MAX) problem = "name too long";
-else if (!cJSON_IsString(dtype)) problem = "no dtype";
-else if (strcmp(dtype->valuestring, "F32") == 0) entry->dtype = DTYPE_F32;
-else if (strcmp(dtype->valuestring, "I32") == 0) entry->dtype = DTYPE_I32;
-else problem = "unsupported dtype (only F32 and I32)";
-if (!problem && (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > TENSOR_MAX_DIMS))
-    problem = "bad shape";
-if (!problem && (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2))
-    problem = "bad data_offsets";
-if (!problem) {
-    strcpy(entry->name, item->string);
-    entry->size = 1;
-    for (const cJSON *s = shape->child; s && !problem; s = s->next) {
-        if (!is_count(s, INT32_MAX) || (s->valueint > 0 && entry->size > data_size / 4
-                                        / (size_t)s->valueint))
-            problem = "bad shape (or larger than the file)";
-        else entry->size *= (size_t)(entry->shape[entry->ndim++] = s->valueint);
-    }
-    const cJSON *begin = cJSON_GetArrayItem(offsets, 0);
-    const cJSON *end = cJSON_GetArrayItem(offsets, 1);
-    if (!problem && !(is_count(begin, (double)data_size) && is_count(end, (double)data_size)
-                      && begin->valuedouble <= end->valuedouble))
-        problem = "data_offsets outside the data (truncated file?)";
-    else if (!problem && (size_t)(end->valuedouble - begin->valuedouble) != entry->size * 4)
-        problem = "data_offsets disagree with the shape";
-    if (!problem) entry->data = data + (size_t)begin->valuedouble;
-}
-#line 178 "book/safetensors.nw"
-    if (problem) {
-        fail(file, path, "tensor '%s': %s", item->string, problem);
+    ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
+    if (length < 8)
+        return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
+    uint64_t header_length = 0;
+    for (int i = 7; i >= 0; i--) header_length = header_length << 8 | file->bytes[i];
+    if (header_length > length - 8)
+        return fail(file, path, "header of %llu bytes does not fit in %zu bytes (truncated?)",
+                    (unsigned long long)header_length, length);
+    const unsigned char *data = file->bytes + 8 + header_length;
+    const size_t data_size = length - 8 - (size_t)header_length;
+    cJSON *header = cJSON_ParseWithLength((const char *)file->bytes + 8, (size_t)header_length);
+    if (header == NULL || !cJSON_IsObject(header)) {
         cJSON_Delete(header);
-        return file->error;
+        return fail(file, path, "the header is not a JSON object");
     }
-    file->count++;
-}
+#line 120 "book/safetensors.nw"
+    /* <<Read every tensor's entry from the header>> */
+#line 169 "book/safetensors.nw"
+    file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
+    for (const cJSON *item = header->child; item; item = item->next) {
+        if (strcmp(item->string, "__metadata__") == 0) {
+            file->metadata_json = cJSON_PrintUnformatted(item);
+            continue;
+        }
+        SafetensorsEntry *entry = &file->entries[file->count];
+        const char *problem = NULL;
+        /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
+#line 188 "book/safetensors.nw"
+        const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
+        const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+        memset(entry, 0, sizeof *entry);
+        if (strlen(item->string) >= TENSOR_NAME_MAX) problem = "name too long";
+        else if (!cJSON_IsString(dtype)) problem = "no dtype";
+        else if (strcmp(dtype->valuestring, "F32") == 0) entry->dtype = DTYPE_F32;
+        else if (strcmp(dtype->valuestring, "I32") == 0) entry->dtype = DTYPE_I32;
+        else problem = "unsupported dtype (only F32 and I32)";
+        if (!problem && (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > TENSOR_MAX_DIMS))
+            problem = "bad shape";
+        if (!problem && (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2))
+            problem = "bad data_offsets";
+        if (!problem) {
+            strcpy(entry->name, item->string);
+            entry->size = 1;
+            for (const cJSON *s = shape->child; s && !problem; s = s->next) {
+                if (!is_count(s, INT32_MAX) || (s->valueint > 0 && entry->size > data_size / 4
+                                                / (size_t)s->valueint))
+                    problem = "bad shape (or larger than the file)";
+                else entry->size *= (size_t)(entry->shape[entry->ndim++] = s->valueint);
+            }
+            const cJSON *begin = cJSON_GetArrayItem(offsets, 0);
+            const cJSON *end = cJSON_GetArrayItem(offsets, 1);
+            if (!problem && !(is_count(begin, (double)data_size) && is_count(end, (double)data_size)
+                              && begin->valuedouble <= end->valuedouble))
+                problem = "data_offsets outside the data (truncated file?)";
+            else if (!problem && (size_t)(end->valuedouble - begin->valuedouble) != entry->size * 4)
+                problem = "data_offsets disagree with the shape";
+            if (!problem) entry->data = data + (size_t)begin->valuedouble;
+        }
+#line 178 "book/safetensors.nw"
+        if (problem) {
+            fail(file, path, "tensor '%s': %s", item->string, problem);
+            cJSON_Delete(header);
+            return file->error;
+        }
+        file->count++;
+    }
 #line 121 "book/safetensors.nw"
     cJSON_Delete(header);
     return NULL;
@@ -211,68 +212,68 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
 {
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
-    
+    /* <<Build the header, tensors in layout order>> */
 #line 372 "book/safetensors.nw"
-cJSON *header = cJSON_CreateObject();
-if (n_metadata > 0) {
-    cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
-    for (int i = 0; i < n_metadata; i++)
-        cJSON_AddStringToObject(meta, metadata[i][0], metadata[i][1]);
-}
-size_t offset = 0;
-for (int p = 0; p < n_parts; p++)
-for (int i = 0; i < parts[p].buffer->count; i++) {
-    const TensorView *view = &parts[p].buffer->views[i];
-    char name[2 * TENSOR_NAME_MAX];
-    snprintf(name, sizeof name, "%s%s", parts[p].prefix, view->name);
-    cJSON *entry = cJSON_AddObjectToObject(header, name);
-    cJSON_AddStringToObject(entry, "dtype", "F32");
-    cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
-    for (int d = 0; d < view->ndim; d++)
-        cJSON_AddItemToArray(shape, cJSON_CreateNumber(view->shape[d]));
-    cJSON *offsets = cJSON_AddArrayToObject(entry, "data_offsets");
-    cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
-    offset += view->size * sizeof(float);
-    cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
-}
-char *json = cJSON_PrintUnformatted(header);
-cJSON_Delete(header);
-size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
+    cJSON *header = cJSON_CreateObject();
+    if (n_metadata > 0) {
+        cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
+        for (int i = 0; i < n_metadata; i++)
+            cJSON_AddStringToObject(meta, metadata[i][0], metadata[i][1]);
+    }
+    size_t offset = 0;
+    for (int p = 0; p < n_parts; p++)
+    for (int i = 0; i < parts[p].buffer->count; i++) {
+        const TensorView *view = &parts[p].buffer->views[i];
+        char name[2 * TENSOR_NAME_MAX];
+        snprintf(name, sizeof name, "%s%s", parts[p].prefix, view->name);
+        cJSON *entry = cJSON_AddObjectToObject(header, name);
+        cJSON_AddStringToObject(entry, "dtype", "F32");
+        cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
+        for (int d = 0; d < view->ndim; d++)
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber(view->shape[d]));
+        cJSON *offsets = cJSON_AddArrayToObject(entry, "data_offsets");
+        cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
+        offset += view->size * sizeof(float);
+        cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
+    }
+    char *json = cJSON_PrintUnformatted(header);
+    cJSON_Delete(header);
+    size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
 #line 366 "book/safetensors.nw"
-    
+    /* <<Write header and data to a temporary file, sync it, and rename it>> */
 #line 403 "book/safetensors.nw"
-char temporary[4096];
-if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
-    free(json);
-    return fail(scratch, path, "file name too long");
-}
-FILE *out = fopen(temporary, "wb");
-if (out == NULL) {
-    free(json);
-    return fail(scratch, temporary, "cannot create: %s", strerror(errno));
-}
-unsigned char length_bytes[8];
-for (int i = 0; i < 8; i++) length_bytes[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-int error = 0;   /* the errno of the first failure */
-if (fwrite(length_bytes, 1, 8, out) != 8 || fwrite(json, 1, json_length, out) != json_length)
-    error = errno;
-for (size_t i = json_length; !error && i < padded; i++)
-    if (fputc(' ', out) == EOF) error = errno;
-for (int p = 0; p < n_parts; p++)
-for (int i = 0; !error && i < parts[p].buffer->count; i++) {
-    const size_t size = parts[p].buffer->views[i].size;
-    if (fwrite(flat_view(parts[p].buffer, i), sizeof(float), size, out) != size)
+    char temporary[4096];
+    if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
+        free(json);
+        return fail(scratch, path, "file name too long");
+    }
+    FILE *out = fopen(temporary, "wb");
+    if (out == NULL) {
+        free(json);
+        return fail(scratch, temporary, "cannot create: %s", strerror(errno));
+    }
+    unsigned char length_bytes[8];
+    for (int i = 0; i < 8; i++) length_bytes[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+    int error = 0;   /* the errno of the first failure */
+    if (fwrite(length_bytes, 1, 8, out) != 8 || fwrite(json, 1, json_length, out) != json_length)
         error = errno;
-}
-free(json);
-if (!error && (fflush(out) != 0 || fsync(fileno(out)) != 0)) error = errno;
-if (fclose(out) != 0 && !error) error = errno;
-if (!error && rename(temporary, path) != 0) error = errno;
-if (error) {
-    unlink(temporary);
-    return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
-}
-sync_directory(path);
+    for (size_t i = json_length; !error && i < padded; i++)
+        if (fputc(' ', out) == EOF) error = errno;
+    for (int p = 0; p < n_parts; p++)
+    for (int i = 0; !error && i < parts[p].buffer->count; i++) {
+        const size_t size = parts[p].buffer->views[i].size;
+        if (fwrite(flat_view(parts[p].buffer, i), sizeof(float), size, out) != size)
+            error = errno;
+    }
+    free(json);
+    if (!error && (fflush(out) != 0 || fsync(fileno(out)) != 0)) error = errno;
+    if (fclose(out) != 0 && !error) error = errno;
+    if (!error && rename(temporary, path) != 0) error = errno;
+    if (error) {
+        unlink(temporary);
+        return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
+    }
+    sync_directory(path);
 #line 367 "book/safetensors.nw"
     return NULL;
 }

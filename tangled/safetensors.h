@@ -4,6 +4,7 @@
 #ifndef SAFETENSORS_H
 #define SAFETENSORS_H
 #include "tensor.h"
+/* <<safetensors.h declarations>> */
 #line 59 "book/safetensors.nw"
 typedef enum { DTYPE_F32, DTYPE_I32 } Dtype;
 

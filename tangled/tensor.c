@@ -1,6 +1,7 @@
 #line 22 "book/tensor.nw"
 /* tensor.c -- generated from book/tensor.nw by notangle: edit the book, not this file. */
 #include "tensor.h"
+/* <<tensor.c includes>> */
 #line 35 "book/tensor.nw"
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <cblas.h>
 #line 520 "book/program.nw"
 #include <time.h>
+/* <<tensor.c definitions>> */
 #line 75 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
 {
@@ -53,17 +55,17 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     ENSURE(ndim >= 1 && ndim <= TENSOR_MAX_DIMS, "view %s has %d dimensions", name, ndim);
     ENSURE(strlen(name) < TENSOR_NAME_MAX, "view name too long: %s", name);
     ENSURE(flat_find(buffer, name) < 0, "view %s added twice", name);
-    
+    /* <<Grow the table of views if it is full>> */
 #line 231 "book/tensor.nw"
-if (buffer->count == buffer->capacity) {
-    int capacity = buffer->capacity ? 2 * buffer->capacity : 64;
-    TensorView *views = xmalloc((size_t)capacity * sizeof *views);
-    if (buffer->count)
-        memcpy(views, buffer->views, (size_t)buffer->count * sizeof *views);
-    free(buffer->views);
-    buffer->views = views;
-    buffer->capacity = capacity;
-}
+    if (buffer->count == buffer->capacity) {
+        int capacity = buffer->capacity ? 2 * buffer->capacity : 64;
+        TensorView *views = xmalloc((size_t)capacity * sizeof *views);
+        if (buffer->count)
+            memcpy(views, buffer->views, (size_t)buffer->count * sizeof *views);
+        free(buffer->views);
+        buffer->views = views;
+        buffer->capacity = capacity;
+    }
 #line 212 "book/tensor.nw"
     TensorView *view = &buffer->views[buffer->count];
     memset(view, 0, sizeof *view);
@@ -172,15 +174,15 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
                       float alpha, const float *a, int lda, const float *b, int ldb,
                       float beta, float *c, int ldc)
 {
-    
+    /* <<Check the shapes and leading dimensions of a matrix product>> */
 #line 522 "book/tensor.nw"
-ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
-ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
-ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
-ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
-       && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
-       "the product's result overlaps an operand");
+    ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
+    ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
+    ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
+    ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
+    ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
+           && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
+           "the product's result overlaps an operand");
 #line 504 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
@@ -209,45 +211,45 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
 {
-    
+    /* <<Check the shapes and leading dimensions of a matrix product>> */
 #line 522 "book/tensor.nw"
-ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
-ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
-ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
-ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
-       && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
-       "the product's result overlaps an operand");
+    ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
+    ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
+    ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
+    ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
+    ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
+           && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
+           "the product's result overlaps an operand");
 #line 585 "book/tensor.nw"
     if (m == 0 || n == 0) return;
-    
+    /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
 #line 566 "book/tensor.nw"
-if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
-    if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
-    return;
-}
+    if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
+        if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
+        return;
+    }
 #line 587 "book/tensor.nw"
-    
+    /* <<Split a large product between the threads, if there are several>> */
 #line 491 "book/fast.nw"
-if (split_products && threads_in_use > 1 && !omp_in_parallel()
-    && (double)m * n * k >= MATMUL_SPLIT_WORK) {
-    matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                      ldc);
-    return;
-}
+    if (split_products && threads_in_use > 1 && !omp_in_parallel()
+        && (double)m * n * k >= MATMUL_SPLIT_WORK) {
+        matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                          ldc);
+        return;
+    }
 #line 588 "book/tensor.nw"
-    
+    /* <<Clear the result when $\beta = 0$, whatever it held>> */
 #line 576 "book/tensor.nw"
-if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
+    if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 589 "book/tensor.nw"
-    
+    /* <<Multiply a single row by a matrix-vector product>> */
 #line 552 "book/fast.nw"
-if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
-    cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
-                transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
-                transpose_a ? lda : 1, beta, c, 1);
-    return;
-}
+    if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
+        cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
+                    transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
+                    transpose_a ? lda : 1, beta, c, 1);
+        return;
+    }
 #line 590 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
@@ -260,12 +262,12 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
             float alpha, const float *a, int lda, const float *b, int ldb,
             float beta, float *c, int ldc)
 {
-    
+    /* <<Note the product's shape when a log is kept>> */
 #line 109 "book/fast.nw"
-if (matmul_log)
-    #pragma omp critical(matmul_log)   /* heads call matmul on several threads at once */
-    matmul_log_add(matmul_log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
-                                             m, n, k});
+    if (matmul_log)
+        #pragma omp critical(matmul_log)   /* heads call matmul on several threads at once */
+        matmul_log_add(matmul_log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
+                                                 m, n, k});
 #line 615 "book/tensor.nw"
     if (matmul_kernel == MATMUL_REFERENCE)
         matmul_reference(transpose_a, transpose_b, m, n, k,

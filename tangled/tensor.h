@@ -3,12 +3,14 @@
    Generated from book/tensor.nw by notangle: edit the book, not this file. */
 #ifndef TENSOR_H
 #define TENSOR_H
+/* <<tensor.h includes>> */
 #line 29 "book/tensor.nw"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #line 450 "book/fast.nw"
 #include <omp.h>
+/* <<tensor.h declarations>> */
 #line 65 "book/tensor.nw"
 /* Stop with "FILE:LINE: internal error: CONDITION: message" when a bug is detected. */
 #define ENSURE(condition, ...)                                                  \

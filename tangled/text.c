@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+/* <<text.c definitions>> */
 #line 155 "book/text.nw"
 static const char *refuse_line(TextLine *result, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
@@ -26,35 +27,35 @@ static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
     int n = 0;
     for (size_t i = 0; i < length; n++) {
         const unsigned char b = s[i];
-        
+        /* <<Find the length of the sequence that starts with [[b]], or the problem>> */
 #line 215 "book/text.nw"
-const int extra = b < 0x80 ? 0 : b >= 0xC2 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2
-                : b >= 0xF0 && b <= 0xF4 ? 3 : -1;
-const char *problem = extra >= 0 ? NULL
-                    : b < 0xC0   ? "a continuation byte without a leading byte"
-                    : b < 0xC2   ? "an overlong encoding"
-                                 : "a byte that UTF-8 never uses";
+        const int extra = b < 0x80 ? 0 : b >= 0xC2 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2
+                        : b >= 0xF0 && b <= 0xF4 ? 3 : -1;
+        const char *problem = extra >= 0 ? NULL
+                            : b < 0xC0   ? "a continuation byte without a leading byte"
+                            : b < 0xC2   ? "an overlong encoding"
+                                         : "a byte that UTF-8 never uses";
 #line 196 "book/text.nw"
-        
+        /* <<Read the continuation bytes into [[c]]>> */
 #line 227 "book/text.nw"
-uint32_t c = extra <= 0 ? b : b & (0x7Fu >> (extra + 1));
-size_t seen = 1;
-for (int k = 1; !problem && k <= extra; k++) {
-    if (i + (size_t)k < length) seen++;
-    if (i + (size_t)k >= length || (s[i + k] & 0xC0) != 0x80)
-        problem = "a truncated sequence";
-    else
-        c = c << 6 | (s[i + k] & 0x3Fu);
-}
+        uint32_t c = extra <= 0 ? b : b & (0x7Fu >> (extra + 1));
+        size_t seen = 1;
+        for (int k = 1; !problem && k <= extra; k++) {
+            if (i + (size_t)k < length) seen++;
+            if (i + (size_t)k >= length || (s[i + k] & 0xC0) != 0x80)
+                problem = "a truncated sequence";
+            else
+                c = c << 6 | (s[i + k] & 0x3Fu);
+        }
 #line 197 "book/text.nw"
-        
+        /* <<Refuse overlong encodings, surrogates and code points beyond U+10FFFF>> */
 #line 239 "book/text.nw"
-if (!problem && ((extra == 2 && c < 0x800) || (extra == 3 && c < 0x10000)))
-    problem = "an overlong encoding";
-else if (!problem && c >= 0xD800 && c <= 0xDFFF)
-    problem = "a surrogate";
-else if (!problem && c > 0x10FFFF)
-    problem = "a code point beyond U+10FFFF";
+        if (!problem && ((extra == 2 && c < 0x800) || (extra == 3 && c < 0x10000)))
+            problem = "an overlong encoding";
+        else if (!problem && c >= 0xD800 && c <= 0xDFFF)
+            problem = "a surrogate";
+        else if (!problem && c > 0x10FFFF)
+            problem = "a code point beyond U+10FFFF";
 #line 198 "book/text.nw"
         if (problem) {
             char bytes[32] = "";
@@ -141,26 +142,26 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
     for (int i = 0; i < n; i++) {
         const uint32_t c = options.lowercase ? to_lowercase(in[i]) : in[i];
         const uint32_t before = i > 0 ? in[i - 1] : 0, after = i + 1 < n ? in[i + 1] : 0;
-        
+        /* <<Replace the character [[c]]>> */
 #line 370 "book/text.nw"
-if (c == '&' && i + 4 < n && in[i + 1] == 'a' && in[i + 2] == 'm' && in[i + 3] == 'p'
-    && in[i + 4] == ';')
-    put(out, '&'), i += 4;
-else if (c == 0xA0 && before >= '0' && before <= '9' && after >= '0' && after <= '9')
-    put(out, options.language == TEXT_GERMAN ? ',' : '.');    /* 12 500 */
-else if (is_space(c)) put_space(out);
-else if (is_invisible(c)) continue;
-else if ((c == '\'' || c == '`') && (after == '\'' || after == '`'))
-    put_space(out), put(out, '"'), put(out, ' '), i++;
-else if (c == 0x201E || c == 0x201C || c == 0x201D || c == 0x201A)   /* double quotes, */
-    put(out, '"');                                                   /* single low one */
-else if (c == 0x2018 || c == 0x2019)                                 /* single quotes */
-    put(out, is_letter(before) && is_letter(after) ? '\'' : '"');
-else if (c == '`' || c == 0xB4) put(out, '\'');                      /* grave, acute */
-else if (c == 0x2013) put(out, '-');                                 /* en dash */
-else if (c == 0x2014) put_space(out), put(out, '-'), put(out, ' ');  /* em dash */
-else if (c == 0x2026) put(out, '.'), put(out, '.'), put(out, '.');   /* ellipsis */
-else put(out, c);
+        if (c == '&' && i + 4 < n && in[i + 1] == 'a' && in[i + 2] == 'm' && in[i + 3] == 'p'
+            && in[i + 4] == ';')
+            put(out, '&'), i += 4;
+        else if (c == 0xA0 && before >= '0' && before <= '9' && after >= '0' && after <= '9')
+            put(out, options.language == TEXT_GERMAN ? ',' : '.');    /* 12 500 */
+        else if (is_space(c)) put_space(out);
+        else if (is_invisible(c)) continue;
+        else if ((c == '\'' || c == '`') && (after == '\'' || after == '`'))
+            put_space(out), put(out, '"'), put(out, ' '), i++;
+        else if (c == 0x201E || c == 0x201C || c == 0x201D || c == 0x201A)   /* double quotes, */
+            put(out, '"');                                                   /* single low one */
+        else if (c == 0x2018 || c == 0x2019)                                 /* single quotes */
+            put(out, is_letter(before) && is_letter(after) ? '\'' : '"');
+        else if (c == '`' || c == 0xB4) put(out, '\'');                      /* grave, acute */
+        else if (c == 0x2013) put(out, '-');                                 /* en dash */
+        else if (c == 0x2014) put_space(out), put(out, '-'), put(out, ' ');  /* em dash */
+        else if (c == 0x2026) put(out, '.'), put(out, '.'), put(out, '.');   /* ellipsis */
+        else put(out, c);
 #line 361 "book/text.nw"
         if (out->count >= 2 && out->point[out->count - 1] == '\''
             && out->point[out->count - 2] == '\'')
@@ -211,35 +212,35 @@ static void separate_punctuation(const uint32_t *in, int n, TextLanguage languag
         if (c == ' ' || c == '-' || is_letter(c) || is_number(c)) {
             put(out, c);
         } else if (c == '.') {
-            
+            /* <<Make a run of two or more full stops a token>> */
 #line 464 "book/text.nw"
-int end = i;
-while (end + 1 < n && in[end + 1] == '.') end++;
-if (end > i) put(out, ' ');
-for (int k = i; k <= end; k++) put(out, '.');
-if (end > i) put(out, ' ');
-i = end;
+            int end = i;
+            while (end + 1 < n && in[end + 1] == '.') end++;
+            if (end > i) put(out, ' ');
+            for (int k = i; k <= end; k++) put(out, '.');
+            if (end > i) put(out, ' ');
+            i = end;
 #line 449 "book/text.nw"
         } else if (c == ',') {
-            
+            /* <<Split a comma off unless it is inside a number>> */
 #line 478 "book/text.nw"
-if ((before && !is_number(before)) || (after && !is_number(after)) || (before && !after))
-    put_spaced(out, ',');
-else
-    put(out, ',');
+            if ((before && !is_number(before)) || (after && !is_number(after)) || (before && !after))
+                put_spaced(out, ',');
+            else
+                put(out, ',');
 #line 451 "book/text.nw"
         } else if (c == '\'' && language == TEXT_ENGLISH) {
-            
+            /* <<Split an English apostrophe>> */
 #line 492 "book/text.nw"
-const bool letter_before = is_letter(before), letter_after = is_letter(after);
-if ((letter_before && letter_after) || (is_number(before) && after == 's'))
-    put(out, ' '), put(out, c);
-else if ((before && after && !letter_before && !letter_after)
-         || (before && !letter_before && !is_number(before) && letter_after)
-         || (letter_before && after && !letter_after))
-    put_spaced(out, c);
-else
-    put(out, c);
+            const bool letter_before = is_letter(before), letter_after = is_letter(after);
+            if ((letter_before && letter_after) || (is_number(before) && after == 's'))
+                put(out, ' '), put(out, c);
+            else if ((before && after && !letter_before && !letter_after)
+                     || (before && !letter_before && !is_number(before) && letter_after)
+                     || (letter_before && after && !letter_after))
+                put_spaced(out, c);
+            else
+                put(out, c);
 #line 453 "book/text.nw"
         } else {
             put_spaced(out, c);   /* any other punctuation, and German apostrophes */
@@ -304,24 +305,24 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
         int end = i, next;
         while (end < n && in[end] != ' ') end++;
         for (next = end; next < n && in[next] == ' '; next++) {}
-        
+        /* <<Decide whether a final full stop is a token of its own>> */
 #line 512 "book/text.nw"
-int keep = end;   /* the word is in[i .. keep), then in[keep] and in[keep + 1 .. end) */
-const int length = end - i;
-bool only_periods = true, has_period = false, has_letter = false;
-for (int k = i; k < end; k++) {
-    only_periods = only_periods && in[k] == '.';
-    if (k < end - 1) has_period |= in[k] == '.', has_letter |= is_letter(in[k]);
-}
-if (length >= 2 && in[end - 1] == '.' && !only_periods) {
-    const int kind = abbreviation(in + i, length - 1, language);
-    const uint32_t following = next < n ? in[next] : 0;
-    if (!(has_period && has_letter) && kind != 1 && !is_lowercase(following)
-        && !(kind == 2 && following >= '0' && following <= '9'))
-        keep = end - 1;
-} else if (length >= 2 && next == n && in[end - 2] == '.' && in[end - 1] == '\'') {
-    keep = end - 2;
-}
+        int keep = end;   /* the word is in[i .. keep), then in[keep] and in[keep + 1 .. end) */
+        const int length = end - i;
+        bool only_periods = true, has_period = false, has_letter = false;
+        for (int k = i; k < end; k++) {
+            only_periods = only_periods && in[k] == '.';
+            if (k < end - 1) has_period |= in[k] == '.', has_letter |= is_letter(in[k]);
+        }
+        if (length >= 2 && in[end - 1] == '.' && !only_periods) {
+            const int kind = abbreviation(in + i, length - 1, language);
+            const uint32_t following = next < n ? in[next] : 0;
+            if (!(has_period && has_letter) && kind != 1 && !is_lowercase(following)
+                && !(kind == 2 && following >= '0' && following <= '9'))
+                keep = end - 1;
+        } else if (length >= 2 && next == n && in[end - 2] == '.' && in[end - 1] == '\'') {
+            keep = end - 2;
+        }
 #line 600 "book/text.nw"
         const int cut[4] = {i, keep, keep < end ? keep + 1 : end, end};
         for (int part = 0; part < 3; part++) {
@@ -410,23 +411,23 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
         if (tokenize_line(options, reader.text, (size_t)length, &line))
             problem = located(file->error, path, reader.number, line.error);
         else {
-            
+            /* <<Append the line's tokens to the file's>> */
 #line 756 "book/text.nw"
-const size_t size = strlen(line.text) + 1;
-file->storage = grow(file->storage, &byte_capacity, bytes + size, 1);
-file->line_start = grow(file->line_start, &line_capacity, (size_t)file->lines + 2,
-                        sizeof *file->line_start);
-file->token = grow(file->token, &token_capacity, (size_t)(file->count + line.count),
-                   sizeof *file->token);
-file->line_start[file->lines++] = file->count;
-memcpy(file->storage + bytes, line.text, size);
-for (size_t k = 0, start = 0; k < size; k++) {
-    if (line.text[k] != ' ' && line.text[k] != '\0') continue;
-    file->storage[bytes + k] = '\0';
-    file->token[file->count++] = (char *)(bytes + start);   /* an offset for now */
-    start = k + 1;
-}
-bytes += size;
+            const size_t size = strlen(line.text) + 1;
+            file->storage = grow(file->storage, &byte_capacity, bytes + size, 1);
+            file->line_start = grow(file->line_start, &line_capacity, (size_t)file->lines + 2,
+                                    sizeof *file->line_start);
+            file->token = grow(file->token, &token_capacity, (size_t)(file->count + line.count),
+                               sizeof *file->token);
+            file->line_start[file->lines++] = file->count;
+            memcpy(file->storage + bytes, line.text, size);
+            for (size_t k = 0, start = 0; k < size; k++) {
+                if (line.text[k] != ' ' && line.text[k] != '\0') continue;
+                file->storage[bytes + k] = '\0';
+                file->token[file->count++] = (char *)(bytes + start);   /* an offset for now */
+                start = k + 1;
+            }
+            bytes += size;
 #line 742 "book/text.nw"
         }
     }
@@ -512,12 +513,12 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     uint32_t point[TEXT_MAX_TOKENIZED_BYTES];
     int n;
     if (decode_utf8(line, length, point, &n, result)) return result->error;
-    
+    /* <<Count the apostrophes that stand alone>> */
 #line 975 "book/text.nw"
-int apostrophes = 0;
-for (size_t i = 0; i < length; i++)
-    apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
-                   && (i + 1 == length || line[i + 1] == ' ');
+    int apostrophes = 0;
+    for (size_t i = 0; i < length; i++)
+        apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
+                       && (i + 1 == length || line[i + 1] == ' ');
 #line 942 "book/text.nw"
     char token[TEXT_MAX_TOKENIZED_BYTES + 1];
     char last = '\0';   /* the last byte of the token before */
@@ -526,55 +527,55 @@ for (size_t i = 0; i < length; i++)
     bool glue_next = true;                           /* no space before the next token */
     bool double_open = false, single_open = false;   /* inside a quotation */
     for (size_t i = 0, end, next; i < length; i = end) {
-        
+        /* <<Find the token [[line[i .. end)]] and the start [[next]] of the one after it>> */
 #line 966 "book/text.nw"
-while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
-if (i == length) break;
-for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
-for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
-memcpy(token, line + i, end - i);
-token[end - i] = '\0';
+        while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
+        if (i == length) break;
+        for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
+        for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
+        memcpy(token, line + i, end - i);
+        token[end - i] = '\0';
 #line 950 "book/text.nw"
         bool glue = glue_next;
         glue_next = false;
-        
+        /* <<Decide how the token joins its neighbours>> */
 #line 982 "book/text.nw"
-static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
-                                      "...", NULL};
-static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
-static const char *const clitics[] = {"s", "re", "ve", "ll", "m", "d", "t", "em", NULL};
-if (strcmp(token, ":") == 0 && last >= '0' && last <= '9' && next < length
-    && line[next] >= '0' && line[next] <= '9') {
-    glue = glue_next = true;   /* 11:27 */
-} else if (in_list(token, closing)) {
-    glue = true;
-} else if (in_list(token, opening)) {
-    glue_next = true;
-} else if (strcmp(token, "\"") == 0) {
-    if (double_open) glue = true;
-    else glue_next = true;
-    double_open = !double_open;
-} else if (strcmp(token, "'") == 0 && apostrophes % 2 == 1) {
-    
+        static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
+                                              "...", NULL};
+        static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
+        static const char *const clitics[] = {"s", "re", "ve", "ll", "m", "d", "t", "em", NULL};
+        if (strcmp(token, ":") == 0 && last >= '0' && last <= '9' && next < length
+            && line[next] >= '0' && line[next] <= '9') {
+            glue = glue_next = true;   /* 11:27 */
+        } else if (in_list(token, closing)) {
+            glue = true;
+        } else if (in_list(token, opening)) {
+            glue_next = true;
+        } else if (strcmp(token, "\"") == 0) {
+            if (double_open) glue = true;
+            else glue_next = true;
+            double_open = !double_open;
+        } else if (strcmp(token, "'") == 0 && apostrophes % 2 == 1) {
+            /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
 #line 1010 "book/text.nw"
-size_t after = next;   /* the next token is line[next .. after) */
-while (after < length && line[after] != ' ' && line[after] != '\t') after++;
-char word[4] = "";
-if (after - next < sizeof word) {
-    memcpy(word, line + next, after - next);
-    word[after - next] = '\0';
-}
-if (in_list(word, clitics)) glue_next = true;   /* they 're */
-else glue = true;                               /* the dogs' bowls, 4' wide */
+            size_t after = next;   /* the next token is line[next .. after) */
+            while (after < length && line[after] != ' ' && line[after] != '\t') after++;
+            char word[4] = "";
+            if (after - next < sizeof word) {
+                memcpy(word, line + next, after - next);
+                word[after - next] = '\0';
+            }
+            if (in_list(word, clitics)) glue_next = true;   /* they 're */
+            else glue = true;                               /* the dogs' bowls, 4' wide */
 #line 999 "book/text.nw"
-} else if (strcmp(token, "'") == 0) {
-    if (single_open) glue = true;
-    else glue_next = true;
-    single_open = !single_open;
-} else if (language == TEXT_ENGLISH && token[0] == '\'' && (unsigned char)token[1] < 0x80
-           && is_letter((unsigned char)token[1])) {
-    glue = true;   /* 's 're 't */
-}
+        } else if (strcmp(token, "'") == 0) {
+            if (single_open) glue = true;
+            else glue_next = true;
+            single_open = !single_open;
+        } else if (language == TEXT_ENGLISH && token[0] == '\'' && (unsigned char)token[1] < 0x80
+                   && is_letter((unsigned char)token[1])) {
+            glue = true;   /* 's 're 't */
+        }
 #line 953 "book/text.nw"
         if (!glue) result->text[used++] = ' ';
         memcpy(result->text + used, token, end - i);
@@ -662,18 +663,18 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     TokenCount *kept = xmalloc((size_t)count * sizeof *kept);
     long n_kept = 0;
     size_t bytes = 0;
-    
+    /* <<Count the runs of equal tokens and keep the frequent ones>> */
 #line 1205 "book/text.nw"
-for (long i = 0, run; i < count; i += run) {
-    for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
-    vocab->types++;
-    bool special = false;
-    for (int k = 0; k < VOCAB_SPECIALS; k++)
-        special = special || strcmp(sorted[i], vocab_specials[k]) == 0;
-    if (run < min_frequency || special) continue;
-    kept[n_kept++] = (TokenCount){sorted[i], run};
-    bytes += strlen(sorted[i]) + 1;
-}
+    for (long i = 0, run; i < count; i += run) {
+        for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
+        vocab->types++;
+        bool special = false;
+        for (int k = 0; k < VOCAB_SPECIALS; k++)
+            special = special || strcmp(sorted[i], vocab_specials[k]) == 0;
+        if (run < min_frequency || special) continue;
+        kept[n_kept++] = (TokenCount){sorted[i], run};
+        bytes += strlen(sorted[i]) + 1;
+    }
 #line 1187 "book/text.nw"
     qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
     ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
@@ -718,21 +719,21 @@ const char *vocab_load(Vocab *vocab, const char *path)
     long length;
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
-        
+        /* <<Check one line of a vocabulary file>> */
 #line 1295 "book/text.nw"
-static TextLine check;   /* its error holds the complaint */
-static uint32_t point[TEXT_MAX_LINE_BYTES];
-int n;
-check.error[0] = '\0';
-if (length == 0) strcpy(check.error, "an empty line");
-else if (strpbrk(reader.text, " \t\r")) strcpy(check.error, "a token with a blank in it");
-else if (length > TEXT_MAX_LINE_BYTES) strcpy(check.error, "a token over 1000 bytes");
-else if (decode_utf8(reader.text, (size_t)length, point, &n, &check)) {}
-else if (vocab->size < VOCAB_SPECIALS && strcmp(reader.text, vocab_specials[vocab->size]))
-    snprintf(check.error, sizeof check.error, "expected the special token %s",
-             vocab_specials[vocab->size]);
-else if (vocab->size == INT32_MAX / 4) strcpy(check.error, "too many tokens");
-if (check.error[0]) problem = located(vocab->error, path, reader.number, check.error);
+        static TextLine check;   /* its error holds the complaint */
+        static uint32_t point[TEXT_MAX_LINE_BYTES];
+        int n;
+        check.error[0] = '\0';
+        if (length == 0) strcpy(check.error, "an empty line");
+        else if (strpbrk(reader.text, " \t\r")) strcpy(check.error, "a token with a blank in it");
+        else if (length > TEXT_MAX_LINE_BYTES) strcpy(check.error, "a token over 1000 bytes");
+        else if (decode_utf8(reader.text, (size_t)length, point, &n, &check)) {}
+        else if (vocab->size < VOCAB_SPECIALS && strcmp(reader.text, vocab_specials[vocab->size]))
+            snprintf(check.error, sizeof check.error, "expected the special token %s",
+                     vocab_specials[vocab->size]);
+        else if (vocab->size == INT32_MAX / 4) strcpy(check.error, "too many tokens");
+        if (check.error[0]) problem = located(vocab->error, path, reader.number, check.error);
 #line 1268 "book/text.nw"
         if (problem) break;
         vocab->storage = grow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,

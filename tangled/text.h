@@ -5,6 +5,7 @@
 #define TEXT_H
 #include <stdio.h>
 #include "tensor.h"
+/* <<text.h declarations>> */
 #line 130 "book/text.nw"
 enum {
     TEXT_MAX_LINE_BYTES = 1000,                          /* a raw line, without newline */

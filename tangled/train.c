@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+/* <<train.c definitions>> */
 #line 75 "book/training.nw"
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
                                   int pad, float smoothing)
@@ -221,35 +222,35 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
     *tokens = n;
     const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
     const double confidence = 1.0f - smoothing;
-    
+    /* <<Set the per-row constants of the closed form>> */
 #line 901 "book/fast.nw"
-const float d_spread = n > 0 ? (float)(-spread / n) : 0.0f;
-const float d_confidence = n > 0 ? (float)(-confidence / n) : 0.0f;
-const double row_constant = confidence * log(confidence)
-                          + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
+    const float d_spread = n > 0 ? (float)(-spread / n) : 0.0f;
+    const float d_confidence = n > 0 ? (float)(-confidence / n) : 0.0f;
+    const double row_constant = confidence * log(confidence)
+                              + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
 #line 880 "book/fast.nw"
     double block_loss[PARALLEL_BLOCKS];
     PARALLEL_FOR((size_t)rows * vocab)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         block_loss[block] = 0.0;
         for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
-            
+            /* <<Write row [[r]]'s gradient and add its loss to its block's>> */
 #line 908 "book/fast.nw"
-const float *y = logprobs + (size_t)r * vocab;
-float *d_y = d_logprobs + (size_t)r * vocab;
-const int target = targets[r];
-if (target == pad) { memset(d_y, 0, (size_t)vocab * sizeof *d_y); continue; }
-ENSURE(target >= 0 && target < vocab, "target %d of %d", target, vocab);
-double loss = row_constant - confidence * y[target];
-if (spread > 0.0) {   /* words with t = 0 are left out: their y may be -infinity */
-    const int low = pad < target ? pad : target, high = pad < target ? target : pad;
-    loss -= spread * (sum_of_floats(y, low) + sum_of_floats(y + low + 1, high - low - 1)
-                      + sum_of_floats(y + high + 1, vocab - high - 1));
-}
-block_loss[block] += loss;
-for (int w = 0; w < vocab; w++) d_y[w] = d_spread;
-d_y[pad] = 0.0f;
-d_y[target] = d_confidence;
+            const float *y = logprobs + (size_t)r * vocab;
+            float *d_y = d_logprobs + (size_t)r * vocab;
+            const int target = targets[r];
+            if (target == pad) { memset(d_y, 0, (size_t)vocab * sizeof *d_y); continue; }
+            ENSURE(target >= 0 && target < vocab, "target %d of %d", target, vocab);
+            double loss = row_constant - confidence * y[target];
+            if (spread > 0.0) {   /* words with t = 0 are left out: their y may be -infinity */
+                const int low = pad < target ? pad : target, high = pad < target ? target : pad;
+                loss -= spread * (sum_of_floats(y, low) + sum_of_floats(y + low + 1, high - low - 1)
+                                  + sum_of_floats(y + high + 1, vocab - high - 1));
+            }
+            block_loss[block] += loss;
+            for (int w = 0; w < vocab; w++) d_y[w] = d_spread;
+            d_y[pad] = 0.0f;
+            d_y[target] = d_confidence;
 #line 886 "book/fast.nw"
         }
     }

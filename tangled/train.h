@@ -5,6 +5,7 @@
 #define TRAIN_H
 #include <stdio.h>
 #include "model.h"
+/* <<train.h declarations>> */
 #line 64 "book/training.nw"
 /* dist[r] = the smoothed target distribution of targets[r] (all zero for a padding target);
    dist: [rows][vocab]. */

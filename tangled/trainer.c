@@ -1,6 +1,7 @@
 #line 261 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
+/* <<trainer.c includes>> */
 #line 269 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
@@ -11,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
+/* <<trainer.c checkpoint helpers>> */
 #line 433 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
@@ -47,6 +49,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
+/* <<trainer.c definitions>> */
 #line 347 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
@@ -55,97 +58,98 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     TrainingProgress *progress = trainer->progress;
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
-    
+    /* <<Prepare the run: the log, the clock, the signals>> */
 #line 405 "book/copy.nw"
-FILE *log = NULL;
-if (settings->log_path) {
-    log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
-    if (log == NULL) {
-        snprintf(trainer->message, sizeof trainer->message, "%s: cannot create the log: %s",
-                 settings->log_path, strerror(errno));
-        return TRAINER_FAILED;
+    FILE *log = NULL;
+    if (settings->log_path) {
+        log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
+        if (log == NULL) {
+            snprintf(trainer->message, sizeof trainer->message, "%s: cannot create the log: %s",
+                     settings->log_path, strerror(errno));
+            return TRAINER_FAILED;
+        }
+        if (ftell(log) == 0)
+            fprintf(log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
+                         "tokens_per_second\n");
     }
-    if (ftell(log) == 0)
-        fprintf(log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
-                     "tokens_per_second\n");
-}
-const bool terminal = isatty(STDOUT_FILENO);
-const double start = seconds_now();
-const long first_step = adam->step;
-long tokens_seen = 0;
+    const bool terminal = isatty(STDOUT_FILENO);
+    const double start = seconds_now();
+    const long first_step = adam->step;
+    long tokens_seen = 0;
+    /* <<Catch SIGINT and SIGTERM, if checkpointing>> */
 #line 532 "book/checkpoint.nw"
-if (settings->checkpoint_path) catch_stop_signals();
+    if (settings->checkpoint_path) catch_stop_signals();
 #line 355 "book/copy.nw"
     if (source->start_epoch) source->start_epoch(source->task, progress->epoch);
     while (progress->epoch <= settings->epochs) {
         source->fill(source->task, trainer);
         const double loss = train_step(trainer->model, adam, trainer->batch, train,
                                        trainer->d_logprobs, &progress->dropout_rng);
-        
+        /* <<Stop if the loss is not finite>> */
 #line 390 "book/copy.nw"
-if (!isfinite(loss)) {
-    snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
-             adam->step, isnan(loss) ? "NaN" : "infinite",
-             settings->checkpoint_path ? "; the last checkpoint is kept in " : "",
-             settings->checkpoint_path ? settings->checkpoint_path : "");
-    outcome = TRAINER_FAILED;
-    break;
-}
+        if (!isfinite(loss)) {
+            snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
+                     adam->step, isnan(loss) ? "NaN" : "infinite",
+                     settings->checkpoint_path ? "; the last checkpoint is kept in " : "",
+                     settings->checkpoint_path ? settings->checkpoint_path : "");
+            outcome = TRAINER_FAILED;
+            break;
+        }
 #line 361 "book/copy.nw"
         const Batch *batch = trainer->batch;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
             tokens_seen += batch->tgt_y[i] != train->pad;
         progress->loss_sum += loss, progress->batch++;
-        
+        /* <<Print the progress line>> */
 #line 428 "book/copy.nw"
-if (terminal) {
-    const double elapsed = seconds_now() - start;
-    const long done = adam->step - first_step;   /* steps taken by this process */
-    const long left = (long)(settings->epochs - progress->epoch) * source->batches
-                      + source->batches - progress->batch;
-    const double eta = elapsed / done * left;
-    printf("\repoch %d/%d  batch %d/%d  step %ld  loss %.4f  %.0f tokens/s  lr %.2e  "
-           "ETA %.0f %s   ", progress->epoch, settings->epochs, progress->batch,
-           source->batches, adam->step, progress->loss_sum / progress->batch,
-           tokens_seen / elapsed,
-           learning_rate(adam->step - 1, trainer->model->config.d_model, train->factor,
-                         train->warmup),
-           eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
-    fflush(stdout);
-}
+        if (terminal) {
+            const double elapsed = seconds_now() - start;
+            const long done = adam->step - first_step;   /* steps taken by this process */
+            const long left = (long)(settings->epochs - progress->epoch) * source->batches
+                              + source->batches - progress->batch;
+            const double eta = elapsed / done * left;
+            printf("\repoch %d/%d  batch %d/%d  step %ld  loss %.4f  %.0f tokens/s  lr %.2e  "
+                   "ETA %.0f %s   ", progress->epoch, settings->epochs, progress->batch,
+                   source->batches, adam->step, progress->loss_sum / progress->batch,
+                   tokens_seen / elapsed,
+                   learning_rate(adam->step - 1, trainer->model->config.d_model, train->factor,
+                                 train->warmup),
+                   eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
+            fflush(stdout);
+        }
 #line 366 "book/copy.nw"
         const bool epoch_done = progress->batch == source->batches;
         const bool out_of_time = settings->max_minutes
                                  && seconds_now() - start >= 60.0 * settings->max_minutes;
         if (epoch_done || out_of_time) {   /* a time budget ends with a validated model too */
-            
+            /* <<Validate, log the epoch, and save the model if it is the best>> */
 #line 452 "book/copy.nw"
-const double validation = source->validate(source->task, trainer);
-const double elapsed = seconds_now() - start;
-const double rate = learning_rate(adam->step - 1, trainer->model->config.d_model,
-                                  train->factor, train->warmup);
-if (log) {
-    fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f,%.0f\n", progress->epoch, adam->step,
-            progress->loss_sum / progress->batch, validation, rate, elapsed,
-            tokens_seen / elapsed);
-    fflush(log);
-}
-if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too */
-    printf("epoch %d  step %ld  loss %.4f  validation %.4f  %.0f tokens/s  lr %.2e  %.1f s\n",
-           progress->epoch, adam->step, progress->loss_sum / progress->batch, validation,
-           tokens_seen / elapsed, rate, elapsed);
-    fflush(stdout);
-}
-if (validation < trainer->best_validation) {
-    trainer->best_validation = validation;
-    const char *error = source->save_best ? source->save_best(source->task, trainer->model)
-                                          : NULL;
-    if (error) {
-        snprintf(trainer->message, sizeof trainer->message, "%s", error);
-        outcome = TRAINER_FAILED;
-        break;
-    }
-}
+            const double validation = source->validate(source->task, trainer);
+            const double elapsed = seconds_now() - start;
+            const double rate = learning_rate(adam->step - 1, trainer->model->config.d_model,
+                                              train->factor, train->warmup);
+            if (log) {
+                fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f,%.0f\n", progress->epoch, adam->step,
+                        progress->loss_sum / progress->batch, validation, rate, elapsed,
+                        tokens_seen / elapsed);
+                fflush(log);
+            }
+            if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too */
+                printf("epoch %d  step %ld  loss %.4f  validation %.4f  %.0f tokens/s  lr %.2e  %.1f s\n",
+                       progress->epoch, adam->step, progress->loss_sum / progress->batch, validation,
+                       tokens_seen / elapsed, rate, elapsed);
+                fflush(stdout);
+            }
+            if (validation < trainer->best_validation) {
+                trainer->best_validation = validation;
+                const char *error = source->save_best ? source->save_best(source->task, trainer->model)
+                                                      : NULL;
+                if (error) {
+                    snprintf(trainer->message, sizeof trainer->message, "%s", error);
+                    outcome = TRAINER_FAILED;
+                    break;
+                }
+            }
 #line 371 "book/copy.nw"
         }
         if (epoch_done) {
@@ -153,47 +157,47 @@ if (validation < trainer->best_validation) {
             if (source->start_epoch && progress->epoch <= settings->epochs)
                 source->start_epoch(source->task, progress->epoch);
         }
-        
+        /* <<Decide whether to stop, saving a checkpoint when one is due>> */
 #line 541 "book/checkpoint.nw"
-const bool stop = stop_signal || out_of_time
-                  || (settings->stop_after && adam->step >= settings->stop_after);
-if (settings->checkpoint_path
-    && (stop || epoch_done
-        || (settings->checkpoint_every && adam->step % settings->checkpoint_every == 0))
-    && save_checkpoint(trainer, settings)) {
-    outcome = TRAINER_FAILED;
-    break;
-}
-if (stop) {
-    if (terminal) putchar('\n');
-    
+        const bool stop = stop_signal || out_of_time
+                          || (settings->stop_after && adam->step >= settings->stop_after);
+        if (settings->checkpoint_path
+            && (stop || epoch_done
+                || (settings->checkpoint_every && adam->step % settings->checkpoint_every == 0))
+            && save_checkpoint(trainer, settings)) {
+            outcome = TRAINER_FAILED;
+            break;
+        }
+        if (stop) {
+            if (terminal) putchar('\n');
+            /* <<Say why the run stopped>> */
 #line 561 "book/checkpoint.nw"
-const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
-if (stop_signal) {
-    snprintf(trainer->message, sizeof trainer->message,
-             "%s at step %ld; the checkpoint is %s",
-             stop_signal == SIGINT ? "interrupted" : "terminated", adam->step, saved);
-    trainer->signal_number = stop_signal;
-    outcome = TRAINER_SIGNALLED;
-} else {
-    printf("stopped after step %ld (%s)%s%s\n", adam->step,
-           out_of_time ? "time budget" : "--stop-after",
-           settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
-    outcome = TRAINER_STOPPED;
-}
+            const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
+            if (stop_signal) {
+                snprintf(trainer->message, sizeof trainer->message,
+                         "%s at step %ld; the checkpoint is %s",
+                         stop_signal == SIGINT ? "interrupted" : "terminated", adam->step, saved);
+                trainer->signal_number = stop_signal;
+                outcome = TRAINER_SIGNALLED;
+            } else {
+                printf("stopped after step %ld (%s)%s%s\n", adam->step,
+                       out_of_time ? "time budget" : "--stop-after",
+                       settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
+                outcome = TRAINER_STOPPED;
+            }
 #line 553 "book/checkpoint.nw"
-    break;
-}
+            break;
+        }
 #line 378 "book/copy.nw"
     }
-    
+    /* <<Finish the run: close the log>> */
 #line 483 "book/copy.nw"
-if (terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
-if (log && fclose(log) != 0 && outcome != TRAINER_FAILED) {
-    snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
-             settings->log_path, strerror(errno));
-    outcome = TRAINER_FAILED;
-}
+    if (terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
+    if (log && fclose(log) != 0 && outcome != TRAINER_FAILED) {
+        snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
+                 settings->log_path, strerror(errno));
+        outcome = TRAINER_FAILED;
+    }
 #line 380 "book/copy.nw"
     return outcome;
 }

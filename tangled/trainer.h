@@ -5,6 +5,7 @@
 #ifndef TRAINER_H
 #define TRAINER_H
 #include "train.h"
+/* <<trainer.h declarations>> */
 #line 281 "book/copy.nw"
 typedef struct {
     Model *model;
