@@ -89,7 +89,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
-#line 487 "book/translate.nw"
+#line 470 "book/translate.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
@@ -119,7 +119,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 529 "book/translate.nw"
+#line 512 "book/translate.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
     int n = 0;
@@ -130,7 +130,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
-#line 589 "book/translate.nw"
+#line 572 "book/translate.nw"
 const char *translation_model_save(const char *path, const Model *model,
                                    Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch)
 {

@@ -56,17 +56,17 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
 #line 212 "book/translate.nw"
 /* order[i] = the i-th batch to visit in epoch epoch (from 1): a permutation of 0..count-1. */
 void batch_order(int *order, int count, uint64_t seed, int epoch);
-#line 479 "book/translate.nw"
+#line 462 "book/translate.nw"
 /* The first limit lines (0: all) of two tokenized files as a corpus, numbered with the
    vocabularies, each sentence between <s> and </s> and at most max_tokens tokens long. */
 Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
                      const Vocab *src_vocab, const Vocab *tgt_vocab, long limit,
                      int max_tokens);
-#line 523 "book/translate.nw"
+#line 506 "book/translate.nw"
 /* ids = <s>, the numbers of the space-separated tokens of text, </s>: at most max_tokens
    (>= 2) numbers in all, the tokens cut to fit. Returns the count; text is cut up. */
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens);
-#line 579 "book/translate.nw"
+#line 562 "book/translate.nw"
 /* Save the weights and configuration to PATH and the vocabularies to PATH.src.vocab and
    PATH.tgt.vocab. NULL on success, else a one-line message (in scratch's error buffer). */
 const char *translation_model_save(const char *path, const Model *model,

@@ -11,6 +11,9 @@
 #include <string.h>
 #line 93 "book/program.nw"
 #include <errno.h>
+#line 138 "book/program.nw"
+#include <getopt.h>
+#include <limits.h>
 #line 528 "book/gradcheck.nw"
 #include "gradcheck.h"
 #line 502 "book/copy.nw"
@@ -22,7 +25,7 @@
 #include "text.h"
 #line 989 "book/bleu.nw"
 #include "bleu.h"
-#line 943 "book/translate.nw"
+#line 920 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #line 181 "book/fast.nw"
@@ -76,26 +79,113 @@ static double parse_number(const char *command, const char *flag, const char *te
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 134 "book/program.nw"
-typedef struct {
-    const char *flag;
-    long long low, high;
-    int *target;   /* where the value goes */
-} IntegerFlag;
+#line 143 "book/program.nw"
+typedef enum {
+    OPTION_INT,      /* int, in [low, high] */
+    OPTION_LONG,     /* long, in [low, high] */
+    OPTION_REAL,     /* double, in [low, high] */
+    OPTION_FLOAT,    /* float, in [low, high] */
+    OPTION_TEXT,     /* const char *, not empty: a file name, say */
+    OPTION_CHOICE,   /* int: the index of the value among choices, "a|b|c" */
+    OPTION_SWITCH,   /* bool, set to true; takes no value */
+    OPTION_SET       /* int, set to low; takes no value */
+} OptionKind;
 
-/* If flag is one of flags[0..count), read value into its target and return true. */
-static bool read_integer_flag(const char *command, const IntegerFlag *flags, int count,
-                              const char *flag, const char *value)
+typedef struct {
+    const char *name;      /* without the dashes: "epochs" is --epochs */
+    OptionKind kind;
+    void *target;          /* where the value goes, of the kind's type */
+    double low, high;
+    const char *choices;   /* OPTION_CHOICE only */
+} Option;
+
+enum { MAX_OPTIONS = 24 };
+#line 172 "book/program.nw"
+static void read_option(const char *command, const Option *option, const char *text)
 {
-    for (int f = 0; f < count; f++)
-        if (strcmp(flag, flags[f].flag) == 0) {
-            *flags[f].target = (int)parse_integer(command, flag, value, flags[f].low,
-                                                  flags[f].high);
-            return true;
+    char flag[64];
+    snprintf(flag, sizeof flag, "--%s", option->name);
+    switch (option->kind) {
+    case OPTION_INT:
+        *(int *)option->target = (int)parse_integer(command, flag, text, (long long)option->low,
+                                                    (long long)option->high);
+        break;
+    case OPTION_LONG:   /* a high of 2^63 or more means no limit below LONG_MAX */
+        *(long *)option->target = (long)parse_integer(
+            command, flag, text, (long long)option->low,
+            option->high >= 0x1p63 ? LONG_MAX : (long long)option->high);
+        break;
+    case OPTION_REAL:
+        *(double *)option->target = parse_number(command, flag, text, option->low, option->high);
+        break;
+    case OPTION_FLOAT:
+        *(float *)option->target =
+            (float)parse_number(command, flag, text, option->low, option->high);
+        break;
+    case OPTION_TEXT:
+        if (text == NULL || *text == '\0') usage_error(command, "%s needs a value", flag);
+        *(const char **)option->target = text;
+        break;
+    case OPTION_CHOICE:
+        /* <<Look the value up among the choices>> */
+#line 207 "book/program.nw"
+        {
+            const char *word = option->choices;
+            for (int index = 0; *word; index++) {
+                const size_t length = strcspn(word, "|");
+                if (text && strlen(text) == length && strncmp(text, word, length) == 0) {
+                    *(int *)option->target = index;
+                    return;
+                }
+                word += length + (word[length] == '|');
+            }
+            char list[256] = "";   /* 'a', 'b' or 'c' */
+            for (word = option->choices; *word;) {
+                const size_t length = strcspn(word, "|");
+                const bool last = word[length] == '\0', first = word == option->choices;
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%.*s'",
+                         first ? "" : last ? " or " : ", ", (int)length, word);
+                word += length + !last;
+            }
+            usage_error(command, "%s expects %s, got '%s'", flag, list, text ? text : "nothing");
         }
-    return false;
+#line 199 "book/program.nw"
+        break;
+    case OPTION_SWITCH: *(bool *)option->target = true; break;
+    case OPTION_SET: *(int *)option->target = (int)option->low; break;
+    }
 }
-#line 161 "book/program.nw"
+#line 238 "book/program.nw"
+/* Read the options of argv[0 .. argc) (the arguments after the command's name) into their
+   targets; return the index of the first operand, the operands being argv[index .. argc). */
+static int parse_options(const char *command, const Option *options, int count, int argc,
+                         char **argv)
+{
+    ENSURE(count <= MAX_OPTIONS, "%d options", count);
+    struct option table[MAX_OPTIONS + 1];
+    for (int i = 0; i < count; i++) {
+        const bool takes_value = options[i].kind != OPTION_SWITCH && options[i].kind != OPTION_SET;
+        table[i] = (struct option){options[i].name, takes_value ? required_argument : no_argument,
+                                   NULL, i};
+    }
+    table[count] = (struct option){NULL, 0, NULL, 0};
+    char **arguments = argv - 1;   /* arguments[0]: the command's name */
+    opterr = 0, optind = 0;
+    int found;
+    while ((found = getopt_long(argc + 1, arguments, ":", table, NULL)) != -1) {
+        if (found == '?') usage_error(command, "unknown option '%s'", arguments[optind - 1]);
+        read_option(command, &options[found == ':' ? optopt : found],
+                    found == ':' ? NULL : optarg);
+    }
+    return optind - 1;
+}
+
+/* For a command that takes no operands: refuse any. */
+static void no_operands(const char *command, int first, int argc, char **argv)
+{
+    if (first < argc) usage_error(command, "unexpected argument '%s'", argv[first]);
+}
+#line 276 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for 'transformer --help' */
@@ -104,7 +194,7 @@ typedef struct {
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
 /* <<Command functions>> */
-#line 305 "book/program.nw"
+#line 420 "book/program.nw"
 static int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -121,26 +211,24 @@ static int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     /* <<Read the figure's options, starting from their defaults>> */
-#line 328 "book/program.nw"
+#line 443 "book/program.nw"
     int value[FIGURE_MAX_OPTIONS] = {0};
-    for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++)
-        value[o] = kind->options[o].fallback;
-    for (; a < argc; a += 2) {
-        int o = 0;
-        while (o < FIGURE_MAX_OPTIONS && kind->options[o].flag
-               && strcmp(kind->options[o].flag, argv[a]) != 0) o++;
-        if (o == FIGURE_MAX_OPTIONS || !kind->options[o].flag)
-            usage_error("figure-data", "unknown option '%s' for figure '%s'", argv[a], name);
-        const char *text = a + 1 < argc ? argv[a + 1] : NULL;
-        value[o] = (int)parse_integer("figure-data", argv[a], text,
-                                      kind->options[o].low, kind->options[o].high);
+    Option options[FIGURE_MAX_OPTIONS];
+    int count = 0;
+    for (; count < FIGURE_MAX_OPTIONS && kind->options[count].flag; count++) {
+        const FigureOption *option = &kind->options[count];
+        value[count] = option->fallback;
+        options[count] = (Option){option->flag + 2, OPTION_INT, &value[count], option->low,
+                                  option->high, NULL};   /* + 2: the name without "--" */
     }
-#line 321 "book/program.nw"
+    no_operands("figure-data", a + parse_options("figure-data", options, count, argc - a,
+                                                 argv + a), argc, argv);
+#line 436 "book/program.nw"
     const char *problem = kind->emit(stdout, value);
     if (problem) usage_error("figure-data", "%s", problem);
     return 0;
 }
-#line 347 "book/program.nw"
+#line 460 "book/program.nw"
 static void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -156,10 +244,10 @@ static void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 381 "book/program.nw"
+#line 494 "book/program.nw"
 static int run_demo(int argc, char **argv)
 {
-    if (argc > 0) usage_error("demo", "unexpected argument '%s'", argv[0]);
+    no_operands("demo", parse_options("demo", NULL, 0, argc, argv), argc, argv);
     printf("The Annotated Transformer in C, version " TRANSFORMER_VERSION
            ": the data of the book's figures\n");
     for (int k = 0; k < figure_kind_count; k++) {
@@ -171,50 +259,43 @@ static int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 469 "book/program.nw"
+#line 582 "book/program.nw"
 static int run_random(int argc, char **argv)
 {
-    unsigned long long seed = 42, stream = 54, count = 6;
-    enum { BITS, UNIFORM, NORMAL } kind = UNIFORM;
-    for (int a = 0; a < argc; a++) {
-        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(flag, "--seed") == 0)
-            seed = parse_integer("random", flag, value, 0, INT64_MAX), a++;
-        else if (strcmp(flag, "--stream") == 0)
-            stream = parse_integer("random", flag, value, 0, INT64_MAX), a++;
-        else if (strcmp(flag, "--count") == 0)
-            count = parse_integer("random", flag, value, 1, 100000000), a++;
-        else if (strcmp(flag, "--bits") == 0) kind = BITS;
-        else if (strcmp(flag, "--uniform") == 0) kind = UNIFORM;
-        else if (strcmp(flag, "--normal") == 0) kind = NORMAL;
-        else usage_error("random", "unknown option '%s'", flag);
-    }
+    long seed = 42, stream = 54, count = 6;
+    enum { BITS, UNIFORM, NORMAL };
+    int kind = UNIFORM;
+    const Option options[] = {
+        {"seed", OPTION_LONG, &seed, 0, 0x1p63, NULL},     /* 2^63: up to LONG_MAX */
+        {"stream", OPTION_LONG, &stream, 0, 0x1p63, NULL},
+        {"count", OPTION_LONG, &count, 1, 100000000, NULL},
+        {"bits", OPTION_SET, &kind, BITS, 0, NULL},
+        {"uniform", OPTION_SET, &kind, UNIFORM, 0, NULL},
+        {"normal", OPTION_SET, &kind, NORMAL, 0, NULL},
+    };
+    no_operands("random", parse_options("random", options, sizeof options / sizeof *options,
+                                        argc, argv), argc, argv);
     Rng rng;
-    rng_seed(&rng, seed, stream);
-    for (unsigned long long i = 0; i < count; i++)
+    rng_seed(&rng, (uint64_t)seed, (uint64_t)stream);
+    for (long i = 0; i < count; i++)
         if (kind == BITS) printf("0x%08lx\n", (unsigned long)rng_next(&rng));
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 533 "book/program.nw"
+#line 644 "book/program.nw"
 static int run_time_matmul(int argc, char **argv)
 {
-    int n = 256;
-    MatmulKernel kernel = matmul_kernel;
-    for (int a = 0; a < argc; a++) {
-        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(flag, "--size") == 0)
-            n = (int)parse_integer("time-matmul", flag, value, 1, 8192), a++;
-        else if (strcmp(flag, "--kernel") == 0) {
-            if (value && strcmp(value, "blas") == 0) kernel = MATMUL_BLAS;
-            else if (value && strcmp(value, "reference") == 0) kernel = MATMUL_REFERENCE;
-            else usage_error("time-matmul", "--kernel expects 'blas' or 'reference', "
-                             "got '%s'", value ? value : "nothing");
-            a++;
-        } else usage_error("time-matmul", "unknown option '%s'", flag);
-    }
+    int n = 256, choice = matmul_kernel;   /* the choices in MatmulKernel's order */
+    const Option options[] = {
+        {"size", OPTION_INT, &n, 1, 8192, NULL},
+        {"kernel", OPTION_CHOICE, &choice, 0, 0, "blas|reference"},
+    };
+    no_operands("time-matmul", parse_options("time-matmul", options,
+                                             sizeof options / sizeof *options, argc, argv),
+                argc, argv);
+    const MatmulKernel kernel = (MatmulKernel)choice;
     /* <<Fill two random matrices and time their product>> */
-#line 558 "book/program.nw"
+#line 664 "book/program.nw"
     size_t size = (size_t)n * n;
     float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
     Rng rng;
@@ -232,7 +313,7 @@ static int run_time_matmul(int argc, char **argv)
     printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
            kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
     free(a);
-#line 550 "book/program.nw"
+#line 656 "book/program.nw"
     return 0;
 }
 #line 532 "book/gradcheck.nw"
@@ -241,25 +322,16 @@ static int run_gradcheck(int argc, char **argv)
     const char *layer = "all";
     int samples = 20;
     float step = 1e-2f;
-    for (int a = 0; a < argc; a++) {
-        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(flag, "--layer") == 0) {
-            if (!value) usage_error("gradcheck", "--layer needs a name");
-            layer = value, a++;
-        }
-        else if (strcmp(flag, "--samples") == 0)
-            samples = (int)parse_integer("gradcheck", flag, value, 1, 100000), a++;
-        else if (strcmp(flag, "--step") == 0) {
-            char *end;
-            step = value ? strtof(value, &end) : 0.0f;
-            if (!value || *end || !(step > 0.0f && step < 1.0f))
-                usage_error("gradcheck", "--step expects a number in (0, 1), got '%s'",
-                            value ? value : "nothing");
-            a++;
-        } else usage_error("gradcheck", "unknown option '%s'", flag);
-    }
+    const Option options[] = {
+        {"layer", OPTION_TEXT, &layer, 0, 0, NULL},
+        {"samples", OPTION_INT, &samples, 1, 100000, NULL},
+        {"step", OPTION_FLOAT, &step, 1e-6, 0.5, NULL},
+    };
+    no_operands("gradcheck", parse_options("gradcheck", options,
+                                           sizeof options / sizeof *options, argc, argv),
+                argc, argv);
     /* <<Run the chosen checks and report the worst error>> */
-#line 559 "book/gradcheck.nw"
+#line 550 "book/gradcheck.nw"
     double worst_layer = 0.0, worst_model = 0.0;
     bool ran = false;
     for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -287,26 +359,22 @@ static int run_gradcheck(int argc, char **argv)
            GRADCHECK_LAYER_BOUND, worst_model, GRADCHECK_MODEL_BOUND,
            passed ? "passed" : "FAILED");
     return passed ? 0 : 1;
-#line 555 "book/gradcheck.nw"
+#line 546 "book/gradcheck.nw"
 }
 #line 512 "book/copy.nw"
-enum { MODEL_SIZE_FLAGS = 4 };
-
-/* Fill flags[0..MODEL_SIZE_FLAGS) with --layers, --d-model, --d-ff and --heads of config. */
-static void model_size_flags(IntegerFlag *flags, Config *config)
-{
-    flags[0] = (IntegerFlag){"--layers", 1, 24, &config->layers};
-    flags[1] = (IntegerFlag){"--d-model", 2, 4096, &config->d_model};
-    flags[2] = (IntegerFlag){"--d-ff", 1, 16384, &config->d_ff};
-    flags[3] = (IntegerFlag){"--heads", 1, 64, &config->heads};
-}
+/* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
+#define MODEL_SIZE_OPTIONS(config)                                  \
+    {"layers", OPTION_INT, &(config).layers, 1, 24, NULL},          \
+    {"d-model", OPTION_INT, &(config).d_model, 2, 4096, NULL},      \
+    {"d-ff", OPTION_INT, &(config).d_ff, 1, 16384, NULL},           \
+    {"heads", OPTION_INT, &(config).heads, 1, 64, NULL}
 
 static void check_model_size(const char *command, const Config *config)
 {
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
 }
-#line 536 "book/copy.nw"
+#line 532 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -334,7 +402,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 570 "book/copy.nw"
+#line 566 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -344,7 +412,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 585 "book/copy.nw"
+#line 581 "book/copy.nw"
 static int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -353,41 +421,27 @@ static int run_copy(int argc, char **argv)
     const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     /* <<Read the copy command's flags>> */
-#line 631 "book/copy.nw"
-    IntegerFlag integers[4 + MODEL_SIZE_FLAGS] = {
-        {"--epochs", 1, 10000, &epochs}, {"--batches", 1, 100000, &batches},
-        {"--batch-size", 1, 4096, &batch_size}, {"--seed", 0, 1000000000, &seed}};
-    model_size_flags(integers + 4, &config);
-    for (int a = 0; a < argc; a++) {
-        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(flag, "--log") == 0) {
-            if (!value) usage_error("copy", "--log needs a file name");
-            run.log_path = value, a++;
-            continue;
-        }
-        if (strcmp(flag, "--factor") == 0) {
-            settings.factor = parse_number("copy", flag, value, 1e-6, 1e30), a++;
-            continue;
-        }
-        /* <<Read a checkpoint flag and continue, if this is one>> */
+#line 627 "book/copy.nw"
+    const Option options[] = {
+        {"epochs", OPTION_INT, &epochs, 1, 10000, NULL},
+        {"batches", OPTION_INT, &batches, 1, 100000, NULL},
+        {"batch-size", OPTION_INT, &batch_size, 1, 4096, NULL},
+        {"seed", OPTION_INT, &seed, 0, 1000000000, NULL},
+        {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL},
+        {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
+        MODEL_SIZE_OPTIONS(config),
+        /* <<The checkpoint options>> */
 #line 410 "book/checkpoint.nw"
-        if (strcmp(flag, "--checkpoint") == 0 || strcmp(flag, "--resume") == 0) {
-            if (!value || !*value) usage_error("copy", "%s needs a file name", flag);
-            *(flag[2] == 'c' ? &run.checkpoint_path : &resume_path) = value, a++;
-            continue;
-        }
-        if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0) {
-            *(flag[2] == 'c' ? &run.checkpoint_every : &run.stop_after) =
-                (long)parse_integer("copy", flag, value, 1, 1000000000), a++;
-            continue;
-        }
-#line 647 "book/copy.nw"
-        if (!read_integer_flag("copy", integers, 4 + MODEL_SIZE_FLAGS, flag, value))
-            usage_error("copy", "unknown option '%s'", flag);
-        a++;
-    }
+        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL},
+        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
+        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
+        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
+#line 636 "book/copy.nw"
+    };
+    no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
+                                      argv), argc, argv);
     check_model_size("copy", &config);
-#line 593 "book/copy.nw"
+#line 589 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -410,7 +464,7 @@ static int run_copy(int argc, char **argv)
                        INFINITY, "", 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 485 "book/checkpoint.nw"
+#line 479 "book/checkpoint.nw"
     char recipe_text[6][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -428,13 +482,13 @@ static int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 615 "book/copy.nw"
+#line 611 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 673 "book/copy.nw"
+#line 661 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -462,7 +516,7 @@ static int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 620 "book/copy.nw"
+#line 616 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     free(copy.data), free(trainer.d_logprobs);
@@ -479,26 +533,18 @@ static int run_time_decode(int argc, char **argv)
     bool use[2] = {true, true};   /* recompute, cached */
     /* <<Read the time-decode command's flags>> */
 #line 574 "book/decode.nw"
-    IntegerFlag integers[2 + MODEL_SIZE_FLAGS] = {{"--batch", 1, 4096, &batch},
-                                                  {"--len", 2, 4096, &len}};
-    model_size_flags(integers + 2, &config);
-    for (int a = 0; a < argc; a++) {
-        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(flag, "--decoder") == 0) {
-            const bool cached = value && strcmp(value, "cached") == 0;
-            if (!cached && !(value && strcmp(value, "recompute") == 0))
-                usage_error("time-decode",
-                            "--decoder expects 'cached' or 'recompute', got '%s'",
-                            value ? value : "nothing");
-            use[0] = !cached, use[1] = cached, a++;
-            continue;
-        }
-        if (!read_integer_flag("time-decode", integers, 2 + MODEL_SIZE_FLAGS, flag, value))
-            usage_error("time-decode", "unknown option '%s'", flag);
-        a++;
-    }
-    if (config.d_model % config.heads || config.d_model % 2)
-        usage_error("time-decode", "--d-model must be even and a multiple of --heads");
+    int decoder = -1;   /* 0: recompute only, 1: cached only, -1: both */
+    const Option options[] = {
+        {"batch", OPTION_INT, &batch, 1, 4096, NULL},
+        {"len", OPTION_INT, &len, 2, 4096, NULL},
+        {"decoder", OPTION_CHOICE, &decoder, 0, 0, "recompute|cached"},
+        MODEL_SIZE_OPTIONS(config),
+    };
+    no_operands("time-decode", parse_options("time-decode", options,
+                                             sizeof options / sizeof *options, argc, argv),
+                argc, argv);
+    if (decoder >= 0) use[0] = decoder == 0, use[1] = decoder == 1;
+    check_model_size("time-decode", &config);
 #line 551 "book/decode.nw"
     config.max_len = len;
     Model model;
@@ -515,7 +561,7 @@ static int run_time_decode(int argc, char **argv)
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     padding_mask(keep, src, batch, len, 0);
     /* <<Time the chosen decoders and compare their outputs>> */
-#line 601 "book/decode.nw"
+#line 593 "book/decode.nw"
     static const char *const names[2] = {"recompute", "cached"};
     double seconds[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
@@ -544,37 +590,28 @@ static int run_time_decode(int argc, char **argv)
     model_free(&model);
     return status;
 }
-#line 1364 "book/text.nw"
-static TextLanguage parse_language(const char *command, const char *text)
-{
-    if (text && strcmp(text, "en") == 0) return TEXT_ENGLISH;
-    if (text && strcmp(text, "de") == 0) return TEXT_GERMAN;
-    usage_error(command, "--language expects 'en' or 'de', got '%s'",
-                text ? text : "nothing");
-}
-#line 1374 "book/text.nw"
+#line 1367 "book/text.nw"
+#define LANGUAGE_OPTION(options) \
+    {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de"}
+#line 1372 "book/text.nw"
 static int run_tokenize(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
     bool detokenize = false;
     const char *compare = NULL;
-    for (int a = 0; a < argc; a++) {
-        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(flag, "--language") == 0)
-            options.language = parse_language("tokenize", value), a++;
-        else if (strcmp(flag, "--lowercase") == 0) options.lowercase = true;
-        else if (strcmp(flag, "--detokenize") == 0) detokenize = true;
-        else if (strcmp(flag, "--compare") == 0) {
-            if (!value)
-                usage_error("tokenize", "--compare expects a file, got 'nothing'");
-            compare = value, a++;
-        } else usage_error("tokenize", "unknown option '%s'", flag);
-    }
+    const Option flags[] = {
+        LANGUAGE_OPTION(options),
+        {"lowercase", OPTION_SWITCH, &options.lowercase, 0, 0, NULL},
+        {"detokenize", OPTION_SWITCH, &detokenize, 0, 0, NULL},
+        {"compare", OPTION_TEXT, &compare, 0, 0, NULL},
+    };
+    no_operands("tokenize", parse_options("tokenize", flags, sizeof flags / sizeof *flags,
+                                          argc, argv), argc, argv);
     if (detokenize && (compare || options.lowercase))
         usage_error("tokenize", "--detokenize takes neither --compare nor --lowercase");
     if (compare) {
         /* <<Compare the tokens of standard input with a reference file>> */
-#line 1423 "book/text.nw"
+#line 1417 "book/text.nw"
         FILE *reference = fopen(compare, "r");
         if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
         Agreement agreement;
@@ -585,10 +622,10 @@ static int run_tokenize(int argc, char **argv)
         const double lines = (double)(agreement.lines ? agreement.lines : 1);
         printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
                100.0 * (double)agreement.identical / lines);
-#line 1395 "book/text.nw"
+#line 1389 "book/text.nw"
     } else {
         /* <<Tokenize or detokenize standard input line by line>> */
-#line 1403 "book/text.nw"
+#line 1397 "book/text.nw"
         static TextLine line;
         char *text = NULL;
         size_t capacity = 0;
@@ -603,32 +640,27 @@ static int run_tokenize(int argc, char **argv)
         }
         if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
         free(text);
-#line 1397 "book/text.nw"
+#line 1391 "book/text.nw"
     }
     return 0;
 }
-#line 1459 "book/text.nw"
+#line 1453 "book/text.nw"
 static int run_vocab(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
-    int min_frequency = 2, first_file = argc;
+    int min_frequency = 2;
     const char *save = NULL;
-    for (int a = 0; a < argc && first_file == argc; a++) {
-        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(flag, "--language") == 0)
-            options.language = parse_language("vocab", value), a++;
-        else if (strcmp(flag, "--lowercase") == 0) options.lowercase = true;
-        else if (strcmp(flag, "--min-freq") == 0)
-            min_frequency = (int)parse_integer("vocab", flag, value, 1, 1000000), a++;
-        else if (strcmp(flag, "--save") == 0) {
-            if (!value) usage_error("vocab", "--save expects a file, got 'nothing'");
-            save = value, a++;
-        } else if (flag[0] == '-') usage_error("vocab", "unknown option '%s'", flag);
-        else first_file = a;
-    }
+    const Option flags[] = {
+        LANGUAGE_OPTION(options),
+        {"lowercase", OPTION_SWITCH, &options.lowercase, 0, 0, NULL},
+        {"min-freq", OPTION_INT, &min_frequency, 1, 1000000, NULL},
+        {"save", OPTION_TEXT, &save, 0, 0, NULL},
+    };
+    const int first_file = parse_options("vocab", flags, sizeof flags / sizeof *flags, argc,
+                                         argv);
     if (first_file == argc) usage_error("vocab", "which files?");
     /* <<Tokenize the files and build their vocabulary>> */
-#line 1484 "book/text.nw"
+#line 1473 "book/text.nw"
     const int n_files = argc - first_file;
     TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
     long count = 0, lines = 0;
@@ -650,22 +682,19 @@ static int run_vocab(int argc, char **argv)
     vocab_free(&vocab);
     for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
     free(files), free(tokens);
-#line 1479 "book/text.nw"
+#line 1468 "book/text.nw"
     return 0;
 }
 #line 993 "book/bleu.nw"
 static int run_bleu(int argc, char **argv)
 {
     bool lowercase = false;
-    const char **paths = xmalloc((size_t)(argc + 1) * sizeof *paths);
-    int n_paths = 0;
-    for (int a = 0; a < argc; a++) {
-        if (strcmp(argv[a], "--lowercase") == 0 || strcmp(argv[a], "-lc") == 0)
-            lowercase = true;
-        else if (argv[a][0] == '-' && argv[a][1] != '\0')
-            usage_error("bleu", "unknown option '%s'", argv[a]);
-        else paths[n_paths++] = argv[a];
-    }
+    for (int a = 0; a < argc && strcmp(argv[a], "--") != 0; a++)
+        if (strcmp(argv[a], "-lc") == 0) argv[a] = "--lowercase";   /* sacreBLEU's spelling */
+    const Option options[] = {{"lowercase", OPTION_SWITCH, &lowercase, 0, 0, NULL}};
+    const int first = parse_options("bleu", options, 1, argc, argv);
+    const char **paths = (const char **)argv + first;
+    const int n_paths = argc - first;
     if (n_paths < 2)
         usage_error("bleu", "expects a hypothesis file and a reference file");
     BleuLines *files = xmalloc((size_t)n_paths * sizeof *files);
@@ -675,7 +704,7 @@ static int run_bleu(int argc, char **argv)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
     /* <<Score the lines and print the score and the signature>> */
-#line 1021 "book/bleu.nw"
+#line 1018 "book/bleu.nw"
     const int n_refs = n_paths - 1;
     const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
     BleuStats stats = {0};
@@ -690,9 +719,9 @@ static int run_bleu(int argc, char **argv)
     printf("%s\n", line);
     bleu_signature(line, sizeof line, n_refs, lowercase, false);
     printf("%s\n", line);
-#line 1014 "book/bleu.nw"
+#line 1011 "book/bleu.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
-    free(files), free(paths);
+    free(files);
     return 0;
 }
 #line 255 "book/translate.nw"
@@ -761,45 +790,34 @@ static int run_train(int argc, char **argv)
     /* <<Read the train command's flags>> */
 #line 338 "book/translate.nw"
     int subset = 0;
-    IntegerFlag integers[4 + MODEL_SIZE_FLAGS] = {
-        {"--epochs", 1, 100000, &epochs}, {"--token-budget", 16, 1000000, &token_budget},
-        {"--minutes", 1, 100000, &run.max_minutes}, {"--subset", 1, 100000000, &subset}};
-    model_size_flags(integers + 4, &config);
-    for (int a = 0; a < argc; a++) {
-        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        static const char *const names[] = {"--data", "--model", "--checkpoint", "--resume",
-                                            "--log"};
-        const char **paths[] = {&data_dir, &model_path, &run.checkpoint_path, &resume_path,
-                                &run.log_path};
-        int f = 0;
-        while (f < 5 && strcmp(flag, names[f]) != 0) f++;
-        if (f < 5) {
-            if (!value || !*value) usage_error("train", "%s needs a file name", flag);
-            *paths[f] = value, a++;
-            continue;
-        }
-        if (read_integer_flag("train", integers, 4 + MODEL_SIZE_FLAGS, flag, value)) {
-            a++;
-        } else if (strcmp(flag, "--warmup") == 0) {
-            settings.warmup = (long)parse_integer("train", flag, value, 1, 10000000), a++;
-        } else if (strcmp(flag, "--checkpoint-every") == 0 || strcmp(flag, "--stop-after") == 0) {
-            *(flag[2] == 'c' ? &run.checkpoint_every : &run.stop_after) =
-                (long)parse_integer("train", flag, value, 1, 1000000000), a++;
-        } else if (strcmp(flag, "--factor") == 0) {
-            settings.factor = parse_number("train", flag, value, 1e-6, 1e30), a++;
-        } else if (strcmp(flag, "--smoothing") == 0) {
-            settings.smoothing = (float)parse_number("train", flag, value, 0.0, 0.99), a++;
-        } else if (strcmp(flag, "--dropout") == 0) {
-            config.dropout = (float)parse_number("train", flag, value, 0.0, 0.99), a++;
-        } else {
-            usage_error("train", "unknown option '%s'", flag);
-        }
-    }
+    const Option options[] = {
+        {"data", OPTION_TEXT, &data_dir, 0, 0, NULL},
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
+        {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL},
+        {"epochs", OPTION_INT, &epochs, 1, 100000, NULL},
+        {"token-budget", OPTION_INT, &token_budget, 16, 1000000, NULL},
+        {"minutes", OPTION_INT, &run.max_minutes, 1, 100000, NULL},
+        {"subset", OPTION_INT, &subset, 1, 100000000, NULL},
+        {"warmup", OPTION_LONG, &settings.warmup, 1, 10000000, NULL},
+        {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
+        {"smoothing", OPTION_FLOAT, &settings.smoothing, 0.0, 0.99, NULL},
+        {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL},
+        MODEL_SIZE_OPTIONS(config),
+        /* <<The checkpoint options>> */
+#line 410 "book/checkpoint.nw"
+        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL},
+        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
+        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
+        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
+#line 353 "book/translate.nw"
+    };
+    no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
+                                       argv), argc, argv);
     check_model_size("train", &config);
 #line 324 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 542 "book/translate.nw"
+#line 525 "book/translate.nw"
     const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
     static const char *const file_names[4] = {"train.de", "train.en", "val.de", "val.en"};
     TokenizedFile files[4];
@@ -826,7 +844,7 @@ static int run_train(int argc, char **argv)
     fflush(stdout);
 #line 326 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 383 "book/translate.nw"
+#line 366 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, &train, token_budget);
     batch_plan(&validation_plan, &validation, token_budget);
@@ -863,7 +881,7 @@ static int run_train(int argc, char **argv)
                        xmalloc((size_t)max_tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 425 "book/translate.nw"
+#line 408 "book/translate.nw"
     char recipe_text[5][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -882,7 +900,7 @@ static int run_train(int argc, char **argv)
     }
 #line 327 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 448 "book/translate.nw"
+#line 431 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate, translation_save_best};
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
@@ -894,7 +912,7 @@ static int run_train(int argc, char **argv)
                run.checkpoint_path);
 #line 328 "book/translate.nw"
     /* <<Free the training run>> */
-#line 460 "book/translate.nw"
+#line 443 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     batch_free(&batch);
@@ -905,7 +923,7 @@ static int run_train(int argc, char **argv)
 #line 329 "book/translate.nw"
     return status;
 }
-#line 687 "book/translate.nw"
+#line 670 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -921,26 +939,20 @@ static int run_translate(int argc, char **argv)
     const char *model_path = "multi30k.safetensors";
     int beam_size = 4, batch_limit = 32;
     double alpha = 0.6;
-    for (int a = 0; a < argc; a++) {
-        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(flag, "--model") == 0) {
-            if (!value || !*value) usage_error("translate", "--model needs a file name");
-            model_path = value, a++;
-        } else if (strcmp(flag, "--beam") == 0) {
-            beam_size = (int)parse_integer("translate", flag, value, 1, 64), a++;
-        } else if (strcmp(flag, "--batch") == 0) {
-            batch_limit = (int)parse_integer("translate", flag, value, 1, 1024), a++;
-        } else if (strcmp(flag, "--alpha") == 0) {
-            alpha = parse_number("translate", flag, value, 0.0, 10.0), a++;
-        } else {
-            usage_error("translate", "unknown option '%s'", flag);
-        }
-    }
+    const Option options[] = {
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
+        {"beam", OPTION_INT, &beam_size, 1, 64, NULL},
+        {"batch", OPTION_INT, &batch_limit, 1, 1024, NULL},
+        {"alpha", OPTION_REAL, &alpha, 0.0, 10.0, NULL},
+    };
+    no_operands("translate", parse_options("translate", options,
+                                           sizeof options / sizeof *options, argc, argv),
+                argc, argv);
     Model model;
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path, &model, &src_vocab, &tgt_vocab);
     /* <<Translate standard input in batches>> */
-#line 731 "book/translate.nw"
+#line 708 "book/translate.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     model_prepare(&model, batch_limit, max_len, 1);
     KVCache cache;
@@ -961,7 +973,7 @@ static int run_translate(int argc, char **argv)
     while (more) {
         int batch = 0, src_len = 1;
         /* <<Read, tokenize and number up to a batch of lines>> */
-#line 767 "book/translate.nw"
+#line 744 "book/translate.nw"
         int lengths_in[1024];
         while (batch < batch_limit) {
             if (!fgets(line, sizeof line, stdin)) {
@@ -985,7 +997,7 @@ static int run_translate(int argc, char **argv)
             memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
             for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
         }
-#line 751 "book/translate.nw"
+#line 728 "book/translate.nw"
         if (batch == 0) break;
         padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
         if (beam_size == 1)
@@ -995,7 +1007,7 @@ static int run_translate(int argc, char **argv)
             beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
                         &settings);
         /* <<Turn each output into text and print it>> */
-#line 798 "book/translate.nw"
+#line 775 "book/translate.nw"
         for (int b = 0; b < batch; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -1012,37 +1024,34 @@ static int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
             puts(text.text);
         }
-#line 760 "book/translate.nw"
+#line 737 "book/translate.nw"
     }
     free(src), free(src_keep), free(out), free(lengths);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 721 "book/translate.nw"
+#line 698 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 962 "book/translate.nw"
+#line 939 "book/translate.nw"
 static int run_attention(int argc, char **argv)
 {
-    const char *model_path = "multi30k.safetensors", *kind = "cross";
-    int layer = -1, head = -1;   /* -1: the last layer; the mean over heads */
-    for (int a = 0; a < argc; a++) {
-        const char *flag = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(flag, "--model") == 0 && value) model_path = value, a++;
-        else if (strcmp(flag, "--kind") == 0 && value
-                 && (!strcmp(value, "encoder") || !strcmp(value, "decoder")
-                     || !strcmp(value, "cross")))
-            kind = value, a++;
-        else if (strcmp(flag, "--layer") == 0)
-            layer = (int)parse_integer("attention", flag, value, 0, 63), a++;
-        else if (strcmp(flag, "--head") == 0 && value && strcmp(value, "mean") == 0)
-            head = -1, a++;
-        else if (strcmp(flag, "--head") == 0)
-            head = (int)parse_integer("attention", flag, value, 0, 63), a++;
-        else
-            usage_error("attention", "unknown option or bad value: '%s'", flag);
-    }
+    static const char *const kinds[3] = {"encoder", "decoder", "cross"};
+    const char *model_path = "multi30k.safetensors", *head_text = "mean";
+    int kind_index = 2, layer = -1;   /* -1: the last layer */
+    const Option options[] = {
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
+        {"kind", OPTION_CHOICE, &kind_index, 0, 0, "encoder|decoder|cross"},
+        {"layer", OPTION_INT, &layer, 0, 63, NULL},
+        {"head", OPTION_TEXT, &head_text, 0, 0, NULL},
+    };
+    no_operands("attention", parse_options("attention", options,
+                                           sizeof options / sizeof *options, argc, argv),
+                argc, argv);
+    const char *kind = kinds[kind_index];
+    const int head = strcmp(head_text, "mean") == 0   /* -1: the mean over heads */
+                     ? -1 : (int)parse_integer("attention", "--head", head_text, 0, 63);
     Model model;
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path, &model, &src_vocab, &tgt_vocab);
@@ -1051,7 +1060,7 @@ static int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 998 "book/translate.nw"
+#line 972 "book/translate.nw"
     static TextLine tokens;
     char line[TEXT_MAX_LINE_BYTES + 2];
     if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
@@ -1071,9 +1080,9 @@ static int run_attention(int argc, char **argv)
     int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
     greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
     decoder_cache_free(&cache);
-#line 990 "book/translate.nw"
+#line 964 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1023 "book/translate.nw"
+#line 997 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -1103,7 +1112,7 @@ static int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 991 "book/translate.nw"
+#line 965 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
@@ -1247,18 +1256,19 @@ static int run_benchmark(int argc, char **argv)
     /* <<Read the benchmark's flags>> */
 #line 354 "book/fast.nw"
     int vocab = config.tgt_vocab;
-    IntegerFlag integers[8 + MODEL_SIZE_FLAGS] = {
-        {"--vocab", 3, 1000000, &vocab}, {"--batch", 1, 4096, &s.batch},
-        {"--len", 2, 4096, &s.len}, {"--steps", 1, 1000000, &s.steps},
-        {"--warmup-steps", 1, 1000000, &s.warmup_steps},
-        {"--sentences", 1, 1000000, &s.sentences},
-        {"--warmup-sentences", 0, 1000000, &s.warmup_sentences},
-        {"--threads", 1, MAX_THREADS, &s.threads}};
-    model_size_flags(integers + 8, &config);
-    for (int a = 1; a < argc; a += 2)
-        if (!read_integer_flag("benchmark", integers, 8 + MODEL_SIZE_FLAGS, argv[a],
-                               a + 1 < argc ? argv[a + 1] : NULL))
-            usage_error("benchmark", "unknown option '%s'", argv[a]);
+    const Option options[] = {
+        {"vocab", OPTION_INT, &vocab, 3, 1000000, NULL},
+        {"batch", OPTION_INT, &s.batch, 1, 4096, NULL},
+        {"len", OPTION_INT, &s.len, 2, 4096, NULL},
+        {"steps", OPTION_INT, &s.steps, 1, 1000000, NULL},
+        {"warmup-steps", OPTION_INT, &s.warmup_steps, 1, 1000000, NULL},
+        {"sentences", OPTION_INT, &s.sentences, 1, 1000000, NULL},
+        {"warmup-sentences", OPTION_INT, &s.warmup_sentences, 0, 1000000, NULL},
+        {"threads", OPTION_INT, &s.threads, 1, MAX_THREADS, NULL},
+        MODEL_SIZE_OPTIONS(config),
+    };
+    no_operands("benchmark", parse_options("benchmark", options, sizeof options / sizeof *options,
+                                           argc - 1, argv + 1) + 1, argc, argv);
     check_model_size("benchmark", &config);
     config.src_vocab = config.tgt_vocab = vocab;
 #line 348 "book/fast.nw"
@@ -1266,18 +1276,18 @@ static int run_benchmark(int argc, char **argv)
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }
 
-#line 173 "book/program.nw"
+#line 288 "book/program.nw"
 static const Command commands[] = {
     /* <<Commands>> */
-#line 366 "book/program.nw"
+#line 479 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 398 "book/program.nw"
+#line 511 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 496 "book/program.nw"
+#line 607 "book/program.nw"
     {"random", "print numbers from the seeded generator (Chapter 2)",
      "usage: transformer random [--seed S] [--stream N] [--count N]\n"
      "                          [--bits | --uniform | --normal]\n\n"
@@ -1286,13 +1296,13 @@ static const Command commands[] = {
      "or standard normal (--normal).\n"
      "Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 578 "book/program.nw"
+#line 684 "book/program.nw"
     {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
      "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
      "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
      "the time of one product and the rate in GFLOP/s.\n",
      NULL, run_time_matmul},
-#line 589 "book/gradcheck.nw"
+#line 580 "book/gradcheck.nw"
     {"gradcheck", "check the backward functions by finite differences",
      "usage: transformer gradcheck [--layer NAME] [--samples N] [--step H]\n\n"
      "Compare each backward function's gradient with central differences and print the\n"
@@ -1301,7 +1311,7 @@ static const Command commands[] = {
      "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
      "bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 703 "book/copy.nw"
+#line 691 "book/copy.nw"
     {"copy", "train the copy task and decode examples (Chapter 12)",
      "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
      "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
@@ -1318,7 +1328,7 @@ static const Command commands[] = {
      "and keeps saving there; give it the same sizes (--epochs may grow).\n"
      "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n",
      NULL, run_copy},
-#line 626 "book/decode.nw"
+#line 618 "book/decode.nw"
     {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
      "usage: transformer time-decode [--decoder cached|recompute] [--batch N] [--len N]\n"
      "                               [--layers N] [--d-model N] [--d-ff N] [--heads N]\n\n"
@@ -1327,7 +1337,7 @@ static const Command commands[] = {
      "recomputing decoder, the cached one, or (without --decoder) both; print the time of\n"
      "one decoding and, for both, the speed-up. Exits with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 1436 "book/text.nw"
+#line 1430 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
      "usage: transformer tokenize [--language en|de] [--lowercase] < TEXT > TOKENS\n"
      "       transformer tokenize [--language en|de] --detokenize < TOKENS > TEXT\n"
@@ -1340,7 +1350,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 1508 "book/text.nw"
+#line 1497 "book/text.nw"
     {"vocab", "build the vocabulary of text files (Chapter 15)",
      "usage: transformer vocab [--language en|de] [--lowercase] [--min-freq N]\n"
      "                         [--save VOCAB] FILE...\n\n"
@@ -1349,7 +1359,7 @@ static const Command commands[] = {
      "the most frequent first, ties in byte order. Print its size; --save writes it to\n"
      "VOCAB, one token a line.\n",
      NULL, run_vocab},
-#line 1038 "book/bleu.nw"
+#line 1035 "book/bleu.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [--lowercase]\n\n"
      "Print the corpus BLEU of the hypotheses in HYP (detokenized text, one sentence\n"
@@ -1359,7 +1369,7 @@ static const Command commands[] = {
      "references per line. --lowercase (or -lc) scores lowercased text.\n"
      "Files must be UTF-8; different line counts are an error (status 1).\n",
      NULL, run_bleu},
-#line 817 "book/translate.nw"
+#line 794 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
      "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
      "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
@@ -1381,7 +1391,7 @@ static const Command commands[] = {
      "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
      "--batch: lines decoded together (32).\n",
      NULL, run_translate},
-#line 1055 "book/translate.nw"
+#line 1029 "book/translate.nw"
     {"attention", "print one attention map of a translation (Chapter 18)",
      "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
      "                             [--layer L] [--head H|mean] < sentence.de\n\n"
@@ -1391,7 +1401,7 @@ static const Command commands[] = {
      "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
      "decoder's attention to the source (cross, the default).\n",
      NULL, run_attention},
-#line 372 "book/fast.nw"
+#line 373 "book/fast.nw"
     {"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
      "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
      "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
@@ -1407,10 +1417,10 @@ static const Command commands[] = {
      "Defaults: the copy task's model (N 2, d_model 512, d_ff 2048, 8 heads, V 11), B 80,\n"
      "L 10, S 20, W 3, K 10, 1 thread.\n",
      NULL, run_benchmark},
-#line 175 "book/program.nw"
+#line 290 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
-#line 180 "book/program.nw"
+#line 295 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -1428,7 +1438,7 @@ static void print_usage(FILE *out)
                  "(default split)\n"
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
-#line 204 "book/program.nw"
+#line 319 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -1451,13 +1461,13 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         /* <<Choose the kernels from the environment>> */
-#line 238 "book/program.nw"
+#line 353 "book/program.nw"
         const char *kernel = getenv("TRANSFORMER_MATMUL");
         if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 592 "book/fast.nw"
+#line 593 "book/fast.nw"
         const char *kernels = getenv("TRANSFORMER_KERNELS");
         if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
         else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
@@ -1469,7 +1479,7 @@ int main(int argc, char **argv)
             usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                         products);
         set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
-#line 226 "book/program.nw"
+#line 341 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

@@ -72,7 +72,7 @@ void train_update(Model *model, Adam *adam, const TrainSettings *settings);
    src: [batch][src_len] with its padding mask src_keep. */
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start);
-#line 660 "book/copy.nw"
+#line 648 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */
@@ -80,7 +80,7 @@ typedef struct {
     Rng data_rng;       /* draws (or shuffles) the training data */
     Rng dropout_rng;    /* draws the dropout masks */
 } TrainingProgress;
-#line 845 "book/fast.nw"
+#line 846 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,

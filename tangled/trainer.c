@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#line 427 "book/checkpoint.nw"
+#line 421 "book/checkpoint.nw"
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
 /* <<trainer.c checkpoint helpers>> */
-#line 433 "book/checkpoint.nw"
+#line 427 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
 {
@@ -32,7 +32,7 @@ static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *sett
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error ? trainer->message : NULL;
 }
-#line 513 "book/checkpoint.nw"
+#line 507 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -77,7 +77,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const long first_step = adam->step;
     long tokens_seen = 0;
     /* <<Catch SIGINT and SIGTERM, if checkpointing>> */
-#line 532 "book/checkpoint.nw"
+#line 526 "book/checkpoint.nw"
     if (settings->checkpoint_path) catch_stop_signals();
 #line 355 "book/copy.nw"
     if (source->start_epoch) source->start_epoch(source->task, progress->epoch);
@@ -158,7 +158,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 541 "book/checkpoint.nw"
+#line 535 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -171,7 +171,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 561 "book/checkpoint.nw"
+#line 555 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -185,7 +185,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 553 "book/checkpoint.nw"
+#line 547 "book/checkpoint.nw"
             break;
         }
 #line 378 "book/copy.nw"
@@ -201,7 +201,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 380 "book/copy.nw"
     return outcome;
 }
-#line 464 "book/checkpoint.nw"
+#line 458 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count)
 {

@@ -145,8 +145,37 @@ START_TEST(cli_rejects_bad_values)
     assert_usage_error("", "random --count 0", "--count expects");
     assert_usage_error("", "figure-data pe --d-model 21", "--d-model must be even");
     assert_usage_error("", "gradcheck --layer nothing", "unknown layer 'nothing'");
-    assert_usage_error("", "gradcheck --step 2", "--step expects a number in (0, 1)");
+    assert_usage_error("", "gradcheck --step 2", "--step expects a number from 1e-06 to 0.5");
     assert_usage_error("", "figure-data pe --d-model 20 --first 20", "--first must be smaller");
+}
+END_TEST
+
+/* Every command parses its flags with getopt_long (book/program.nw): a value after '=' or as
+   the next argument, unambiguous prefixes, '--' ending the options, and one kind of message
+   for each mistake. */
+START_TEST(cli_follows_gnu_conventions)
+{
+    Run *r = run("", "random --count=2 --seed=42 --stream 54");
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_str_eq(r->out, "0.630310178\n0.481566668\n");
+    r = run("", "random --cou 1");   /* an unambiguous prefix */
+    ck_assert_str_eq(r->out, "0.630310178\n");
+    r = run("", "figure-data mask subsequent --size=3");
+    ck_assert_int_eq(r->status, 0);
+    ck_assert_ptr_nonnull(strstr(r->out, "1 1 1\n"));
+    assert_usage_error("", "copy --epochs=0", "--epochs expects an integer from 1 to 10000, got '0'");
+    assert_usage_error("", "copy -- --epochs 2", "unexpected argument '--epochs'");
+    assert_usage_error("", "translate --model", "--model needs a value");
+    assert_usage_error("", "translate --model=", "--model needs a value");
+    assert_usage_error("", "train --smoothing 1", "--smoothing expects a number from 0 to 0.99");
+    assert_usage_error("", "train --d", "unknown option '--d'");   /* --data, --d-model, ... */
+    assert_usage_error("", "attention --kind both", "--kind expects 'encoder', 'decoder' or "
+                                                     "'cross', got 'both'");
+    assert_usage_error("", "time-decode --decoder=fast", "--decoder expects 'recompute' or "
+                                                         "'cached', got 'fast'");
+    assert_usage_error("", "vocab --min-freq=0 x", "--min-freq expects an integer from 1");
+    assert_usage_error("", "bleu --lowercase a", "expects a hypothesis file and a reference file");
+    assert_usage_error("", "random -x", "unknown option '-x'");
 }
 END_TEST
 
@@ -244,6 +273,7 @@ Suite *cli_suite(void)
     TCase *cli = tcase_create("command line");
     tcase_add_test(cli, cli_help_and_version);
     tcase_add_test(cli, cli_rejects_unknown_commands_and_options);
+    tcase_add_test(cli, cli_follows_gnu_conventions);
     tcase_add_test(cli, cli_rejects_bad_values);
     tcase_add_test(cli, cli_prints_figure_data_and_random_numbers);
     tcase_add_test(cli, cli_reports_failed_writes);
