@@ -89,7 +89,25 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
-#line 470 "book/translate.nw"
+#line 377 "book/translate.nw"
+BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
+{
+    BatchBounds most = {0, 0, 0, 0, 0};
+    const BatchPlan *plans[2] = {a, b};
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < plans[p]->count; i++) {
+            const BatchSpan *span = &plans[p]->spans[i];
+            if (span->count > most.pairs) most.pairs = span->count;
+            if (span->src_len > most.src_len) most.src_len = span->src_len;
+            if (span->tgt_len > most.tgt_len) most.tgt_len = span->tgt_len;
+            if (span->count * span->src_len > most.src_tokens)
+                most.src_tokens = span->count * span->src_len;
+            if (span->count * (span->tgt_len - 1) > most.tgt_tokens)
+                most.tgt_tokens = span->count * (span->tgt_len - 1);
+        }
+    return most;
+}
+#line 489 "book/translate.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
@@ -119,7 +137,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 512 "book/translate.nw"
+#line 531 "book/translate.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
     int n = 0;
@@ -130,7 +148,48 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
-#line 572 "book/translate.nw"
+#line 562 "book/translate.nw"
+const char *translation_data_load(TranslationData *data, const char *dir, long subset,
+                                  char *error, size_t size)
+{
+    const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
+    static const char *const names[4] = {"train.de", "train.en", "val.de", "val.en"};
+    TokenizedFile files[4];
+    int read = 0;
+    for (; read < 4; read++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[read]);
+        const char *problem = tokenize_file(path, read % 2 ? english : german, &files[read]);
+        if (problem) {
+            snprintf(error, size, "%s", problem);
+            break;
+        }
+    }
+    for (int f = 0; read == 4 && f < 4; f += 2)
+        if (files[f].lines != files[f + 1].lines) {
+            snprintf(error, size, "%s/%s has %ld lines but %s/%s has %ld", dir, names[f],
+                     files[f].lines, dir, names[f + 1], files[f + 1].lines);
+            read = 5;   /* all four to free */
+        }
+    if (read == 4) {
+        const long lines = subset && subset < files[0].lines ? subset : files[0].lines;
+        vocab_build(&data->src_vocab, files[0].token, files[0].line_start[lines], 2);
+        vocab_build(&data->tgt_vocab, files[1].token, files[1].line_start[lines], 2);
+        data->train = corpus_number(&files[0], &files[1], &data->src_vocab, &data->tgt_vocab,
+                                    subset, 128);
+        data->validation = corpus_number(&files[2], &files[3], &data->src_vocab,
+                                         &data->tgt_vocab, subset, 128);
+    }
+    for (int f = 0; f < (read < 4 ? read : 4); f++) tokenized_file_free(&files[f]);
+    return read == 4 ? NULL : error;
+}
+
+void translation_data_free(TranslationData *data)
+{
+    vocab_free(&data->src_vocab), vocab_free(&data->tgt_vocab);
+    corpus_free(&data->train), corpus_free(&data->validation);
+}
+#line 638 "book/translate.nw"
 const char *translation_model_save(const char *path, const Model *model,
                                    Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch)
 {

@@ -16,7 +16,7 @@
 #include <limits.h>
 #line 528 "book/gradcheck.nw"
 #include "gradcheck.h"
-#line 502 "book/copy.nw"
+#line 523 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
 #line 541 "book/decode.nw"
@@ -25,7 +25,7 @@
 #include "text.h"
 #line 989 "book/bleu.nw"
 #include "bleu.h"
-#line 920 "book/translate.nw"
+#line 986 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #line 181 "book/fast.nw"
@@ -361,7 +361,7 @@ static int run_gradcheck(int argc, char **argv)
     return passed ? 0 : 1;
 #line 546 "book/gradcheck.nw"
 }
-#line 512 "book/copy.nw"
+#line 533 "book/copy.nw"
 /* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
 #define MODEL_SIZE_OPTIONS(config)                                  \
     {"layers", OPTION_INT, &(config).layers, 1, 24, NULL},          \
@@ -374,7 +374,7 @@ static void check_model_size(const char *command, const Config *config)
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
 }
-#line 532 "book/copy.nw"
+#line 553 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -402,7 +402,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 566 "book/copy.nw"
+#line 587 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -412,7 +412,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 581 "book/copy.nw"
+#line 602 "book/copy.nw"
 static int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -421,7 +421,7 @@ static int run_copy(int argc, char **argv)
     const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     /* <<Read the copy command's flags>> */
-#line 627 "book/copy.nw"
+#line 648 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 1, 10000, NULL},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL},
@@ -436,12 +436,12 @@ static int run_copy(int argc, char **argv)
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 636 "book/copy.nw"
+#line 657 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
-#line 589 "book/copy.nw"
+#line 610 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -482,13 +482,13 @@ static int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 611 "book/copy.nw"
+#line 632 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 661 "book/copy.nw"
+#line 682 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -516,7 +516,7 @@ static int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 616 "book/copy.nw"
+#line 637 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     free(copy.data), free(trainer.d_logprobs);
@@ -817,71 +817,44 @@ static int run_train(int argc, char **argv)
 #line 324 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 525 "book/translate.nw"
-    const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
-    static const char *const file_names[4] = {"train.de", "train.en", "val.de", "val.en"};
-    TokenizedFile files[4];
-    for (int f = 0; f < 4; f++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", data_dir, file_names[f]);
-        const char *error = tokenize_file(path, f % 2 ? english : german, &files[f]);
-        if (error) die("%s", error);
-    }
-    for (int f = 0; f < 4; f += 2)
-        if (files[f].lines != files[f + 1].lines)
-            die("%s/%s has %ld lines but %s/%s has %ld", data_dir, file_names[f], files[f].lines,
-                data_dir, file_names[f + 1], files[f + 1].lines);
-    Vocab src_vocab, tgt_vocab;
-    const long train_lines = subset && subset < files[0].lines ? subset : files[0].lines;
-    vocab_build(&src_vocab, files[0].token, files[0].line_start[train_lines], 2);
-    vocab_build(&tgt_vocab, files[1].token, files[1].line_start[train_lines], 2);
-    Corpus train = corpus_number(&files[0], &files[1], &src_vocab, &tgt_vocab, subset, 128);
-    Corpus validation = corpus_number(&files[2], &files[3], &src_vocab, &tgt_vocab, subset, 128);
-    for (int f = 0; f < 4; f++) tokenized_file_free(&files[f]);
-    config.src_vocab = src_vocab.size, config.tgt_vocab = tgt_vocab.size;
+#line 607 "book/translate.nw"
+    TranslationData data;
+    char error[4400];
+    if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
+    Corpus *train = &data.train, *validation = &data.validation;
+    config.src_vocab = data.src_vocab.size, config.tgt_vocab = data.tgt_vocab.size;
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
-           train.count, validation.count, src_vocab.size, tgt_vocab.size);
+           train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
 #line 326 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 366 "book/translate.nw"
+#line 397 "book/translate.nw"
     BatchPlan plan, validation_plan;
-    batch_plan(&plan, &train, token_budget);
-    batch_plan(&validation_plan, &validation, token_budget);
-    int max_pairs = 0, max_src = 0, max_tgt = 0, max_src_tokens = 0, max_tgt_tokens = 0;
-    const BatchPlan *plans[2] = {&plan, &validation_plan};
-    for (int p = 0; p < 2; p++)
-        for (int b = 0; b < plans[p]->count; b++) {
-            const BatchSpan *span = &plans[p]->spans[b];
-            if (span->count > max_pairs) max_pairs = span->count;
-            if (span->src_len > max_src) max_src = span->src_len;
-            if (span->tgt_len > max_tgt) max_tgt = span->tgt_len;
-            if (span->count * span->src_len > max_src_tokens)
-                max_src_tokens = span->count * span->src_len;
-            if (span->count * (span->tgt_len - 1) > max_tgt_tokens)
-                max_tgt_tokens = span->count * (span->tgt_len - 1);
-        }
-    config.max_len = max_src > max_tgt ? max_src : max_tgt;
+    batch_plan(&plan, train, token_budget);
+    batch_plan(&validation_plan, validation, token_budget);
+    const BatchBounds most = batch_plan_bounds(&plan, &validation_plan);
+    config.max_len = most.src_len > most.tgt_len ? most.src_len : most.tgt_len;
     Model model;
     model_init(&model, config);
     Rng init_rng;
     rng_seed(&init_rng, 1, 1);
     model_initialize_parameters(&model, &init_rng);
-    model_prepare_tokens(&model, max_pairs, max_src, max_tgt - 1, max_src_tokens, max_tgt_tokens);
+    model_prepare_tokens(&model, most.pairs, most.src_len, most.tgt_len - 1, most.src_tokens,
+                         most.tgt_tokens);
     Adam adam;
     adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
     TrainingProgress progress = {.epoch = 1};
     rng_seed(&progress.data_rng, 1, 2), rng_seed(&progress.dropout_rng, 1, 3);
     Batch batch;
-    batch_init(&batch, max_pairs, max_src, max_tgt - 1);
-    TranslationTask task = {&train, &validation, &plan, &validation_plan,
+    batch_init(&batch, most.pairs, most.src_len, most.tgt_len - 1);
+    TranslationTask task = {train, validation, &plan, &validation_plan,
                             xmalloc((size_t)plan.count * sizeof(int)), model_path,
-                            &src_vocab, &tgt_vocab, ""};
+                            &data.src_vocab, &data.tgt_vocab, ""};
     Trainer trainer = {&model, &adam, &progress, &settings, &batch,
-                       xmalloc((size_t)max_tgt_tokens * config.tgt_vocab * sizeof(float)),
+                       xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 408 "book/translate.nw"
+#line 428 "book/translate.nw"
     char recipe_text[5][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -900,7 +873,7 @@ static int run_train(int argc, char **argv)
     }
 #line 327 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 431 "book/translate.nw"
+#line 451 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate, translation_save_best};
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
@@ -912,18 +885,17 @@ static int run_train(int argc, char **argv)
                run.checkpoint_path);
 #line 328 "book/translate.nw"
     /* <<Free the training run>> */
-#line 443 "book/translate.nw"
+#line 463 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
-    vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
-    corpus_free(&train), corpus_free(&validation);
+    translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
 #line 329 "book/translate.nw"
     return status;
 }
-#line 670 "book/translate.nw"
+#line 736 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -952,7 +924,7 @@ static int run_translate(int argc, char **argv)
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path, &model, &src_vocab, &tgt_vocab);
     /* <<Translate standard input in batches>> */
-#line 708 "book/translate.nw"
+#line 774 "book/translate.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     model_prepare(&model, batch_limit, max_len, 1);
     KVCache cache;
@@ -973,7 +945,7 @@ static int run_translate(int argc, char **argv)
     while (more) {
         int batch = 0, src_len = 1;
         /* <<Read, tokenize and number up to a batch of lines>> */
-#line 744 "book/translate.nw"
+#line 810 "book/translate.nw"
         int lengths_in[1024];
         while (batch < batch_limit) {
             if (!fgets(line, sizeof line, stdin)) {
@@ -997,7 +969,7 @@ static int run_translate(int argc, char **argv)
             memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
             for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
         }
-#line 728 "book/translate.nw"
+#line 794 "book/translate.nw"
         if (batch == 0) break;
         padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
         if (beam_size == 1)
@@ -1007,7 +979,7 @@ static int run_translate(int argc, char **argv)
             beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
                         &settings);
         /* <<Turn each output into text and print it>> */
-#line 775 "book/translate.nw"
+#line 841 "book/translate.nw"
         for (int b = 0; b < batch; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -1024,17 +996,17 @@ static int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
             puts(text.text);
         }
-#line 737 "book/translate.nw"
+#line 803 "book/translate.nw"
     }
     free(src), free(src_keep), free(out), free(lengths);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 698 "book/translate.nw"
+#line 764 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 939 "book/translate.nw"
+#line 1005 "book/translate.nw"
 static int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -1060,7 +1032,7 @@ static int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 972 "book/translate.nw"
+#line 1038 "book/translate.nw"
     static TextLine tokens;
     char line[TEXT_MAX_LINE_BYTES + 2];
     if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
@@ -1080,9 +1052,9 @@ static int run_attention(int argc, char **argv)
     int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
     greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
     decoder_cache_free(&cache);
-#line 964 "book/translate.nw"
+#line 1030 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 997 "book/translate.nw"
+#line 1063 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -1112,7 +1084,7 @@ static int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 965 "book/translate.nw"
+#line 1031 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
@@ -1311,7 +1283,7 @@ static const Command commands[] = {
      "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
      "bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 691 "book/copy.nw"
+#line 712 "book/copy.nw"
     {"copy", "train the copy task and decode examples (Chapter 12)",
      "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
      "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
@@ -1369,7 +1341,7 @@ static const Command commands[] = {
      "references per line. --lowercase (or -lc) scores lowercased text.\n"
      "Files must be UTF-8; different line counts are an error (status 1).\n",
      NULL, run_bleu},
-#line 794 "book/translate.nw"
+#line 860 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
      "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
      "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
@@ -1391,7 +1363,7 @@ static const Command commands[] = {
      "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
      "--batch: lines decoded together (32).\n",
      NULL, run_translate},
-#line 1029 "book/translate.nw"
+#line 1095 "book/translate.nw"
     {"attention", "print one attention map of a translation (Chapter 18)",
      "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
      "                             [--layer L] [--head H|mean] < sentence.de\n\n"

@@ -2,7 +2,7 @@
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 269 "book/copy.nw"
+#line 271 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +12,15 @@
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
+/* <<trainer.c types>> */
+#line 409 "book/copy.nw"
+typedef struct {
+    FILE *log;           /* the CSV log, or NULL */
+    bool terminal;       /* standard output is a terminal */
+    double start;        /* seconds_now() when the run started */
+    long first_step;     /* the step it started from */
+    long tokens_seen;    /* target tokens trained on since */
+} TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
 #line 427 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
@@ -49,8 +58,60 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
+/* <<trainer.c helpers>> */
+#line 441 "book/copy.nw"
+static double current_rate(const Trainer *trainer)
+{
+    return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
+                         trainer->settings->factor, trainer->settings->warmup);
+}
+
+static void print_progress(const Trainer *trainer, const BatchSource *source,
+                           const TrainerSettings *settings, const TrainerClock *clock)
+{
+    const TrainingProgress *progress = trainer->progress;
+    const double elapsed = seconds_now() - clock->start;
+    const long done = trainer->adam->step - clock->first_step;   /* by this process */
+    const long left = (long)(settings->epochs - progress->epoch) * source->batches
+                      + source->batches - progress->batch;
+    const double eta = elapsed / done * left;
+    printf("\repoch %d/%d  batch %d/%d  step %ld  loss %.4f  %.0f tokens/s  lr %.2e  "
+           "ETA %.0f %s   ", progress->epoch, settings->epochs, progress->batch,
+           source->batches, trainer->adam->step, progress->loss_sum / progress->batch,
+           clock->tokens_seen / elapsed, current_rate(trainer),
+           eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
+    fflush(stdout);
+}
+#line 472 "book/copy.nw"
+/* Validate, write the epoch's row of the log and its line, save the model if it is the
+   best; false, with the trainer's message, when the save failed. */
+static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock)
+{
+    const TrainingProgress *progress = trainer->progress;
+    const double validation = source->validate(source->task, trainer);
+    const double elapsed = seconds_now() - clock->start;
+    const double loss = progress->loss_sum / progress->batch;
+    if (clock->log) {
+        fprintf(clock->log, "%d,%ld,%.6f,%.6f,%.6e,%.3f,%.0f\n", progress->epoch,
+                trainer->adam->step, loss, validation, current_rate(trainer), elapsed,
+                clock->tokens_seen / elapsed);
+        fflush(clock->log);
+    }
+    if (!clock->terminal) {   /* one line per epoch, flushed: a log file shows progress too */
+        printf("epoch %d  step %ld  loss %.4f  validation %.4f  %.0f tokens/s  lr %.2e  "
+               "%.1f s\n", progress->epoch, trainer->adam->step, loss, validation,
+               clock->tokens_seen / elapsed, current_rate(trainer), elapsed);
+        fflush(stdout);
+    }
+    if (!(validation < trainer->best_validation)) return true;
+    trainer->best_validation = validation;
+    const char *error = source->save_best ? source->save_best(source->task, trainer->model)
+                                          : NULL;
+    if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
+    return error == NULL;
+}
 /* <<trainer.c definitions>> */
-#line 347 "book/copy.nw"
+#line 349 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -59,34 +120,30 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 405 "book/copy.nw"
-    FILE *log = NULL;
+#line 421 "book/copy.nw"
+    TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0};
     if (settings->log_path) {
-        log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
-        if (log == NULL) {
+        clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
+        if (clock.log == NULL) {
             snprintf(trainer->message, sizeof trainer->message, "%s: cannot create the log: %s",
                      settings->log_path, strerror(errno));
             return TRAINER_FAILED;
         }
-        if (ftell(log) == 0)
-            fprintf(log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
-                         "tokens_per_second\n");
+        if (ftell(clock.log) == 0)
+            fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
+                               "tokens_per_second\n");
     }
-    const bool terminal = isatty(STDOUT_FILENO);
-    const double start = seconds_now();
-    const long first_step = adam->step;
-    long tokens_seen = 0;
     /* <<Catch SIGINT and SIGTERM, if checkpointing>> */
 #line 526 "book/checkpoint.nw"
     if (settings->checkpoint_path) catch_stop_signals();
-#line 355 "book/copy.nw"
+#line 357 "book/copy.nw"
     if (source->start_epoch) source->start_epoch(source->task, progress->epoch);
     while (progress->epoch <= settings->epochs) {
         source->fill(source->task, trainer);
         const double loss = train_step(trainer->model, adam, trainer->batch, train,
                                        trainer->d_logprobs, &progress->dropout_rng);
         /* <<Stop if the loss is not finite>> */
-#line 390 "book/copy.nw"
+#line 394 "book/copy.nw"
         if (!isfinite(loss)) {
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
                      adam->step, isnan(loss) ? "NaN" : "infinite",
@@ -95,62 +152,19 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 361 "book/copy.nw"
+#line 363 "book/copy.nw"
         const Batch *batch = trainer->batch;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
-            tokens_seen += batch->tgt_y[i] != train->pad;
+            clock.tokens_seen += batch->tgt_y[i] != train->pad;
         progress->loss_sum += loss, progress->batch++;
-        /* <<Print the progress line>> */
-#line 428 "book/copy.nw"
-        if (terminal) {
-            const double elapsed = seconds_now() - start;
-            const long done = adam->step - first_step;   /* steps taken by this process */
-            const long left = (long)(settings->epochs - progress->epoch) * source->batches
-                              + source->batches - progress->batch;
-            const double eta = elapsed / done * left;
-            printf("\repoch %d/%d  batch %d/%d  step %ld  loss %.4f  %.0f tokens/s  lr %.2e  "
-                   "ETA %.0f %s   ", progress->epoch, settings->epochs, progress->batch,
-                   source->batches, adam->step, progress->loss_sum / progress->batch,
-                   tokens_seen / elapsed,
-                   learning_rate(adam->step - 1, trainer->model->config.d_model, train->factor,
-                                 train->warmup),
-                   eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
-            fflush(stdout);
-        }
-#line 366 "book/copy.nw"
+        if (clock.terminal) print_progress(trainer, source, settings, &clock);
         const bool epoch_done = progress->batch == source->batches;
         const bool out_of_time = settings->max_minutes
-                                 && seconds_now() - start >= 60.0 * settings->max_minutes;
-        if (epoch_done || out_of_time) {   /* a time budget ends with a validated model too */
-            /* <<Validate, log the epoch, and save the model if it is the best>> */
-#line 452 "book/copy.nw"
-            const double validation = source->validate(source->task, trainer);
-            const double elapsed = seconds_now() - start;
-            const double rate = learning_rate(adam->step - 1, trainer->model->config.d_model,
-                                              train->factor, train->warmup);
-            if (log) {
-                fprintf(log, "%d,%ld,%.6f,%.6f,%.6e,%.3f,%.0f\n", progress->epoch, adam->step,
-                        progress->loss_sum / progress->batch, validation, rate, elapsed,
-                        tokens_seen / elapsed);
-                fflush(log);
-            }
-            if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too */
-                printf("epoch %d  step %ld  loss %.4f  validation %.4f  %.0f tokens/s  lr %.2e  %.1f s\n",
-                       progress->epoch, adam->step, progress->loss_sum / progress->batch, validation,
-                       tokens_seen / elapsed, rate, elapsed);
-                fflush(stdout);
-            }
-            if (validation < trainer->best_validation) {
-                trainer->best_validation = validation;
-                const char *error = source->save_best ? source->save_best(source->task, trainer->model)
-                                                      : NULL;
-                if (error) {
-                    snprintf(trainer->message, sizeof trainer->message, "%s", error);
-                    outcome = TRAINER_FAILED;
-                    break;
-                }
-            }
-#line 371 "book/copy.nw"
+                                 && seconds_now() - clock.start >= 60.0 * settings->max_minutes;
+        /* a time budget ends with a validated model too */
+        if ((epoch_done || out_of_time) && !end_epoch(trainer, source, &clock)) {
+            outcome = TRAINER_FAILED;
+            break;
         }
         if (epoch_done) {
             progress->epoch++, progress->batch = 0, progress->loss_sum = 0.0;
@@ -169,7 +183,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             break;
         }
         if (stop) {
-            if (terminal) putchar('\n');
+            if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
 #line 555 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
@@ -188,17 +202,17 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 547 "book/checkpoint.nw"
             break;
         }
-#line 378 "book/copy.nw"
+#line 382 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 483 "book/copy.nw"
-    if (terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
-    if (log && fclose(log) != 0 && outcome != TRAINER_FAILED) {
+#line 504 "book/copy.nw"
+    if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
+    if (clock.log && fclose(clock.log) != 0 && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
                  settings->log_path, strerror(errno));
         outcome = TRAINER_FAILED;
     }
-#line 380 "book/copy.nw"
+#line 384 "book/copy.nw"
     return outcome;
 }
 #line 458 "book/checkpoint.nw"
