@@ -108,7 +108,7 @@ for (int s = 0; s < 2; s++) {
 }
 #line 200 "book/checkpoint.nw"
     
-#line 566 "book/fast.nw"
+#line 565 "book/fast.nw"
 metadata_add(&meta, "run.threads", "%d", threads_in_use);
 #line 201 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
@@ -235,7 +235,7 @@ progress->loss_sum = loss_sum;
 progress->data_rng = streams[0], progress->dropout_rng = streams[1];
 #line 303 "book/checkpoint.nw"
     
-#line 570 "book/fast.nw"
+#line 569 "book/fast.nw"
 if (safetensors_metadata(file, "run.threads", value, sizeof value)
     && strtol(value, NULL, 10) != threads_in_use)
     fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "

@@ -226,7 +226,7 @@ if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
 }
 #line 587 "book/tensor.nw"
     
-#line 491 "book/fast.nw"
+#line 490 "book/fast.nw"
 if (split_products && threads_in_use > 1 && !omp_in_parallel()
     && (double)m * n * k >= MATMUL_SPLIT_WORK) {
     matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
@@ -239,7 +239,7 @@ if (split_products && threads_in_use > 1 && !omp_in_parallel()
 if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 589 "book/tensor.nw"
     
-#line 552 "book/fast.nw"
+#line 551 "book/fast.nw"
 if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
     cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
                 transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
@@ -300,7 +300,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 508 "book/fast.nw"
+#line 507 "book/fast.nw"
 int threads_in_use = 1;
 bool split_products = true;
 
@@ -335,9 +335,9 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 588 "book/fast.nw"
+#line 587 "book/fast.nw"
 bool fast_kernels = true;
-#line 625 "book/fast.nw"
+#line 624 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
