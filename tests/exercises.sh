@@ -45,18 +45,18 @@ st-corrupt|data_offsets outside the data (truncated file?)|
 rate-peak|4000 0.000698771 0.000247053 0.000988212|6.99\cdot 10^{-4}$ at step 4000
 rate-peak|8000 0.000494106 0.000494106 0.000698771|4.94\cdot 10^{-4}$ at step 8000
 copy-start|copied exactly: 0 of 8|none of the eight
-copy-small|d_model 16: copied exactly 8 of 8|$d_\mathrm{model} = 16$ copied all eight
+copy-small|d_model 16: copied exactly 1 of 8|$d_\mathrm{model} = 16$ copied only one
 copy-small|d_model 8: copied exactly 0 of 8|$d_\mathrm{model} = 8$ none
 copy-reverse|copied exactly: 8 of 8|reverses all eight examples
 ckpt-resume|2 threads: identical|prints [[identical]]
 ckpt-resume|1 thread for the resumed part: differ|the files differ
 text-amp|identical: 28984 of 29000 lines (99.945%)|\texttt{identical: 28984 of 29000 lines (99.945\%)}
-text-amp|patched: identical: 29000 of 29000 lines (100.000%)|29\,000 of 29\,000 lines agree
+text-amp|patched: identical: 29000 of 29000 lines (100.000%)|is reproduced: 29\,000 of
 text-roundtrip|lines that differ: 1|One line differs
 text-roundtrip|Rock ' n ' roll at the 1990 's party .|
 text-unknown|validation tokens 13308|13\,308 tokens
 text-unknown|min-freq 1: 10214 entries, 168 unknown|minimum frequency 1 (10\,214 entries) 168
-text-unknown|min-freq 2: 5920 entries, 274 unknown|with 2 (5\,920 entries) 274
+text-unknown|min-freq 2: 5920 entries, 274 unknown|with 2 (5\,920
 text-unknown|min-freq 3: 4567 entries, 351 unknown|with 3 (4\,567 entries) 351
 text-nbsp|de: 12,500 Euro|German gives \texttt{12,500 Euro}
 text-nbsp|en: 12.500 Euro|English \texttt{12.500 Euro}
@@ -70,12 +70,12 @@ bleu-tokenized|BLEU = 97.87 98.7/98.2/97.6/97.0|$97.87$
 bleu-brevity|BLEU = 20.18 |BLEU $= 20.18$
 bleu-brevity|hyp_len = 5110 ref_len = 13289|$\mathit{hyp\_len} = 5110$, $\mathit{ref\_len} = 13289$
 bleu-order|BLEU = 0.00 100.0/100.0/100.0/0.0|[[BLEU = 0.00 100.0/100.0/100.0/0.0]]
-bleu-sentence-mean|BLEU = 41.11 |$41.11$
+bleu-sentence-mean|BLEU = 41.11 |= 41.11$
 greedy-beam-bleu|BLEU = 36.70 67.5/44.2/29.8/20.4|BLEU 36.70 (67.5/44.2/29.8/20.4
 greedy-beam-bleu|BLEU = 38.73 69.8/46.5/32.1/22.6|38.73 (69.8/46.5/32.1/22.6
 beam-differences|lines that differ: 487|In 487 lines
 token-budget|batches in the first epoch: 236|236
-step-flops|flops_per_step 294246285312|$F_{\mathrm{step}} = 294\,246\,285\,312$
+step-flops|flops_per_step=294246285312|$F_{\mathrm{step}} = 294\,246\,285\,312$
 END
 )
 # Exercises with a command or target but no check in `make exercises`, and why.
