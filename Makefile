@@ -216,6 +216,7 @@ build/run-tests: $(patsubst tests/%.c,build/tests/%.o,$(TEST_SOURCES)) $(LIB_OBJ
 	$(CC) $(ALL_CFLAGS) $(TEST_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
 check: deps
+	$(MAKE) run-exercises
 	$(MAKE) run-check
 # Check's default of 4 s per test is too short on a busy machine; a slow test is not a failure.
 run-check: build/run-tests transformer $(FIGURE_DATA)
@@ -241,19 +242,23 @@ run-sanitize: build/asan/run-tests build/asan/transformer $(FIGURE_DATA)
 	  CK_DEFAULT_TIMEOUT=120 TRANSFORMER=build/asan/transformer build/asan/run-tests
 
 # ---------------------------------------------------------------- exercises
-# The runnable exercises of the book; each prints what the exercise asks the reader to look at.
-.PHONY: exercise-rng exercise-normal exercise-matmul exercise-masks gradcheck
+# The book's exercises that need the repository: `make exercise-NAME` runs one (NAME is the
+# exercise's label in the book without ex:, e.g. exercise-mask-count), in build/exercises/NAME/;
+# `make exercises` runs the quick ones (about a minute) and checks each printed result against
+# the number its solution states (tests/exercises.sh holds both); `tests/exercises.sh list`.
+# Exercises that change the book apply tests/exercises/NAME.patch to a copy of the repository.
+.PHONY: exercises run-exercises gradcheck
+exercises: deps
+	$(MAKE) run-exercises
+run-exercises: transformer build/run-tests build/exercises/activations $(FIGURE_DATA)
+	tests/exercises.sh check
+exercise-%: transformer build/run-tests build/exercises/activations $(FIGURE_DATA)
+	tests/exercises.sh run $*
+build/exercises/activations: tests/exercises/activations.c $(LIB_OBJECTS)
+	@mkdir -p build/exercises
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 gradcheck: transformer
 	./transformer gradcheck
-exercise-rng: transformer
-	./transformer random --seed 42 --stream 54 --count 3
-exercise-normal: transformer
-	./transformer random --normal --count 1000000 \
-	  | awk '{ s += $$1; q += $$1 * $$1 } END { m = s / NR; printf "mean %.5f  variance %.5f  (N = %d)\n", m, q / NR - m * m, NR }'
-exercise-matmul: transformer
-	for n in 100 250 500 512 1000 1200; do for k in reference blas; do ./transformer time-matmul --size $$n --kernel $$k; done; done
-exercise-masks: $(FIGURE_DATA)
-	for f in $(FIGURE_DATA); do printf '%-28s ' $$f; grep -v '^#' $$f | tr ' ' '\n' | grep -c '^1$$'; done
 
 -include $(wildcard build/*.d build/tests/*.d build/asan/*.d build/asan/tests/*.d)
 

@@ -109,7 +109,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     }
 #line 200 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
-#line 567 "book/fast.nw"
+#line 566 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", threads_in_use);
 #line 201 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
@@ -236,7 +236,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
 #line 303 "book/checkpoint.nw"
     /* <<Warn if the checkpoint was written with another number of threads>> */
-#line 571 "book/fast.nw"
+#line 570 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
         && strtol(value, NULL, 10) != threads_in_use)
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "

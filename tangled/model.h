@@ -260,18 +260,18 @@ float *model_gradient(const Model *model, int view);
 /* The floating-point operations of the matrix products of one training step (forward and
    backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len);
-#line 643 "book/fast.nw"
+#line 642 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
-#line 673 "book/fast.nw"
+#line 672 "book/fast.nw"
 /* softmax_rows after mask_scores, in place: p: [rows][cols] scores in, weights out;
    keep as in mask_scores. */
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols);
-#line 706 "book/fast.nw"
+#line 705 "book/fast.nw"
 /* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in one pass. */
 void row_moments(const float *x, int d, double *mean, double *squares);
-#line 748 "book/fast.nw"
+#line 747 "book/fast.nw"
 /* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
    Plain arithmetic, so that a loop of it runs in vector registers. */
 static inline float vector_expf(float x)
@@ -294,7 +294,7 @@ static inline float vector_expf(float x)
     const float e_x = x < -87.0f ? 0.0f : e_r * two_n.value;
     return x == x ? e_x : x;   /* NaN in, NaN out */
 }
-#line 777 "book/fast.nw"
+#line 776 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols);
 void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
                                int cols);

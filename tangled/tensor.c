@@ -230,7 +230,7 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     }
 #line 587 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
-#line 492 "book/fast.nw"
+#line 491 "book/fast.nw"
     if (split_products && threads_in_use > 1 && !omp_in_parallel()
         && (double)m * n * k >= MATMUL_SPLIT_WORK) {
         matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
@@ -243,7 +243,7 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 589 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
-#line 553 "book/fast.nw"
+#line 552 "book/fast.nw"
     if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
         cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
                     transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
@@ -311,7 +311,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 509 "book/fast.nw"
+#line 508 "book/fast.nw"
 int threads_in_use = 1;
 bool split_products = true;
 
@@ -346,9 +346,9 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 589 "book/fast.nw"
+#line 588 "book/fast.nw"
 bool fast_kernels = true;
-#line 626 "book/fast.nw"
+#line 625 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#line 451 "book/fast.nw"
+#line 450 "book/fast.nw"
 #include <omp.h>
 /* <<tensor.h declarations>> */
 #line 65 "book/tensor.nw"
@@ -108,7 +108,7 @@ extern MatmulLog *matmul_log;
 void matmul_log_add(MatmulLog *log, MatmulShape shape);
 double matmul_log_flops(const MatmulLog *log);    /* the sum of 2 m n k */
 void matmul_log_free(MatmulLog *log);
-#line 455 "book/fast.nw"
+#line 454 "book/fast.nw"
 /* Split the for loop that follows between the threads when it does at least
    PARALLEL_MIN_WORK elements of work; iterations must be independent. */
 #define PARALLEL_MIN_WORK 32768
@@ -124,15 +124,15 @@ static inline int block_start(int block, int size)   /* first column of block */
 extern int threads_in_use;
 /* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
 void set_threads(int n);
-#line 501 "book/fast.nw"
+#line 500 "book/fast.nw"
 #define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
 extern bool split_products;     /* false: OpenBLAS's own threads, for comparison */
 void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                        float alpha, const float *a, int lda, const float *b, int ldb,
                        float beta, float *c, int ldc);
-#line 585 "book/fast.nw"
+#line 584 "book/fast.nw"
 extern bool fast_kernels;   /* false: the chapters' first versions of the kernels */
-#line 621 "book/fast.nw"
+#line 620 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 #line 18 "book/tensor.nw"

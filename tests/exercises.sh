@@ -1,0 +1,366 @@
+#!/bin/bash
+# The book's exercises that need the repository, as commands and as checks.
+#   tests/exercises.sh run NAME     run one exercise (make exercise-NAME calls this)
+#   tests/exercises.sh check        run the quick ones, compare with the expectations below
+#   tests/exercises.sh list         the exercises, quick or slow, and what each checks
+# Each expectation is a literal that the exercise's output must contain and that the
+# exercise's solution in book/solutions.nw must contain too (in the book's spelling, after
+# the second bar, if it differs): the solution and the check read the same table, so they
+# cannot drift apart. Scratch files go to build/exercises/NAME/.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+T=$ROOT/transformer
+D=$ROOT/data/multi30k
+SCRATCH=$ROOT/build/exercises
+
+# name | literal in the output | the same in book/solutions.nw (if spelled differently)
+EXPECTATIONS=$(cat <<'END'
+intro-tangle|unexpected root: <<Grow the table of views if it is full>>|an unexpected root
+intro-rebuild|objects recompiled: 9|nine
+intro-rebuild|objects recompiled after a change of prose: 0|no object is rebuilt
+rng-first-value|0.630310178|
+rng-first-value|0.481566668|
+rng-first-value|0.727008045|
+normal-moments|mean within 0.005: yes|$\pm 0.005$
+normal-moments|variance within 0.007: yes|$1 \pm 0.007$
+mask-count|figures/mask-subsequent.dat 210|210
+mask-count|figures/mask-batch-1.dat 36|36
+mask-count|figures/mask-batch-2.dat 30|$15 + 15 = 30$
+mask-count|figures/mask-batch-3.dat 30|$15 + 15 = 30$
+cli-exit-status|statuses 2 2 2|status 2
+cli-atoi|refused (status 2): [12abc] [abc] [] [1e3] [99999999999999999999] [-5]|[[-5]]
+cli-atoi|accepted (status 0): [+2] [ 3]|[[+2]]
+pe-values|0.157827 0.987467|$\mathit{PE}_{1,4} = \sin 0.15849 = 0.157827$
+pe-values|0.157827 0.987467|$\mathit{PE}_{1,5} = \cos 0.15849 = 0.987467$
+attention-scale|mean 0.09 variance 63.8|a mean of 0.09 and a variance of 63.8
+model-count|parameters 14731787|$14\,731\,787$
+model-activations|activations 45522560 floats|45\,522\,560 floats
+gradcheck-run|largest e of the model: encoder.layers.0.|the encoder's first
+gradcheck-bug|softmax: FAILED|[[softmax]] fails
+gradcheck-bug|attention: FAILED|[[attention]]
+gradcheck-bug|linear: passed|do not use the softmax still pass
+st-header|decoder.layers.0.feed_forward.w_1.bias|
+st-header|data start at byte 19880|$8 + 19\,872 = 19\,880$
+st-corrupt|data_offsets outside the data (truncated file?)|
+rate-peak|4000 0.000698771 0.000247053 0.000988212|6.99\cdot 10^{-4}$ at step 4000
+rate-peak|8000 0.000494106 0.000494106 0.000698771|4.94\cdot 10^{-4}$ at step 8000
+copy-start|copied exactly: 0 of 8|none of the eight
+copy-small|d_model 16: copied exactly 1 of 8|$d_\mathrm{model} = 16$ copied only one
+copy-small|d_model 8: copied exactly 0 of 8|$d_\mathrm{model} = 8$ none
+copy-reverse|copied exactly: 8 of 8|reverses all eight examples
+ckpt-resume|2 threads: identical|prints [[identical]]
+ckpt-resume|1 thread for the resumed part: differ|the files differ
+text-amp|identical: 28984 of 29000 lines (99.945%)|\texttt{identical: 28984 of 29000 lines (99.945\%)}
+text-amp|patched: identical: 29000 of 29000 lines (100.000%)|is reproduced: 29\,000 of
+text-roundtrip|lines that differ: 1|One line differs
+text-roundtrip|Rock ' n ' roll at the 1990 's party .|
+text-unknown|validation tokens 13308|13\,308 tokens
+text-unknown|min-freq 1: 10214 entries, 168 unknown|minimum frequency 1 (10\,214 entries) 168
+text-unknown|min-freq 2: 5920 entries, 274 unknown|with 2 (5\,920
+text-unknown|min-freq 3: 4567 entries, 351 unknown|with 3 (4\,567 entries) 351
+text-nbsp|de: 12,500 Euro|German gives \texttt{12,500 Euro}
+text-nbsp|en: 12.500 Euro|English \texttt{12.500 Euro}
+text-nbsp|plain space: 12 500 Euro|\texttt{12 500 Euro}
+beam-reorder|failed: beam_beats_greedy_on_the_models beam_sums_equal_forward small_beam_search_is_exhaustive|[[beam_sums_equal_forward]]
+beam-reorder|passed: beam_of_one_is_greedy|[[beam_of_one_is_greedy]] still passes
+bleu-copy|BLEU = 0.48 11.6/|BLEU $=0.48$, $p_1 = 11.6$
+bleu-copy|BLEU = 0.75 14.0/|$0.75$, $p_1 = 14.0$
+bleu-tokenized|BLEU = 100.00 |Still $100.00$
+bleu-tokenized|BLEU = 97.87 98.7/98.2/97.6/97.0|$97.87$
+bleu-brevity|BLEU = 20.18 |BLEU $= 20.18$
+bleu-brevity|hyp_len = 5110 ref_len = 13289|$\mathit{hyp\_len} = 5110$, $\mathit{ref\_len} = 13289$
+bleu-order|BLEU = 0.00 100.0/100.0/100.0/0.0|[[BLEU = 0.00 100.0/100.0/100.0/0.0]]
+bleu-sentence-mean|BLEU = 41.11 |= 41.11$
+greedy-beam-bleu|BLEU = 36.70 67.5/44.2/29.8/20.4|BLEU 36.70 (67.5/44.2/29.8/20.4
+greedy-beam-bleu|BLEU = 38.73 69.8/46.5/32.1/22.6|38.73 (69.8/46.5/32.1/22.6
+beam-differences|lines that differ: 487|In 487 lines
+token-budget|batches in the first epoch: 236|236
+step-flops|flops_per_step=294246285312|$F_{\mathrm{step}} = 294\,246\,285\,312$
+END
+)
+# Exercises with a command or target but no check in `make exercises`, and why.
+UNCHECKED=$(cat <<'END'
+reference-kernel|timings depend on the machine (about 30 s)
+gradcheck-h|the solution describes a trend, not numbers (about 20 s)
+copy-epochs|the full model for 600 steps, about 5 minutes on two cores
+ckpt-crash|a random kill; the test cli_kill_9_leaves_a_loadable_checkpoint checks it in make check
+decode-speedup|timings depend on the machine (about 40 s)
+END
+)
+
+solution_of() {   # the text of exercise $1's solution
+  awk -v label="{ex:$1}" '
+    index($0, label) && /^(\\paragraph|\\item)/ { on = 1; print; next }
+    on && /^(\\paragraph|\\item|\\section|\\end\{enumerate\})/ { exit }
+    on { print }' "$ROOT/book/solutions.nw"
+}
+
+# A copy of the repository in build/exercises/NAME/tree, with its objects (their times kept,
+# so make rebuilds only what the patch changes), and the exercise's patch applied.
+patched_tree() {
+  local name=$1 tree=$SCRATCH/$1/tree
+  rm -rf "$tree"; mkdir -p "$tree/build"
+  cp -a "$ROOT/Makefile" "$ROOT/book" "$ROOT/tools" "$ROOT/tangled" "$ROOT/tests" "$ROOT/data" \
+        "$ROOT/figures" "$tree/"
+  [ -e "$ROOT/transformer" ] && cp -a "$ROOT/transformer" "$tree/"
+  cp -a "$ROOT/build/tangle.stamp" "$ROOT"/build/*.o "$ROOT"/build/*.d "$tree/build/"
+  [ -d "$ROOT/build/tests" ] && cp -a "$ROOT/build/tests" "$tree/build/"
+  [ -e "$ROOT/build/run-tests" ] && cp -a "$ROOT/build/run-tests" "$tree/build/"
+  (cd "$tree" && patch -s -p1 < "$ROOT/tests/exercises/$name.patch")
+  echo "$tree"
+}
+
+copied() { grep -c ' exact$' || true; }
+
+ex_intro-tangle() {
+  local tree; tree=$(patched_tree intro-tangle)
+  cd "$tree" && make -s build/tangle.stamp 2>&1 | grep -v '^make' || true
+}
+# make build with a compiler that only says what it would compile: make's own decisions,
+# without the time of compiling.
+would_build() {
+  make build CC="echo would-run" 2>&1 > would.out || true
+  echo "$(grep -c -- '^would-run .* -c -o build/' would.out || true)"
+}
+ex_intro-rebuild() {
+  local tree; tree=$(patched_tree intro-rebuild)
+  cd "$tree"
+  patch -s -R -p1 < "$ROOT/tests/exercises/intro-rebuild.patch"   # first a word of prose
+  make -s build/tangle.stamp build
+  sed -i 's/shows it for \$T = 20\$, as the reference does;/draws it for $T = 20$, as the reference does;/' book/masks.nw
+  grep -q 'draws it for' book/masks.nw || { echo "the sentence to change is gone"; return 1; }
+  echo "objects recompiled after a change of prose: $(would_build)"
+  patch -s -p1 < "$ROOT/tests/exercises/intro-rebuild.patch"      # then the comment
+  echo "objects recompiled: $(would_build)"
+  sed -n 's/^would-run .* -c -o \(build\/[a-z]*\.o\) .*/  \1/p' would.out
+}
+ex_rng-first-value() { "$T" random --seed 42 --stream 54 --count 3; }
+ex_normal-moments() {
+  "$T" random --normal --count 1000000 | awk '{ s += $1; q += $1 * $1 } END {
+    m = s / NR; v = q / NR - m * m
+    printf "mean %.5f  variance %.5f  (N = %d)\n", m, v, NR
+    printf "mean within 0.005: %s\nvariance within 0.007: %s\n",
+           (m < 0.005 && m > -0.005) ? "yes" : "no", (v - 1 < 0.007 && 1 - v < 0.007) ? "yes" : "no" }'
+}
+ex_reference-kernel() {
+  for n in 100 250 500 512 1000 1200; do
+    for k in reference blas; do "$T" time-matmul --size $n --kernel $k; done
+  done
+}
+ex_mask-count() {
+  cd "$ROOT"
+  for f in figures/mask-subsequent.dat figures/mask-batch-1.dat figures/mask-batch-2.dat \
+           figures/mask-batch-3.dat; do
+    echo "$f $(grep -v '^#' $f | tr ' ' '\n' | grep -c '^1$' || true)"
+  done
+}
+ex_cli-exit-status() {
+  local s1=0 s2=0 s3=0
+  "$T" figure-data mask subsequent --size 0 || s1=$?
+  "$T" fgure-data || s2=$?
+  TRANSFORMER_MATMUL=fast "$T" demo || s3=$?
+  echo "statuses $s1 $s2 $s3"
+}
+ex_cli-atoi() {
+  local refused="" accepted="" a s
+  for a in 12abc abc "" 1e3 99999999999999999999 -5 +2 " 3"; do
+    s=0; "$T" figure-data mask subsequent --size "$a" > /dev/null 2>&1 || s=$?
+    if [ $s -eq 2 ]; then refused+=" [$a]"; elif [ $s -eq 0 ]; then accepted+=" [$a]"; fi
+  done
+  echo "refused (status 2):$refused"; echo "accepted (status 0):$accepted"
+}
+ex_pe-values() {
+  "$T" figure-data pe | sed -n 3p
+  "$T" figure-data pe | awk 'NR == 3 { printf "%.6f %.6f\n", $2, $3 }'
+}
+ex_attention-scale() {
+  "$T" random --normal --count 1280000 | awk '
+    { if (NR % 2) q = $1; else d += q * $1 }
+    NR % 128 == 0 { n++; s += d; s2 += d * d; d = 0 }
+    END { printf "mean %.2f variance %.1f\n", s / n, s2 / n - (s / n)^2 }'
+}
+activations() {
+  mkdir -p "$SCRATCH"
+  make -s -C "$ROOT" build/exercises/activations > /dev/null
+  "$SCRATCH/activations"
+}
+ex_model-count() { activations | grep parameters; }
+ex_model-activations() { activations | grep activations; }
+ex_gradcheck-run() {
+  "$T" gradcheck --layer attention
+  "$T" gradcheck --layer model | tee "$SCRATCH/gradcheck-run.out"
+  awk '/e = / { e = $4 + 0; if (e > worst) { worst = e; name = $1 } }
+       END { print "largest e of the model: " name }' "$SCRATCH/gradcheck-run.out"
+}
+ex_gradcheck-h() {
+  for h in 1e-4 1e-1; do echo "step $h:"; "$T" gradcheck --layer model --step $h | tail -n 1; done
+}
+ex_gradcheck-bug() {
+  local tree; tree=$(patched_tree gradcheck-bug)
+  cd "$tree" && make -s transformer > /dev/null
+  for layer in linear softmax attention cross-attention layernorm feed-forward model; do
+    echo "$layer: $(./transformer gradcheck --layer $layer | tail -n 1 | sed 's/.*: //')"
+  done
+}
+ex_st-header() {
+  head -c 300 "$ROOT/tests/golden/model-pre-standard.safetensors" | tail -c +9; echo
+  local n; n=$(head -c 8 "$ROOT/tests/golden/model-pre-standard.safetensors" | od -An -tu8 | tr -d ' ')
+  echo "header of $n bytes: data start at byte $((8 + n))"
+}
+ex_st-corrupt() {
+  local f=model-pre-standard.safetensors
+  head -c -1 "$ROOT/tests/golden/$f" > "$f"
+  "$T" translate --model "$f" < /dev/null 2>&1 || true
+}
+ex_rate-peak() { "$T" figure-data lr --every 1000 | sed -n '1p; /^4000 /p; /^8000 /p'; }
+ex_copy-start() {
+  local tree; tree=$(patched_tree copy-start)
+  cd "$tree" && make -s transformer > /dev/null
+  ./transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 | tee copy.out | tail -n 9 || true
+  echo "copied exactly: $(copied < copy.out) of 8"
+}
+ex_copy-small() {
+  for d in 32 16 8; do
+    echo "d_model $d: copied exactly $("$T" copy --d-model $d --d-ff $((2 * d)) --heads 2 --batch-size 40 | copied) of 8"
+  done
+}
+ex_copy-epochs() { "$T" copy --epochs 30 || true; }
+ex_copy-reverse() {
+  local tree; tree=$(patched_tree copy-reverse)
+  cd "$tree" && make -s transformer > /dev/null
+  ./transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 | tee copy.out | tail -n 9 || true
+  echo "copied exactly: $(copied < copy.out) of 8"
+}
+ex_ckpt-resume() {
+  local c="$T copy --d-model 32 --d-ff 64 --heads 2 --epochs 1"
+  rm -f a.st b.st
+  $c --checkpoint a.st --stop-after 20 > /dev/null
+  $c --checkpoint b.st --stop-after 10 > /dev/null
+  $c --resume b.st --stop-after 20 > /dev/null
+  cmp -s a.st b.st && echo "2 threads: identical" || echo "2 threads: differ"
+  $c --checkpoint b.st --stop-after 10 > /dev/null
+  OMP_NUM_THREADS=1 $c --resume b.st --stop-after 20 > /dev/null
+  cmp -s a.st b.st && echo "1 thread for the resumed part: identical" \
+                   || echo "1 thread for the resumed part: differ"
+}
+ex_ckpt-crash() {
+  rm -f c.st c.st.tmp
+  "$T" copy --d-model 32 --d-ff 64 --heads 2 --checkpoint c.st --checkpoint-every 1 > /dev/null &
+  local pid=$!
+  sleep 2; kill -9 $pid; wait $pid 2>/dev/null || true
+  ls -l c.st*
+  "$T" copy --d-model 32 --d-ff 64 --heads 2 --resume c.st --stop-after 1 > /dev/null 2>&1 \
+    && echo "c.st loads" || echo "c.st does not load"
+}
+ex_decode-speedup() { for n in 8 16 32 64; do "$T" time-decode --len $n; done; }
+ex_text-amp() {
+  "$T" tokenize --lowercase --compare "$D/train.lc.norm.tok.en" < "$D/train.en" | tail -n 7
+  local tree; tree=$(patched_tree text-amp)
+  cd "$tree" && make -s transformer > /dev/null
+  echo "patched: $(./transformer tokenize --lowercase --compare "$D/train.lc.norm.tok.en" \
+                   < "$D/train.en" | tail -n 1)"
+}
+ex_text-roundtrip() {
+  "$T" tokenize < "$D/val.en" | "$T" tokenize --detokenize | diff "$D/val.en" - > roundtrip.diff || true
+  cat roundtrip.diff
+  echo "lines that differ: $(grep -c '^<' roundtrip.diff || true)"
+  printf "Rock 'n' roll at the 1990's party.\n" | "$T" tokenize
+  printf "Rock 'n' roll at the 1990's party.\n" | "$T" tokenize | "$T" tokenize --detokenize
+}
+ex_text-unknown() {
+  echo "validation tokens $("$T" tokenize --lowercase < "$D/val.en" | wc -w)"
+  for m in 1 2 3; do
+    "$T" vocab --lowercase --min-freq $m --save v.en "$D/train.en" > /dev/null
+    echo "min-freq $m: $(wc -l < v.en) entries, $("$T" tokenize --lowercase < "$D/val.en" \
+          | tr ' ' '\n' | grep -cvxFf v.en) unknown"
+  done
+}
+ex_text-nbsp() {
+  echo "de: $(printf '12\xc2\xa0500 Euro\n' | "$T" tokenize --language de)"
+  echo "en: $(printf '12\xc2\xa0500 Euro\n' | "$T" tokenize --language en)"
+  echo "plain space: $(printf '12 500 Euro\n' | "$T" tokenize --language en)"
+}
+ex_beam-reorder() {
+  local tree; tree=$(patched_tree beam-reorder)
+  cd "$tree" && make -s build/run-tests > /dev/null
+  CK_RUN_SUITE=beam CK_DEFAULT_TIMEOUT=120 build/run-tests > beam.out 2>&1 || true
+  grep -E '^[0-9]+%|:F:|:E:' beam.out | cut -c1-160
+  echo "failed: $(sed -n 's/.*:[FE]:[^:]*:\([a-z_0-9]*\):.*/\1/p' beam.out | sort -u | tr '\n' ' ' | sed 's/ $//')"
+  local t; for t in beam_of_one_is_greedy; do
+    grep -q ":$t:" beam.out || echo "passed: $t"
+  done
+}
+ex_bleu-copy() {
+  "$T" bleu "$D/test2016.de" "$D/test2016.en"
+  "$T" bleu "$D/test2016.de" "$D/test2016.en" --lowercase
+}
+ex_bleu-tokenized() {
+  sed "s/[.]/ ./g; s/,/ ,/g" "$D/val.en" > tok.en
+  "$T" bleu tok.en "$D/val.en"
+  sed "s/-/ - /g" "$D/val.en" > hyphens.en
+  "$T" bleu hyphens.en "$D/val.en"
+}
+ex_bleu-brevity() {
+  cut -d" " -f1-5 "$D/val.en" > short.en
+  "$T" bleu short.en "$D/val.en"
+}
+ex_bleu-order() { printf 'a b c\n' > abc.txt; "$T" bleu abc.txt abc.txt; }
+ex_bleu-sentence-mean() {
+  printf 'the cat sat\none two three four\n' > hyp.txt
+  printf 'the cat sat\nfive six seven eight\n' > ref.txt
+  "$T" bleu hyp.txt ref.txt
+}
+ex_greedy-beam-bleu() {
+  "$T" bleu "$ROOT/figures/multi30k/test2016.greedy.en" "$D/test2016.en" --lowercase
+  "$T" bleu "$ROOT/figures/multi30k/test2016.beam4.en" "$D/test2016.en" --lowercase
+}
+ex_beam-differences() {
+  paste -d '\t' "$ROOT/figures/multi30k/test2016.greedy.en" "$ROOT/figures/multi30k/test2016.beam4.en" \
+    | awk -F '\t' '$1 != $2 { n++ } END { print "lines that differ: " n }'
+}
+ex_token-budget() {
+  awk -F, 'NR == 2 { print "batches in the first epoch: " $2 }' "$ROOT/figures/multi30k/log.csv"
+}
+ex_step-flops() {
+  "$T" benchmark train --layers 6 --d-model 512 --d-ff 2048 --heads 8 --vocab 8000 \
+    --batch 32 --len 32 --steps 1 --warmup-steps 1
+}
+
+run() {   # run exercise $1 in its scratch directory
+  declare -F "ex_$1" > /dev/null || { echo "tests/exercises.sh: no exercise '$1'" >&2; exit 2; }
+  mkdir -p "$SCRATCH/$1" && cd "$SCRATCH/$1" && "ex_$1"
+}
+
+check() {
+  local names; names=$(echo "$EXPECTATIONS" | sed -n 's/^\([a-z0-9-]*\)|.*/\1/p' | uniq)
+  [ $# -gt 0 ] && names="$*"
+  local passed=0 failed=0 name
+  for name in $names; do
+    local out="$SCRATCH/$name.out" ok=1 start=$SECONDS
+    mkdir -p "$SCRATCH"
+    (run "$name") > "$out" 2>&1 || true
+    local solution; solution=$(solution_of "$name")
+    [ -n "$solution" ] || { echo "  $name: no solution labelled ex:$name in book/solutions.nw"; ok=0; }
+    while IFS='|' read -r n literal book; do
+      [ "$n" = "$name" ] || continue
+      grep -qF -- "$literal" "$out" || { echo "  $name: the output lacks '$literal'"; ok=0; }
+      grep -qF -- "${book:-$literal}" <<< "$solution" \
+        || { echo "  $name: the solution lacks '${book:-$literal}'"; ok=0; }
+    done <<< "$EXPECTATIONS"
+    if [ $ok = 1 ]; then passed=$((passed + 1)); echo "ok    $name ($((SECONDS - start)) s)"
+    else failed=$((failed + 1)); echo "FAIL  $name (output in ${out#$ROOT/})"; fi
+  done
+  echo "exercises: $passed passed, $failed failed"
+  [ $failed = 0 ]
+}
+
+case "${1:-}" in
+  run) [ $# = 2 ] || { echo "usage: tests/exercises.sh run NAME" >&2; exit 2; }; run "$2" ;;
+  check) shift; check "$@" ;;
+  list)
+    echo "checked by make exercises:"
+    echo "$EXPECTATIONS" | sed -n 's/^\([a-z0-9-]*\)|.*/  \1/p' | uniq
+    echo "not checked (run them with make exercise-NAME):"
+    echo "$UNCHECKED" | sed -n 's/^\([a-z0-9-]*\)|\(.*\)/  \1: \2/p' ;;
+  *) echo "usage: tests/exercises.sh run NAME | check [NAME...] | list" >&2; exit 2 ;;
+esac
