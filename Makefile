@@ -28,8 +28,13 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/model.h tangled/model.c \
            tangled/checkpoint.h tangled/checkpoint.c tangled/trainer.h tangled/trainer.c tangled/decode.h tangled/decode.c \
            tangled/text.h tangled/text.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \
            tangled/data.h tangled/data.c \
-           tangled/figure.h tangled/figure.c tangled/main.c
-LIB_SOURCES := $(filter-out tangled/main.c,$(filter %.c,$(TANGLED)))
+           tangled/figure.h tangled/figure.c \
+           tangled/cli.h tangled/cli.c tangled/commands.h tangled/tool_commands.c \
+           tangled/training_commands.c tangled/text_commands.c tangled/translation_commands.c \
+           tangled/speed_commands.c tangled/main.c
+# The command line (cli.c and the commands) is linked into the program, not into the tests.
+COMMAND_SOURCES := tangled/cli.c $(filter %_commands.c,$(TANGLED))
+LIB_SOURCES := $(filter-out tangled/main.c $(COMMAND_SOURCES),$(filter %.c,$(TANGLED)))
 
 CC      ?= cc
 CFLAGS  ?= -O3 -g
@@ -84,7 +89,8 @@ LIB_OBJECTS := $(patsubst tangled/%.c,build/%.o,$(LIB_SOURCES))
 build/%.o: tangled/%.c | build/tangle.stamp
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-transformer: build/main.o $(LIB_OBJECTS)
+COMMAND_OBJECTS := $(patsubst tangled/%.c,build/%.o,$(COMMAND_SOURCES))
+transformer: build/main.o $(COMMAND_OBJECTS) $(LIB_OBJECTS)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
 # ---------------------------------------------------------------- figures
@@ -229,7 +235,7 @@ build/asan/%.o: tangled/%.c | build/tangle.stamp
 build/asan/tests/%.o: tests/%.c | build/tangle.stamp
 	@mkdir -p build/asan/tests
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
-build/asan/transformer: build/asan/main.o $(patsubst tangled/%.c,build/asan/%.o,$(LIB_SOURCES))
+build/asan/transformer: build/asan/main.o $(patsubst tangled/%.c,build/asan/%.o,$(COMMAND_SOURCES) $(LIB_SOURCES))
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
 build/asan/run-tests: $(patsubst tests/%.c,build/asan/tests/%.o,$(TEST_SOURCES)) \
                       $(patsubst tangled/%.c,build/asan/%.o,$(LIB_SOURCES))

@@ -11,7 +11,7 @@
 #include <math.h>
 #line 537 "book/tensor.nw"
 #include <cblas.h>
-#line 631 "book/program.nw"
+#line 776 "book/program.nw"
 #include <time.h>
 /* <<tensor.c definitions>> */
 #line 75 "book/tensor.nw"
@@ -276,7 +276,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
         matmul_blas(transpose_a, transpose_b, m, n, k,
                     alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 635 "book/program.nw"
+#line 780 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;

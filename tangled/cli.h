@@ -1,0 +1,61 @@
+#line 50 "book/program.nw"
+/* The helpers every command uses: usage errors, reading options, writing results.
+   Generated from the book's chapters by notangle: edit the book, not this file. */
+#ifndef CLI_H
+#define CLI_H
+#include <stdbool.h>
+#include <stdio.h>
+#include "model.h"
+/* <<cli.h declarations>> */
+#line 180 "book/program.nw"
+#define TRANSFORMER_VERSION "0.1.0"
+#line 188 "book/program.nw"
+/* Print "transformer COMMAND: message (try ...)" on one line and exit with status 2. */
+_Noreturn __attribute__((format(printf, 2, 3)))
+void usage_error(const char *command, const char *format, ...);
+/* Flush standard output; a failed write, now or before, is an error (status 1). */
+int finish_output(void);
+/* The integer or real number text, in [low, high], or a usage error naming flag. */
+long long parse_integer(const char *command, const char *flag, const char *text,
+                        long long low, long long high);
+double parse_number(const char *command, const char *flag, const char *text, double low,
+                    double high);
+#line 284 "book/program.nw"
+typedef enum {
+    OPTION_INT,      /* int, in [low, high] */
+    OPTION_LONG,     /* long, in [low, high] */
+    OPTION_REAL,     /* double, in [low, high] */
+    OPTION_FLOAT,    /* float, in [low, high] */
+    OPTION_TEXT,     /* const char *, not empty: a file name, say */
+    OPTION_CHOICE,   /* int: the index of the value among choices, "a|b|c" */
+    OPTION_SWITCH,   /* bool, set to true; takes no value */
+    OPTION_SET       /* int, set to low; takes no value */
+} OptionKind;
+
+typedef struct {
+    const char *name;      /* without the dashes: "epochs" is --epochs */
+    OptionKind kind;
+    void *target;          /* where the value goes, of the kind's type */
+    double low, high;
+    const char *choices;   /* OPTION_CHOICE only */
+} Option;
+
+enum { MAX_OPTIONS = 24 };
+#line 379 "book/program.nw"
+/* Read the options of argv[0 .. argc) (the arguments after the command's name) into their
+   targets; return the index of the first operand, the operands being argv[index .. argc). */
+int parse_options(const char *command, const Option *options, int count, int argc,
+                  char **argv);
+/* For a command that takes no operands: refuse any. */
+void no_operands(const char *command, int first, int argc, char **argv);
+#line 533 "book/copy.nw"
+/* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
+#define MODEL_SIZE_OPTIONS(config)                                  \
+    {"layers", OPTION_INT, &(config).layers, 1, 24, NULL},          \
+    {"d-model", OPTION_INT, &(config).d_model, 2, 4096, NULL},      \
+    {"d-ff", OPTION_INT, &(config).d_ff, 1, 16384, NULL},           \
+    {"heads", OPTION_INT, &(config).heads, 1, 64, NULL}
+
+void check_model_size(const char *command, const Config *config);
+#line 58 "book/program.nw"
+#endif

@@ -1,0 +1,337 @@
+#line 100 "book/program.nw"
+/* The commands that train: copy (Chapter 12) and train (Chapter 18). Generated from the
+   book's chapters by notangle: edit the book, not this file. */
+#include "cli.h"
+#include "commands.h"
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "data.h"
+/* <<training_commands.c includes>> */
+#line 523 "book/copy.nw"
+#include <unistd.h>
+#include "trainer.h"
+/* <<training_commands.c functions>> */
+#line 559 "book/copy.nw"
+typedef struct {
+    int batch_size, len, vocab;
+    int *data;   /* [batch_size][len] */
+} CopyTask;
+
+static void copy_fill(void *task, Trainer *trainer)
+{
+    CopyTask *copy = task;
+    copy_task_batch(copy->data, copy->batch_size, copy->len, copy->vocab,
+                    &trainer->progress->data_rng);
+    batch_fill(trainer->batch, copy->data, copy->data, 0);
+}
+
+static double copy_validate(void *task, Trainer *trainer)
+{
+    CopyTask *copy = task;
+    Rng validation_rng;
+    rng_seed(&validation_rng, (uint64_t)trainer->progress->epoch, 4);
+    double validation = 0.0;
+    for (int v = 0; v < 2; v++) {
+        copy_task_batch(copy->data, copy->batch_size, copy->len, copy->vocab, &validation_rng);
+        batch_fill(trainer->batch, copy->data, copy->data, 0);
+        validation += evaluate_batch(trainer->model, trainer->batch, trainer->settings,
+                                     trainer->d_logprobs) / 2;
+    }
+    return validation;
+}
+#line 593 "book/copy.nw"
+static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
+{
+    if (outcome == TRAINER_FAILED) die("%s", trainer->message);
+    if (outcome == TRAINER_SIGNALLED) {
+        fprintf(stderr, "transformer: %s\n", trainer->message);
+        return 128 + trainer->signal_number;
+    }
+    return 0;
+}
+#line 608 "book/copy.nw"
+int run_copy(int argc, char **argv)
+{
+    Config config = config_default(11, 11, 2);
+    int epochs = 20, batches = 20, batch_size = 80, len = 10, seed = 1;
+    TrainerSettings run = {0};
+    const char *resume_path = NULL;   /* Chapter 13 */
+    TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
+    /* <<Read the copy command's flags>> */
+#line 654 "book/copy.nw"
+    const Option options[] = {
+        {"epochs", OPTION_INT, &epochs, 1, 10000, NULL},
+        {"batches", OPTION_INT, &batches, 1, 100000, NULL},
+        {"batch-size", OPTION_INT, &batch_size, 1, 4096, NULL},
+        {"seed", OPTION_INT, &seed, 0, 1000000000, NULL},
+        {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL},
+        {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
+        MODEL_SIZE_OPTIONS(config),
+        /* <<The checkpoint options>> */
+#line 410 "book/checkpoint.nw"
+        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL},
+        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
+        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
+        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
+#line 663 "book/copy.nw"
+    };
+    no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
+                                      argv), argc, argv);
+    check_model_size("copy", &config);
+#line 616 "book/copy.nw"
+    run.epochs = epochs;
+    config.max_len = len;
+    Model model;
+    model_init(&model, config);
+    Rng init_rng;
+    rng_seed(&init_rng, (uint64_t)seed, 1);
+    model_initialize_parameters(&model, &init_rng);
+    model_prepare(&model, batch_size, len, len);
+    Adam adam;
+    adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
+    TrainingProgress progress = {.epoch = 1};
+    rng_seed(&progress.data_rng, (uint64_t)seed, 2);
+    rng_seed(&progress.dropout_rng, (uint64_t)seed, 3);
+    Batch batch;
+    batch_init(&batch, batch_size, len, len - 1);
+    CopyTask copy = {batch_size, len, config.src_vocab,
+                     xmalloc((size_t)batch_size * len * sizeof(int))};
+    Trainer trainer = {&model, &adam, &progress, &settings, &batch,
+                       xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float)),
+                       INFINITY, "", 0};
+    const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
+    /* <<Resume the copy task from its checkpoint, if asked>> */
+#line 479 "book/checkpoint.nw"
+    char recipe_text[6][32];
+    snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
+    snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
+    snprintf(recipe_text[4], 32, "%ld", settings.warmup);
+    snprintf(recipe_text[5], 32, "%.9g", settings.smoothing);
+    const char *const recipe[7][2] = {
+        {"recipe.task", "copy"}, {"recipe.batch_size", recipe_text[0]},
+        {"recipe.batches", recipe_text[1]}, {"recipe.len", recipe_text[2]},
+        {"recipe.factor", recipe_text[3]}, {"recipe.warmup", recipe_text[4]},
+        {"recipe.smoothing", recipe_text[5]}};
+    run.recipe = recipe, run.recipe_count = 7;
+    if (resume_path) {
+        if (trainer_resume(&trainer, resume_path, recipe, 7)) die("%s", trainer.message);
+        if (!run.checkpoint_path) run.checkpoint_path = resume_path;
+        printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
+               progress.epoch, progress.batch);
+    }
+#line 638 "book/copy.nw"
+    const double start = seconds_now();
+    const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
+    int status = trainer_exit_status(&trainer, outcome);
+    if (outcome == TRAINER_FINISHED) {
+        /* <<Decode examples and report whether they are copies>> */
+#line 688 "book/copy.nw"
+        int *data = copy.data;
+        double eval_loss = 0.0;
+        for (int e = 0; e < 5; e++) {
+            copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
+            batch_fill(&batch, data, data, 0);
+            eval_loss += evaluate_batch(&model, &batch, &settings, trainer.d_logprobs) / 5;
+        }
+        int examples = batch_size < 8 ? batch_size : 8, exact = 1;
+        copy_task_batch(data, examples, len, config.src_vocab, &progress.data_rng);
+        for (int t = 0; t < len; t++) data[t] = t + 1;   /* the course's example: 1 2 ... 10 */
+        int *out = xmalloc((size_t)examples * len * sizeof *out);
+        uint8_t *keep = xmalloc((size_t)examples * len);
+        padding_mask(keep, data, examples, len, 0);
+        greedy_decode(&model, out, data, keep, examples, len, len, 1);
+        printf("evaluation loss %.4f after %ld steps in %.1f s\n", eval_loss, adam.step,
+               seconds_now() - start);
+        for (int b = 0; b < examples; b++) {
+            const bool same = memcmp(out + (size_t)b * len, data + (size_t)b * len,
+                                     (size_t)len * sizeof *out) == 0;
+            exact = exact && same;
+            printf("  source ");
+            for (int t = 0; t < len; t++) printf("%2d ", data[b * len + t]);
+            printf(" decoded ");
+            for (int t = 0; t < len; t++) printf("%2d ", out[b * len + t]);
+            printf(" %s\n", same ? "exact" : "DIFFERENT");
+        }
+        free(out), free(keep);
+#line 643 "book/copy.nw"
+        status = exact ? 0 : 1;
+    }
+    free(copy.data), free(trainer.d_logprobs);
+    batch_free(&batch);
+    adam_free(&adam);
+    model_free(&model);
+    return status;
+}
+#line 255 "book/translate.nw"
+typedef struct {
+    const Corpus *train, *validation;
+    const BatchPlan *plan, *validation_plan;
+    int *order;                        /* [plan->count]: the epoch's order of batches */
+    const char *model_path;
+    Vocab *src_vocab, *tgt_vocab;
+    char error[4400];                  /* why the model could not be saved */
+} TranslationTask;
+
+static void translation_start_epoch(void *task, int epoch)
+{
+    TranslationTask *t = task;
+    batch_order(t->order, t->plan->count, 1, epoch);
+}
+
+static void translation_fill(void *task, Trainer *trainer)
+{
+    TranslationTask *t = task;
+    const BatchSpan *span = &t->plan->spans[t->order[trainer->progress->batch]];
+    batch_fill_span(trainer->batch, t->train, t->plan, span, VOCAB_BLANK);
+}
+
+static double translation_validate(void *task, Trainer *trainer)
+{
+    TranslationTask *t = task;
+    Batch *batch = trainer->batch;
+    double validation_sum = 0.0;
+    long validation_tokens = 0;
+    for (int b = 0; b < t->validation_plan->count; b++) {
+        batch_fill_span(batch, t->validation, t->validation_plan, &t->validation_plan->spans[b],
+                        VOCAB_BLANK);
+        int tokens = 0;
+        for (int i = 0; i < batch->batch * batch->tgt_len; i++)
+            tokens += batch->tgt_y[i] != VOCAB_BLANK;
+        validation_sum += evaluate_batch(trainer->model, batch, trainer->settings,
+                                         trainer->d_logprobs) * tokens;
+        validation_tokens += tokens;
+    }
+    return validation_sum / (double)validation_tokens;
+}
+
+static const char *translation_save_best(void *task, const Model *model)
+{
+    TranslationTask *t = task;
+    Safetensors scratch;
+    const char *error = translation_model_save(t->model_path, model, t->src_vocab,
+                                               t->tgt_vocab, &scratch);
+    if (error) snprintf(t->error, sizeof t->error, "%s", error);
+    return error ? t->error : NULL;
+}
+#line 312 "book/translate.nw"
+int run_train(int argc, char **argv)
+{
+    const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
+    const char *resume_path = NULL;
+    int epochs = 30, token_budget = 2000;
+    TrainerSettings run = {.checkpoint_path = "multi30k-last.safetensors",
+                           .checkpoint_every = 500};
+    Config config = config_default(0, 0, 3);
+    config.d_model = 256, config.d_ff = 1024, config.heads = 8;
+    TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
+                              .pad = VOCAB_BLANK};
+    /* <<Read the train command's flags>> */
+#line 338 "book/translate.nw"
+    int subset = 0;
+    const Option options[] = {
+        {"data", OPTION_TEXT, &data_dir, 0, 0, NULL},
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
+        {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL},
+        {"epochs", OPTION_INT, &epochs, 1, 100000, NULL},
+        {"token-budget", OPTION_INT, &token_budget, 16, 1000000, NULL},
+        {"minutes", OPTION_INT, &run.max_minutes, 1, 100000, NULL},
+        {"subset", OPTION_INT, &subset, 1, 100000000, NULL},
+        {"warmup", OPTION_LONG, &settings.warmup, 1, 10000000, NULL},
+        {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
+        {"smoothing", OPTION_FLOAT, &settings.smoothing, 0.0, 0.99, NULL},
+        {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL},
+        MODEL_SIZE_OPTIONS(config),
+        /* <<The checkpoint options>> */
+#line 410 "book/checkpoint.nw"
+        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL},
+        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
+        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
+        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
+#line 353 "book/translate.nw"
+    };
+    no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
+                                       argv), argc, argv);
+    check_model_size("train", &config);
+#line 324 "book/translate.nw"
+    run.epochs = epochs;
+    /* <<Load the vocabularies and the training and validation pairs>> */
+#line 607 "book/translate.nw"
+    TranslationData data;
+    char error[4400];
+    if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
+    Corpus *train = &data.train, *validation = &data.validation;
+    config.src_vocab = data.src_vocab.size, config.tgt_vocab = data.tgt_vocab.size;
+    printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
+           train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
+    fflush(stdout);
+#line 326 "book/translate.nw"
+    /* <<Set up the model, the optimizer and the batches>> */
+#line 397 "book/translate.nw"
+    BatchPlan plan, validation_plan;
+    batch_plan(&plan, train, token_budget);
+    batch_plan(&validation_plan, validation, token_budget);
+    const BatchBounds most = batch_plan_bounds(&plan, &validation_plan);
+    config.max_len = most.src_len > most.tgt_len ? most.src_len : most.tgt_len;
+    Model model;
+    model_init(&model, config);
+    Rng init_rng;
+    rng_seed(&init_rng, 1, 1);
+    model_initialize_parameters(&model, &init_rng);
+    model_prepare_tokens(&model, most.pairs, most.src_len, most.tgt_len - 1, most.src_tokens,
+                         most.tgt_tokens);
+    Adam adam;
+    adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
+    TrainingProgress progress = {.epoch = 1};
+    rng_seed(&progress.data_rng, 1, 2), rng_seed(&progress.dropout_rng, 1, 3);
+    Batch batch;
+    batch_init(&batch, most.pairs, most.src_len, most.tgt_len - 1);
+    TranslationTask task = {train, validation, &plan, &validation_plan,
+                            xmalloc((size_t)plan.count * sizeof(int)), model_path,
+                            &data.src_vocab, &data.tgt_vocab, ""};
+    Trainer trainer = {&model, &adam, &progress, &settings, &batch,
+                       xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
+                       INFINITY, "", 0};
+    /* <<Resume the translation run, if asked>> */
+#line 428 "book/translate.nw"
+    char recipe_text[5][32];
+    snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
+    snprintf(recipe_text[2], 32, "%.17g", settings.factor);
+    snprintf(recipe_text[3], 32, "%ld", settings.warmup);
+    snprintf(recipe_text[4], 32, "%.9g", settings.smoothing);
+    const char *const recipe[7][2] = {
+        {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
+        {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
+        {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
+        {"recipe.smoothing", recipe_text[4]}};
+    run.recipe = recipe, run.recipe_count = 7;
+    if (resume_path) {
+        if (trainer_resume(&trainer, resume_path, recipe, 7)) die("%s", trainer.message);
+        printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
+               progress.epoch, progress.batch);
+    }
+#line 327 "book/translate.nw"
+    /* <<Train, keeping the best model>> */
+#line 451 "book/translate.nw"
+    const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
+                                translation_validate, translation_save_best};
+    const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
+    const int status = trainer_exit_status(&trainer, outcome);
+    if (isfinite(trainer.best_validation))
+        printf("best validation loss %.4f; model %s\n", trainer.best_validation, model_path);
+    else
+        printf("no validation yet, so no model saved; resume with --resume %s\n",
+               run.checkpoint_path);
+#line 328 "book/translate.nw"
+    /* <<Free the training run>> */
+#line 463 "book/translate.nw"
+    free(task.order), free(trainer.d_logprobs);
+    batch_free(&batch);
+    batch_plan_free(&plan), batch_plan_free(&validation_plan);
+    translation_data_free(&data);
+    adam_free(&adam);
+    model_free(&model);
+#line 329 "book/translate.nw"
+    return status;
+}

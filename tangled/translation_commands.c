@@ -1,0 +1,207 @@
+#line 126 "book/program.nw"
+/* The commands that use a trained translator: translate and attention (Chapter 18).
+   Generated from the book's chapters by notangle: edit the book, not this file. */
+#include "cli.h"
+#include "commands.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+/* <<translation_commands.c includes>> */
+#line 986 "book/translate.nw"
+#include "beam.h"
+#include "data.h"
+/* <<translation_commands.c functions>> */
+#line 736 "book/translate.nw"
+/* Load the translator saved at path (weights and both vocabularies), or die. */
+static void load_translator(const char *path, Model *model, Vocab *src_vocab,
+                            Vocab *tgt_vocab)
+{
+    Safetensors file;
+    const char *error = translation_model_load(path, model, src_vocab, tgt_vocab, &file);
+    if (error) die("%s", error);
+    safetensors_free(&file);
+}
+
+int run_translate(int argc, char **argv)
+{
+    const char *model_path = "multi30k.safetensors";
+    int beam_size = 4, batch_limit = 32;
+    double alpha = 0.6;
+    const Option options[] = {
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
+        {"beam", OPTION_INT, &beam_size, 1, 64, NULL},
+        {"batch", OPTION_INT, &batch_limit, 1, 1024, NULL},
+        {"alpha", OPTION_REAL, &alpha, 0.0, 10.0, NULL},
+    };
+    no_operands("translate", parse_options("translate", options,
+                                           sizeof options / sizeof *options, argc, argv),
+                argc, argv);
+    Model model;
+    Vocab src_vocab, tgt_vocab;
+    load_translator(model_path, &model, &src_vocab, &tgt_vocab);
+    /* <<Translate standard input in batches>> */
+#line 774 "book/translate.nw"
+    const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
+    model_prepare(&model, batch_limit, max_len, 1);
+    KVCache cache;
+    decoder_cache_init(&cache, &model, batch_limit * beam_size, max_len, max_len - 1);
+    Beam beam;
+    beam_init(&beam, batch_limit, beam_size, max_len, vocab);
+    DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
+    settings.alpha = (float)alpha;
+    int *src = xmalloc((size_t)batch_limit * max_len * sizeof *src);
+    uint8_t *src_keep = xmalloc((size_t)batch_limit * max_len);
+    int *out = xmalloc((size_t)batch_limit * max_len * sizeof *out);
+    int *lengths = xmalloc((size_t)batch_limit * sizeof *lengths);
+    static TextLine tokens, text;
+    char line[TEXT_MAX_LINE_BYTES + 2], joined[TEXT_MAX_TOKENIZED_BYTES + 1];
+    const TextOptions german = {TEXT_GERMAN, true};
+    long line_number = 0;
+    bool more = true;
+    while (more) {
+        int batch = 0, src_len = 1;
+        /* <<Read, tokenize and number up to a batch of lines>> */
+#line 810 "book/translate.nw"
+        int lengths_in[1024];
+        while (batch < batch_limit) {
+            if (!fgets(line, sizeof line, stdin)) {
+                more = false;
+                break;
+            }
+            line_number++;
+            size_t length = strlen(line);
+            if (length > 0 && line[length - 1] == '\n') line[--length] = '\0';
+            else if (!feof(stdin))
+                die("standard input:%ld: longer than %d bytes", line_number, TEXT_MAX_LINE_BYTES);
+            if (tokenize_line(german, line, length, &tokens))
+                die("standard input:%ld: %s", line_number, tokens.error);
+            const int n = number_sentence(src + (size_t)batch * max_len, tokens.text, &src_vocab,
+                                          max_len);
+            lengths_in[batch++] = n;
+            if (n > src_len) src_len = n;
+        }
+        for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded */
+            int *row = src + (size_t)b * src_len;
+            memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
+            for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
+        }
+#line 794 "book/translate.nw"
+        if (batch == 0) break;
+        padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
+        if (beam_size == 1)
+            greedy_translate(&model, &cache, out, lengths, NULL, src, src_keep, batch, src_len,
+                             &settings);
+        else
+            beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
+                        &settings);
+        /* <<Turn each output into text and print it>> */
+#line 841 "book/translate.nw"
+        for (int b = 0; b < batch; b++) {
+            const int *row = out + (size_t)b * max_len;
+            size_t used = 0;
+            joined[0] = '\0';
+            for (int i = 1; i < lengths[b] && row[i] != VOCAB_END; i++) {
+                const char *word = vocab_token(&tgt_vocab, row[i]);
+                const size_t n = strlen(word);
+                if (used + n + 2 > sizeof joined) break;
+                if (used) joined[used++] = ' ';
+                memcpy(joined + used, word, n + 1);
+                used += n;
+            }
+            if (detokenize_line(TEXT_ENGLISH, joined, used, &text))
+                die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
+            puts(text.text);
+        }
+#line 803 "book/translate.nw"
+    }
+    free(src), free(src_keep), free(out), free(lengths);
+    beam_free(&beam);
+    decoder_cache_free(&cache);
+#line 764 "book/translate.nw"
+    vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+    model_free(&model);
+    return finish_output();
+}
+#line 1005 "book/translate.nw"
+int run_attention(int argc, char **argv)
+{
+    static const char *const kinds[3] = {"encoder", "decoder", "cross"};
+    const char *model_path = "multi30k.safetensors", *head_text = "mean";
+    int kind_index = 2, layer = -1;   /* -1: the last layer */
+    const Option options[] = {
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
+        {"kind", OPTION_CHOICE, &kind_index, 0, 0, "encoder|decoder|cross"},
+        {"layer", OPTION_INT, &layer, 0, 63, NULL},
+        {"head", OPTION_TEXT, &head_text, 0, 0, NULL},
+    };
+    no_operands("attention", parse_options("attention", options,
+                                           sizeof options / sizeof *options, argc, argv),
+                argc, argv);
+    const char *kind = kinds[kind_index];
+    const int head = strcmp(head_text, "mean") == 0   /* -1: the mean over heads */
+                     ? -1 : (int)parse_integer("attention", "--head", head_text, 0, 63);
+    Model model;
+    Vocab src_vocab, tgt_vocab;
+    load_translator(model_path, &model, &src_vocab, &tgt_vocab);
+    const Config *c = &model.config;
+    if (layer < 0) layer = c->layers - 1;
+    if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
+    if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
+    /* <<Translate the sentence on standard input greedily>> */
+#line 1038 "book/translate.nw"
+    static TextLine tokens;
+    char line[TEXT_MAX_LINE_BYTES + 2];
+    if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
+    size_t length = strcspn(line, "\n");
+    line[length] = '\0';
+    if (tokenize_line((TextOptions){TEXT_GERMAN, true}, line, length, &tokens))
+        die("standard input:1: %s", tokens.error);
+    const int max_len = c->max_len;
+    int *src = xmalloc((size_t)max_len * sizeof *src);
+    const int src_len = number_sentence(src, tokens.text, &src_vocab, max_len);
+    uint8_t *keep = xmalloc((size_t)max_len * max_len);
+    padding_mask(keep, src, 1, src_len, VOCAB_BLANK);
+    model_prepare(&model, 1, max_len, max_len);
+    KVCache cache;
+    decoder_cache_init(&cache, &model, 1, max_len, max_len - 1);
+    DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
+    int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
+    greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
+    decoder_cache_free(&cache);
+#line 1030 "book/translate.nw"
+    /* <<Run the model on the pair and print the chosen weights>> */
+#line 1063 "book/translate.nw"
+    const int tgt_len = out_len - 1;
+    uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
+    target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
+    model_forward(&model, src, out, keep, tgt_keep, 1, src_len, tgt_len, NULL);
+    const bool encoder = strcmp(kind, "encoder") == 0, cross = strcmp(kind, "cross") == 0;
+    const AttentionActs *acts = encoder ? &model.encoder_acts[layer].self_attn
+                                : cross ? &model.decoder_acts[layer].src_attn
+                                        : &model.decoder_acts[layer].self_attn;
+    const int rows = encoder ? src_len : tgt_len, cols = encoder || cross ? src_len : tgt_len;
+    const int *row_tokens = encoder ? src : out, *col_tokens = encoder || cross ? src : out;
+    const Vocab *row_vocab = encoder ? &src_vocab : &tgt_vocab;
+    const Vocab *col_vocab = encoder || cross ? &src_vocab : &tgt_vocab;
+    const float *probs = model_activation(&model, acts->probs);   /* [h][rows][cols] */
+    printf("# %s attention, layer %d, head %s%.0d: rows are queries, columns keys\n", kind,
+           layer, head < 0 ? "mean" : "", head < 0 ? 0 : head);
+    printf("-");
+    for (int j = 0; j < cols; j++) printf(" %s", vocab_token(col_vocab, col_tokens[j]));
+    putchar('\n');
+    for (int i = 0; i < rows; i++) {
+        printf("%s", vocab_token(row_vocab, row_tokens[i]));
+        for (int j = 0; j < cols; j++) {
+            double weight = 0.0;
+            for (int h = 0; h < c->heads; h++)
+                if (head < 0 || h == head) weight += probs[((size_t)h * rows + i) * cols + j];
+            printf(" %.5f", head < 0 ? weight / c->heads : weight);
+        }
+        putchar('\n');
+    }
+    free(src), free(keep), free(out), free(tgt_keep);
+#line 1031 "book/translate.nw"
+    vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+    model_free(&model);
+    return finish_output();
+}
