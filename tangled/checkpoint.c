@@ -134,14 +134,13 @@ static const char *refuse(Safetensors *file, const char *path, const char *forma
     __attribute__((format(printf, 3, 4)));
 static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
 {
-    int n = snprintf(file->error, sizeof file->error, "%s: ", path);
     va_list arguments;
     va_start(arguments, format);
-    vsnprintf(file->error + n, sizeof file->error - (size_t)n, format, arguments);
+    safetensors_vfail(file, path, format, arguments);
     va_end(arguments);
     return file->error;
 }
-#line 287 "book/checkpoint.nw"
+#line 286 "book/checkpoint.nw"
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],
                             int n_recipe, Safetensors *file)
@@ -150,7 +149,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (error) return error;
     char value[128];
     /* <<Check the magic and the version>> */
-#line 309 "book/checkpoint.nw"
+#line 308 "book/checkpoint.nw"
     if (!safetensors_metadata(file, "magic", value, sizeof value)
         || strcmp(value, checkpoint_magic) != 0)
         return refuse(file, path, "not a checkpoint of this program (no magic '%s')",
@@ -159,9 +158,9 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         || strtol(value, NULL, 10) != CHECKPOINT_VERSION)
         return refuse(file, path, "checkpoint version '%s'; this program reads version %d",
                       value, CHECKPOINT_VERSION);
-#line 295 "book/checkpoint.nw"
+#line 294 "book/checkpoint.nw"
     /* <<Check the checksum>> */
-#line 324 "book/checkpoint.nw"
+#line 323 "book/checkpoint.nw"
     uint64_t hash = fnv_offset;
     {
         const unsigned char *data_start = NULL, *data_end = NULL;
@@ -184,9 +183,9 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
         return refuse(file, path, "checksum mismatch: the file is corrupt");
-#line 296 "book/checkpoint.nw"
+#line 295 "book/checkpoint.nw"
     /* <<Check that the file's configuration and recipe are this run's>> */
-#line 352 "book/checkpoint.nw"
+#line 351 "book/checkpoint.nw"
     {
         static Metadata run;
         run.count = 0;
@@ -198,14 +197,14 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                 return refuse(file, path, "%s is %s in the checkpoint but %s in this run",
                               run.key[i], *value ? value : "missing", run.value[i]);
     }
-#line 297 "book/checkpoint.nw"
+#line 296 "book/checkpoint.nw"
     const char *prefixes[3] = {"", "adam.m.", "adam.v."};
     const FlatBuffer *buffers[3] = {&model->parameters, &adam->m, &adam->v};
     for (int p = 0; p < 3; p++)
         if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
             return error;
     /* <<Read the step, the position and the generators>> */
-#line 369 "book/checkpoint.nw"
+#line 368 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {
@@ -234,7 +233,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
     progress->loss_sum = loss_sum;
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
-#line 303 "book/checkpoint.nw"
+#line 302 "book/checkpoint.nw"
     /* <<Warn if the checkpoint was written with another number of threads>> */
 #line 570 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
@@ -242,6 +241,6 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "
                         "one has %d: it continues, but not bit for bit\n", path, value,
                 strcmp(value, "1") == 0 ? "" : "s", threads_in_use);
-#line 304 "book/checkpoint.nw"
+#line 303 "book/checkpoint.nw"
     return NULL;
 }

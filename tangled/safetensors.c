@@ -1,4 +1,4 @@
-#line 37 "book/safetensors.nw"
+#line 38 "book/safetensors.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "safetensors.h"
 #include <cJSON.h>
@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 /* <<safetensors.c definitions>> */
-#line 88 "book/safetensors.nw"
+#line 99 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -24,23 +24,35 @@ static bool is_count(const cJSON *item, double limit)
            && item->valuedouble == (double)(uint64_t)item->valuedouble;
 }
 
+const char *safetensors_vfail(Safetensors *file, const char *path, const char *format,
+                              va_list arguments)
+{
+    char reason[sizeof file->error / 2];
+    vsnprintf(reason, sizeof reason, format, arguments);
+    const int room = (int)(sizeof file->error - strlen(reason)) - 8;   /* ": ", "...", NUL */
+    if ((int)strlen(path) <= room)
+        snprintf(file->error, sizeof file->error, "%s: %s", path, reason);
+    else   /* a path of any length: its start, then the reason */
+        snprintf(file->error, sizeof file->error, "%.*s...: %s", room, path, reason);
+    return file->error;
+}
+
 static const char *fail(Safetensors *file, const char *path, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 static const char *fail(Safetensors *file, const char *path, const char *format, ...)
 {
     va_list arguments;
-    int n = snprintf(file->error, sizeof file->error, "%s: ", path);
     va_start(arguments, format);
-    vsnprintf(file->error + n, sizeof file->error - (size_t)n, format, arguments);
+    safetensors_vfail(file, path, format, arguments);
     va_end(arguments);
     return file->error;
 }
-#line 115 "book/safetensors.nw"
+#line 138 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 127 "book/safetensors.nw"
+#line 150 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
     size_t length = 0, capacity = 1 << 16;
@@ -58,9 +70,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
     bool read_error = ferror(in);
     fclose(in);
     if (read_error) return fail(file, path, "read error");
-#line 119 "book/safetensors.nw"
+#line 142 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 151 "book/safetensors.nw"
+#line 174 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
@@ -76,9 +88,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
         cJSON_Delete(header);
         return fail(file, path, "the header is not a JSON object");
     }
-#line 120 "book/safetensors.nw"
+#line 143 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 169 "book/safetensors.nw"
+#line 192 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -88,7 +100,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 188 "book/safetensors.nw"
+#line 211 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -120,7 +132,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
-#line 178 "book/safetensors.nw"
+#line 201 "book/safetensors.nw"
         if (problem) {
             fail(file, path, "tensor '%s': %s", item->string, problem);
             cJSON_Delete(header);
@@ -128,11 +140,11 @@ const char *safetensors_read(Safetensors *file, const char *path)
         }
         file->count++;
     }
-#line 121 "book/safetensors.nw"
+#line 144 "book/safetensors.nw"
     cJSON_Delete(header);
     return NULL;
 }
-#line 222 "book/safetensors.nw"
+#line 245 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -158,7 +170,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 265 "book/safetensors.nw"
+#line 288 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -182,7 +194,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 314 "book/safetensors.nw"
+#line 337 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -197,7 +209,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 351 "book/safetensors.nw"
+#line 374 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -213,7 +225,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 372 "book/safetensors.nw"
+#line 395 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -239,9 +251,9 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 366 "book/safetensors.nw"
+#line 389 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
-#line 403 "book/safetensors.nw"
+#line 426 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
         free(json);
@@ -274,6 +286,6 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
         return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 367 "book/safetensors.nw"
+#line 390 "book/safetensors.nw"
     return NULL;
 }

@@ -3,9 +3,10 @@
    notangle: edit the book, not this file. */
 #ifndef SAFETENSORS_H
 #define SAFETENSORS_H
+#include <stdarg.h>
 #include "tensor.h"
 /* <<safetensors.h declarations>> */
-#line 59 "book/safetensors.nw"
+#line 60 "book/safetensors.nw"
 typedef enum { DTYPE_F32, DTYPE_I32 } Dtype;
 
 typedef struct {
@@ -32,13 +33,17 @@ const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *na
 bool safetensors_metadata(const Safetensors *file, const char *key, char *value,
                           size_t size);
 void safetensors_free(Safetensors *file);
-#line 257 "book/safetensors.nw"
+/* Put "PATH: reason" in file's error buffer, the path cut short (with "...") when the whole
+   would not fit, so that a path of any length gives one whole line; return the buffer. */
+const char *safetensors_vfail(Safetensors *file, const char *path, const char *format,
+                              va_list arguments);
+#line 280 "book/safetensors.nw"
 /* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
 /* The same for tensors named PREFIX followed by the view's name. */
 const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffer,
                                       const char *prefix, const char *path);
-#line 334 "book/safetensors.nw"
+#line 357 "book/safetensors.nw"
 typedef struct {
     const char *prefix;          /* put before every view's name */
     const FlatBuffer *buffer;
@@ -53,5 +58,5 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch);
-#line 33 "book/safetensors.nw"
+#line 34 "book/safetensors.nw"
 #endif

@@ -179,6 +179,28 @@ START_TEST(cli_follows_gnu_conventions)
 }
 END_TEST
 
+/* A path of any length gets one line naming its start and the reason, and status 1: the
+   messages of the safetensors and checkpoint readers once overflowed a 512-byte buffer
+   (issue 19). */
+START_TEST(cli_long_paths_get_one_line)
+{
+    static const char *const commands[] = {"translate --model", "copy --resume",
+                                           "attention --model", "train --resume"};
+    char path[1201], arguments[1400];   /* run() builds a command of at most 2048 bytes */
+    memset(path, 'x', sizeof path - 1);
+    path[0] = '/', path[sizeof path - 1] = '\0';
+    for (size_t c = 0; c < sizeof commands / sizeof *commands; c++) {
+        snprintf(arguments, sizeof arguments, "%s %s", commands[c], path);
+        Run *r = run("", arguments);
+        ck_assert_msg(r->status == 1, "%s: status %d: %s", commands[c], r->status, r->err);
+        ck_assert_msg(strncmp(r->err, "transformer: /xxx", 17) == 0, "%s: %s", commands[c],
+                      r->err);
+        ck_assert_msg(strstr(r->err, "...: ") != NULL, "%s: %s", commands[c], r->err);
+        ck_assert_msg(strchr(r->err, '\n') == r->err + strlen(r->err) - 1, "%s", r->err);
+    }
+}
+END_TEST
+
 /* End to end: what the binary prints is the figure data and the documented stream. */
 START_TEST(cli_prints_figure_data_and_random_numbers)
 {
@@ -274,6 +296,7 @@ Suite *cli_suite(void)
     tcase_add_test(cli, cli_help_and_version);
     tcase_add_test(cli, cli_rejects_unknown_commands_and_options);
     tcase_add_test(cli, cli_follows_gnu_conventions);
+    tcase_add_test(cli, cli_long_paths_get_one_line);
     tcase_add_test(cli, cli_rejects_bad_values);
     tcase_add_test(cli, cli_prints_figure_data_and_random_numbers);
     tcase_add_test(cli, cli_reports_failed_writes);
