@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<translation_commands.c includes>> */
-#line 986 "book/translate.nw"
+#line 995 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 /* <<translation_commands.c functions>> */
@@ -95,7 +95,7 @@ int run_translate(int argc, char **argv)
             beam_search(&model, &cache, &beam, out, lengths, NULL, src, src_keep, batch, src_len,
                         &settings);
         /* <<Turn each output into text and print it>> */
-#line 841 "book/translate.nw"
+#line 846 "book/translate.nw"
         for (int b = 0; b < batch; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -107,6 +107,10 @@ int run_translate(int argc, char **argv)
                 if (used) joined[used++] = ' ';
                 memcpy(joined + used, word, n + 1);
                 used += n;
+            }
+            if (used == 0) {   /* the model ended at once: an empty translation, still one line */
+                putchar('\n');
+                continue;
             }
             if (detokenize_line(TEXT_ENGLISH, joined, used, &text))
                 die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
@@ -122,7 +126,7 @@ int run_translate(int argc, char **argv)
     model_free(&model);
     return finish_output();
 }
-#line 1005 "book/translate.nw"
+#line 1014 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -148,7 +152,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1038 "book/translate.nw"
+#line 1047 "book/translate.nw"
     static TextLine tokens;
     char line[TEXT_MAX_LINE_BYTES + 2];
     if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
@@ -168,9 +172,9 @@ int run_attention(int argc, char **argv)
     int *out = xmalloc((size_t)max_len * sizeof *out), out_len;
     greedy_translate(&model, &cache, out, &out_len, NULL, src, keep, 1, src_len, &settings);
     decoder_cache_free(&cache);
-#line 1030 "book/translate.nw"
+#line 1039 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1063 "book/translate.nw"
+#line 1072 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -200,7 +204,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1031 "book/translate.nw"
+#line 1040 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

@@ -178,6 +178,34 @@ START_TEST(cli_train_and_translate_overfit_64_pairs)
         for (const char *p = r->out; *p; p++) lines += *p == '\n';
         ck_assert_int_eq(lines, 64);
     }
+    /* a translation may be legitimately empty (the model ends at once): the line is empty,
+       and the lines after it are still translated (issue 19, item 3) */
+    {
+        Model model;
+        Vocab src_vocab, tgt_vocab;
+        Safetensors file;
+        snprintf(command, sizeof command, "%s/m.st", dir);
+        const char *error = translation_model_load(command, &model, &src_vocab, &tgt_vocab,
+                                                   &file);
+        ck_assert_msg(error == NULL, "%s", error);
+        safetensors_free(&file);
+        const int bias = flat_find(&model.parameters, "generator.proj.bias");
+        ck_assert_int_ge(bias, 0);
+        flat_view(&model.parameters, bias)[VOCAB_END] = 1e4f;   /* </s> always wins */
+        snprintf(command, sizeof command, "%s/ends.st", dir);
+        ck_assert_ptr_null(translation_model_save(command, &model, &src_vocab, &tgt_vocab,
+                                                  &file));
+        model_free(&model), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+        for (int beam = 1; beam <= 4; beam += 3) {
+            snprintf(arguments, sizeof arguments,
+                     "translate --model %s/ends.st --beam %d < %s/val.de", dir, beam, dir);
+            r = run("", arguments);
+            ck_assert_msg(r->status == 0, "beam %d: status %d: %s", beam, r->status, r->err);
+            char expected[65];
+            memset(expected, '\n', 64), expected[64] = '\0';
+            ck_assert_str_eq(r->out, expected);
+        }
+    }
     /* bad input: a missing model, invalid UTF-8 on stdin, a bad flag */
     snprintf(arguments, sizeof arguments, "translate --model %s/missing.st < /dev/null", dir);
     r = run("", arguments);
