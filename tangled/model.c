@@ -1,364 +1,15 @@
-#line 29 "book/masks.nw"
-/* The masks and layers of the model -- generated from the book's chapters by notangle:
+#line 26 "book/model.nw"
+/* The encoder-decoder model: its parameters and activations, the forward pass through the
+   layers and the backward pass back -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "model.h"
-#line 30 "book/attention.nw"
 #include <string.h>
-#line 104 "book/model.nw"
+#line 128 "book/model.nw"
 #include <stdio.h>
 #include <stdlib.h>
-#line 112 "book/model.nw"
+#line 136 "book/model.nw"
 #include <stdarg.h>
-#line 75 "book/masks.nw"
-void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
-{
-    ENSURE(batch >= 0 && len >= 0, "padding mask of %d x %d", batch, len);
-    for (size_t bj = 0; bj < (size_t)batch * len; bj++)
-        keep[bj] = tokens[bj] != pad;
-}
-#line 108 "book/masks.nw"
-void subsequent_mask(uint8_t *keep, int len)
-{
-    ENSURE(len >= 0, "subsequent mask of length %d", len);
-    for (int i = 0; i < len; i++)
-        for (int j = 0; j < len; j++)
-            keep[(size_t)i * len + j] = j <= i;
-}
-#line 148 "book/masks.nw"
-void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
-{
-    ENSURE(batch >= 0 && len >= 0, "target mask of %d x %d", batch, len);
-    for (int b = 0; b < batch; b++)
-        for (int i = 0; i < len; i++)
-            for (int j = 0; j < len; j++)
-                keep[((size_t)b * len + i) * len + j] =
-                    tokens[(size_t)b * len + j] != pad && j <= i;
-}
-#line 224 "book/masks.nw"
-void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
-                 int rows, int cols)
-{
-    ENSURE(rows >= 0 && cols >= 0, "masked scores of %d x %d", rows, cols);
-    for (int i = 0; i < rows; i++) {
-        const uint8_t *keep_i = keep + (size_t)i * keep_row_stride;
-        float *scores_i = scores + (size_t)i * cols;
-        for (int j = 0; j < cols; j++)
-            if (!keep_i[j]) scores_i[j] = MASKED_SCORE;
-    }
-}
-#line 40 "book/embeddings.nw"
-void embedding_forward(float *out, const int *tokens, const float *table,
-                       int n, int d_model, int vocab)
-{
-    const float scale = sqrtf((float)d_model);
-    PARALLEL_FOR((size_t)n * d_model)
-    for (int p = 0; p < n; p++) {
-        ENSURE(tokens[p] >= 0 && tokens[p] < vocab, "token %d of %d", tokens[p], vocab);
-        const float *row = table + (size_t)tokens[p] * d_model;
-        float *out_p = out + (size_t)p * d_model;
-        for (int i = 0; i < d_model; i++) out_p[i] = scale * row[i];
-    }
-}
-#line 74 "book/embeddings.nw"
-void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
-                        int d_model)
-{
-    const float scale = sqrtf((float)d_model);
-    for (int p = 0; p < n; p++) {
-        float *row = d_table + (size_t)tokens[p] * d_model;
-        const float *d_out_p = d_out + (size_t)p * d_model;
-        for (int i = 0; i < d_model; i++) row[i] += scale * d_out_p[i];
-    }
-}
-#line 123 "book/embeddings.nw"
-void positional_encoding_table(float *table, int max_len, int d_model)
-{
-    ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
-    for (int p = 0; p < max_len; p++)
-        for (int i = 0; 2 * i < d_model; i++) {
-            double angle = p * pow(10000.0, -2.0 * i / d_model);
-            table[(size_t)p * d_model + 2 * i] = (float)sin(angle);
-            table[(size_t)p * d_model + 2 * i + 1] = (float)cos(angle);
-        }
-}
-#line 147 "book/embeddings.nw"
-void positional_encoding_forward(float *x, const float *table, int batch, int len,
-                                 int d_model)
-{
-    PARALLEL_FOR((size_t)batch * len * d_model)
-    for (int b = 0; b < batch; b++)
-        for (size_t pi = 0; pi < (size_t)len * d_model; pi++)
-            x[(size_t)b * len * d_model + pi] += table[pi];
-}
-#line 34 "book/attention.nw"
-void linear_forward(float *out, const float *in, const float *weight, const float *bias,
-                    int n, int in_features, int out_features)
-{
-    PARALLEL_FOR((size_t)n * out_features)
-    for (int r = 0; r < n; r++)
-        memcpy(out + (size_t)r * out_features, bias, (size_t)out_features * sizeof *out);
-    matmul(false, true, n, out_features, in_features, 1.0f, in, in_features,
-           weight, in_features, 1.0f, out, out_features);
-}
-#line 67 "book/attention.nw"
-void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
-                     const float *in, const float *weight, int n, int in_features,
-                     int out_features)
-{
-    if (d_in)
-        matmul(false, false, n, in_features, out_features, 1.0f, d_out, out_features,
-               weight, in_features, 1.0f, d_in, in_features);
-    matmul(true, false, out_features, in_features, n, 1.0f, d_out, out_features,
-           in, in_features, 1.0f, d_weight, in_features);
-    PARALLEL_FOR((size_t)n * out_features)
-    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
-        const int first = block_start(block, out_features);
-        const int end = block_start(block + 1, out_features);
-        for (int r = 0; r < n; r++)
-            for (int o = first; o < end; o++)
-                d_bias[o] += d_out[(size_t)r * out_features + o];
-    }
-}
-#line 120 "book/attention.nw"
-void softmax_rows(float *p, const float *s, int rows, int cols)
-{
-    for (int i = 0; i < rows; i++) {
-        const float *s_i = s + (size_t)i * cols;
-        float *p_i = p + (size_t)i * cols;
-        float m = -INFINITY;
-        for (int j = 0; j < cols; j++) m = s_i[j] > m ? s_i[j] : m;
-        if (m == -INFINITY) { memset(p_i, 0, (size_t)cols * sizeof *p_i); continue; }
-        float sum = 0.0f;
-        for (int j = 0; j < cols; j++) sum += (p_i[j] = expf(s_i[j] - m));
-        for (int j = 0; j < cols; j++) p_i[j] /= sum;
-    }
-}
-#line 154 "book/attention.nw"
-void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
-{
-    for (int i = 0; i < rows; i++) {
-        const float *p_i = p + (size_t)i * cols, *dp_i = dp + (size_t)i * cols;
-        float *ds_i = ds + (size_t)i * cols;
-        double dot = 0.0;
-        for (int j = 0; j < cols; j++) dot += (double)p_i[j] * dp_i[j];
-        for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
-    }
-}
-#line 210 "book/attention.nw"
-void attention_forward(float *out, float *q, float *k, float *v, float *probs,
-                       float *probs_dropped, float *context, const float *query_in,
-                       const float *memory_in, const uint8_t *keep,
-                       size_t keep_batch_stride, size_t keep_row_stride,
-                       const float *const weight[4], const float *const bias[4],
-                       const float *probs_keep_scale, int batch, int len_q, int len_k,
-                       int d_model, int heads)
-{
-    ENSURE(heads > 0 && d_model % heads == 0, "d_model %d, heads %d", d_model, heads);
-    const int d_k = d_model / heads;
-    linear_forward(q, query_in, weight[0], bias[0], batch * len_q, d_model, d_model);
-    linear_forward(k, memory_in, weight[1], bias[1], batch * len_k, d_model, d_model);
-    linear_forward(v, memory_in, weight[2], bias[2], batch * len_k, d_model, d_model);
-    PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
-    for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
-        const int b = head_of_batch / heads, a = head_of_batch % heads;
-        
-#line 233 "book/attention.nw"
-const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
-const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
-float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
-matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
-       q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
-if (fast_kernels) {   /* the same numbers in one pass (Chapter 19) */
-    masked_softmax_rows(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q,
-                        len_k);
-} else {
-    mask_scores(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q, len_k);
-    softmax_rows(p, p, len_q, len_k);
-}
-const float *weights = p;
-if (probs_keep_scale) {   /* keep p itself: the softmax's backward needs it */
-    const size_t head = ((size_t)b * heads + a) * len_q * len_k;
-    for (size_t i = 0; i < (size_t)len_q * len_k; i++)
-        probs_dropped[head + i] = p[i] * probs_keep_scale[head + i];
-    weights = probs_dropped + head;
-}
-matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
-       0.0f, context + q_offset, d_model);
-#line 227 "book/attention.nw"
-    }
-    linear_forward(out, context, weight[3], bias[3], batch * len_q, d_model, d_model);
-}
-#line 301 "book/attention.nw"
-void attention_backward(float *d_query_in, float *d_memory_in, float *const d_weight[4],
-                        float *const d_bias[4], const AttentionScratch *scratch,
-                        const float *d_out, const float *q, const float *k, const float *v,
-                        const float *probs, const float *probs_dropped,
-                        const float *context, const float *query_in,
-                        const float *memory_in, const float *const weight[4],
-                        const float *probs_keep_scale, int batch, int len_q, int len_k,
-                        int d_model, int heads)
-{
-    const int d_k = d_model / heads;
-    const size_t q_size = (size_t)batch * len_q * d_model;
-    const size_t k_size = (size_t)batch * len_k * d_model;
-    memset(scratch->d_context, 0, q_size * sizeof(float));
-    memset(scratch->d_q, 0, q_size * sizeof(float));
-    memset(scratch->d_k, 0, k_size * sizeof(float));
-    memset(scratch->d_v, 0, k_size * sizeof(float));
-    linear_backward(scratch->d_context, d_weight[3], d_bias[3], d_out, context, weight[3],
-                    batch * len_q, d_model, d_model);
-    PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
-    for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
-        const int b = head_of_batch / heads, a = head_of_batch % heads;
-        
-#line 334 "book/attention.nw"
-const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
-const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
-const size_t head = ((size_t)b * heads + a) * len_q * len_k;
-const float *weights = probs_keep_scale ? probs_dropped + head : probs + head;
-float *d_p = scratch->d_p + (size_t)omp_get_thread_num() * len_q * len_k;   /* its own */
-matmul(false, true, len_q, len_k, d_k, 1.0f, scratch->d_context + q_offset, d_model,
-       v + k_offset, d_model, 0.0f, d_p, len_k);
-matmul(true, false, len_k, d_k, len_q, 1.0f, weights, len_k,
-       scratch->d_context + q_offset, d_model, 1.0f, scratch->d_v + k_offset, d_model);
-if (probs_keep_scale) dropout_apply(d_p, probs_keep_scale + head, (size_t)len_q * len_k);
-softmax_rows_backward(d_p, d_p, probs + head, len_q, len_k);
-const float scale = 1.0f / sqrtf((float)d_k);
-matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, k + k_offset, d_model,
-       1.0f, scratch->d_q + q_offset, d_model);
-matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, q + q_offset, d_model,
-       1.0f, scratch->d_k + k_offset, d_model);
-#line 323 "book/attention.nw"
-    }
-    linear_backward(d_query_in, d_weight[0], d_bias[0], scratch->d_q, query_in, weight[0],
-                    batch * len_q, d_model, d_model);
-    linear_backward(d_memory_in, d_weight[1], d_bias[1], scratch->d_k, memory_in, weight[1],
-                    batch * len_k, d_model, d_model);
-    linear_backward(d_memory_in, d_weight[2], d_bias[2], scratch->d_v, memory_in, weight[2],
-                    batch * len_k, d_model, d_model);
-}
-#line 371 "book/attention.nw"
-void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
-{
-    ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
-    if (fast_kernels) { dropout_mask_parallel(keep_scale, n, p, rng); return; }   /* Ch. 19 */
-    const float scale = 1.0f / (1.0f - p);
-    for (size_t i = 0; i < n; i++) keep_scale[i] = rng_uniform(rng) < p ? 0.0f : scale;
-}
-
-void dropout_apply(float *x, const float *keep_scale, size_t n)
-{
-    PARALLEL_FOR(n)
-    for (size_t i = 0; i < n; i++) x[i] *= keep_scale[i];
-}
-#line 61 "book/layernorm.nw"
-void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
-                       const float *gain, const float *bias, int n, int d,
-                       LayerNormFormula formula, float eps)
-{
-    ENSURE(d > 1, "layer norm over %d values", d);
-    PARALLEL_FOR((size_t)n * d)
-    for (int r = 0; r < n; r++) {
-        const float *x = in + (size_t)r * d;
-        float *y = out + (size_t)r * d;
-        double sum = 0.0, squares = 0.0, mu;
-        if (fast_kernels) {   /* one pass over x for both sums (Chapter 19) */
-            row_moments(x, d, &mu, &squares);
-        } else {
-            for (int i = 0; i < d; i++) sum += x[i];
-            mu = sum / d;
-            for (int i = 0; i < d; i++) squares += (x[i] - mu) * (x[i] - mu);
-        }
-        const double r_factor = formula == LAYERNORM_STANDARD
-                                    ? 1.0 / sqrt(squares / d + eps)
-                                    : 1.0 / (sqrt(squares / (d - 1)) + eps);
-        for (int i = 0; i < d; i++)
-            y[i] = (float)(gain[i] * (x[i] - mu) * r_factor + bias[i]);
-        mean[r] = (float)mu;
-        rstd[r] = (float)r_factor;
-    }
-}
-#line 116 "book/layernorm.nw"
-void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *d_out,
-                        const float *in, const float *mean, const float *rstd,
-                        const float *gain, int n, int d, LayerNormFormula formula,
-                        float eps)
-{
-    PARALLEL_FOR((size_t)n * d)
-    for (int r = 0; r < n; r++) {
-        const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
-        float *dx = d_in + (size_t)r * d;
-        const double mu = mean[r], factor = rstd[r];
-        double g_sum = 0.0, gc_sum = 0.0;
-        for (int i = 0; i < d; i++) {
-            const double g = (double)gain[i] * dy[i];
-            g_sum += g;
-            gc_sum += g * (x[i] - mu);
-        }
-        
-#line 163 "book/layernorm.nw"
-double dr_per_c;
-if (formula == LAYERNORM_STANDARD) {
-    dr_per_c = -factor * factor * factor / d;
-} else {
-    const double s = 1.0 / factor - eps;
-    dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
-}
-#line 133 "book/layernorm.nw"
-        for (int i = 0; i < d; i++) {
-            const double c = x[i] - mu;
-            dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
-                             + gc_sum * dr_per_c * c);
-        }
-    }
-    
-#line 148 "book/layernorm.nw"
-PARALLEL_FOR((size_t)n * d)
-for (int block = 0; block < PARALLEL_BLOCKS; block++) {
-    const int first = block_start(block, d), end = block_start(block + 1, d);
-    for (int r = 0; r < n; r++) {
-        const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
-        const double mu = mean[r], factor = rstd[r];
-        for (int i = first; i < end; i++) {
-            d_gain[i] += (float)(dy[i] * (x[i] - mu) * factor);
-            d_bias[i] += dy[i];
-        }
-    }
-}
-#line 140 "book/layernorm.nw"
-}
-#line 221 "book/layernorm.nw"
-void feed_forward_forward(float *out, float *hidden, const float *in,
-                          const float *w_1, const float *b_1, const float *w_2,
-                          const float *b_2, const float *hidden_keep_scale,
-                          int n, int d_model, int d_ff)
-{
-    const size_t size = (size_t)n * d_ff;
-    linear_forward(hidden, in, w_1, b_1, n, d_model, d_ff);
-    PARALLEL_FOR(size)
-    for (size_t i = 0; i < size; i++)   /* a NaN passes through, as in PyTorch */
-        hidden[i] = hidden[i] < 0.0f ? 0.0f : hidden[i];
-    if (hidden_keep_scale) dropout_apply(hidden, hidden_keep_scale, size);
-    linear_forward(out, hidden, w_2, b_2, n, d_ff, d_model);
-}
-#line 258 "book/layernorm.nw"
-void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2,
-                           float *d_b_2, float *d_hidden, const float *d_out,
-                           const float *in, const float *hidden, const float *w_1,
-                           const float *w_2, const float *hidden_keep_scale, int n,
-                           int d_model, int d_ff)
-{
-    const size_t size = (size_t)n * d_ff;
-    memset(d_hidden, 0, size * sizeof *d_hidden);
-    linear_backward(d_hidden, d_w_2, d_b_2, d_out, hidden, w_2, n, d_ff, d_model);
-    PARALLEL_FOR(size)
-    for (size_t i = 0; i < size; i++)
-        d_hidden[i] = hidden[i] > 0.0f
-                          ? d_hidden[i] * (hidden_keep_scale ? hidden_keep_scale[i] : 1.0f)
-                          : 0.0f;
-    linear_backward(d_in, d_w_1, d_b_1, d_hidden, in, w_1, n, d_model, d_ff);
-}
-#line 41 "book/model.nw"
+#line 65 "book/model.nw"
 Config config_default(int src_vocab, int tgt_vocab, int layers)
 {
     return (Config){.src_vocab = src_vocab, .tgt_vocab = tgt_vocab, .layers = layers,
@@ -366,7 +17,7 @@ Config config_default(int src_vocab, int tgt_vocab, int layers)
                     .dropout = 0.1f, .norm = NORM_PRE, .layernorm = LAYERNORM_STANDARD,
                     .layernorm_eps = 1e-6f, .tie_generator = false};
 }
-#line 116 "book/model.nw"
+#line 140 "book/model.nw"
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
@@ -377,7 +28,7 @@ static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     va_end(arguments);
     ENSURE(n >= 0 && n < TENSOR_NAME_MAX, "tensor name too long: %s...", name);
 }
-#line 129 "book/model.nw"
+#line 153 "book/model.nw"
 static LinearViews add_linear(FlatBuffer *p, const char *prefix, int out, int in)
 {
     char name[TENSOR_NAME_MAX];
@@ -421,7 +72,7 @@ static FeedForwardViews add_feed_forward(FlatBuffer *p, const char *prefix, int 
     views.w_2 = add_linear(p, name, d, d_ff);
     return views;
 }
-#line 175 "book/model.nw"
+#line 199 "book/model.nw"
 static void add_encoder_layer(Model *model, int l)
 {
     FlatBuffer *p = &model->parameters;
@@ -455,11 +106,11 @@ static void add_decoder_layer(Model *model, int l)
         layer->norm[s] = add_norm(p, prefix, c->d_model);
     }
 }
-#line 214 "book/model.nw"
+#line 238 "book/model.nw"
 void model_init(Model *model, Config config)
 {
     
-#line 252 "book/model.nw"
+#line 276 "book/model.nw"
 if (config.src_vocab < 1 || config.tgt_vocab < 1 || config.layers < 1 || config.d_model < 2
     || config.d_ff < 1 || config.heads < 1 || config.max_len < 1)
     die("model configuration: every size must be positive");
@@ -474,7 +125,7 @@ if (!(config.layernorm_eps > 0.0f))
 if ((config.norm != NORM_PRE && config.norm != NORM_POST)
     || (config.layernorm != LAYERNORM_STANDARD && config.layernorm != LAYERNORM_ANNOTATED))
     die("model configuration: unknown norm placement or layer-norm formula");
-#line 217 "book/model.nw"
+#line 241 "book/model.nw"
     memset(model, 0, sizeof *model);
     model->config = config;
     FlatBuffer *p = &model->parameters;
@@ -504,7 +155,7 @@ if ((config.norm != NORM_PRE && config.norm != NORM_POST)
     model->positional = xmalloc((size_t)config.max_len * config.d_model * sizeof(float));
     positional_encoding_table(model->positional, config.max_len, config.d_model);
 }
-#line 269 "book/model.nw"
+#line 293 "book/model.nw"
 float *model_parameter(const Model *model, int view)
 {
     return flat_view(&model->parameters, view);
@@ -522,7 +173,7 @@ void model_free(Model *model)
     free(model->decoder_acts);
     memset(model, 0, sizeof *model);
 }
-#line 311 "book/model.nw"
+#line 335 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng)
 {
     const FlatBuffer *p = &model->parameters;
@@ -539,16 +190,16 @@ void model_initialize_parameters(Model *model, Rng *rng)
             memset(x, 0, view->size * sizeof *x);
         } else {   /* a linear layer's bias: its weight is the view before it */
             
-#line 333 "book/model.nw"
+#line 357 "book/model.nw"
 int fan_in = model->config.d_model;
 if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
 float bound = 1.0f / sqrtf((float)fan_in);
 for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
-#line 327 "book/model.nw"
+#line 351 "book/model.nw"
         }
     }
 }
-#line 343 "book/model.nw"
+#line 367 "book/model.nw"
 size_t model_parameter_count(const Model *model)
 {
     size_t count = 0;
@@ -556,7 +207,7 @@ size_t model_parameter_count(const Model *model)
         count += model->parameters.views[i].size;
     return count;
 }
-#line 438 "book/model.nw"
+#line 462 "book/model.nw"
 static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
                    int cols)
 {
@@ -593,7 +244,7 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     acts.stream = add_act(a, prefix, "stream", rows, d);
     return acts;
 }
-#line 477 "book/model.nw"
+#line 501 "book/model.nw"
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
 {
     model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
@@ -619,7 +270,7 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->max_tgt_len = max_tgt_len;
     model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
     
-#line 510 "book/model.nw"
+#line 534 "book/model.nw"
 model->src_input = add_act(a, "src_embed", "output", src_rows, d);
 model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
 model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
@@ -639,9 +290,9 @@ for (int l = 0; l < c->layers; l++) {
 model->memory = add_act(a, "encoder", "output", src_rows, d);
 model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
 model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
-#line 502 "book/model.nw"
+#line 526 "book/model.nw"
     
-#line 532 "book/model.nw"
+#line 556 "book/model.nw"
 model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
 model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
 model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
@@ -664,10 +315,10 @@ for (int l = 0; l < c->layers; l++) {
 model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
 model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
 model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 503 "book/model.nw"
+#line 527 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     
-#line 863 "book/model.nw"
+#line 887 "book/model.nw"
 const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
 const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
 model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -681,15 +332,15 @@ model->d_q = add_act(a, "grad", "q", rows, d);
 model->d_k = add_act(a, "grad", "k", rows, d);
 model->d_v = add_act(a, "grad", "v", rows, d);
 model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
-#line 505 "book/model.nw"
+#line 529 "book/model.nw"
     flat_allocate(a);
 }
-#line 557 "book/model.nw"
+#line 581 "book/model.nw"
 float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
-#line 610 "book/model.nw"
+#line 634 "book/model.nw"
 static const float *sublayer_input(Model *model, const SublayerActs *acts, NormViews norm,
                                    const float *x, int rows)
 {
@@ -726,7 +377,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
                           c->layernorm_eps);
     return stream;
 }
-#line 652 "book/model.nw"
+#line 676 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -772,7 +423,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
                          model_parameter(model, views->w_2.bias), keep, rows, c->d_model,
                          c->d_ff);
 }
-#line 703 "book/model.nw"
+#line 727 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -800,7 +451,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
                       rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 952 "book/model.nw"
+#line 987 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -845,7 +496,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1002 "book/model.nw"
+#line 1037 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -892,7 +543,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model->dropout_on ? model_activation(model, hidden_keep) : NULL,
                           rows, c->d_model, c->d_ff);
 }
-#line 1055 "book/model.nw"
+#line 1090 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -919,7 +570,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
         dropout_apply(d_stream, model_activation(model, keep), (size_t)rows * d);
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
-#line 736 "book/model.nw"
+#line 760 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -943,7 +594,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
     return final_norm(model, model->encoder_norm, model->memory, model->memory_mean,
                       model->memory_rstd, x, rows);
 }
-#line 766 "book/model.nw"
+#line 790 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -975,7 +626,7 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 586 "book/model.nw"
+#line 610 "book/model.nw"
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng)
@@ -990,7 +641,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     
-#line 834 "book/model.nw"
+#line 858 "book/model.nw"
 const Config *c = &model->config;
 float *logprobs = model_activation(model, model->logprobs);
 linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -998,51 +649,9 @@ linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight
                c->tgt_vocab);
 log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
 return logprobs;
-#line 600 "book/model.nw"
+#line 624 "book/model.nw"
 }
-#line 817 "book/model.nw"
-void log_softmax_rows(float *x, int rows, int cols)
-{
-    if (fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* Chapter 19 */
-    PARALLEL_FOR((size_t)rows * cols)
-    for (int r = 0; r < rows; r++) {
-        float *x_r = x + (size_t)r * cols;
-        float m = -INFINITY;
-        for (int j = 0; j < cols; j++) m = x_r[j] > m ? x_r[j] : m;
-        double sum = 0.0;
-        for (int j = 0; j < cols; j++) sum += exp((double)(x_r[j] - m));
-        const float log_sum = (float)log(sum);
-        for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
-    }
-}
-#line 899 "book/model.nw"
-double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
-                int vocab, int pad)
-{
-    double loss = 0.0;
-    memset(d_logprobs, 0, (size_t)rows * vocab * sizeof *d_logprobs);
-    for (int r = 0; r < rows; r++) {
-        if (targets[r] == pad) continue;
-        ENSURE(targets[r] >= 0 && targets[r] < vocab, "target %d of %d", targets[r], vocab);
-        loss -= logprobs[(size_t)r * vocab + targets[r]];
-        d_logprobs[(size_t)r * vocab + targets[r]] = -1.0f;
-    }
-    return loss;
-}
-#line 918 "book/model.nw"
-void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
-{
-    if (fast_kernels) { log_softmax_backward_fast(d_x, d_y, y, rows, cols); return; }
-    PARALLEL_FOR((size_t)rows * cols)
-    for (int r = 0; r < rows; r++) {
-        const float *d_y_r = d_y + (size_t)r * cols, *y_r = y + (size_t)r * cols;
-        float *d_x_r = d_x + (size_t)r * cols;
-        double sum = 0.0;
-        for (int j = 0; j < cols; j++) sum += d_y_r[j];
-        for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - expf(y_r[j]) * (float)sum;
-    }
-}
-
+#line 966 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -1052,14 +661,14 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1084 "book/model.nw"
+#line 1119 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
     const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
     const int src_rows = batch * src_len, tgt_rows = batch * tgt_len;
     
-#line 1098 "book/model.nw"
+#line 1133 "book/model.nw"
 float *d_logits = model_activation(model, model->d_logits);
 float *d_decoded = model_activation(model, model->d_output);
 log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
@@ -1075,9 +684,9 @@ final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->deco
                     model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
 float *d_memory = model_activation(model, model->d_memory);
 memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1090 "book/model.nw"
+#line 1125 "book/model.nw"
     
-#line 1120 "book/model.nw"
+#line 1155 "book/model.nw"
 const float *memory = model_activation(model, model->memory);
 for (int l = c->layers - 1; l >= 0; l--) {
     const DecoderLayerViews *views = &model->decoder[l];
@@ -1103,10 +712,10 @@ for (int l = c->layers - 1; l >= 0; l--) {
                                 in, in, batch, tgt_len, tgt_len);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
 }
-#line 1091 "book/model.nw"
+#line 1126 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     
-#line 1148 "book/model.nw"
+#line 1183 "book/model.nw"
 const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
 final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                     model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -1128,7 +737,7 @@ for (int l = c->layers - 1; l >= 0; l--) {
                                 in, in, batch, src_len, src_len);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
 }
-#line 1093 "book/model.nw"
+#line 1128 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 68 "book/fast.nw"
@@ -1142,80 +751,4 @@ double training_step_flops(const Config *config, int batch, int src_len, int tgt
                          + (2 * 2 * n_T * d * d + 2 * 2 * n_S * d * d + 2 * 2 * B * T * S * d)
                          + 2 * 2 * n_T * d * d_ff;
     return 3 * (config->layers * (encoder + decoder) + 2 * n_T * d * V);
-}
-#line 647 "book/fast.nw"
-void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
-{
-    const float scale = 1.0f / (1.0f - p);
-    const uint32_t threshold = (uint32_t)ceilf(p * 0x1p24f);   /* exact: p < 1 */
-    PARALLEL_FOR(n)
-    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
-        const size_t first = n * block / PARALLEL_BLOCKS;
-        const size_t end = n * (block + 1) / PARALLEL_BLOCKS;
-        Rng stream = *rng;
-        rng_advance(&stream, first);
-        for (size_t i = first; i < end; i++)
-            keep_scale[i] = rng_next(&stream) >> 8 < threshold ? 0.0f : scale;
-    }
-    rng_advance(rng, n);
-}
-#line 679 "book/fast.nw"
-void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
-                         int cols)
-{
-    for (int i = 0; i < rows; i++) {
-        const uint8_t *keep_i = keep + (size_t)i * keep_row_stride;
-        float *p_i = p + (size_t)i * cols;
-        float m = -INFINITY;
-        for (int j = 0; j < cols; j++)
-            if (keep_i[j] && p_i[j] > m) m = p_i[j];
-        if (m == -INFINITY) { memset(p_i, 0, (size_t)cols * sizeof *p_i); continue; }
-        float sum = 0.0f;
-        for (int j = 0; j < cols; j++) sum += (p_i[j] = keep_i[j] ? expf(p_i[j] - m) : 0.0f);
-        for (int j = 0; j < cols; j++) p_i[j] /= sum;
-    }
-}
-#line 710 "book/fast.nw"
-void row_moments(const float *x, int d, double *mean, double *squares)
-{
-    double sum = 0.0, sum_of_squares = 0.0;
-    for (int i = 0; i < d; i++) {
-        sum += x[i];
-        sum_of_squares += (double)x[i] * x[i];
-    }
-    *mean = sum / d;
-    *squares = fmax(sum_of_squares - sum * *mean, 0.0);
-}
-#line 782 "book/fast.nw"
-void log_softmax_rows_fast(float *x, int rows, int cols)
-{
-    PARALLEL_FOR((size_t)rows * cols)
-    for (int r = 0; r < rows; r++) {
-        float *x_r = x + (size_t)r * cols;
-        float m = -INFINITY;
-        double sum = 0.0;
-        #pragma omp simd reduction(max : m)
-        for (int j = 0; j < cols; j++) m = x_r[j] > m ? x_r[j] : m;
-        #pragma omp simd reduction(+ : sum)
-        for (int j = 0; j < cols; j++) sum += vector_expf(x_r[j] - m);
-        const float log_sum = (float)log(sum);   /* x - m first: m may be large */
-        #pragma omp simd
-        for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
-    }
-}
-
-void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
-                               int cols)
-{
-    PARALLEL_FOR((size_t)rows * cols)
-    for (int r = 0; r < rows; r++) {
-        const float *d_y_r = d_y + (size_t)r * cols, *y_r = y + (size_t)r * cols;
-        float *d_x_r = d_x + (size_t)r * cols;
-        double sum = 0.0;
-        #pragma omp simd reduction(+ : sum)
-        for (int j = 0; j < cols; j++) sum += d_y_r[j];
-        const float total = (float)sum;
-        #pragma omp simd
-        for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - vector_expf(y_r[j]) * total;
-    }
 }

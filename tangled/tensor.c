@@ -337,7 +337,7 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
 }
 #line 588 "book/fast.nw"
 bool fast_kernels = true;
-#line 625 "book/fast.nw"
+#line 634 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;

@@ -127,7 +127,7 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                        float beta, float *c, int ldc);
 #line 584 "book/fast.nw"
 extern bool fast_kernels;   /* false: the chapters' first versions of the kernels */
-#line 620 "book/fast.nw"
+#line 629 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 #line 18 "book/tensor.nw"
