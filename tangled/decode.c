@@ -105,9 +105,9 @@ static const float *step_input(const Model *model, KVCache *cache, NormViews nor
 {
     const Config *c = &model->config;
     if (c->norm == NORM_POST) return cache->x;
-    layernorm_forward(cache->normed, cache->mean, cache->rstd, cache->x,
-                      model_parameter(model, norm.gain),
-                      model_parameter(model, norm.bias), cache->batch, c->d_model,
+    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+    const LayerNormSaved saved = {cache->mean, cache->rstd};
+    layernorm_forward(cache->normed, &w, &saved, cache->x, cache->batch, c->d_model,
                       c->layernorm, c->layernorm_eps);
     return cache->normed;
 }
@@ -123,11 +123,12 @@ static void step_residual(const Model *model, KVCache *cache, NormViews norm)
         return;
     }
     for (size_t i = 0; i < size; i++) sum[i] = x[i] + cache->f[i];
-    layernorm_forward(x, cache->mean, cache->rstd, sum, model_parameter(model, norm.gain),
-                      model_parameter(model, norm.bias), cache->batch, c->d_model,
-                      c->layernorm, c->layernorm_eps);
+    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+    const LayerNormSaved saved = {cache->mean, cache->rstd};
+    layernorm_forward(x, &w, &saved, sum, cache->batch, c->d_model, c->layernorm,
+                      c->layernorm_eps);
 }
-#line 360 "book/decode.nw"
+#line 361 "book/decode.nw"
 /* cache->f = multi-head attention of the newest position of each sequence, with queries
    from in: [batch][d], over n keys and values: key j of sequence b is the row of d floats
    at k + b * seq_stride + j * key_stride, its value likewise in v; keep: NULL (attend to
@@ -142,7 +143,7 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
     for (int b = 0; b < cache->batch; b++)
         for (int a = 0; a < c->heads; a++) {
             
-#line 384 "book/decode.nw"
+#line 385 "book/decode.nw"
 const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
 const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
 float *p = cache->scores;
@@ -152,11 +153,11 @@ if (keep) mask_scores(p, keep + (size_t)b * n, 0, 1, n);
 softmax_rows(p, p, 1, n);
 matmul(false, false, 1, d_k, n, 1.0f, p, n, v + first, key_stride, 0.0f,
        cache->context + head, d);
-#line 374 "book/decode.nw"
+#line 375 "book/decode.nw"
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
 }
-#line 401 "book/decode.nw"
+#line 402 "book/decode.nw"
 static void decoder_layer_step(const Model *model, KVCache *cache, int l)
 {
     const Config *c = &model->config;
@@ -166,11 +167,11 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     const int position = cache->max_batch * d;   /* floats per position of the cache */
     const float *in = step_input(model, cache, views->norm[0]);
     
-#line 432 "book/decode.nw"
+#line 431 "book/decode.nw"
 const size_t at = (size_t)t * position;
 project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
 project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
-#line 410 "book/decode.nw"
+#line 411 "book/decode.nw"
     attend_newest(model, cache, &views->self_attn, in, layer->self_k, layer->self_v,
                   (size_t)d, position, NULL, t + 1);
     step_residual(model, cache, views->norm[0]);
@@ -179,12 +180,10 @@ project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d)
                   (size_t)cache->src_len * d, d, cache->src_keep, cache->src_len);
     step_residual(model, cache, views->norm[1]);
     in = step_input(model, cache, views->norm[2]);
-    const FeedForwardViews *ff = &views->feed_forward;
-    feed_forward_forward(cache->f, cache->hidden, in,
-                         model_parameter(model, ff->w_1.weight),
-                         model_parameter(model, ff->w_1.bias),
-                         model_parameter(model, ff->w_2.weight),
-                         model_parameter(model, ff->w_2.bias), NULL, batch, d, c->d_ff);
+    const FeedForwardWeights ff = feed_forward_weights(&model->parameters,
+                                                       &views->feed_forward);
+    const FeedForwardSaved hidden = {cache->hidden, NULL};   /* no dropout */
+    feed_forward_forward(cache->f, &ff, &hidden, in, batch, d, c->d_ff);
     step_residual(model, cache, views->norm[2]);
 }
 
@@ -204,13 +203,13 @@ positional_encoding_forward(cache->x, model->positional + (size_t)t * d, batch, 
     for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);
     cache->length = t + 1;
     
-#line 442 "book/decode.nw"
+#line 441 "book/decode.nw"
 const float *decoded = cache->x;
 if (c->norm == NORM_PRE) {
-    layernorm_forward(cache->normed, cache->mean, cache->rstd, cache->x,
-                      model_parameter(model, model->decoder_norm.gain),
-                      model_parameter(model, model->decoder_norm.bias), batch, d,
-                      c->layernorm, c->layernorm_eps);
+    const LayerNormWeights w = layernorm_weights(&model->parameters, model->decoder_norm);
+    const LayerNormSaved saved = {cache->mean, cache->rstd};
+    layernorm_forward(cache->normed, &w, &saved, cache->x, batch, d, c->layernorm,
+                      c->layernorm_eps);
     decoded = cache->normed;
 }
 project(model, model->generator, cache->logprobs, decoded, batch, d, c->tgt_vocab);
@@ -218,7 +217,7 @@ log_softmax_rows(cache->logprobs, batch, c->tgt_vocab);
 return cache->logprobs;
 #line 303 "book/decode.nw"
 }
-#line 475 "book/decode.nw"
+#line 474 "book/decode.nw"
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
                           const uint8_t *src_keep, int batch, int src_len, int len,
                           int start)
@@ -232,7 +231,7 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
         for (int b = 0; b < batch; b++) cache->tokens[b] = out[(size_t)b * len + i - 1];
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         
-#line 496 "book/decode.nw"
+#line 495 "book/decode.nw"
 const int vocab = model->config.tgt_vocab;
 for (int b = 0; b < batch; b++) {
     const float *row = logprobs + (size_t)b * vocab;
@@ -240,6 +239,6 @@ for (int b = 0; b < batch; b++) {
     for (int w = 1; w < vocab; w++) if (row[w] > row[best]) best = w;
     out[(size_t)b * len + i] = best;
 }
-#line 488 "book/decode.nw"
+#line 487 "book/decode.nw"
     }
 }

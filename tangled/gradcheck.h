@@ -26,7 +26,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
    step h; returns the worst error, or -1 for an unknown name. */
 double gradcheck_layer(const char *name, int samples, float h, FILE *out);
 extern const char *const gradcheck_layer_names[];
-#line 435 "book/gradcheck.nw"
+#line 438 "book/gradcheck.nw"
 typedef struct {
     Model *model;
     const int *src, *tgt, *tgt_y;          /* [B][T_src], [B][T_tgt], [B][T_tgt] */
@@ -38,7 +38,7 @@ typedef struct {
 
 double model_problem_loss(void *context);
 void model_problem_gradient(void *context);
-#line 479 "book/gradcheck.nw"
+#line 482 "book/gradcheck.nw"
 /* Check model_backward on a small random model of the given variant; returns the worst e. */
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, bool tied, int samples,
                        float h, FILE *out);

@@ -140,60 +140,59 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
-#line 210 "book/attention.nw"
-void attention_forward(float *out, float *q, float *k, float *v, float *probs,
-                       float *probs_dropped, float *context, const float *query_in,
-                       const float *memory_in, const uint8_t *keep,
-                       size_t keep_batch_stride, size_t keep_row_stride,
-                       const float *const weight[4], const float *const bias[4],
-                       const float *probs_keep_scale, int batch, int len_q, int len_k,
-                       int d_model, int heads)
+#line 237 "book/attention.nw"
+void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
+                       const float *query_in, const float *memory_in, const Mask *mask,
+                       const AttentionShape *shape)
 {
+    const int batch = shape->batch, len_q = shape->len_q, len_k = shape->len_k;
+    const int d_model = shape->d_model, heads = shape->heads;
     ENSURE(heads > 0 && d_model % heads == 0, "d_model %d, heads %d", d_model, heads);
     const int d_k = d_model / heads;
-    linear_forward(q, query_in, weight[0], bias[0], batch * len_q, d_model, d_model);
-    linear_forward(k, memory_in, weight[1], bias[1], batch * len_k, d_model, d_model);
-    linear_forward(v, memory_in, weight[2], bias[2], batch * len_k, d_model, d_model);
+    float *q = saved->q, *k = saved->k, *v = saved->v, *probs = saved->probs;
+    linear_forward(q, query_in, w->w_q, w->b_q, batch * len_q, d_model, d_model);
+    linear_forward(k, memory_in, w->w_k, w->b_k, batch * len_k, d_model, d_model);
+    linear_forward(v, memory_in, w->w_v, w->b_v, batch * len_k, d_model, d_model);
     PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         
-#line 233 "book/attention.nw"
+#line 263 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
 matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
        q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
+const uint8_t *keep = mask->keep + (size_t)b * mask->batch_stride;
 if (fast_kernels) {   /* the same numbers in one pass (Chapter 19) */
-    masked_softmax_rows(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q,
-                        len_k);
+    masked_softmax_rows(p, keep, mask->row_stride, len_q, len_k);
 } else {
-    mask_scores(p, keep + (size_t)b * keep_batch_stride, keep_row_stride, len_q, len_k);
+    mask_scores(p, keep, mask->row_stride, len_q, len_k);
     softmax_rows(p, p, len_q, len_k);
 }
 const float *weights = p;
-if (probs_keep_scale) {   /* keep p itself: the softmax's backward needs it */
+if (saved->probs_keep) {   /* keep p itself: the softmax's backward needs it */
     const size_t head = ((size_t)b * heads + a) * len_q * len_k;
+    float *dropped = saved->probs_dropped + head;
     for (size_t i = 0; i < (size_t)len_q * len_k; i++)
-        probs_dropped[head + i] = p[i] * probs_keep_scale[head + i];
-    weights = probs_dropped + head;
+        dropped[i] = p[i] * saved->probs_keep[head + i];
+    weights = dropped;
 }
 matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
-       0.0f, context + q_offset, d_model);
-#line 227 "book/attention.nw"
+       0.0f, saved->context + q_offset, d_model);
+#line 253 "book/attention.nw"
     }
-    linear_forward(out, context, weight[3], bias[3], batch * len_q, d_model, d_model);
+    linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
-#line 301 "book/attention.nw"
-void attention_backward(float *d_query_in, float *d_memory_in, float *const d_weight[4],
-                        float *const d_bias[4], const AttentionScratch *scratch,
-                        const float *d_out, const float *q, const float *k, const float *v,
-                        const float *probs, const float *probs_dropped,
-                        const float *context, const float *query_in,
-                        const float *memory_in, const float *const weight[4],
-                        const float *probs_keep_scale, int batch, int len_q, int len_k,
-                        int d_model, int heads)
+#line 331 "book/attention.nw"
+void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
+                        const AttentionScratch *scratch, const float *d_out,
+                        const AttentionWeights *w, const AttentionSaved *saved,
+                        const float *query_in, const float *memory_in,
+                        const AttentionShape *shape)
 {
+    const int batch = shape->batch, len_q = shape->len_q, len_k = shape->len_k;
+    const int d_model = shape->d_model, heads = shape->heads;
     const int d_k = d_model / heads;
     const size_t q_size = (size_t)batch * len_q * d_model;
     const size_t k_size = (size_t)batch * len_k * d_model;
@@ -201,39 +200,41 @@ void attention_backward(float *d_query_in, float *d_memory_in, float *const d_we
     memset(scratch->d_q, 0, q_size * sizeof(float));
     memset(scratch->d_k, 0, k_size * sizeof(float));
     memset(scratch->d_v, 0, k_size * sizeof(float));
-    linear_backward(scratch->d_context, d_weight[3], d_bias[3], d_out, context, weight[3],
+    linear_backward(scratch->d_context, d_w->w_o, d_w->b_o, d_out, saved->context, w->w_o,
                     batch * len_q, d_model, d_model);
     PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         
-#line 334 "book/attention.nw"
+#line 367 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 const size_t head = ((size_t)b * heads + a) * len_q * len_k;
-const float *weights = probs_keep_scale ? probs_dropped + head : probs + head;
+const float *probs = saved->probs + head;
+const float *weights = saved->probs_keep ? saved->probs_dropped + head : probs;
 float *d_p = scratch->d_p + (size_t)omp_get_thread_num() * len_q * len_k;   /* its own */
 matmul(false, true, len_q, len_k, d_k, 1.0f, scratch->d_context + q_offset, d_model,
-       v + k_offset, d_model, 0.0f, d_p, len_k);
+       saved->v + k_offset, d_model, 0.0f, d_p, len_k);
 matmul(true, false, len_k, d_k, len_q, 1.0f, weights, len_k,
        scratch->d_context + q_offset, d_model, 1.0f, scratch->d_v + k_offset, d_model);
-if (probs_keep_scale) dropout_apply(d_p, probs_keep_scale + head, (size_t)len_q * len_k);
-softmax_rows_backward(d_p, d_p, probs + head, len_q, len_k);
+if (saved->probs_keep)
+    dropout_apply(d_p, saved->probs_keep + head, (size_t)len_q * len_k);
+softmax_rows_backward(d_p, d_p, probs, len_q, len_k);
 const float scale = 1.0f / sqrtf((float)d_k);
-matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, k + k_offset, d_model,
+matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, saved->k + k_offset, d_model,
        1.0f, scratch->d_q + q_offset, d_model);
-matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, q + q_offset, d_model,
+matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, saved->q + q_offset, d_model,
        1.0f, scratch->d_k + k_offset, d_model);
-#line 323 "book/attention.nw"
+#line 352 "book/attention.nw"
     }
-    linear_backward(d_query_in, d_weight[0], d_bias[0], scratch->d_q, query_in, weight[0],
+    linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
-    linear_backward(d_memory_in, d_weight[1], d_bias[1], scratch->d_k, memory_in, weight[1],
+    linear_backward(d_memory_in, d_w->w_k, d_w->b_k, scratch->d_k, memory_in, w->w_k,
                     batch * len_k, d_model, d_model);
-    linear_backward(d_memory_in, d_weight[2], d_bias[2], scratch->d_v, memory_in, weight[2],
+    linear_backward(d_memory_in, d_w->w_v, d_w->b_v, scratch->d_v, memory_in, w->w_v,
                     batch * len_k, d_model, d_model);
 }
-#line 371 "book/attention.nw"
+#line 406 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -247,11 +248,12 @@ void dropout_apply(float *x, const float *keep_scale, size_t n)
     PARALLEL_FOR(n)
     for (size_t i = 0; i < n; i++) x[i] *= keep_scale[i];
 }
-#line 61 "book/layernorm.nw"
-void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
-                       const float *gain, const float *bias, int n, int d,
-                       LayerNormFormula formula, float eps)
+#line 73 "book/layernorm.nw"
+void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
+                       const float *in, int n, int d, LayerNormFormula formula, float eps)
 {
+    const float *gain = w->gain, *bias = w->bias;
+    float *mean = saved->mean, *rstd = saved->rstd;
     ENSURE(d > 1, "layer norm over %d values", d);
     PARALLEL_FOR((size_t)n * d)
     for (int r = 0; r < n; r++) {
@@ -274,12 +276,13 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
         rstd[r] = (float)r_factor;
     }
 }
-#line 116 "book/layernorm.nw"
-void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *d_out,
-                        const float *in, const float *mean, const float *rstd,
-                        const float *gain, int n, int d, LayerNormFormula formula,
-                        float eps)
+#line 131 "book/layernorm.nw"
+void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
+                        const LayerNormWeights *w, const LayerNormSaved *saved,
+                        const float *in, int n, int d, LayerNormFormula formula, float eps)
 {
+    float *d_gain = d_w->gain, *d_bias = d_w->bias;
+    const float *gain = w->gain, *mean = saved->mean, *rstd = saved->rstd;
     PARALLEL_FOR((size_t)n * d)
     for (int r = 0; r < n; r++) {
         const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
@@ -292,7 +295,7 @@ void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *
             gc_sum += g * (x[i] - mu);
         }
         
-#line 163 "book/layernorm.nw"
+#line 179 "book/layernorm.nw"
 double dr_per_c;
 if (formula == LAYERNORM_STANDARD) {
     dr_per_c = -factor * factor * factor / d;
@@ -300,7 +303,7 @@ if (formula == LAYERNORM_STANDARD) {
     const double s = 1.0 / factor - eps;
     dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
 }
-#line 133 "book/layernorm.nw"
+#line 149 "book/layernorm.nw"
         for (int i = 0; i < d; i++) {
             const double c = x[i] - mu;
             dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
@@ -308,7 +311,7 @@ if (formula == LAYERNORM_STANDARD) {
         }
     }
     
-#line 148 "book/layernorm.nw"
+#line 164 "book/layernorm.nw"
 PARALLEL_FOR((size_t)n * d)
 for (int block = 0; block < PARALLEL_BLOCKS; block++) {
     const int first = block_start(block, d), end = block_start(block + 1, d);
@@ -321,40 +324,38 @@ for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         }
     }
 }
-#line 140 "book/layernorm.nw"
+#line 156 "book/layernorm.nw"
 }
-#line 221 "book/layernorm.nw"
-void feed_forward_forward(float *out, float *hidden, const float *in,
-                          const float *w_1, const float *b_1, const float *w_2,
-                          const float *b_2, const float *hidden_keep_scale,
-                          int n, int d_model, int d_ff)
+#line 246 "book/layernorm.nw"
+void feed_forward_forward(float *out, const FeedForwardWeights *w,
+                          const FeedForwardSaved *saved, const float *in, int n,
+                          int d_model, int d_ff)
 {
     const size_t size = (size_t)n * d_ff;
-    linear_forward(hidden, in, w_1, b_1, n, d_model, d_ff);
+    float *hidden = saved->hidden;
+    linear_forward(hidden, in, w->w_1, w->b_1, n, d_model, d_ff);
     PARALLEL_FOR(size)
     for (size_t i = 0; i < size; i++)   /* a NaN passes through, as in PyTorch */
         hidden[i] = hidden[i] < 0.0f ? 0.0f : hidden[i];
-    if (hidden_keep_scale) dropout_apply(hidden, hidden_keep_scale, size);
-    linear_forward(out, hidden, w_2, b_2, n, d_ff, d_model);
+    if (saved->hidden_keep) dropout_apply(hidden, saved->hidden_keep, size);
+    linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
 }
-#line 258 "book/layernorm.nw"
-void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2,
-                           float *d_b_2, float *d_hidden, const float *d_out,
-                           const float *in, const float *hidden, const float *w_1,
-                           const float *w_2, const float *hidden_keep_scale, int n,
+#line 286 "book/layernorm.nw"
+void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
+                           const float *d_out, const FeedForwardWeights *w,
+                           const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff)
 {
     const size_t size = (size_t)n * d_ff;
+    const float *hidden = saved->hidden, *keep = saved->hidden_keep;
     memset(d_hidden, 0, size * sizeof *d_hidden);
-    linear_backward(d_hidden, d_w_2, d_b_2, d_out, hidden, w_2, n, d_ff, d_model);
+    linear_backward(d_hidden, d_w->w_2, d_w->b_2, d_out, hidden, w->w_2, n, d_ff, d_model);
     PARALLEL_FOR(size)
     for (size_t i = 0; i < size; i++)
-        d_hidden[i] = hidden[i] > 0.0f
-                          ? d_hidden[i] * (hidden_keep_scale ? hidden_keep_scale[i] : 1.0f)
-                          : 0.0f;
-    linear_backward(d_in, d_w_1, d_b_1, d_hidden, in, w_1, n, d_model, d_ff);
+        d_hidden[i] = hidden[i] > 0.0f ? d_hidden[i] * (keep ? keep[i] : 1.0f) : 0.0f;
+    linear_backward(d_in, d_w->w_1, d_w->b_1, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
-#line 841 "book/model.nw"
+#line 894 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     if (fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* Chapter 19 */
@@ -369,7 +370,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 929 "book/model.nw"
+#line 982 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -383,7 +384,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 948 "book/model.nw"
+#line 1001 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     if (fast_kernels) { log_softmax_backward_fast(d_x, d_y, y, rows, cols); return; }

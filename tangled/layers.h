@@ -64,79 +64,93 @@ void softmax_rows(float *p, const float *s, int rows, int cols);
 /* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
-#line 193 "book/attention.nw"
-/* Multi-head attention. query_in: [B][Tq][d], memory_in: [B][Tk][d] (the same tensor for
-   self-attention); keep flag (b,i,j) at keep[b*keep_batch_stride + i*keep_row_stride + j];
-   weight[0..3]: [d][d] and bias[0..3]: [d] for query, key, value, output.
-   Saved for the backward pass: q: [B][Tq][d], k, v: [B][Tk][d], probs: [B][heads][Tq][Tk],
-   context: [B][Tq][d] (heads side by side). probs_keep_scale: dropout of the weights
-   ([B][heads][Tq][Tk]), NULL for none; then probs_dropped (same shape) receives the
-   weights after dropout, and probs keeps them before. Result: out: [B][Tq][d]. */
-void attention_forward(float *out, float *q, float *k, float *v, float *probs,
-                       float *probs_dropped, float *context, const float *query_in,
-                       const float *memory_in, const uint8_t *keep,
-                       size_t keep_batch_stride, size_t keep_row_stride,
-                       const float *const weight[4], const float *const bias[4],
-                       const float *probs_keep_scale, int batch, int len_q, int len_k,
-                       int d_model, int heads);
-#line 282 "book/attention.nw"
+#line 201 "book/attention.nw"
+/* The four linear layers of an attention, the reference's linears.0 to linears.3 (query,
+   key, value, output): w_q, w_k, w_v, w_o: [d][d]; b_q, b_k, b_v, b_o: [d]. The same
+   structure names their gradients. */
+typedef struct { float *w_q, *b_q, *w_k, *b_k, *w_v, *b_v, *w_o, *b_o; } AttentionWeights;
+
+/* What the forward pass saves for the backward pass: q: [B][Tq][d]; k, v: [B][Tk][d];
+   probs: [B][heads][Tq][Tk], the weights before dropout; context: [B][Tq][d], the heads
+   side by side. probs_keep: the weights' dropout pattern [B][heads][Tq][Tk], NULL for
+   none; with it, probs_dropped (same shape) receives the weights after dropout. */
+typedef struct {
+    float *q, *k, *v, *probs, *probs_dropped, *context;
+    const float *probs_keep;
+} AttentionSaved;
+
+/* Keep flags of a batch: flag (b,i,j) at keep[b * batch_stride + i * row_stride + j]. */
+typedef struct { const uint8_t *keep; size_t batch_stride, row_stride; } Mask;
+
+/* B = batch sequences of Tq = len_q queries over Tk = len_k keys, d = d_model wide. */
+typedef struct { int batch, len_q, len_k, d_model, heads; } AttentionShape;
+#line 226 "book/attention.nw"
+/* Multi-head attention of query_in: [B][Tq][d] over memory_in: [B][Tk][d] (the same tensor
+   for self-attention) under mask, into out: [B][Tq][d]; fills saved's arrays. */
+void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
+                       const float *query_in, const float *memory_in, const Mask *mask,
+                       const AttentionShape *shape);
+#line 313 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
-   d_p: [Tq][Tk]. */
+   d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
 
 /* Gradients of attention_forward, added into d_query_in: [B][Tq][d], d_memory_in:
-   [B][Tk][d] (the same array for self-attention), d_weight[i]: [d][d], d_bias[i]: [d].
-   The other arguments are attention_forward's, with its saved q, k, v, probs,
-   probs_dropped and context. */
-void attention_backward(float *d_query_in, float *d_memory_in, float *const d_weight[4],
-                        float *const d_bias[4], const AttentionScratch *scratch,
-                        const float *d_out, const float *q, const float *k, const float *v,
-                        const float *probs, const float *probs_dropped,
-                        const float *context, const float *query_in,
-                        const float *memory_in, const float *const weight[4],
-                        const float *probs_keep_scale, int batch, int len_q, int len_k,
-                        int d_model, int heads);
-#line 364 "book/attention.nw"
+   [B][Tk][d] (the same array for self-attention) and d_w's arrays, from d_out: [B][Tq][d].
+   The other arguments are attention_forward's, with saved as it filled it. */
+void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
+                        const AttentionScratch *scratch, const float *d_out,
+                        const AttentionWeights *w, const AttentionSaved *saved,
+                        const float *query_in, const float *memory_in,
+                        const AttentionShape *shape);
+#line 399 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
 void dropout_apply(float *x, const float *keep_scale, size_t n);
-#line 51 "book/layernorm.nw"
+#line 55 "book/layernorm.nw"
 typedef enum { LAYERNORM_STANDARD, LAYERNORM_ANNOTATED } LayerNormFormula;
 
-/* out[r] = gain * (in[r] - mean[r]) * rstd[r] + bias, per row; out, in: [n][d],
-   gain, bias: [d]; saved: mean, rstd: [n] (rstd = 1/sqrt(var + eps) or 1/(std + eps)). */
-void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
-                       const float *gain, const float *bias, int n, int d,
-                       LayerNormFormula formula, float eps);
-#line 107 "book/layernorm.nw"
-/* Gradients of layernorm_forward, added into d_in: [n][d], d_gain, d_bias: [d];
-   d_out, in: [n][d]; mean, rstd: [n] as saved by the forward. */
-void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *d_out,
-                        const float *in, const float *mean, const float *rstd,
-                        const float *gain, int n, int d, LayerNormFormula formula,
-                        float eps);
-#line 210 "book/layernorm.nw"
-/* out = relu(in w_1^T + b_1) w_2^T + b_2; in, out: [n][d_model],
-   w_1: [d_ff][d_model], b_1: [d_ff], w_2: [d_model][d_ff], b_2: [d_model];
-   saved: hidden: [n][d_ff] (after the ReLU and the dropout given by
-   hidden_keep_scale: [n][d_ff], NULL for none). */
-void feed_forward_forward(float *out, float *hidden, const float *in,
-                          const float *w_1, const float *b_1, const float *w_2,
-                          const float *b_2, const float *hidden_keep_scale,
-                          int n, int d_model, int d_ff);
-#line 248 "book/layernorm.nw"
-/* Gradients of feed_forward_forward, added into d_in: [n][d_model] and the parameter
-   gradients; d_hidden: scratch [n][d_ff]; hidden, hidden_keep_scale as in the forward. */
-void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2,
-                           float *d_b_2, float *d_hidden, const float *d_out,
-                           const float *in, const float *hidden, const float *w_1,
-                           const float *w_2, const float *hidden_keep_scale, int n,
+/* A layer norm's gain and bias (the reference's a_2, b_2), or their gradients: [d]. */
+typedef struct { float *gain, *bias; } LayerNormWeights;
+/* Saved by the forward pass, per row: mean, rstd: [n]
+   (rstd = 1/sqrt(var + eps) or 1/(std + eps)). */
+typedef struct { float *mean, *rstd; } LayerNormSaved;
+
+/* out[r] = gain * (in[r] - mean[r]) * rstd[r] + bias, per row; out, in: [n][d]; fills
+   saved's arrays. */
+void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
+                       const float *in, int n, int d, LayerNormFormula formula, float eps);
+#line 120 "book/layernorm.nw"
+/* Gradients of layernorm_forward, added into d_in: [n][d] and d_w's arrays, from
+   d_out: [n][d]; in: [n][d] and saved as in the forward. */
+void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
+                        const LayerNormWeights *w, const LayerNormSaved *saved,
+                        const float *in, int n, int d, LayerNormFormula formula, float eps);
+#line 229 "book/layernorm.nw"
+/* The two linear layers (or their gradients): w_1: [d_ff][d_model], b_1: [d_ff],
+   w_2: [d_model][d_ff], b_2: [d_model]. */
+typedef struct { float *w_1, *b_1, *w_2, *b_2; } FeedForwardWeights;
+/* Saved by the forward pass: hidden: [n][d_ff], after the ReLU and the dropout given by
+   hidden_keep: [n][d_ff], NULL for none. */
+typedef struct { float *hidden; const float *hidden_keep; } FeedForwardSaved;
+
+/* out = relu(in w_1^T + b_1) w_2^T + b_2; in, out: [n][d_model]; fills saved->hidden. */
+void feed_forward_forward(float *out, const FeedForwardWeights *w,
+                          const FeedForwardSaved *saved, const float *in, int n,
+                          int d_model, int d_ff);
+#line 273 "book/layernorm.nw"
+/* Gradients of feed_forward_forward, added into d_in: [n][d_model] and d_w's arrays, from
+   d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; w, saved, in: [n][d_model] as in the
+   forward. */
+void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
+                           const float *d_out, const FeedForwardWeights *w,
+                           const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff);
-#line 836 "book/model.nw"
+#line 889 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
-#line 909 "book/model.nw"
+#line 962 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,

@@ -12,7 +12,7 @@
 #include <errno.h>
 #line 511 "book/program.nw"
 #include <time.h>
-#line 528 "book/gradcheck.nw"
+#line 531 "book/gradcheck.nw"
 #include "gradcheck.h"
 #line 250 "book/copy.nw"
 #include <unistd.h>
@@ -22,7 +22,7 @@
 #include <math.h>
 #include <signal.h>
 #include "checkpoint.h"
-#line 541 "book/decode.nw"
+#line 540 "book/decode.nw"
 #include "decode.h"
 #line 1360 "book/text.nw"
 #include "text.h"
@@ -246,7 +246,7 @@ free(a);
 #line 539 "book/program.nw"
     return 0;
 }
-#line 532 "book/gradcheck.nw"
+#line 535 "book/gradcheck.nw"
 static int run_gradcheck(int argc, char **argv)
 {
     const char *layer = "all";
@@ -270,7 +270,7 @@ static int run_gradcheck(int argc, char **argv)
         } else usage_error("gradcheck", "unknown option '%s'", flag);
     }
     
-#line 559 "book/gradcheck.nw"
+#line 562 "book/gradcheck.nw"
 double worst_layer = 0.0, worst_model = 0.0;
 bool ran = false;
 for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -298,7 +298,7 @@ printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n",
        GRADCHECK_LAYER_BOUND, worst_model, GRADCHECK_MODEL_BOUND,
        passed ? "passed" : "FAILED");
 return passed ? 0 : 1;
-#line 555 "book/gradcheck.nw"
+#line 558 "book/gradcheck.nw"
 }
 #line 260 "book/copy.nw"
 enum { MODEL_SIZE_FLAGS = 4 };
@@ -565,14 +565,14 @@ free(out), free(keep);
     model_free(&model);
     return status;
 }
-#line 545 "book/decode.nw"
+#line 544 "book/decode.nw"
 static int run_time_decode(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int batch = 8, len = 10;
     bool use[2] = {true, true};   /* recompute, cached */
     
-#line 574 "book/decode.nw"
+#line 573 "book/decode.nw"
 IntegerFlag integers[2 + MODEL_SIZE_FLAGS] = {{"--batch", 1, 4096, &batch},
                                               {"--len", 2, 4096, &len}};
 model_size_flags(integers + 2, &config);
@@ -593,7 +593,7 @@ for (int a = 0; a < argc; a++) {
 }
 if (config.d_model % config.heads || config.d_model % 2)
     usage_error("time-decode", "--d-model must be even and a multiple of --heads");
-#line 551 "book/decode.nw"
+#line 550 "book/decode.nw"
     config.max_len = len;
     Model model;
     model_init(&model, config);
@@ -609,7 +609,7 @@ if (config.d_model % config.heads || config.d_model % 2)
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     padding_mask(keep, src, batch, len, 0);
     
-#line 601 "book/decode.nw"
+#line 600 "book/decode.nw"
 static const char *const names[2] = {"recompute", "cached"};
 double seconds[2] = {0, 0};
 for (int k = 0; k < 2; k++) {
@@ -632,7 +632,7 @@ if (use[0] && use[1]) {
            same ? "identical" : "DIFFERENT");
     status = same ? 0 : 1;
 }
-#line 566 "book/decode.nw"
+#line 565 "book/decode.nw"
     free(src), free(keep);
     decoder_cache_free(&cache);
     model_free(&model);
@@ -1445,7 +1445,7 @@ static const Command commands[] = {
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
  "the time of one product and the rate in GFLOP/s.\n",
  NULL, run_time_matmul},
-#line 589 "book/gradcheck.nw"
+#line 592 "book/gradcheck.nw"
 {"gradcheck", "check the backward functions by finite differences",
  "usage: transformer gradcheck [--layer NAME] [--samples N] [--step H]\n\n"
  "Compare each backward function's gradient with central differences and print the\n"
@@ -1471,7 +1471,7 @@ static const Command commands[] = {
  "and keeps saving there; give it the same sizes (--epochs may grow).\n"
  "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n",
  NULL, run_copy},
-#line 626 "book/decode.nw"
+#line 625 "book/decode.nw"
 {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
  "usage: transformer time-decode [--decoder cached|recompute] [--batch N] [--len N]\n"
  "                               [--layers N] [--d-model N] [--d-ff N] [--heads N]\n\n"

@@ -173,7 +173,30 @@ void model_free(Model *model)
     free(model->decoder_acts);
     memset(model, 0, sizeof *model);
 }
-#line 335 "book/model.nw"
+#line 331 "book/model.nw"
+AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views)
+{
+    const LinearViews *l = views->linears;
+    return (AttentionWeights){
+        flat_view(buffer, l[0].weight), flat_view(buffer, l[0].bias),
+        flat_view(buffer, l[1].weight), flat_view(buffer, l[1].bias),
+        flat_view(buffer, l[2].weight), flat_view(buffer, l[2].bias),
+        flat_view(buffer, l[3].weight), flat_view(buffer, l[3].bias)};
+}
+
+FeedForwardWeights feed_forward_weights(const FlatBuffer *buffer,
+                                        const FeedForwardViews *views)
+{
+    return (FeedForwardWeights){
+        flat_view(buffer, views->w_1.weight), flat_view(buffer, views->w_1.bias),
+        flat_view(buffer, views->w_2.weight), flat_view(buffer, views->w_2.bias)};
+}
+
+LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views)
+{
+    return (LayerNormWeights){flat_view(buffer, views.gain), flat_view(buffer, views.bias)};
+}
+#line 378 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng)
 {
     const FlatBuffer *p = &model->parameters;
@@ -190,16 +213,16 @@ void model_initialize_parameters(Model *model, Rng *rng)
             memset(x, 0, view->size * sizeof *x);
         } else {   /* a linear layer's bias: its weight is the view before it */
             
-#line 357 "book/model.nw"
+#line 400 "book/model.nw"
 int fan_in = model->config.d_model;
 if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
 float bound = 1.0f / sqrtf((float)fan_in);
 for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
-#line 351 "book/model.nw"
+#line 394 "book/model.nw"
         }
     }
 }
-#line 367 "book/model.nw"
+#line 410 "book/model.nw"
 size_t model_parameter_count(const Model *model)
 {
     size_t count = 0;
@@ -207,7 +230,7 @@ size_t model_parameter_count(const Model *model)
         count += model->parameters.views[i].size;
     return count;
 }
-#line 462 "book/model.nw"
+#line 505 "book/model.nw"
 static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
                    int cols)
 {
@@ -244,7 +267,7 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     acts.stream = add_act(a, prefix, "stream", rows, d);
     return acts;
 }
-#line 501 "book/model.nw"
+#line 544 "book/model.nw"
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
 {
     model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
@@ -270,7 +293,7 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->max_tgt_len = max_tgt_len;
     model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
     
-#line 534 "book/model.nw"
+#line 577 "book/model.nw"
 model->src_input = add_act(a, "src_embed", "output", src_rows, d);
 model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
 model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
@@ -290,9 +313,9 @@ for (int l = 0; l < c->layers; l++) {
 model->memory = add_act(a, "encoder", "output", src_rows, d);
 model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
 model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
-#line 526 "book/model.nw"
+#line 569 "book/model.nw"
     
-#line 556 "book/model.nw"
+#line 599 "book/model.nw"
 model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
 model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
 model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
@@ -315,10 +338,10 @@ for (int l = 0; l < c->layers; l++) {
 model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
 model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
 model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 527 "book/model.nw"
+#line 570 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     
-#line 887 "book/model.nw"
+#line 940 "book/model.nw"
 const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
 const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
 model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -332,25 +355,30 @@ model->d_q = add_act(a, "grad", "q", rows, d);
 model->d_k = add_act(a, "grad", "k", rows, d);
 model->d_v = add_act(a, "grad", "v", rows, d);
 model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
-#line 529 "book/model.nw"
+#line 572 "book/model.nw"
     flat_allocate(a);
 }
-#line 581 "book/model.nw"
+#line 624 "book/model.nw"
 float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
-#line 634 "book/model.nw"
+#line 678 "book/model.nw"
+static LayerNormSaved layernorm_saved(const Model *model, int mean, int rstd)
+{
+    return (LayerNormSaved){model_activation(model, mean), model_activation(model, rstd)};
+}
+
 static const float *sublayer_input(Model *model, const SublayerActs *acts, NormViews norm,
                                    const float *x, int rows)
 {
     const Config *c = &model->config;
     if (c->norm == NORM_POST) return x;
     float *normed = model_activation(model, acts->normed);
-    layernorm_forward(normed, model_activation(model, acts->mean),
-                      model_activation(model, acts->rstd), x,
-                      model_parameter(model, norm.gain), model_parameter(model, norm.bias),
-                      rows, c->d_model, c->layernorm, c->layernorm_eps);
+    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+    const LayerNormSaved saved = layernorm_saved(model, acts->mean, acts->rstd);
+    layernorm_forward(normed, &w, &saved, x, rows, c->d_model, c->layernorm,
+                      c->layernorm_eps);
     return normed;
 }
 
@@ -369,15 +397,15 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     float *sum = c->norm == NORM_PRE ? stream : model_activation(model, acts->normed);
     PARALLEL_FOR(size)
     for (size_t i = 0; i < size; i++) sum[i] = x[i] + output[i];
-    if (c->norm == NORM_POST)
-        layernorm_forward(stream, model_activation(model, acts->mean),
-                          model_activation(model, acts->rstd), sum,
-                          model_parameter(model, norm.gain),
-                          model_parameter(model, norm.bias), rows, c->d_model, c->layernorm,
+    if (c->norm == NORM_POST) {
+        const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+        const LayerNormSaved saved = layernorm_saved(model, acts->mean, acts->rstd);
+        layernorm_forward(stream, &w, &saved, sum, rows, c->d_model, c->layernorm,
                           c->layernorm_eps);
+    }
     return stream;
 }
-#line 676 "book/model.nw"
+#line 728 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -386,28 +414,26 @@ static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
     return keep;
 }
 
+static AttentionSaved attention_saved(const Model *model, const AttentionActs *acts,
+                                      const float *probs_keep)
+{
+    return (AttentionSaved){
+        model_activation(model, acts->q), model_activation(model, acts->k),
+        model_activation(model, acts->v), model_activation(model, acts->probs),
+        model_activation(model, acts->probs_dropped), model_activation(model, acts->context),
+        probs_keep};
+}
+
 static void attention_sublayer(Model *model, const AttentionActs *acts,
                                const AttentionViews *views, float *out,
                                const float *query_in, const float *memory_in,
-                               const uint8_t *keep, size_t keep_batch_stride,
-                               size_t keep_row_stride, int batch, int len_q, int len_k,
-                               Rng *rng)
+                               const Mask *mask, const AttentionShape *shape, Rng *rng)
 {
-    const Config *c = &model->config;
-    const float *weight[4], *bias[4];
-    for (int i = 0; i < 4; i++) {
-        weight[i] = model_parameter(model, views->linears[i].weight);
-        bias[i] = model_parameter(model, views->linears[i].bias);
-    }
-    const float *probs_keep = maybe_dropout(model, acts->probs_keep,
-                                            (size_t)batch * c->heads * len_q * len_k, rng);
-    attention_forward(out, model_activation(model, acts->q),
-                      model_activation(model, acts->k), model_activation(model, acts->v),
-                      model_activation(model, acts->probs),
-                      model_activation(model, acts->probs_dropped),
-                      model_activation(model, acts->context), query_in, memory_in, keep,
-                      keep_batch_stride, keep_row_stride, weight, bias, probs_keep, batch,
-                      len_q, len_k, c->d_model, c->heads);
+    const AttentionWeights w = attention_weights(&model->parameters, views);
+    const size_t weights = (size_t)shape->batch * shape->heads * shape->len_q * shape->len_k;
+    const float *probs_keep = maybe_dropout(model, acts->probs_keep, weights, rng);
+    const AttentionSaved saved = attention_saved(model, acts, probs_keep);
+    attention_forward(out, &w, &saved, query_in, memory_in, mask, shape);
 }
 
 static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
@@ -415,15 +441,12 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
                                   const float *in, int rows, Rng *rng)
 {
     const Config *c = &model->config;
+    const FeedForwardWeights w = feed_forward_weights(&model->parameters, views);
     const float *keep = maybe_dropout(model, hidden_keep, (size_t)rows * c->d_ff, rng);
-    feed_forward_forward(out, model_activation(model, hidden), in,
-                         model_parameter(model, views->w_1.weight),
-                         model_parameter(model, views->w_1.bias),
-                         model_parameter(model, views->w_2.weight),
-                         model_parameter(model, views->w_2.bias), keep, rows, c->d_model,
-                         c->d_ff);
+    const FeedForwardSaved saved = {model_activation(model, hidden), keep};
+    feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
-#line 727 "book/model.nw"
+#line 774 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -446,12 +469,12 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
         memcpy(y, x, (size_t)rows * c->d_model * sizeof *y);
         return y;
     }
-    layernorm_forward(y, model_activation(model, mean), model_activation(model, rstd), x,
-                      model_parameter(model, norm.gain), model_parameter(model, norm.bias),
-                      rows, c->d_model, c->layernorm, c->layernorm_eps);
+    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+    const LayerNormSaved saved = layernorm_saved(model, mean, rstd);
+    layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 987 "book/model.nw"
+#line 1040 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -462,12 +485,11 @@ static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, No
     float *d_output = model_activation(model, model->d_output);
     memset(d_normed, 0, size * sizeof *d_normed);
     if (c->norm == NORM_POST) {
-        layernorm_backward(d_normed, model_gradient(model, norm.gain),
-                           model_gradient(model, norm.bias), d_stream,
-                           model_activation(model, acts->normed),
-                           model_activation(model, acts->mean),
-                           model_activation(model, acts->rstd),
-                           model_parameter(model, norm.gain), rows, c->d_model,
+        const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+        const LayerNormWeights d_w = layernorm_weights(&model->gradients, norm);
+        const LayerNormSaved saved = layernorm_saved(model, acts->mean, acts->rstd);
+        layernorm_backward(d_normed, &d_w, d_stream, &w, &saved,
+                           model_activation(model, acts->normed), rows, c->d_model,
                            c->layernorm, c->layernorm_eps);
         memcpy(d_stream, d_normed, size * sizeof *d_stream);
     }
@@ -482,13 +504,12 @@ static void sublayer_backward_end(Model *model, const SublayerActs *acts, NormVi
 {
     const Config *c = &model->config;
     if (c->norm == NORM_POST) return;
-    layernorm_backward(model_activation(model, model->d_stream),
-                       model_gradient(model, norm.gain), model_gradient(model, norm.bias),
-                       model_activation(model, model->d_normed), x,
-                       model_activation(model, acts->mean),
-                       model_activation(model, acts->rstd),
-                       model_parameter(model, norm.gain), rows, c->d_model, c->layernorm,
-                       c->layernorm_eps);
+    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+    const LayerNormWeights d_w = layernorm_weights(&model->gradients, norm);
+    const LayerNormSaved saved = layernorm_saved(model, acts->mean, acts->rstd);
+    layernorm_backward(model_activation(model, model->d_stream), &d_w,
+                       model_activation(model, model->d_normed), &w, &saved, x, rows,
+                       c->d_model, c->layernorm, c->layernorm_eps);
 }
 
 /* What F read in the forward pass: LN(x) for pre-norm, x itself for post-norm. */
@@ -496,34 +517,23 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1037 "book/model.nw"
+#line 1088 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
-                                        const float *memory_in, int batch, int len_q,
-                                        int len_k)
+                                        const float *memory_in, const AttentionShape *shape)
 {
-    const Config *c = &model->config;
-    const float *weight[4];
-    float *d_weight[4], *d_bias[4];
-    for (int i = 0; i < 4; i++) {
-        weight[i] = model_parameter(model, views->linears[i].weight);
-        d_weight[i] = model_gradient(model, views->linears[i].weight);
-        d_bias[i] = model_gradient(model, views->linears[i].bias);
-    }
+    const AttentionWeights w = attention_weights(&model->parameters, views);
+    const AttentionWeights d_w = attention_weights(&model->gradients, views);
+    const AttentionSaved saved = attention_saved(
+        model, acts, model->dropout_on ? model_activation(model, acts->probs_keep) : NULL);
     const AttentionScratch scratch = {
         model_activation(model, model->d_context), model_activation(model, model->d_q),
         model_activation(model, model->d_k), model_activation(model, model->d_v),
         model_activation(model, model->d_p)};
-    attention_backward(d_query_in, d_memory_in, d_weight, d_bias, &scratch,
-                       model_activation(model, model->d_output),
-                       model_activation(model, acts->q), model_activation(model, acts->k),
-                       model_activation(model, acts->v),
-                       model_activation(model, acts->probs),
-                       model_activation(model, acts->probs_dropped),
-                       model_activation(model, acts->context), query_in, memory_in, weight,
-                       model->dropout_on ? model_activation(model, acts->probs_keep) : NULL,
-                       batch, len_q, len_k, c->d_model, c->heads);
+    attention_backward(d_query_in, d_memory_in, &d_w, &scratch,
+                       model_activation(model, model->d_output), &w, &saved, query_in,
+                       memory_in, shape);
 }
 
 static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_keep,
@@ -531,19 +541,16 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                                            const float *in, int rows)
 {
     const Config *c = &model->config;
-    feed_forward_backward(d_in, model_gradient(model, views->w_1.weight),
-                          model_gradient(model, views->w_1.bias),
-                          model_gradient(model, views->w_2.weight),
-                          model_gradient(model, views->w_2.bias),
-                          model_activation(model, model->d_hidden),
-                          model_activation(model, model->d_output), in,
-                          model_activation(model, hidden),
-                          model_parameter(model, views->w_1.weight),
-                          model_parameter(model, views->w_2.weight),
-                          model->dropout_on ? model_activation(model, hidden_keep) : NULL,
-                          rows, c->d_model, c->d_ff);
+    const FeedForwardWeights w = feed_forward_weights(&model->parameters, views);
+    const FeedForwardWeights d_w = feed_forward_weights(&model->gradients, views);
+    const FeedForwardSaved saved = {
+        model_activation(model, hidden),
+        model->dropout_on ? model_activation(model, hidden_keep) : NULL};
+    feed_forward_backward(d_in, &d_w, model_activation(model, model->d_hidden),
+                          model_activation(model, model->d_output), &w, &saved, in, rows,
+                          c->d_model, c->d_ff);
 }
-#line 1090 "book/model.nw"
+#line 1127 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -555,10 +562,10 @@ static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd
         return;
     }
     memset(d_stream, 0, size * sizeof *d_stream);
-    layernorm_backward(d_stream, model_gradient(model, norm.gain),
-                       model_gradient(model, norm.bias), d_out, x,
-                       model_activation(model, mean), model_activation(model, rstd),
-                       model_parameter(model, norm.gain), rows, c->d_model, c->layernorm,
+    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+    const LayerNormWeights d_w = layernorm_weights(&model->gradients, norm);
+    const LayerNormSaved saved = layernorm_saved(model, mean, rstd);
+    layernorm_backward(d_stream, &d_w, d_out, &w, &saved, x, rows, c->d_model, c->layernorm,
                        c->layernorm_eps);
 }
 
@@ -570,12 +577,14 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
         dropout_apply(d_stream, model_activation(model, keep), (size_t)rows * d);
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
-#line 760 "book/model.nw"
+#line 808 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
     const Config *c = &model->config;
     const int rows = batch * src_len;
+    const Mask mask = {src_keep, (size_t)src_len, 0};
+    const AttentionShape shape = {batch, src_len, src_len, c->d_model, c->heads};
     const float *x = embed(model, model->src_embedding, model->src_input,
                            model->src_input_keep, src, c->src_vocab, batch, src_len, rng);
     for (int l = 0; l < c->layers; l++) {
@@ -583,8 +592,8 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
         const EncoderActs *acts = &model->encoder_acts[l];
         const float *in = sublayer_input(model, &acts->sub[0], views->norm[0], x, rows);
         attention_sublayer(model, &acts->self_attn, &views->self_attn,
-                           model_activation(model, acts->sub[0].output), in, in, src_keep,
-                           (size_t)src_len, 0, batch, src_len, src_len, rng);
+                           model_activation(model, acts->sub[0].output), in, in, &mask,
+                           &shape, rng);
         x = sublayer_output(model, &acts->sub[0], views->norm[0], x, rows, rng);
         in = sublayer_input(model, &acts->sub[1], views->norm[1], x, rows);
         feed_forward_sublayer(model, acts->hidden, acts->hidden_keep, &views->feed_forward,
@@ -594,13 +603,17 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
     return final_norm(model, model->encoder_norm, model->memory, model->memory_mean,
                       model->memory_rstd, x, rows);
 }
-#line 790 "book/model.nw"
+#line 840 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
 {
     const Config *c = &model->config;
     const int rows = batch * tgt_len;
+    const Mask self_mask = {tgt_keep, (size_t)tgt_len * tgt_len, (size_t)tgt_len};
+    const Mask src_mask = {src_keep, (size_t)src_len, 0};
+    const AttentionShape self_shape = {batch, tgt_len, tgt_len, c->d_model, c->heads};
+    const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads};
     const float *x = embed(model, model->tgt_embedding, model->tgt_input,
                            model->tgt_input_keep, tgt, c->tgt_vocab, batch, tgt_len, rng);
     for (int l = 0; l < c->layers; l++) {
@@ -608,14 +621,13 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
         const DecoderActs *acts = &model->decoder_acts[l];
         const float *in = sublayer_input(model, &acts->sub[0], views->norm[0], x, rows);
         attention_sublayer(model, &acts->self_attn, &views->self_attn,
-                           model_activation(model, acts->sub[0].output), in, in, tgt_keep,
-                           (size_t)tgt_len * tgt_len, (size_t)tgt_len, batch, tgt_len,
-                           tgt_len, rng);
+                           model_activation(model, acts->sub[0].output), in, in,
+                           &self_mask, &self_shape, rng);
         x = sublayer_output(model, &acts->sub[0], views->norm[0], x, rows, rng);
         in = sublayer_input(model, &acts->sub[1], views->norm[1], x, rows);
         attention_sublayer(model, &acts->src_attn, &views->src_attn,
                            model_activation(model, acts->sub[1].output), in, memory,
-                           src_keep, (size_t)src_len, 0, batch, tgt_len, src_len, rng);
+                           &src_mask, &src_shape, rng);
         x = sublayer_output(model, &acts->sub[1], views->norm[1], x, rows, rng);
         in = sublayer_input(model, &acts->sub[2], views->norm[2], x, rows);
         feed_forward_sublayer(model, acts->hidden, acts->hidden_keep, &views->feed_forward,
@@ -626,7 +638,7 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 610 "book/model.nw"
+#line 653 "book/model.nw"
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng)
@@ -641,7 +653,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     
-#line 858 "book/model.nw"
+#line 911 "book/model.nw"
 const Config *c = &model->config;
 float *logprobs = model_activation(model, model->logprobs);
 linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -649,9 +661,9 @@ linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight
                c->tgt_vocab);
 log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
 return logprobs;
-#line 624 "book/model.nw"
+#line 667 "book/model.nw"
 }
-#line 966 "book/model.nw"
+#line 1019 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -661,14 +673,17 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1119 "book/model.nw"
+#line 1160 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
     const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
     const int src_rows = batch * src_len, tgt_rows = batch * tgt_len;
+    const AttentionShape encoder_shape = {batch, src_len, src_len, c->d_model, c->heads};
+    const AttentionShape self_shape = {batch, tgt_len, tgt_len, c->d_model, c->heads};
+    const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads};
     
-#line 1133 "book/model.nw"
+#line 1177 "book/model.nw"
 float *d_logits = model_activation(model, model->d_logits);
 float *d_decoded = model_activation(model, model->d_output);
 log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
@@ -684,9 +699,9 @@ final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->deco
                     model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
 float *d_memory = model_activation(model, model->d_memory);
 memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1125 "book/model.nw"
+#line 1169 "book/model.nw"
     
-#line 1155 "book/model.nw"
+#line 1199 "book/model.nw"
 const float *memory = model_activation(model, model->memory);
 for (int l = c->layers - 1; l >= 0; l--) {
     const DecoderLayerViews *views = &model->decoder[l];
@@ -703,19 +718,19 @@ for (int l = c->layers - 1; l >= 0; l--) {
     const float *x1 = model_activation(model, acts->sub[0].stream);
     d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], tgt_rows);
     attention_sublayer_backward(model, &acts->src_attn, &views->src_attn, d_in, d_memory,
-                                sublayer_f_input(model, &acts->sub[1], x1), memory, batch,
-                                tgt_len, src_len);
+                                sublayer_f_input(model, &acts->sub[1], x1), memory,
+                                &src_shape);
     sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, tgt_rows);
     d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], tgt_rows);
     const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
     attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in,
-                                in, in, batch, tgt_len, tgt_len);
+                                in, in, &self_shape);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
 }
-#line 1126 "book/model.nw"
+#line 1170 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     
-#line 1183 "book/model.nw"
+#line 1227 "book/model.nw"
 const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
 final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                     model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -734,10 +749,10 @@ for (int l = c->layers - 1; l >= 0; l--) {
     d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], src_rows);
     const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
     attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in,
-                                in, in, batch, src_len, src_len);
+                                in, in, &encoder_shape);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
 }
-#line 1128 "book/model.nw"
+#line 1172 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 68 "book/fast.nw"
