@@ -1,10 +1,11 @@
 #line 39 "book/beam.nw"
-/* Generated from the book's chapters by notangle: edit the book, not this file. */
+/* Beam search: several candidate translations per source, kept in the key-value cache --
+   generated from the book's chapters by notangle: edit the book, not this file. */
 #include "beam.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#line 102 "book/beam.nw"
+#line 103 "book/beam.nw"
 DecodeSettings decode_settings(int start, int end, int pad, int max_len)
 {
     return (DecodeSettings){.start = start, .end = end, .pad = pad, .max_len = max_len,
@@ -21,13 +22,13 @@ int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_le
     }
     return limit;
 }
-#line 145 "book/beam.nw"
+#line 146 "book/beam.nw"
 static bool greedy_open(const DecodeSettings *settings, const int *row, int length, int t,
                         int limit)
 {
     return length == t && t <= limit && (t == 1 || row[t - 1] != settings->end);
 }
-#line 153 "book/beam.nw"
+#line 154 "book/beam.nw"
 void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
                       const int *src, const uint8_t *src_keep, int batch, int src_len,
                       const DecodeSettings *settings)
@@ -44,7 +45,7 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
     if (len > 1) decoder_cache_start(model, cache, src, src_keep, batch, src_len);
     for (int t = 1; t < len; t++) {
         
-#line 176 "book/beam.nw"
+#line 177 "book/beam.nw"
 int open = 0;
 for (int b = 0; b < batch; b++) {
     const int *row = out + (size_t)b * len;
@@ -54,10 +55,10 @@ for (int b = 0; b < batch; b++) {
     open += feed;
 }
 if (open == 0) break;
-#line 169 "book/beam.nw"
+#line 170 "book/beam.nw"
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         
-#line 190 "book/beam.nw"
+#line 191 "book/beam.nw"
 for (int b = 0; b < batch; b++) {
     int *row = out + (size_t)b * len;
     const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
@@ -68,17 +69,17 @@ for (int b = 0; b < batch; b++) {
     row[t] = best, lengths[b] = t + 1;
     if (sums) sums[b] += p[best];
 }
-#line 171 "book/beam.nw"
+#line 172 "book/beam.nw"
     }
 }
-#line 273 "book/beam.nw"
+#line 274 "book/beam.nw"
 double length_penalty(const DecodeSettings *settings, int n)
 {
     if (settings->alpha == 0.0f || n < 1) return 1.0;
     const double x = settings->penalty == PENALTY_GNMT ? (5.0 + n) / 6.0 : (double)n;
     return pow(x, (double)settings->alpha);
 }
-#line 321 "book/beam.nw"
+#line 322 "book/beam.nw"
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab)
 {
     ENSURE(max_batch > 0 && size > 0 && max_len > 0 && vocab > 0, "beam %d x %d, %d, %d",
@@ -113,7 +114,7 @@ void beam_free(Beam *beam)
     free(beam->hyp), free(beam->hyp_len), free(beam->hyp_sum), free(beam->hyp_score);
     memset(beam, 0, sizeof *beam);
 }
-#line 416 "book/beam.nw"
+#line 417 "book/beam.nw"
 /* Keep for source b the output tokens[0..n] (the start symbol and n more) of sum s. */
 static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
 {
@@ -134,7 +135,7 @@ static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
     beam->hyp_len[r] = n + 1, beam->hyp_sum[r] = s, beam->hyp_score[r] = score;
 }
 
-#line 384 "book/beam.nw"
+#line 385 "book/beam.nw"
 void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
                 const DecodeSettings *settings)
 {
@@ -159,7 +160,7 @@ void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
         beam->done = beam->done && beam->alive[b] == 0;
     }
 }
-#line 440 "book/beam.nw"
+#line 441 "book/beam.nw"
 bool beam_advance(Beam *beam, const float *logprobs)
 {
     const int k = beam->size, len = beam->max_len, vocab = beam->vocab;
@@ -169,7 +170,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     for (int b = 0; b < beam->batch; b++) {
         if (beam->alive[b] == 0) continue;
         
-#line 472 "book/beam.nw"
+#line 473 "book/beam.nw"
 const int width = beam->open[b];
 int n = 0;
 for (int j = 0; j < beam->alive[b]; j++) {
@@ -187,9 +188,9 @@ for (int j = 0; j < beam->alive[b]; j++) {
         beam->top_sum[i] = s, beam->top_slot[i] = j, beam->top_token[i] = w;
     }
 }
-#line 449 "book/beam.nw"
+#line 450 "book/beam.nw"
         
-#line 497 "book/beam.nw"
+#line 498 "book/beam.nw"
 int alive = 0;
 for (int i = 0; i < n; i++) {
     const int from = b * k + beam->top_slot[i], w = beam->top_token[i];
@@ -215,7 +216,7 @@ if (t >= beam->limit[b]) {
 beam->alive[b] = alive;
 for (int r = b * k + alive; r < (b + 1) * k; r++)
     beam->parent[r] = r, beam->feed[r] = beam->settings.start;
-#line 450 "book/beam.nw"
+#line 451 "book/beam.nw"
         beam->done = beam->done && beam->alive[b] == 0;
     }
     int *prefix = beam->prefix;
@@ -224,7 +225,7 @@ for (int r = b * k + alive; r < (b + 1) * k; r++)
     beam->sum = beam->next_sum, beam->next_sum = sum;
     return beam->done;
 }
-#line 530 "book/beam.nw"
+#line 531 "book/beam.nw"
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
 {
     const int k = beam->size, len = beam->max_len, width = beam->settings.max_len;
@@ -237,7 +238,7 @@ void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
         if (sums) sums[b] = beam->hyp_sum[b * k];
     }
 }
-#line 570 "book/beam.nw"
+#line 571 "book/beam.nw"
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
 {
     const int batch = cache->batch, s = cache->src_len, d = model->config.d_model;
@@ -259,7 +260,7 @@ void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
         }
     cache->batch = batch * copies;
 }
-#line 628 "book/beam.nw"
+#line 629 "book/beam.nw"
 void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
 {
     const int rows = cache->batch, d = model->config.d_model;
@@ -279,7 +280,7 @@ void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent
             }
         }
 }
-#line 667 "book/beam.nw"
+#line 668 "book/beam.nw"
 void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
                  double *sums, const int *src, const uint8_t *src_keep, int batch,
                  int src_len, const DecodeSettings *settings)

@@ -1,10 +1,11 @@
 #line 62 "book/gradcheck.nw"
-/* Generated from the book's chapters by notangle: edit the book, not this file. */
+/* Finite-difference checks of every backward function, layer by layer and for the whole
+   model -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "gradcheck.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#line 88 "book/gradcheck.nw"
+#line 89 "book/gradcheck.nw"
 double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng, FILE *out)
 {
     memset(problem->grads->data, 0, problem->grads->total * sizeof(float));
@@ -20,7 +21,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
         scale = fmax(scale, 1e-2);   /* below this, compare in absolute terms */
         for (int s = 0; s < samples; s++) {
             
-#line 125 "book/gradcheck.nw"
+#line 126 "book/gradcheck.nw"
 const size_t j = rng_next(rng) % view->size;
 const float saved = x[j];
 x[j] = saved + h;
@@ -33,7 +34,7 @@ const double forward = (plus - at) / h, backward = (at - minus) / h;
 double miss = fabs(central - g[j]);
 miss = fmin(miss, fmin(fabs(forward - g[j]), fabs(backward - g[j])));   /* at a kink */
 error = fmax(error, miss / scale);
-#line 103 "book/gradcheck.nw"
+#line 104 "book/gradcheck.nw"
         }
         if (out)
             fprintf(out, "  %-44s e = %.2e  (max |grad| %.3g)\n", view->name, error, scale);
@@ -41,7 +42,7 @@ error = fmax(error, miss / scale);
     }
     return worst;
 }
-#line 158 "book/gradcheck.nw"
+#line 159 "book/gradcheck.nw"
 typedef struct {
     const char *layer;
     FlatBuffer vars, grads;
@@ -62,12 +63,12 @@ static double weighted_sum(const float *w, const float *y, size_t n)
     for (size_t i = 0; i < n; i++) sum += (double)w[i] * y[i];
     return sum;
 }
-#line 184 "book/gradcheck.nw"
+#line 185 "book/gradcheck.nw"
 static double layer_run(LayerProblem *p, bool backward)
 {
     const char *name = p->layer;
     
-#line 203 "book/gradcheck.nw"
+#line 204 "book/gradcheck.nw"
 if (strcmp(name, "linear") == 0) {   /* vars: in [n][d], weight [d2][d], bias [d2] */
     linear_forward(p->out, xs(p, 0), xs(p, 1), xs(p, 2), p->n, p->d, p->d2);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d2);
@@ -75,9 +76,9 @@ if (strcmp(name, "linear") == 0) {   /* vars: in [n][d], weight [d2][d], bias [d
                     p->d, p->d2);
     return 0;
 }
-#line 188 "book/gradcheck.nw"
+#line 189 "book/gradcheck.nw"
     
-#line 216 "book/gradcheck.nw"
+#line 217 "book/gradcheck.nw"
 if (strcmp(name, "softmax") == 0) {   /* vars: scores [n][d] */
     memcpy(p->scratch, xs(p, 0), (size_t)p->n * p->d * sizeof(float));
     mask_scores(p->scratch, p->keep, (size_t)p->d, p->n, p->d);
@@ -86,9 +87,9 @@ if (strcmp(name, "softmax") == 0) {   /* vars: scores [n][d] */
     softmax_rows_backward(gs(p, 0), p->w, p->out, p->n, p->d);
     return 0;
 }
-#line 189 "book/gradcheck.nw"
+#line 190 "book/gradcheck.nw"
     
-#line 233 "book/gradcheck.nw"
+#line 234 "book/gradcheck.nw"
 if (strcmp(name, "attention") == 0 || strcmp(name, "cross-attention") == 0) {
     const bool cross = name[0] == 'c';
     const int d = p->d, rows_q = p->n * p->len_q, rows_k = p->n * p->len_k;
@@ -116,9 +117,9 @@ if (strcmp(name, "attention") == 0 || strcmp(name, "cross-attention") == 0) {
                        &saved, xs(p, 0), memory, &shape);
     return 0;
 }
-#line 190 "book/gradcheck.nw"
+#line 191 "book/gradcheck.nw"
     
-#line 266 "book/gradcheck.nw"
+#line 267 "book/gradcheck.nw"
 if (strncmp(name, "layernorm", 9) == 0) {   /* vars: in [n][d], gain [d], bias [d] */
     LayerNormFormula formula = name[9] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     const LayerNormWeights w = {xs(p, 1), xs(p, 2)}, d_w = {gs(p, 1), gs(p, 2)};
@@ -129,9 +130,9 @@ if (strncmp(name, "layernorm", 9) == 0) {   /* vars: in [n][d], gain [d], bias [
                        1e-6f);
     return 0;
 }
-#line 191 "book/gradcheck.nw"
+#line 192 "book/gradcheck.nw"
     
-#line 281 "book/gradcheck.nw"
+#line 282 "book/gradcheck.nw"
 if (strcmp(name, "feed-forward") == 0) {   /* vars: in, w_1, b_1, w_2, b_2 */
     float *hidden = p->scratch, *keep_scale = hidden + (size_t)p->n * p->d2;
     float *d_hidden = keep_scale + (size_t)p->n * p->d2;
@@ -144,18 +145,18 @@ if (strcmp(name, "feed-forward") == 0) {   /* vars: in, w_1, b_1, w_2, b_2 */
                           p->d2);
     return 0;
 }
-#line 192 "book/gradcheck.nw"
+#line 193 "book/gradcheck.nw"
     
-#line 296 "book/gradcheck.nw"
+#line 297 "book/gradcheck.nw"
 if (strcmp(name, "embedding") == 0) {   /* vars: table [d2][d]; tokens repeat */
     embedding_forward(p->out, p->tokens, xs(p, 0), p->n, p->d, p->d2);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
     embedding_backward(gs(p, 0), p->w, p->tokens, p->n, p->d);
     return 0;
 }
-#line 193 "book/gradcheck.nw"
+#line 194 "book/gradcheck.nw"
     
-#line 305 "book/gradcheck.nw"
+#line 306 "book/gradcheck.nw"
 if (strcmp(name, "log-softmax") == 0) {   /* vars: logits [n][d] */
     memcpy(p->out, xs(p, 0), (size_t)p->n * p->d * sizeof(float));
     log_softmax_rows(p->out, p->n, p->d);
@@ -163,14 +164,14 @@ if (strcmp(name, "log-softmax") == 0) {   /* vars: logits [n][d] */
     log_softmax_backward(gs(p, 0), p->w, p->out, p->n, p->d);
     return 0;
 }
-#line 194 "book/gradcheck.nw"
+#line 195 "book/gradcheck.nw"
     ENSURE(false, "no layer %s", name);
     return 0.0;
 }
 
 static double layer_loss(void *context) { return layer_run(context, false); }
 static void layer_gradient(void *context) { layer_run(context, true); }
-#line 320 "book/gradcheck.nw"
+#line 321 "book/gradcheck.nw"
 const char *const gradcheck_layer_names[] = {
     "linear", "softmax", "attention", "cross-attention", "layernorm", "layernorm-annotated",
     "feed-forward", "embedding", "log-softmax", NULL};
@@ -187,7 +188,7 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     p->n = 2, p->d = 8, p->d2 = 5, p->heads = 2, p->len_q = 3, p->len_k = 3;
     size_t outputs = (size_t)p->n * p->d;
     
-#line 349 "book/gradcheck.nw"
+#line 350 "book/gradcheck.nw"
 if (strcmp(name, "linear") == 0) {
     add_var(p, "in", p->n, p->d), add_var(p, "weight", p->d2, p->d);
     add_var(p, "bias", 1, p->d2);
@@ -217,13 +218,13 @@ if (strcmp(name, "linear") == 0) {
 } else {   /* softmax, log-softmax */
     add_var(p, "scores", p->n, p->d);
 }
-#line 336 "book/gradcheck.nw"
+#line 337 "book/gradcheck.nw"
     flat_allocate(&p->vars);
     flat_allocate_like(&p->grads, &p->vars);
     for (size_t i = 0; i < p->vars.total; i++)
         p->vars.data[i] = rng_uniform_between(rng, -1, 1);
     
-#line 386 "book/gradcheck.nw"
+#line 387 "book/gradcheck.nw"
 for (int i = 0; i < 64; i++) p->keep[i] = 1;
 if (strcmp(name, "softmax") == 0)
     p->keep[1] = p->keep[10] = p->keep[11] = 0;
@@ -233,13 +234,13 @@ if (strcmp(name, "attention") == 0)
 if (strcmp(name, "cross-attention") == 0) p->keep[3] = 0;   /* sequence 0's last key */
 if (strcmp(name, "embedding") == 0)
     for (int t = 0; t < p->n; t++) p->tokens[t] = (t * 3) % p->d2;   /* 0 3 1 4 2 0 */
-#line 341 "book/gradcheck.nw"
+#line 342 "book/gradcheck.nw"
     p->w = xmalloc(outputs * sizeof *p->w);
     p->out = xmalloc(outputs * sizeof *p->out);
     p->scratch = xmalloc(65536 * sizeof *p->scratch);
     for (size_t i = 0; i < outputs; i++) p->w[i] = rng_uniform_between(rng, -1, 1);
 }
-#line 398 "book/gradcheck.nw"
+#line 399 "book/gradcheck.nw"
 double gradcheck_layer(const char *name, int samples, float h, FILE *out)
 {
     bool known = false;
@@ -254,12 +255,12 @@ double gradcheck_layer(const char *name, int samples, float h, FILE *out)
         dropout_mask(p.scratch + (size_t)p.n * p.d2, (size_t)p.n * p.d2, 0.25f, &rng);
     if (strcmp(name, "cross-attention") == 0) {
         
-#line 422 "book/gradcheck.nw"
+#line 423 "book/gradcheck.nw"
 const size_t rows_q = (size_t)p.n * p.len_q, rows_k = (size_t)p.n * p.len_k;
 const size_t weights = (size_t)p.n * p.heads * p.len_q * p.len_k;
 float *keep_scale = p.scratch + (rows_q + 2 * rows_k) * p.d + 2 * weights + rows_q * p.d;
 dropout_mask(keep_scale, weights, 0.25f, &rng);
-#line 412 "book/gradcheck.nw"
+#line 413 "book/gradcheck.nw"
     }
     GradcheckProblem problem = {&p.vars, &p.grads, layer_loss, layer_gradient, &p};
     double worst = gradcheck(&problem, samples, h, &rng, out);
@@ -267,7 +268,7 @@ dropout_mask(keep_scale, weights, 0.25f, &rng);
     free(p.w), free(p.out), free(p.scratch);
     return worst;
 }
-#line 452 "book/gradcheck.nw"
+#line 453 "book/gradcheck.nw"
 static const float *model_problem_forward(ModelProblem *m)
 {
     Rng rng;
@@ -290,7 +291,7 @@ void model_problem_gradient(void *context)
     model_problem_loss(m);
     model_backward(m->model, m->d_logprobs, m->src, m->tgt);
 }
-#line 488 "book/gradcheck.nw"
+#line 489 "book/gradcheck.nw"
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, bool tied, int samples,
                        float h, FILE *out)
 {

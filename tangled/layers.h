@@ -1,23 +1,23 @@
 #line 23 "book/masks.nw"
-/* The Transformer's layers: masks, embeddings, attention, layer norm, feed-forward,
-   each a forward function and its backward.
-   Generated from the book's chapters by notangle: edit the book, not this file. */
+/* The Transformer's layers: masks, embeddings, attention, layer norm, feed-forward, the
+   log-softmax and the loss, each a forward function and its backward, and their faster
+   twins of Chapter 19. Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef LAYERS_H
 #define LAYERS_H
 #include <math.h>
 #include "tensor.h"
-#line 77 "book/masks.nw"
+#line 80 "book/masks.nw"
 /* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 109 "book/masks.nw"
+#line 112 "book/masks.nw"
 /* keep[i][j] = 1 if j <= i: position i may attend to itself and earlier positions;
    keep: [len][len]. */
 void subsequent_mask(uint8_t *keep, int len);
-#line 149 "book/masks.nw"
+#line 152 "book/masks.nw"
 /* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
    keep: [batch][len][len], tokens: [batch][len]. */
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 220 "book/masks.nw"
+#line 223 "book/masks.nw"
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 
@@ -141,16 +141,16 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           int d_model, int d_ff);
 #line 273 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and d_w's arrays, from
-   d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; w, saved, in: [n][d_model] as in the
-   forward. */
+   d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; in: [n][d_model], w and saved as in
+   the forward. */
 void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff);
-#line 889 "book/model.nw"
+#line 891 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
-#line 962 "book/model.nw"
+#line 964 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
@@ -192,6 +192,8 @@ static inline float vector_expf(float x)
     return x == x ? e_x : x;   /* NaN in, NaN out */
 }
 #line 785 "book/fast.nw"
+/* log_softmax_rows and log_softmax_backward with vector_expf; x, d_x, d_y, y:
+   [rows][cols]. */
 void log_softmax_rows_fast(float *x, int rows, int cols);
 void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
                                int cols);

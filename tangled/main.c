@@ -12,21 +12,21 @@
 #include <errno.h>
 #line 511 "book/program.nw"
 #include <time.h>
-#line 531 "book/gradcheck.nw"
+#line 532 "book/gradcheck.nw"
 #include "gradcheck.h"
 #line 250 "book/copy.nw"
 #include <unistd.h>
 #include "train.h"
-#line 457 "book/checkpoint.nw"
+#line 458 "book/checkpoint.nw"
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include "checkpoint.h"
-#line 540 "book/decode.nw"
+#line 541 "book/decode.nw"
 #include "decode.h"
-#line 1360 "book/text.nw"
+#line 1361 "book/text.nw"
 #include "text.h"
-#line 989 "book/bleu.nw"
+#line 990 "book/bleu.nw"
 #include "bleu.h"
 #line 999 "book/translate.nw"
 #include "beam.h"
@@ -246,7 +246,7 @@ free(a);
 #line 539 "book/program.nw"
     return 0;
 }
-#line 535 "book/gradcheck.nw"
+#line 536 "book/gradcheck.nw"
 static int run_gradcheck(int argc, char **argv)
 {
     const char *layer = "all";
@@ -270,7 +270,7 @@ static int run_gradcheck(int argc, char **argv)
         } else usage_error("gradcheck", "unknown option '%s'", flag);
     }
     
-#line 562 "book/gradcheck.nw"
+#line 563 "book/gradcheck.nw"
 double worst_layer = 0.0, worst_model = 0.0;
 bool ran = false;
 for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -298,7 +298,7 @@ printf("worst error e: layers %.2e (bound %.0e), model %.2e (bound %.0e): %s\n",
        GRADCHECK_LAYER_BOUND, worst_model, GRADCHECK_MODEL_BOUND,
        passed ? "passed" : "FAILED");
 return passed ? 0 : 1;
-#line 558 "book/gradcheck.nw"
+#line 559 "book/gradcheck.nw"
 }
 #line 260 "book/copy.nw"
 enum { MODEL_SIZE_FLAGS = 4 };
@@ -317,7 +317,7 @@ static void check_model_size(const char *command, const Config *config)
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
 }
-#line 464 "book/checkpoint.nw"
+#line 465 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -368,7 +368,7 @@ for (int a = 0; a < argc; a++) {
         continue;
     }
     
-#line 409 "book/checkpoint.nw"
+#line 410 "book/checkpoint.nw"
 if (strcmp(flag, "--checkpoint") == 0 || strcmp(flag, "--resume") == 0) {
     if (!value || !*value) usage_error("copy", "%s needs a file name", flag);
     *(flag[2] == 'c' ? &checkpoint_path : &resume_path) = value, a++;
@@ -399,7 +399,7 @@ check_model_size("copy", &config);
     rng_seed(&progress.data_rng, (uint64_t)seed, 2);
     rng_seed(&progress.dropout_rng, (uint64_t)seed, 3);
     
-#line 427 "book/checkpoint.nw"
+#line 428 "book/checkpoint.nw"
 char recipe_text[6][32];
 snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
 snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -439,7 +439,7 @@ if (log_path) {
 const bool terminal = isatty(STDOUT_FILENO);
 const double start = seconds_now();
 const long total_steps = (long)epochs * batches, first_step = adam.step;
-#line 490 "book/checkpoint.nw"
+#line 491 "book/checkpoint.nw"
 if (checkpoint_path) catch_stop_signals();
 #line 367 "book/copy.nw"
 while (progress.epoch <= epochs) {
@@ -448,7 +448,7 @@ while (progress.epoch <= epochs) {
     const double loss = train_step(&model, &adam, &batch, &settings, d_logprobs,
                                    &progress.dropout_rng);
     
-#line 524 "book/checkpoint.nw"
+#line 525 "book/checkpoint.nw"
 if (!isfinite(loss)) {
     if (terminal) putchar('\n');
     die("step %ld: the loss is %s; stopping%s%s", adam.step,
@@ -503,7 +503,7 @@ if (!terminal) {   /* one line per epoch, flushed: a log file shows progress too
         progress.epoch++, progress.batch = 0, progress.loss_sum = 0.0;
     }
     
-#line 499 "book/checkpoint.nw"
+#line 500 "book/checkpoint.nw"
 const bool stop = stop_signal || (stop_after && adam.step >= stop_after);
 if (checkpoint_path && (stop || progress.batch == 0
                         || (checkpoint_every && adam.step % checkpoint_every == 0))) {
@@ -565,14 +565,14 @@ free(out), free(keep);
     model_free(&model);
     return status;
 }
-#line 544 "book/decode.nw"
+#line 545 "book/decode.nw"
 static int run_time_decode(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int batch = 8, len = 10;
     bool use[2] = {true, true};   /* recompute, cached */
     
-#line 573 "book/decode.nw"
+#line 574 "book/decode.nw"
 IntegerFlag integers[2 + MODEL_SIZE_FLAGS] = {{"--batch", 1, 4096, &batch},
                                               {"--len", 2, 4096, &len}};
 model_size_flags(integers + 2, &config);
@@ -593,7 +593,7 @@ for (int a = 0; a < argc; a++) {
 }
 if (config.d_model % config.heads || config.d_model % 2)
     usage_error("time-decode", "--d-model must be even and a multiple of --heads");
-#line 550 "book/decode.nw"
+#line 551 "book/decode.nw"
     config.max_len = len;
     Model model;
     model_init(&model, config);
@@ -609,7 +609,7 @@ if (config.d_model % config.heads || config.d_model % 2)
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     padding_mask(keep, src, batch, len, 0);
     
-#line 600 "book/decode.nw"
+#line 601 "book/decode.nw"
 static const char *const names[2] = {"recompute", "cached"};
 double seconds[2] = {0, 0};
 for (int k = 0; k < 2; k++) {
@@ -632,13 +632,13 @@ if (use[0] && use[1]) {
            same ? "identical" : "DIFFERENT");
     status = same ? 0 : 1;
 }
-#line 565 "book/decode.nw"
+#line 566 "book/decode.nw"
     free(src), free(keep);
     decoder_cache_free(&cache);
     model_free(&model);
     return status;
 }
-#line 1364 "book/text.nw"
+#line 1365 "book/text.nw"
 static TextLanguage parse_language(const char *command, const char *text)
 {
     if (text && strcmp(text, "en") == 0) return TEXT_ENGLISH;
@@ -646,7 +646,7 @@ static TextLanguage parse_language(const char *command, const char *text)
     usage_error(command, "--language expects 'en' or 'de', got '%s'",
                 text ? text : "nothing");
 }
-#line 1374 "book/text.nw"
+#line 1375 "book/text.nw"
 static int run_tokenize(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -668,7 +668,7 @@ static int run_tokenize(int argc, char **argv)
         usage_error("tokenize", "--detokenize takes neither --compare nor --lowercase");
     if (compare) {
         
-#line 1423 "book/text.nw"
+#line 1424 "book/text.nw"
 FILE *reference = fopen(compare, "r");
 if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
 Agreement agreement;
@@ -679,10 +679,10 @@ fclose(reference);
 const double lines = (double)(agreement.lines ? agreement.lines : 1);
 printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
        100.0 * (double)agreement.identical / lines);
-#line 1395 "book/text.nw"
+#line 1396 "book/text.nw"
     } else {
         
-#line 1403 "book/text.nw"
+#line 1404 "book/text.nw"
 static TextLine line;
 char *text = NULL;
 size_t capacity = 0;
@@ -697,11 +697,11 @@ for (long number = 1; (length = getline(&text, &capacity, stdin)) >= 0; number++
 }
 if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
 free(text);
-#line 1397 "book/text.nw"
+#line 1398 "book/text.nw"
     }
     return 0;
 }
-#line 1459 "book/text.nw"
+#line 1460 "book/text.nw"
 static int run_vocab(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -722,7 +722,7 @@ static int run_vocab(int argc, char **argv)
     }
     if (first_file == argc) usage_error("vocab", "which files?");
     
-#line 1484 "book/text.nw"
+#line 1485 "book/text.nw"
 const int n_files = argc - first_file;
 TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
 long count = 0, lines = 0;
@@ -744,10 +744,10 @@ if (save && vocab_save(&vocab, save)) die("%s", vocab.error);
 vocab_free(&vocab);
 for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
 free(files), free(tokens);
-#line 1479 "book/text.nw"
+#line 1480 "book/text.nw"
     return 0;
 }
-#line 993 "book/bleu.nw"
+#line 994 "book/bleu.nw"
 static int run_bleu(int argc, char **argv)
 {
     bool lowercase = false;
@@ -769,7 +769,7 @@ static int run_bleu(int argc, char **argv)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
     
-#line 1021 "book/bleu.nw"
+#line 1022 "book/bleu.nw"
 const int n_refs = n_paths - 1;
 const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
 BleuStats stats = {0};
@@ -784,7 +784,7 @@ bleu_format_score(line, sizeof line, &score);
 printf("%s\n", line);
 bleu_signature(line, sizeof line, n_refs, lowercase, false);
 printf("%s\n", line);
-#line 1014 "book/bleu.nw"
+#line 1015 "book/bleu.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files), free(paths);
     return 0;
@@ -1445,7 +1445,7 @@ static const Command commands[] = {
  "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
  "the time of one product and the rate in GFLOP/s.\n",
  NULL, run_time_matmul},
-#line 592 "book/gradcheck.nw"
+#line 593 "book/gradcheck.nw"
 {"gradcheck", "check the backward functions by finite differences",
  "usage: transformer gradcheck [--layer NAME] [--samples N] [--step H]\n\n"
  "Compare each backward function's gradient with central differences and print the\n"
@@ -1471,7 +1471,7 @@ static const Command commands[] = {
  "and keeps saving there; give it the same sizes (--epochs may grow).\n"
  "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n",
  NULL, run_copy},
-#line 625 "book/decode.nw"
+#line 626 "book/decode.nw"
 {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
  "usage: transformer time-decode [--decoder cached|recompute] [--batch N] [--len N]\n"
  "                               [--layers N] [--d-model N] [--d-ff N] [--heads N]\n\n"
@@ -1480,7 +1480,7 @@ static const Command commands[] = {
  "recomputing decoder, the cached one, or (without --decoder) both; print the time of\n"
  "one decoding and, for both, the speed-up. Exits with status 1 if they differ.\n",
  NULL, run_time_decode},
-#line 1436 "book/text.nw"
+#line 1437 "book/text.nw"
 {"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
  "usage: transformer tokenize [--language en|de] [--lowercase] < TEXT > TOKENS\n"
  "       transformer tokenize [--language en|de] --detokenize < TOKENS > TEXT\n"
@@ -1493,7 +1493,7 @@ static const Command commands[] = {
  "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
  "(2000 for --detokenize).\n",
  NULL, run_tokenize},
-#line 1508 "book/text.nw"
+#line 1509 "book/text.nw"
 {"vocab", "build the vocabulary of text files (Chapter 15)",
  "usage: transformer vocab [--language en|de] [--lowercase] [--min-freq N]\n"
  "                         [--save VOCAB] FILE...\n\n"
@@ -1502,7 +1502,7 @@ static const Command commands[] = {
  "the most frequent first, ties in byte order. Print its size; --save writes it to\n"
  "VOCAB, one token a line.\n",
  NULL, run_vocab},
-#line 1038 "book/bleu.nw"
+#line 1039 "book/bleu.nw"
 {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
  "usage: transformer bleu HYP REF [REF...] [--lowercase]\n\n"
  "Print the corpus BLEU of the hypotheses in HYP (detokenized text, one sentence\n"

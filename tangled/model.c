@@ -1,15 +1,15 @@
-#line 26 "book/model.nw"
+#line 28 "book/model.nw"
 /* The encoder-decoder model: its parameters and activations, the forward pass through the
    layers and the backward pass back -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "model.h"
 #include <string.h>
-#line 128 "book/model.nw"
+#line 130 "book/model.nw"
 #include <stdio.h>
 #include <stdlib.h>
-#line 136 "book/model.nw"
+#line 138 "book/model.nw"
 #include <stdarg.h>
-#line 65 "book/model.nw"
+#line 67 "book/model.nw"
 Config config_default(int src_vocab, int tgt_vocab, int layers)
 {
     return (Config){.src_vocab = src_vocab, .tgt_vocab = tgt_vocab, .layers = layers,
@@ -17,7 +17,7 @@ Config config_default(int src_vocab, int tgt_vocab, int layers)
                     .dropout = 0.1f, .norm = NORM_PRE, .layernorm = LAYERNORM_STANDARD,
                     .layernorm_eps = 1e-6f, .tie_generator = false};
 }
-#line 140 "book/model.nw"
+#line 142 "book/model.nw"
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
@@ -28,7 +28,7 @@ static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     va_end(arguments);
     ENSURE(n >= 0 && n < TENSOR_NAME_MAX, "tensor name too long: %s...", name);
 }
-#line 153 "book/model.nw"
+#line 155 "book/model.nw"
 static LinearViews add_linear(FlatBuffer *p, const char *prefix, int out, int in)
 {
     char name[TENSOR_NAME_MAX];
@@ -72,7 +72,7 @@ static FeedForwardViews add_feed_forward(FlatBuffer *p, const char *prefix, int 
     views.w_2 = add_linear(p, name, d, d_ff);
     return views;
 }
-#line 199 "book/model.nw"
+#line 201 "book/model.nw"
 static void add_encoder_layer(Model *model, int l)
 {
     FlatBuffer *p = &model->parameters;
@@ -106,11 +106,11 @@ static void add_decoder_layer(Model *model, int l)
         layer->norm[s] = add_norm(p, prefix, c->d_model);
     }
 }
-#line 238 "book/model.nw"
+#line 240 "book/model.nw"
 void model_init(Model *model, Config config)
 {
     
-#line 276 "book/model.nw"
+#line 278 "book/model.nw"
 if (config.src_vocab < 1 || config.tgt_vocab < 1 || config.layers < 1 || config.d_model < 2
     || config.d_ff < 1 || config.heads < 1 || config.max_len < 1)
     die("model configuration: every size must be positive");
@@ -125,7 +125,7 @@ if (!(config.layernorm_eps > 0.0f))
 if ((config.norm != NORM_PRE && config.norm != NORM_POST)
     || (config.layernorm != LAYERNORM_STANDARD && config.layernorm != LAYERNORM_ANNOTATED))
     die("model configuration: unknown norm placement or layer-norm formula");
-#line 241 "book/model.nw"
+#line 243 "book/model.nw"
     memset(model, 0, sizeof *model);
     model->config = config;
     FlatBuffer *p = &model->parameters;
@@ -155,7 +155,7 @@ if ((config.norm != NORM_PRE && config.norm != NORM_POST)
     model->positional = xmalloc((size_t)config.max_len * config.d_model * sizeof(float));
     positional_encoding_table(model->positional, config.max_len, config.d_model);
 }
-#line 293 "book/model.nw"
+#line 295 "book/model.nw"
 float *model_parameter(const Model *model, int view)
 {
     return flat_view(&model->parameters, view);
@@ -173,7 +173,7 @@ void model_free(Model *model)
     free(model->decoder_acts);
     memset(model, 0, sizeof *model);
 }
-#line 331 "book/model.nw"
+#line 333 "book/model.nw"
 AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views)
 {
     const LinearViews *l = views->linears;
@@ -196,7 +196,7 @@ LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views)
 {
     return (LayerNormWeights){flat_view(buffer, views.gain), flat_view(buffer, views.bias)};
 }
-#line 378 "book/model.nw"
+#line 380 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng)
 {
     const FlatBuffer *p = &model->parameters;
@@ -213,16 +213,16 @@ void model_initialize_parameters(Model *model, Rng *rng)
             memset(x, 0, view->size * sizeof *x);
         } else {   /* a linear layer's bias: its weight is the view before it */
             
-#line 400 "book/model.nw"
+#line 402 "book/model.nw"
 int fan_in = model->config.d_model;
 if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
 float bound = 1.0f / sqrtf((float)fan_in);
 for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
-#line 394 "book/model.nw"
+#line 396 "book/model.nw"
         }
     }
 }
-#line 410 "book/model.nw"
+#line 412 "book/model.nw"
 size_t model_parameter_count(const Model *model)
 {
     size_t count = 0;
@@ -230,7 +230,7 @@ size_t model_parameter_count(const Model *model)
         count += model->parameters.views[i].size;
     return count;
 }
-#line 505 "book/model.nw"
+#line 507 "book/model.nw"
 static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
                    int cols)
 {
@@ -267,7 +267,7 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     acts.stream = add_act(a, prefix, "stream", rows, d);
     return acts;
 }
-#line 544 "book/model.nw"
+#line 546 "book/model.nw"
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
 {
     model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
@@ -293,7 +293,7 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->max_tgt_len = max_tgt_len;
     model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
     
-#line 577 "book/model.nw"
+#line 579 "book/model.nw"
 model->src_input = add_act(a, "src_embed", "output", src_rows, d);
 model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
 model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
@@ -313,9 +313,9 @@ for (int l = 0; l < c->layers; l++) {
 model->memory = add_act(a, "encoder", "output", src_rows, d);
 model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
 model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
-#line 569 "book/model.nw"
+#line 571 "book/model.nw"
     
-#line 599 "book/model.nw"
+#line 601 "book/model.nw"
 model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
 model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
 model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
@@ -338,10 +338,10 @@ for (int l = 0; l < c->layers; l++) {
 model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
 model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
 model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 570 "book/model.nw"
+#line 572 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     
-#line 940 "book/model.nw"
+#line 942 "book/model.nw"
 const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
 const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
 model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -355,15 +355,15 @@ model->d_q = add_act(a, "grad", "q", rows, d);
 model->d_k = add_act(a, "grad", "k", rows, d);
 model->d_v = add_act(a, "grad", "v", rows, d);
 model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
-#line 572 "book/model.nw"
+#line 574 "book/model.nw"
     flat_allocate(a);
 }
-#line 624 "book/model.nw"
+#line 626 "book/model.nw"
 float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
-#line 678 "book/model.nw"
+#line 680 "book/model.nw"
 static LayerNormSaved layernorm_saved(const Model *model, int mean, int rstd)
 {
     return (LayerNormSaved){model_activation(model, mean), model_activation(model, rstd)};
@@ -405,7 +405,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     }
     return stream;
 }
-#line 728 "book/model.nw"
+#line 730 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -446,7 +446,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
     const FeedForwardSaved saved = {model_activation(model, hidden), keep};
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
-#line 774 "book/model.nw"
+#line 776 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -474,7 +474,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 1040 "book/model.nw"
+#line 1042 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -517,7 +517,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1088 "book/model.nw"
+#line 1090 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -550,7 +550,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
-#line 1127 "book/model.nw"
+#line 1129 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -577,7 +577,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
         dropout_apply(d_stream, model_activation(model, keep), (size_t)rows * d);
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
-#line 808 "book/model.nw"
+#line 810 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -603,7 +603,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
     return final_norm(model, model->encoder_norm, model->memory, model->memory_mean,
                       model->memory_rstd, x, rows);
 }
-#line 840 "book/model.nw"
+#line 842 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -638,7 +638,7 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 653 "book/model.nw"
+#line 655 "book/model.nw"
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng)
@@ -653,7 +653,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     
-#line 911 "book/model.nw"
+#line 913 "book/model.nw"
 const Config *c = &model->config;
 float *logprobs = model_activation(model, model->logprobs);
 linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -661,9 +661,9 @@ linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight
                c->tgt_vocab);
 log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
 return logprobs;
-#line 667 "book/model.nw"
+#line 669 "book/model.nw"
 }
-#line 1019 "book/model.nw"
+#line 1021 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -673,7 +673,7 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1160 "book/model.nw"
+#line 1162 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
@@ -683,7 +683,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
     const AttentionShape self_shape = {batch, tgt_len, tgt_len, c->d_model, c->heads};
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads};
     
-#line 1177 "book/model.nw"
+#line 1179 "book/model.nw"
 float *d_logits = model_activation(model, model->d_logits);
 float *d_decoded = model_activation(model, model->d_output);
 log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
@@ -699,9 +699,9 @@ final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->deco
                     model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
 float *d_memory = model_activation(model, model->d_memory);
 memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1169 "book/model.nw"
+#line 1171 "book/model.nw"
     
-#line 1199 "book/model.nw"
+#line 1201 "book/model.nw"
 const float *memory = model_activation(model, model->memory);
 for (int l = c->layers - 1; l >= 0; l--) {
     const DecoderLayerViews *views = &model->decoder[l];
@@ -727,10 +727,10 @@ for (int l = c->layers - 1; l >= 0; l--) {
                                 in, in, &self_shape);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
 }
-#line 1170 "book/model.nw"
+#line 1172 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     
-#line 1227 "book/model.nw"
+#line 1229 "book/model.nw"
 const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
 final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                     model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -752,7 +752,7 @@ for (int l = c->layers - 1; l >= 0; l--) {
                                 in, in, &encoder_shape);
     sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
 }
-#line 1172 "book/model.nw"
+#line 1174 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 68 "book/fast.nw"

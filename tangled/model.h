@@ -4,7 +4,7 @@
 #ifndef MODEL_H
 #define MODEL_H
 #include "layers.h"
-#line 45 "book/model.nw"
+#line 47 "book/model.nw"
 typedef enum { NORM_PRE, NORM_POST } NormPlacement;
 
 typedef struct {
@@ -22,7 +22,7 @@ typedef struct {
 /* The base model's sizes with the reference's dropout and eps, for given vocabularies and
    N; the standard layer-norm formula (LAYERNORM_ANNOTATED gives the reference's). */
 Config config_default(int src_vocab, int tgt_vocab, int layers);
-#line 82 "book/model.nw"
+#line 84 "book/model.nw"
 typedef struct { int weight, bias; } LinearViews;
 typedef struct { int gain, bias; } NormViews;             /* the reference's a_2, b_2 */
 typedef struct { LinearViews linears[4]; } AttentionViews;
@@ -37,7 +37,7 @@ typedef struct {
     FeedForwardViews feed_forward;
     NormViews norm[3];
 } DecoderLayerViews;
-#line 455 "book/model.nw"
+#line 457 "book/model.nw"
 typedef struct { int q, k, v, probs, probs_keep, probs_dropped, context; } AttentionActs;
 typedef struct {
     int normed;      /* pre: LN(x), the sublayer's input; post: x + dropout(F(x)) */
@@ -57,7 +57,7 @@ typedef struct {
     int hidden, hidden_keep;
 } DecoderActs;
 
-#line 104 "book/model.nw"
+#line 106 "book/model.nw"
 typedef struct {
     Config config;
     FlatBuffer parameters;
@@ -69,7 +69,7 @@ typedef struct {
     LinearViews generator;               /* weight = tgt_embedding when tied */
     float *positional;                   /* [max_len][d_model], not a parameter */
     
-#line 476 "book/model.nw"
+#line 478 "book/model.nw"
 FlatBuffer activations;
 int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
 int max_src_tokens, max_tgt_tokens;        /* ... and at most this many rows in all */
@@ -79,29 +79,29 @@ int src_input, src_input_keep, tgt_input, tgt_input_keep;   /* embedded + positi
 int memory, memory_mean, memory_rstd;      /* the encoder's output (after its norm) */
 int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
 int logprobs;                              /* [B][T_tgt][tgt_vocab] */
-#line 931 "book/model.nw"
+#line 933 "book/model.nw"
 int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
 int d_context, d_q, d_k, d_v, d_p;
-#line 486 "book/model.nw"
+#line 488 "book/model.nw"
 int batch, src_len, tgt_len;               /* of the last forward pass */
 bool dropout_on;                           /* whether it drew dropout patterns */
-#line 115 "book/model.nw"
+#line 117 "book/model.nw"
 } Model;
 
 void model_init(Model *model, Config config);   /* lays out and allocates; all zero */
 void model_free(Model *model);
 float *model_parameter(const Model *model, int view);
-#line 320 "book/model.nw"
+#line 322 "book/model.nw"
 /* A layer's weights from its views in buffer: model->parameters for the weights,
    model->gradients for their gradients. */
 AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views);
 FeedForwardWeights feed_forward_weights(const FlatBuffer *buffer,
                                         const FeedForwardViews *views);
 LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views);
-#line 373 "book/model.nw"
+#line 375 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng);
 size_t model_parameter_count(const Model *model);
-#line 491 "book/model.nw"
+#line 493 "book/model.nw"
 /* Lay out and allocate the activations for batches of up to max_batch sequences. */
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
 /* The same for batches that also hold at most max_src_tokens and max_tgt_tokens positions
@@ -110,14 +110,14 @@ void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len
 void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
                           int max_src_tokens, int max_tgt_tokens);
 float *model_activation(const Model *model, int view);
-#line 640 "book/model.nw"
+#line 642 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
    tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 974 "book/model.nw"
+#line 976 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */

@@ -1,5 +1,6 @@
 #line 37 "book/safetensors.nw"
-/* Generated from the book's chapters by notangle: edit the book, not this file. */
+/* Reading and writing tensors in the safetensors format -- generated from the book's
+   chapters by notangle: edit the book, not this file. */
 #include "safetensors.h"
 #include <cJSON.h>
 #include <errno.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
-#line 88 "book/safetensors.nw"
+#line 89 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -34,12 +35,12 @@ static const char *fail(Safetensors *file, const char *path, const char *format,
     va_end(arguments);
     return file->error;
 }
-#line 115 "book/safetensors.nw"
+#line 116 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     
-#line 127 "book/safetensors.nw"
+#line 128 "book/safetensors.nw"
 FILE *in = fopen(path, "rb");
 if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
 size_t length = 0, capacity = 1 << 16;
@@ -57,9 +58,9 @@ for (size_t got; (got = fread(file->bytes + length, 1, capacity - length, in)) >
 bool read_error = ferror(in);
 fclose(in);
 if (read_error) return fail(file, path, "read error");
-#line 119 "book/safetensors.nw"
+#line 120 "book/safetensors.nw"
     
-#line 151 "book/safetensors.nw"
+#line 152 "book/safetensors.nw"
 ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
 if (length < 8)
     return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
@@ -75,9 +76,9 @@ if (header == NULL || !cJSON_IsObject(header)) {
     cJSON_Delete(header);
     return fail(file, path, "the header is not a JSON object");
 }
-#line 120 "book/safetensors.nw"
+#line 121 "book/safetensors.nw"
     
-#line 169 "book/safetensors.nw"
+#line 170 "book/safetensors.nw"
 file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
 for (const cJSON *item = header->child; item; item = item->next) {
     if (strcmp(item->string, "__metadata__") == 0) {
@@ -87,7 +88,7 @@ for (const cJSON *item = header->child; item; item = item->next) {
     SafetensorsEntry *entry = &file->entries[file->count];
     const char *problem = NULL;
     
-#line 188 "book/safetensors.nw"
+#line 189 "book/safetensors.nw"
 const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
 const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
 const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -119,7 +120,7 @@ if (!problem) {
         problem = "data_offsets disagree with the shape";
     if (!problem) entry->data = data + (size_t)begin->valuedouble;
 }
-#line 178 "book/safetensors.nw"
+#line 179 "book/safetensors.nw"
     if (problem) {
         fail(file, path, "tensor '%s': %s", item->string, problem);
         cJSON_Delete(header);
@@ -127,11 +128,11 @@ if (!problem) {
     }
     file->count++;
 }
-#line 121 "book/safetensors.nw"
+#line 122 "book/safetensors.nw"
     cJSON_Delete(header);
     return NULL;
 }
-#line 222 "book/safetensors.nw"
+#line 223 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -157,7 +158,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 265 "book/safetensors.nw"
+#line 266 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -181,7 +182,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 314 "book/safetensors.nw"
+#line 315 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -196,7 +197,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 351 "book/safetensors.nw"
+#line 352 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -212,7 +213,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     
-#line 372 "book/safetensors.nw"
+#line 373 "book/safetensors.nw"
 cJSON *header = cJSON_CreateObject();
 if (n_metadata > 0) {
     cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -238,9 +239,9 @@ for (int i = 0; i < parts[p].buffer->count; i++) {
 char *json = cJSON_PrintUnformatted(header);
 cJSON_Delete(header);
 size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 366 "book/safetensors.nw"
+#line 367 "book/safetensors.nw"
     
-#line 403 "book/safetensors.nw"
+#line 404 "book/safetensors.nw"
 char temporary[4096];
 if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
     free(json);
@@ -273,6 +274,6 @@ if (error) {
     return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
 }
 sync_directory(path);
-#line 367 "book/safetensors.nw"
+#line 368 "book/safetensors.nw"
     return NULL;
 }

@@ -4,7 +4,7 @@
 #ifndef SAFETENSORS_H
 #define SAFETENSORS_H
 #include "tensor.h"
-#line 59 "book/safetensors.nw"
+#line 60 "book/safetensors.nw"
 typedef enum { DTYPE_F32, DTYPE_I32 } Dtype;
 
 typedef struct {
@@ -31,13 +31,13 @@ const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *na
 bool safetensors_metadata(const Safetensors *file, const char *key, char *value,
                           size_t size);
 void safetensors_free(Safetensors *file);
-#line 257 "book/safetensors.nw"
+#line 258 "book/safetensors.nw"
 /* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
 /* The same for tensors named PREFIX followed by the view's name. */
 const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffer,
                                       const char *prefix, const char *path);
-#line 334 "book/safetensors.nw"
+#line 335 "book/safetensors.nw"
 typedef struct {
     const char *prefix;          /* put before every view's name */
     const FlatBuffer *buffer;
