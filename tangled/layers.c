@@ -140,7 +140,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
-#line 237 "book/attention.nw"
+#line 239 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape)
@@ -157,7 +157,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         
-#line 263 "book/attention.nw"
+#line 265 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -180,11 +180,11 @@ if (saved->probs_keep) {   /* keep p itself: the softmax's backward needs it */
 }
 matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
        0.0f, saved->context + q_offset, d_model);
-#line 253 "book/attention.nw"
+#line 255 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
-#line 331 "book/attention.nw"
+#line 333 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -206,7 +206,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         
-#line 367 "book/attention.nw"
+#line 369 "book/attention.nw"
 const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
 const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
 const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -225,7 +225,7 @@ matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, saved->k + k_offset, 
        1.0f, scratch->d_q + q_offset, d_model);
 matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, saved->q + q_offset, d_model,
        1.0f, scratch->d_k + k_offset, d_model);
-#line 352 "book/attention.nw"
+#line 354 "book/attention.nw"
     }
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
@@ -234,7 +234,7 @@ matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, saved->q + q_offset, d
     linear_backward(d_memory_in, d_w->w_v, d_w->b_v, scratch->d_v, memory_in, w->w_v,
                     batch * len_k, d_model, d_model);
 }
-#line 406 "book/attention.nw"
+#line 408 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
