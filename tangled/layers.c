@@ -1,18 +1,18 @@
-#line 38 "book/masks.nw"
+#line 39 "book/masks.nw"
 /* The layers of the Transformer, forward and backward, with no knowledge of the model
    that assembles them -- generated from the book's chapters by notangle: edit the book,
    not this file. */
 #include "layers.h"
 #line 30 "book/attention.nw"
 #include <string.h>
-#line 85 "book/masks.nw"
+#line 86 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "padding mask of %d x %d", batch, len);
     for (size_t bj = 0; bj < (size_t)batch * len; bj++)
         keep[bj] = tokens[bj] != pad;
 }
-#line 118 "book/masks.nw"
+#line 119 "book/masks.nw"
 void subsequent_mask(uint8_t *keep, int len)
 {
     ENSURE(len >= 0, "subsequent mask of length %d", len);
@@ -20,7 +20,7 @@ void subsequent_mask(uint8_t *keep, int len)
         for (int j = 0; j < len; j++)
             keep[(size_t)i * len + j] = j <= i;
 }
-#line 158 "book/masks.nw"
+#line 159 "book/masks.nw"
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "target mask of %d x %d", batch, len);
@@ -30,7 +30,7 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
                 keep[((size_t)b * len + i) * len + j] =
                     tokens[(size_t)b * len + j] != pad && j <= i;
 }
-#line 234 "book/masks.nw"
+#line 235 "book/masks.nw"
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols)
 {

@@ -1,23 +1,24 @@
 #line 23 "book/masks.nw"
 /* The Transformer's layers: masks, embeddings, attention, layer norm, feed-forward, the
    log-softmax and the loss, each a forward function and its backward, and their faster
-   twins of Chapter 19. Generated from the book's chapters by notangle: edit the book, not this file. */
+   twins of Chapter 19.
+   Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef LAYERS_H
 #define LAYERS_H
 #include <math.h>
 #include "tensor.h"
-#line 80 "book/masks.nw"
+#line 81 "book/masks.nw"
 /* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 112 "book/masks.nw"
+#line 113 "book/masks.nw"
 /* keep[i][j] = 1 if j <= i: position i may attend to itself and earlier positions;
    keep: [len][len]. */
 void subsequent_mask(uint8_t *keep, int len);
-#line 152 "book/masks.nw"
+#line 153 "book/masks.nw"
 /* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
    keep: [batch][len][len], tokens: [batch][len]. */
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 223 "book/masks.nw"
+#line 224 "book/masks.nw"
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 
@@ -197,5 +198,5 @@ static inline float vector_expf(float x)
 void log_softmax_rows_fast(float *x, int rows, int cols);
 void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
                                int cols);
-#line 31 "book/masks.nw"
+#line 32 "book/masks.nw"
 #endif
