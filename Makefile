@@ -22,7 +22,8 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
             book/bleu.nw book/translate.nw book/fast.nw book/solutions.nw
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
-TANGLED := tangled/tensor.h tangled/tensor.c tangled/model.h tangled/model.c \
+TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
+           tangled/model.h tangled/model.c \
            tangled/safetensors.h tangled/safetensors.c tangled/gradcheck.h tangled/gradcheck.c \
            tangled/train.h tangled/train.c \
            tangled/checkpoint.h tangled/checkpoint.c tangled/trainer.h tangled/trainer.c tangled/decode.h tangled/decode.c \

@@ -1,17 +1,18 @@
 #line 28 "book/bleu.nw"
-/* Generated from the book's chapters by notangle: edit the book, not this file. */
+/* Corpus BLEU and its tokenizer, computed as sacreBLEU does -- generated from the book's
+   chapters by notangle: edit the book, not this file. */
 #include "bleu.h"
 #include <stdlib.h>
 #include <string.h>
 /* <<bleu.c includes>> */
-#line 37 "book/bleu.nw"
+#line 38 "book/bleu.nw"
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <wctype.h>
 /* <<bleu.c definitions>> */
-#line 223 "book/bleu.nw"
+#line 224 "book/bleu.nw"
 typedef struct {
     char *text;           /* NUL-terminated; NULL while empty */
     size_t length, capacity;
@@ -35,7 +36,7 @@ static char *text_finish(TextBuffer *t)   /* the text, "" if nothing was put */
     if (t->text == NULL) text_put(t, "", 0);
     return t->text;
 }
-#line 252 "book/bleu.nw"
+#line 253 "book/bleu.nw"
 static char *replace_all(char *line, const char *from, const char *to)
 {
     TextBuffer out = {0};
@@ -49,7 +50,7 @@ static char *replace_all(char *line, const char *from, const char *to)
     free(line);
     return text_finish(&out);
 }
-#line 271 "book/bleu.nw"
+#line 272 "book/bleu.nw"
 static bool is_13a_symbol(unsigned char c)
 {
     return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&')
@@ -70,7 +71,7 @@ static char *pad_symbols(char *line)
     free(line);
     return text_finish(&out);
 }
-#line 297 "book/bleu.nw"
+#line 298 "book/bleu.nw"
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static bool is_not_digit(unsigned char c) { return !is_digit(c); }
 static bool is_period_or_comma(unsigned char c) { return c == '.' || c == ','; }
@@ -104,7 +105,7 @@ static char *apply_pair_rule(char *line, const PairRule *rule)
     free(line);
     return text_finish(&out);
 }
-#line 339 "book/bleu.nw"
+#line 340 "book/bleu.nw"
 static uint32_t utf8_decode(const char *text, int *length)
 {
     const unsigned char *s = (const unsigned char *)text;
@@ -134,7 +135,7 @@ static int utf8_encode(uint32_t c, char *out)
     out[2] = (char)(0x80 | (c >> 6 & 0x3F)), out[3] = (char)(0x80 | (c & 0x3F));
     return 4;
 }
-#line 376 "book/bleu.nw"
+#line 377 "book/bleu.nw"
 static bool python_space(uint32_t c)
 {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0
@@ -160,7 +161,7 @@ static char *join_words(char *line)
     free(line);
     return text_finish(&out);
 }
-#line 412 "book/bleu.nw"
+#line 413 "book/bleu.nw"
 char *bleu_tokenize_13a(const char *line)
 {
     TextBuffer copy = {0};
@@ -179,7 +180,7 @@ char *bleu_tokenize_13a(const char *line)
     for (int r = 0; r < 3; r++) s = apply_pair_rule(s, &pair_rules[r]);
     return join_words(s);
 }
-#line 469 "book/bleu.nw"
+#line 470 "book/bleu.nw"
 static bool case_ignorable(uint32_t c)
 {
     static const uint32_t ranges[][2] = {
@@ -203,7 +204,7 @@ static bool is_cased(uint32_t c, locale_t utf8)
     return towlower_l(w, utf8) != w || towupper_l(w, utf8) != w || iswlower_l(w, utf8)
         || iswupper_l(w, utf8);
 }
-#line 498 "book/bleu.nw"
+#line 499 "book/bleu.nw"
 static locale_t utf8_locale(void)
 {
     static locale_t utf8 = (locale_t)0;
@@ -212,7 +213,7 @@ static locale_t utf8_locale(void)
         die("cannot lowercase: no C.UTF-8 locale (%s)", strerror(errno));
     return utf8;
 }
-#line 518 "book/bleu.nw"
+#line 519 "book/bleu.nw"
 char *bleu_lowercase(const char *line)
 {
     const locale_t utf8 = utf8_locale();
@@ -232,21 +233,21 @@ char *bleu_lowercase(const char *line)
                                     + utf8_encode(0x307, encoded + 1);
         else if (c[i] == 0x3A3) {
             /* <<Choose final or medial sigma>> */
-#line 546 "book/bleu.nw"
+#line 547 "book/bleu.nw"
             size_t before = i, after = i + 1;
             while (before > 0 && case_ignorable(c[before - 1])) before--;
             while (after < n && case_ignorable(c[after])) after++;
             const bool final = before > 0 && is_cased(c[before - 1], utf8)
                                && !(after < n && is_cased(c[after], utf8));
             length = utf8_encode(final ? 0x3C2 : 0x3C3, encoded);
-#line 537 "book/bleu.nw"
+#line 538 "book/bleu.nw"
         } else length = utf8_encode((uint32_t)towlower_l((wint_t)c[i], utf8), encoded);
         text_put(&out, encoded, (size_t)length);
     }
     free(c);
     return text_finish(&out);
 }
-#line 564 "book/bleu.nw"
+#line 565 "book/bleu.nw"
 char *bleu_preprocess(const char *line, bool lowercase)
 {
     char *s = lowercase ? bleu_lowercase(line) : strcpy(xmalloc(strlen(line) + 1), line);
@@ -261,7 +262,7 @@ char *bleu_preprocess(const char *line, bool lowercase)
     free(s);
     return words;
 }
-#line 612 "book/bleu.nw"
+#line 613 "book/bleu.nw"
 typedef struct { const char *text; size_t length; } Token;
 typedef struct { const Token *first; int n; } NGram;
 
@@ -297,7 +298,7 @@ static int compare_ngrams(const void *a, const void *b)
     }
     return 0;
 }
-#line 655 "book/bleu.nw"
+#line 656 "book/bleu.nw"
 static NGram *sorted_ngrams(const Words *w, int n, size_t *count)
 {
     *count = w->count >= (size_t)n ? w->count - (size_t)n + 1 : 0;
@@ -317,7 +318,7 @@ static size_t first_above(const NGram *g, size_t size, const NGram *key, int lim
     }
     return low;
 }
-#line 681 "book/bleu.nw"
+#line 682 "book/bleu.nw"
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
 {
@@ -326,7 +327,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
     for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase);
     /* <<Add the hypothesis length and the closest reference length>> */
-#line 700 "book/bleu.nw"
+#line 701 "book/bleu.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
     for (int r = 0; r < n_refs; r++) {
         const size_t len = refs[r].count;
@@ -336,12 +337,12 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     }
     stats->hyp_len += (long long)hyp.count;
     stats->ref_len += (long long)closest;
-#line 689 "book/bleu.nw"
+#line 690 "book/bleu.nw"
     NGram **ref_ngrams = xmalloc((size_t)n_refs * sizeof *ref_ngrams);
     size_t *ref_count = xmalloc((size_t)n_refs * sizeof *ref_count);
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
         /* <<Add the clipped matches of order [[n]]>> */
-#line 715 "book/bleu.nw"
+#line 716 "book/bleu.nw"
         size_t hyp_count;
         NGram *hyp_ngrams = sorted_ngrams(&hyp, n, &hyp_count);
         for (int r = 0; r < n_refs; r++)
@@ -362,12 +363,12 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
         }
         for (int r = 0; r < n_refs; r++) free(ref_ngrams[r]);
         free(hyp_ngrams);
-#line 693 "book/bleu.nw"
+#line 694 "book/bleu.nw"
     }
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
     free(hyp.line), free(hyp.tokens), free(refs), free(ref_ngrams), free(ref_count);
 }
-#line 768 "book/bleu.nw"
+#line 769 "book/bleu.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
     BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
@@ -380,7 +381,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
     /* <<Compute the smoothed precisions and the order to average>> */
-#line 789 "book/bleu.nw"
+#line 790 "book/bleu.nw"
     double smooth = 1.0;
     int order = BLEU_MAX_ORDER;
     for (int n = 0; n < BLEU_MAX_ORDER; n++) {
@@ -391,14 +392,14 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
             s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
         } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
     }
-#line 780 "book/bleu.nw"
+#line 781 "book/bleu.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
         log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
     s.score = s.bp * exp(log_sum / order);
     return s;
 }
-#line 810 "book/bleu.nw"
+#line 811 "book/bleu.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
 {
@@ -411,7 +412,7 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     free(refs);
     return bleu_compute(&stats, effective_order);
 }
-#line 841 "book/bleu.nw"
+#line 842 "book/bleu.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
     snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
@@ -419,7 +420,7 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->precisions[1], s->precisions[2], s->precisions[3], s->bp, s->ratio,
              s->stats.hyp_len, s->stats.ref_len);
 }
-#line 868 "book/bleu.nw"
+#line 869 "book/bleu.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
 {
@@ -427,7 +428,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              n_refs, lowercase ? "lc" : "mixed", effective_order ? "yes" : "no",
              BLEU_SACREBLEU_VERSION);
 }
-#line 890 "book/bleu.nw"
+#line 891 "book/bleu.nw"
 /* The length of the longest prefix of the n bytes at TEXT that is valid UTF-8. */
 static size_t utf8_valid_prefix(const char *text, size_t n)
 {
@@ -453,7 +454,7 @@ static size_t utf8_valid_prefix(const char *text, size_t n)
     }
     return n;
 }
-#line 931 "book/bleu.nw"
+#line 932 "book/bleu.nw"
 void bleu_read_lines(BleuLines *file, const char *path)
 {
     FILE *in = fopen(path, "rb");
@@ -467,7 +468,7 @@ void bleu_read_lines(BleuLines *file, const char *path)
     if (error) die("cannot read %s: %s", path, strerror(error));
     char *text = text_finish(&t);
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 965 "book/bleu.nw"
+#line 966 "book/bleu.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -480,7 +481,7 @@ void bleu_read_lines(BleuLines *file, const char *path)
             text[bad] == '\0' ? "a NUL byte, not text" : "not valid UTF-8",
             (unsigned char)text[bad], bad - line_start + 1);
     }
-#line 944 "book/bleu.nw"
+#line 945 "book/bleu.nw"
     file->text = text;
     file->count = 0;
     for (size_t i = 0; i < t.length; i++) file->count += text[i] == '\n';

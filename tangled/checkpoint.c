@@ -1,5 +1,6 @@
 #line 27 "book/checkpoint.nw"
-/* Generated from the book's chapters by notangle: edit the book, not this file. */
+/* Checkpoints: the weights and the whole training state in one file, written and read
+   back -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "checkpoint.h"
 #include <cJSON.h>
 #include <inttypes.h>
@@ -10,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<checkpoint.c definitions>> */
-#line 84 "book/checkpoint.nw"
+#line 85 "book/checkpoint.nw"
 static const char checkpoint_magic[] = "annotated-transformer-c checkpoint";
 enum { CHECKPOINT_VERSION = 1 };
-#line 92 "book/checkpoint.nw"
+#line 93 "book/checkpoint.nw"
 enum { METADATA_MAX = 48 };
 typedef struct {
     int count;
@@ -33,7 +34,7 @@ static void metadata_add(Metadata *meta, const char *key, const char *format, ..
     va_end(arguments);
     meta->count++;
 }
-#line 117 "book/checkpoint.nw"
+#line 118 "book/checkpoint.nw"
 static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
 {
     metadata_add(meta, "config.src_vocab", "%d", c->src_vocab);
@@ -53,7 +54,7 @@ static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
     metadata_add(meta, "adam.beta2", "%.17g", adam->beta2);
     metadata_add(meta, "adam.eps", "%.17g", adam->eps);
 }
-#line 146 "book/checkpoint.nw"
+#line 147 "book/checkpoint.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -70,7 +71,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 185 "book/checkpoint.nw"
+#line 186 "book/checkpoint.nw"
 const char *checkpoint_save(const char *path, const Model *model, const Adam *adam,
                             const TrainingProgress *progress,
                             const char *const (*recipe)[2], int n_recipe,
@@ -78,7 +79,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 {
     memset(scratch, 0, sizeof *scratch);
     /* <<Refuse to save parameters that are not finite>> */
-#line 216 "book/checkpoint.nw"
+#line 217 "book/checkpoint.nw"
     for (size_t i = 0; i < model->parameters.total; i++)
         if (!isfinite(model->parameters.data[i])) {
             snprintf(scratch->error, sizeof scratch->error,
@@ -86,7 +87,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                      path);
             return scratch->error;
         }
-#line 192 "book/checkpoint.nw"
+#line 193 "book/checkpoint.nw"
     static Metadata meta;   /* 5 kB: static, and a checkpoint is saved by one thread */
     meta.count = 0;
     metadata_add(&meta, "magic", "%s", checkpoint_magic);
@@ -95,7 +96,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     for (int i = 0; i < n_recipe; i++)
         metadata_add(&meta, recipe[i][0], "%s", recipe[i][1]);
     /* <<Describe the progress of training>> */
-#line 226 "book/checkpoint.nw"
+#line 227 "book/checkpoint.nw"
     metadata_add(&meta, "progress.step", "%ld", adam->step);
     metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
     metadata_add(&meta, "progress.batch", "%d", progress->batch);
@@ -107,15 +108,15 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
         metadata_add(&meta, stream_keys[s][0], "%016" PRIx64, streams[s]->state);
         metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
     }
-#line 200 "book/checkpoint.nw"
+#line 201 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
 #line 566 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", threads_in_use);
-#line 201 "book/checkpoint.nw"
+#line 202 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
         {"", &model->parameters}, {"adam.m.", &adam->m}, {"adam.v.", &adam->v}};
     /* <<Hash the parts and the metadata, and add the checksum>> */
-#line 243 "book/checkpoint.nw"
+#line 244 "book/checkpoint.nw"
     uint64_t hash = fnv_offset;
     for (int p = 0; p < 3; p++)
         for (int i = 0; i < parts[p].buffer->count; i++)
@@ -123,13 +124,13 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                          parts[p].buffer->views[i].size * sizeof(float));
     for (int i = 0; i < meta.count; i++) hash = hash_entry(hash, meta.key[i], meta.value[i]);
     metadata_add(&meta, "checksum", "%016" PRIx64, hash);
-#line 204 "book/checkpoint.nw"
+#line 205 "book/checkpoint.nw"
     const char *pairs[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) pairs[i][0] = meta.key[i], pairs[i][1] = meta.value[i];
     return safetensors_write_parts(path, parts, 3, (const char *const (*)[2])pairs,
                                    meta.count, scratch);
 }
-#line 263 "book/checkpoint.nw"
+#line 264 "book/checkpoint.nw"
 static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
@@ -140,7 +141,7 @@ static const char *refuse(Safetensors *file, const char *path, const char *forma
     va_end(arguments);
     return file->error;
 }
-#line 286 "book/checkpoint.nw"
+#line 287 "book/checkpoint.nw"
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],
                             int n_recipe, Safetensors *file)
@@ -149,7 +150,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (error) return error;
     char value[128];
     /* <<Check the magic and the version>> */
-#line 308 "book/checkpoint.nw"
+#line 309 "book/checkpoint.nw"
     if (!safetensors_metadata(file, "magic", value, sizeof value)
         || strcmp(value, checkpoint_magic) != 0)
         return refuse(file, path, "not a checkpoint of this program (no magic '%s')",
@@ -158,9 +159,9 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         || strtol(value, NULL, 10) != CHECKPOINT_VERSION)
         return refuse(file, path, "checkpoint version '%s'; this program reads version %d",
                       value, CHECKPOINT_VERSION);
-#line 294 "book/checkpoint.nw"
+#line 295 "book/checkpoint.nw"
     /* <<Check the checksum>> */
-#line 323 "book/checkpoint.nw"
+#line 324 "book/checkpoint.nw"
     uint64_t hash = fnv_offset;
     {
         const unsigned char *data_start = NULL, *data_end = NULL;
@@ -183,9 +184,9 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
         return refuse(file, path, "checksum mismatch: the file is corrupt");
-#line 295 "book/checkpoint.nw"
+#line 296 "book/checkpoint.nw"
     /* <<Check that the file's configuration and recipe are this run's>> */
-#line 351 "book/checkpoint.nw"
+#line 352 "book/checkpoint.nw"
     {
         static Metadata run;
         run.count = 0;
@@ -197,14 +198,14 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                 return refuse(file, path, "%s is %s in the checkpoint but %s in this run",
                               run.key[i], *value ? value : "missing", run.value[i]);
     }
-#line 296 "book/checkpoint.nw"
+#line 297 "book/checkpoint.nw"
     const char *prefixes[3] = {"", "adam.m.", "adam.v."};
     const FlatBuffer *buffers[3] = {&model->parameters, &adam->m, &adam->v};
     for (int p = 0; p < 3; p++)
         if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
             return error;
     /* <<Read the step, the position and the generators>> */
-#line 368 "book/checkpoint.nw"
+#line 369 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {
@@ -233,7 +234,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
     progress->loss_sum = loss_sum;
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
-#line 302 "book/checkpoint.nw"
+#line 303 "book/checkpoint.nw"
     /* <<Warn if the checkpoint was written with another number of threads>> */
 #line 570 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
@@ -241,6 +242,6 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "
                         "one has %d: it continues, but not bit for bit\n", path, value,
                 strcmp(value, "1") == 0 ? "" : "s", threads_in_use);
-#line 303 "book/checkpoint.nw"
+#line 304 "book/checkpoint.nw"
     return NULL;
 }

@@ -1,5 +1,5 @@
 #line 29 "book/translate.nw"
-/* Generated from the book's chapters by notangle: edit the book, not this file. */
+/* Translation data: token pairs, batches, model files -- generated: edit the book. */
 #include "data.h"
 #include <stdlib.h>
 #include <string.h>

@@ -1,17 +1,18 @@
 #line 29 "book/decode.nw"
-/* Generated from the book's chapters by notangle: edit the book, not this file. */
+/* Greedy decoding with a key-value cache, one position per step -- generated from the
+   book's chapters by notangle: edit the book, not this file. */
 #include "decode.h"
 #include <stdlib.h>
 #include <string.h>
 /* <<decode.c definitions>> */
-#line 137 "book/decode.nw"
+#line 138 "book/decode.nw"
 static float *carve(float **next, size_t floats)
 {
     float *start = *next;
     *next += floats;
     return start;
 }
-#line 149 "book/decode.nw"
+#line 150 "book/decode.nw"
 void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
                         int max_src_len, int max_len)
 {
@@ -26,7 +27,7 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->max_len = max_len;
     cache->layers = xmalloc((size_t)c->layers * sizeof *cache->layers);
     /* <<Carve the cache's arrays out of one allocation>> */
-#line 171 "book/decode.nw"
+#line 172 "book/decode.nw"
     const size_t d = (size_t)c->d_model, rows = (size_t)max_batch;
     const size_t self = (size_t)max_len * rows * d, src = rows * max_src_len * d;
     const size_t longest = (size_t)(max_len > max_src_len ? max_len : max_src_len);
@@ -47,13 +48,13 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->scores = carve(&next, longest);
     ENSURE(next == cache->storage + total, "carved %td of %zu floats", next - cache->storage,
            total);
-#line 163 "book/decode.nw"
+#line 164 "book/decode.nw"
     cache->tokens = xmalloc((size_t)max_batch * sizeof *cache->tokens);
     cache->src_keep = xmalloc((size_t)max_batch * max_src_len);
     cache->one_keep = xmalloc((size_t)max_batch);
     memset(cache->one_keep, 1, (size_t)max_batch);
 }
-#line 194 "book/decode.nw"
+#line 195 "book/decode.nw"
 void decoder_cache_free(KVCache *cache)
 {
     free(cache->layers);
@@ -63,7 +64,7 @@ void decoder_cache_free(KVCache *cache)
     free(cache->one_keep);
     memset(cache, 0, sizeof *cache);
 }
-#line 224 "book/decode.nw"
+#line 225 "book/decode.nw"
 /* out = in W^T + b with the parameters of linear; in: [rows][in_features],
    out: [rows][out_features]. */
 static void project(const Model *model, LinearViews linear, float *out, const float *in,
@@ -72,7 +73,7 @@ static void project(const Model *model, LinearViews linear, float *out, const fl
     linear_forward(out, in, model_parameter(model, linear.weight),
                    model_parameter(model, linear.bias), rows, in_features, out_features);
 }
-#line 235 "book/decode.nw"
+#line 236 "book/decode.nw"
 void decoder_cache_start(Model *model, KVCache *cache, const int *src,
                          const uint8_t *src_keep, int batch, int src_len)
 {
@@ -83,33 +84,33 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
     cache->batch = batch, cache->src_len = src_len, cache->length = 0;
     memcpy(cache->src_keep, src_keep, (size_t)batch * src_len);
     /* <<Run the encoder once>> */
-#line 258 "book/decode.nw"
+#line 259 "book/decode.nw"
     memset(cache->tokens, 0, (size_t)batch * sizeof *cache->tokens);
     model_forward(model, src, cache->tokens, src_keep, cache->one_keep, batch, src_len, 1,
                   NULL);
     const float *memory = model_activation(model, model->memory);   /* [B][S][d_model] */
-#line 245 "book/decode.nw"
+#line 246 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) {
         /* <<Project the memory's keys and values for layer [[l]]>> */
-#line 269 "book/decode.nw"
+#line 270 "book/decode.nw"
         const AttentionViews *src_attn = &model->decoder[l].src_attn;
         const int rows = batch * src_len, d = c->d_model;
         project(model, src_attn->linears[1], cache->layers[l].src_k, memory, rows, d, d);
         project(model, src_attn->linears[2], cache->layers[l].src_v, memory, rows, d, d);
-#line 247 "book/decode.nw"
+#line 248 "book/decode.nw"
     }
 }
 /* <<Sublayers for the newest position>> */
-#line 322 "book/decode.nw"
+#line 323 "book/decode.nw"
 /* What F reads: LN(x) into cache->normed (pre-norm) or x itself (post-norm);
    x: [batch][d]. */
 static const float *step_input(const Model *model, KVCache *cache, NormViews norm)
 {
     const Config *c = &model->config;
     if (c->norm == NORM_POST) return cache->x;
-    layernorm_forward(cache->normed, cache->mean, cache->rstd, cache->x,
-                      model_parameter(model, norm.gain),
-                      model_parameter(model, norm.bias), cache->batch, c->d_model,
+    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+    const LayerNormSaved saved = {cache->mean, cache->rstd};
+    layernorm_forward(cache->normed, &w, &saved, cache->x, cache->batch, c->d_model,
                       c->layernorm, c->layernorm_eps);
     return cache->normed;
 }
@@ -125,11 +126,12 @@ static void step_residual(const Model *model, KVCache *cache, NormViews norm)
         return;
     }
     for (size_t i = 0; i < size; i++) sum[i] = x[i] + cache->f[i];
-    layernorm_forward(x, cache->mean, cache->rstd, sum, model_parameter(model, norm.gain),
-                      model_parameter(model, norm.bias), cache->batch, c->d_model,
-                      c->layernorm, c->layernorm_eps);
+    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+    const LayerNormSaved saved = {cache->mean, cache->rstd};
+    layernorm_forward(x, &w, &saved, sum, cache->batch, c->d_model, c->layernorm,
+                      c->layernorm_eps);
 }
-#line 360 "book/decode.nw"
+#line 362 "book/decode.nw"
 /* cache->f = multi-head attention of the newest position of each sequence, with queries
    from in: [batch][d], over n keys and values: key j of sequence b is the row of d floats
    at k + b * seq_stride + j * key_stride, its value likewise in v; keep: NULL (attend to
@@ -144,7 +146,7 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
     for (int b = 0; b < cache->batch; b++)
         for (int a = 0; a < c->heads; a++) {
             /* <<Attend with head [[a]] of the newest position of sequence [[b]]>> */
-#line 384 "book/decode.nw"
+#line 386 "book/decode.nw"
             const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
             const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
             float *p = cache->scores;
@@ -154,11 +156,11 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
             softmax_rows(p, p, 1, n);
             matmul(false, false, 1, d_k, n, 1.0f, p, n, v + first, key_stride, 0.0f,
                    cache->context + head, d);
-#line 374 "book/decode.nw"
+#line 376 "book/decode.nw"
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
 }
-#line 401 "book/decode.nw"
+#line 403 "book/decode.nw"
 static void decoder_layer_step(const Model *model, KVCache *cache, int l)
 {
     const Config *c = &model->config;
@@ -172,7 +174,7 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     const size_t at = (size_t)t * position;
     project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
     project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
-#line 410 "book/decode.nw"
+#line 412 "book/decode.nw"
     attend_newest(model, cache, &views->self_attn, in, layer->self_k, layer->self_v,
                   (size_t)d, position, NULL, t + 1);
     step_residual(model, cache, views->norm[0]);
@@ -181,16 +183,14 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
                   (size_t)cache->src_len * d, d, cache->src_keep, cache->src_len);
     step_residual(model, cache, views->norm[1]);
     in = step_input(model, cache, views->norm[2]);
-    const FeedForwardViews *ff = &views->feed_forward;
-    feed_forward_forward(cache->f, cache->hidden, in,
-                         model_parameter(model, ff->w_1.weight),
-                         model_parameter(model, ff->w_1.bias),
-                         model_parameter(model, ff->w_2.weight),
-                         model_parameter(model, ff->w_2.bias), NULL, batch, d, c->d_ff);
+    const FeedForwardWeights ff = feed_forward_weights(&model->parameters,
+                                                       &views->feed_forward);
+    const FeedForwardSaved hidden = {cache->hidden, NULL};   /* no dropout */
+    feed_forward_forward(cache->f, &ff, &hidden, in, batch, d, c->d_ff);
     step_residual(model, cache, views->norm[2]);
 }
 
-#line 293 "book/decode.nw"
+#line 294 "book/decode.nw"
 const float *decoder_cache_step(const Model *model, KVCache *cache, const int *tokens)
 {
     const Config *c = &model->config;
@@ -198,27 +198,27 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     ENSURE(batch > 0 && t < cache->max_len, "step %d of a cache of %d (batch %d)",
            t, cache->max_len, batch);
     /* <<Embed the newest position>> */
-#line 311 "book/decode.nw"
+#line 312 "book/decode.nw"
     const float *table = model_parameter(model, model->tgt_embedding);
     embedding_forward(cache->x, tokens, table, batch, d, c->tgt_vocab);
     positional_encoding_forward(cache->x, model->positional + (size_t)t * d, batch, 1, d);
-#line 300 "book/decode.nw"
+#line 301 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);
     cache->length = t + 1;
     /* <<Take the final norm and the generator>> */
 #line 442 "book/decode.nw"
     const float *decoded = cache->x;
     if (c->norm == NORM_PRE) {
-        layernorm_forward(cache->normed, cache->mean, cache->rstd, cache->x,
-                          model_parameter(model, model->decoder_norm.gain),
-                          model_parameter(model, model->decoder_norm.bias), batch, d,
-                          c->layernorm, c->layernorm_eps);
+        const LayerNormWeights w = layernorm_weights(&model->parameters, model->decoder_norm);
+        const LayerNormSaved saved = {cache->mean, cache->rstd};
+        layernorm_forward(cache->normed, &w, &saved, cache->x, batch, d, c->layernorm,
+                          c->layernorm_eps);
         decoded = cache->normed;
     }
     project(model, model->generator, cache->logprobs, decoded, batch, d, c->tgt_vocab);
     log_softmax_rows(cache->logprobs, batch, c->tgt_vocab);
     return cache->logprobs;
-#line 303 "book/decode.nw"
+#line 304 "book/decode.nw"
 }
 #line 475 "book/decode.nw"
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,

@@ -5,12 +5,12 @@
 #define DECODE_H
 #include "train.h"
 /* <<decode.h declarations>> */
-#line 94 "book/decode.nw"
+#line 95 "book/decode.nw"
 typedef struct {
     float *self_k, *self_v;    /* [max_len][max_batch][d_model]: position-major */
     float *src_k, *src_v;      /* [batch][src_len][d_model] of the memory, packed */
 } LayerCache;
-#line 106 "book/decode.nw"
+#line 107 "book/decode.nw"
 typedef struct {
     int max_batch, max_src_len, max_len;   /* what the cache was laid out for */
     int batch, src_len;                    /* of the decoding under way */
@@ -35,14 +35,14 @@ typedef struct {
 void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
                         int max_src_len, int max_len);
 void decoder_cache_free(KVCache *cache);
-#line 212 "book/decode.nw"
+#line 213 "book/decode.nw"
 /* Begin decoding src: [batch][src_len] with its padding mask src_keep: [batch][src_len]
    (copied): run the encoder once and project the memory's keys and values for every
    decoder layer; no position is cached yet. The model must be prepared (model_prepare)
    for batch sequences of src_len tokens; its activations are overwritten. */
 void decoder_cache_start(Model *model, KVCache *cache, const int *src,
                          const uint8_t *src_keep, int batch, int src_len);
-#line 284 "book/decode.nw"
+#line 285 "book/decode.nw"
 /* Feed tokens: [batch], one per sequence, at the next position t = cache->length; append
    their keys and values to the cache. Returns the log-probabilities of the token after
    them, [batch][tgt_vocab] (the cache's scratch, valid until the next step). */

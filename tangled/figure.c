@@ -1,5 +1,5 @@
 #line 546 "book/program.nw"
-/* figure.c -- generated from the book's chapters by notangle:
+/* The data behind the book's figures -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include <math.h>
 #include "train.h"
 /* <<figure.c definitions>> */
-#line 252 "book/masks.nw"
+#line 263 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -17,7 +17,7 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
-#line 262 "book/masks.nw"
+#line 273 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
     ENSURE(size >= 1, "subsequent mask of size %d", size);
@@ -28,7 +28,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
-#line 279 "book/masks.nw"
+#line 290 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_TARGET_LEN = 9, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -40,7 +40,7 @@ static const int example_targets[EXAMPLE_BATCH][EXAMPLE_TARGET_LEN] = {
     {0, 11, 12, 13, 1, 2, 2, 2, 2},     /* <s> two men talk </s>              */
     {0, 14, 15, 10, 1, 2, 2, 2, 2},     /* <s> children play . </s>           */
 };
-#line 298 "book/masks.nw"
+#line 309 "book/masks.nw"
 void figure_mask_batch(FILE *out, int sentence)
 {
     enum { LEN = EXAMPLE_TARGET_LEN - 1 };
@@ -63,7 +63,7 @@ void figure_mask_batch(FILE *out, int sentence)
         fputc('\n', out);
     }
 }
-#line 333 "book/masks.nw"
+#line 344 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const int *option)
 {
     figure_mask_subsequent(out, option[0]);
@@ -195,7 +195,7 @@ static const char *emit_learning_rate(FILE *out, const int *option)
 #line 554 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
-#line 326 "book/masks.nw"
+#line 337 "book/masks.nw"
     {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
      {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
     {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",

@@ -25,7 +25,7 @@ typedef struct {
 extern const FigureKind figure_kinds[];
 extern const int figure_kind_count;
 /* <<figure.h declarations>> */
-#line 347 "book/masks.nw"
+#line 358 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
 #line 667 "book/program.nw"

@@ -1,11 +1,12 @@
 #line 62 "book/gradcheck.nw"
-/* Generated from the book's chapters by notangle: edit the book, not this file. */
+/* Finite-difference checks of every backward function, layer by layer and for the whole
+   model -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "gradcheck.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 /* <<gradcheck.c definitions>> */
-#line 88 "book/gradcheck.nw"
+#line 89 "book/gradcheck.nw"
 double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng, FILE *out)
 {
     memset(problem->grads->data, 0, problem->grads->total * sizeof(float));
@@ -21,7 +22,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
         scale = fmax(scale, 1e-2);   /* below this, compare in absolute terms */
         for (int s = 0; s < samples; s++) {
             /* <<Compare one random entry's central difference with its gradient>> */
-#line 125 "book/gradcheck.nw"
+#line 126 "book/gradcheck.nw"
             const size_t j = rng_next(rng) % view->size;
             const float saved = x[j];
             x[j] = saved + h;
@@ -34,7 +35,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
             double miss = fabs(central - g[j]);
             miss = fmin(miss, fmin(fabs(forward - g[j]), fabs(backward - g[j])));   /* at a kink */
             error = fmax(error, miss / scale);
-#line 103 "book/gradcheck.nw"
+#line 104 "book/gradcheck.nw"
         }
         if (out)
             fprintf(out, "  %-44s e = %.2e  (max |grad| %.3g)\n", view->name, error, scale);
@@ -42,7 +43,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
     }
     return worst;
 }
-#line 158 "book/gradcheck.nw"
+#line 159 "book/gradcheck.nw"
 typedef struct {
     const char *layer;
     FlatBuffer vars, grads;
@@ -63,12 +64,12 @@ static double weighted_sum(const float *w, const float *y, size_t n)
     for (size_t i = 0; i < n; i++) sum += (double)w[i] * y[i];
     return sum;
 }
-#line 184 "book/gradcheck.nw"
+#line 185 "book/gradcheck.nw"
 static double layer_run(LayerProblem *p, bool backward)
 {
     const char *name = p->layer;
     /* <<Run a linear layer>> */
-#line 203 "book/gradcheck.nw"
+#line 204 "book/gradcheck.nw"
     if (strcmp(name, "linear") == 0) {   /* vars: in [n][d], weight [d2][d], bias [d2] */
         linear_forward(p->out, xs(p, 0), xs(p, 1), xs(p, 2), p->n, p->d, p->d2);
         if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d2);
@@ -76,9 +77,9 @@ static double layer_run(LayerProblem *p, bool backward)
                         p->d, p->d2);
         return 0;
     }
-#line 188 "book/gradcheck.nw"
+#line 189 "book/gradcheck.nw"
     /* <<Run a softmax>> */
-#line 216 "book/gradcheck.nw"
+#line 217 "book/gradcheck.nw"
     if (strcmp(name, "softmax") == 0) {   /* vars: scores [n][d] */
         memcpy(p->scratch, xs(p, 0), (size_t)p->n * p->d * sizeof(float));
         mask_scores(p->scratch, p->keep, (size_t)p->d, p->n, p->d);
@@ -87,78 +88,76 @@ static double layer_run(LayerProblem *p, bool backward)
         softmax_rows_backward(gs(p, 0), p->w, p->out, p->n, p->d);
         return 0;
     }
-#line 189 "book/gradcheck.nw"
+#line 190 "book/gradcheck.nw"
     /* <<Run an attention>> */
-#line 231 "book/gradcheck.nw"
+#line 234 "book/gradcheck.nw"
     if (strcmp(name, "attention") == 0 || strcmp(name, "cross-attention") == 0) {
         const bool cross = name[0] == 'c';
         const int d = p->d, rows_q = p->n * p->len_q, rows_k = p->n * p->len_k;
-        const float *weight[4], *bias[4];
-        float *d_weight[4], *d_bias[4];
-        for (int i = 0; i < 4; i++) {
-            weight[i] = xs(p, 2 + 2 * i), bias[i] = xs(p, 3 + 2 * i);
-            d_weight[i] = gs(p, 2 + 2 * i), d_bias[i] = gs(p, 3 + 2 * i);
-        }
+        const AttentionWeights w = {xs(p, 2), xs(p, 3), xs(p, 4), xs(p, 5),
+                                    xs(p, 6), xs(p, 7), xs(p, 8), xs(p, 9)};
+        const AttentionWeights d_w = {gs(p, 2), gs(p, 3), gs(p, 4), gs(p, 5),
+                                      gs(p, 6), gs(p, 7), gs(p, 8), gs(p, 9)};
         float *q = p->scratch, *k = q + (size_t)rows_q * d, *v = k + (size_t)rows_k * d;
         float *probs = v + (size_t)rows_k * d;
         float *dropped = probs + (size_t)p->n * p->heads * p->len_q * p->len_k;
         float *context = dropped + (size_t)p->n * p->heads * p->len_q * p->len_k;
         float *keep_scale = context + (size_t)rows_q * d;
+        const AttentionSaved saved = {q, k, v, probs, dropped, context, cross ? keep_scale : NULL};
+        const Mask mask = {p->keep, cross ? (size_t)p->len_k : (size_t)p->len_q * p->len_k,
+                           cross ? 0 : (size_t)p->len_k};
+        const AttentionShape shape = {p->n, p->len_q, p->len_k, d, p->heads};
         const float *memory = cross ? xs(p, 1) : xs(p, 0);
-        attention_forward(p->out, q, k, v, probs, dropped, context, xs(p, 0), memory, p->keep,
-                          cross ? (size_t)p->len_k : (size_t)p->len_q * p->len_k,
-                          cross ? 0 : (size_t)p->len_k, weight, bias, cross ? keep_scale : NULL,
-                          p->n, p->len_q, p->len_k, d, p->heads);
+        attention_forward(p->out, &w, &saved, xs(p, 0), memory, &mask, &shape);
         if (!backward) return weighted_sum(p->w, p->out, (size_t)rows_q * d);
         float *s = keep_scale + (size_t)p->n * p->heads * p->len_q * p->len_k;
         const AttentionScratch scratch = {s, s + (size_t)rows_q * d, s + 2 * (size_t)rows_q * d,
                                           s + 2 * (size_t)rows_q * d + (size_t)rows_k * d,
                                           s + 2 * (size_t)rows_q * d + 2 * (size_t)rows_k * d};
-        attention_backward(gs(p, 0), cross ? gs(p, 1) : gs(p, 0), d_weight, d_bias,
-                           &scratch, p->w, q, k, v, probs, dropped, context, xs(p, 0), memory,
-                           weight, cross ? keep_scale : NULL, p->n, p->len_q, p->len_k, d,
-                           p->heads);
-        return 0;
-    }
-#line 190 "book/gradcheck.nw"
-    /* <<Run a layer norm>> */
-#line 264 "book/gradcheck.nw"
-    if (strncmp(name, "layernorm", 9) == 0) {   /* vars: in [n][d], gain [d], bias [d] */
-        LayerNormFormula formula = name[9] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
-        float *mean = p->scratch, *rstd = mean + p->n;
-        layernorm_forward(p->out, mean, rstd, xs(p, 0), xs(p, 1), xs(p, 2), p->n, p->d,
-                          formula, 1e-6f);
-        if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
-        layernorm_backward(gs(p, 0), gs(p, 1), gs(p, 2), p->w, xs(p, 0), mean, rstd,
-                           xs(p, 1), p->n, p->d, formula, 1e-6f);
+        attention_backward(gs(p, 0), cross ? gs(p, 1) : gs(p, 0), &d_w, &scratch, p->w, &w,
+                           &saved, xs(p, 0), memory, &shape);
         return 0;
     }
 #line 191 "book/gradcheck.nw"
-    /* <<Run a feed-forward network>> */
-#line 279 "book/gradcheck.nw"
-    if (strcmp(name, "feed-forward") == 0) {   /* vars: in, w_1, b_1, w_2, b_2 */
-        float *hidden = p->scratch, *keep_scale = hidden + (size_t)p->n * p->d2;
-        float *d_hidden = keep_scale + (size_t)p->n * p->d2;
-        feed_forward_forward(p->out, hidden, xs(p, 0), xs(p, 1), xs(p, 2), xs(p, 3),
-                             xs(p, 4), keep_scale, p->n, p->d, p->d2);
+    /* <<Run a layer norm>> */
+#line 267 "book/gradcheck.nw"
+    if (strncmp(name, "layernorm", 9) == 0) {   /* vars: in [n][d], gain [d], bias [d] */
+        LayerNormFormula formula = name[9] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
+        const LayerNormWeights w = {xs(p, 1), xs(p, 2)}, d_w = {gs(p, 1), gs(p, 2)};
+        const LayerNormSaved saved = {p->scratch, p->scratch + p->n};   /* mean, rstd */
+        layernorm_forward(p->out, &w, &saved, xs(p, 0), p->n, p->d, formula, 1e-6f);
         if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
-        feed_forward_backward(gs(p, 0), gs(p, 1), gs(p, 2), gs(p, 3), gs(p, 4),
-                              d_hidden, p->w, xs(p, 0), hidden, xs(p, 1), xs(p, 3),
-                              keep_scale, p->n, p->d, p->d2);
+        layernorm_backward(gs(p, 0), &d_w, p->w, &w, &saved, xs(p, 0), p->n, p->d, formula,
+                           1e-6f);
         return 0;
     }
 #line 192 "book/gradcheck.nw"
+    /* <<Run a feed-forward network>> */
+#line 282 "book/gradcheck.nw"
+    if (strcmp(name, "feed-forward") == 0) {   /* vars: in, w_1, b_1, w_2, b_2 */
+        float *hidden = p->scratch, *keep_scale = hidden + (size_t)p->n * p->d2;
+        float *d_hidden = keep_scale + (size_t)p->n * p->d2;
+        const FeedForwardWeights w = {xs(p, 1), xs(p, 2), xs(p, 3), xs(p, 4)};
+        const FeedForwardWeights d_w = {gs(p, 1), gs(p, 2), gs(p, 3), gs(p, 4)};
+        const FeedForwardSaved saved = {hidden, keep_scale};
+        feed_forward_forward(p->out, &w, &saved, xs(p, 0), p->n, p->d, p->d2);
+        if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
+        feed_forward_backward(gs(p, 0), &d_w, d_hidden, p->w, &w, &saved, xs(p, 0), p->n, p->d,
+                              p->d2);
+        return 0;
+    }
+#line 193 "book/gradcheck.nw"
     /* <<Run an embedding>> */
-#line 293 "book/gradcheck.nw"
+#line 297 "book/gradcheck.nw"
     if (strcmp(name, "embedding") == 0) {   /* vars: table [d2][d]; tokens repeat */
         embedding_forward(p->out, p->tokens, xs(p, 0), p->n, p->d, p->d2);
         if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
         embedding_backward(gs(p, 0), p->w, p->tokens, p->n, p->d);
         return 0;
     }
-#line 193 "book/gradcheck.nw"
+#line 194 "book/gradcheck.nw"
     /* <<Run a log-softmax>> */
-#line 302 "book/gradcheck.nw"
+#line 306 "book/gradcheck.nw"
     if (strcmp(name, "log-softmax") == 0) {   /* vars: logits [n][d] */
         memcpy(p->out, xs(p, 0), (size_t)p->n * p->d * sizeof(float));
         log_softmax_rows(p->out, p->n, p->d);
@@ -166,14 +165,14 @@ static double layer_run(LayerProblem *p, bool backward)
         log_softmax_backward(gs(p, 0), p->w, p->out, p->n, p->d);
         return 0;
     }
-#line 194 "book/gradcheck.nw"
+#line 195 "book/gradcheck.nw"
     ENSURE(false, "no layer %s", name);
     return 0.0;
 }
 
 static double layer_loss(void *context) { return layer_run(context, false); }
 static void layer_gradient(void *context) { layer_run(context, true); }
-#line 317 "book/gradcheck.nw"
+#line 321 "book/gradcheck.nw"
 const char *const gradcheck_layer_names[] = {
     "linear", "softmax", "attention", "cross-attention", "layernorm", "layernorm-annotated",
     "feed-forward", "embedding", "log-softmax", NULL};
@@ -190,7 +189,7 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     p->n = 2, p->d = 8, p->d2 = 5, p->heads = 2, p->len_q = 3, p->len_k = 3;
     size_t outputs = (size_t)p->n * p->d;
     /* <<Lay out the variables of the layer>> */
-#line 346 "book/gradcheck.nw"
+#line 350 "book/gradcheck.nw"
     if (strcmp(name, "linear") == 0) {
         add_var(p, "in", p->n, p->d), add_var(p, "weight", p->d2, p->d);
         add_var(p, "bias", 1, p->d2);
@@ -220,13 +219,13 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     } else {   /* softmax, log-softmax */
         add_var(p, "scores", p->n, p->d);
     }
-#line 333 "book/gradcheck.nw"
+#line 337 "book/gradcheck.nw"
     flat_allocate(&p->vars);
     flat_allocate_like(&p->grads, &p->vars);
     for (size_t i = 0; i < p->vars.total; i++)
         p->vars.data[i] = rng_uniform_between(rng, -1, 1);
     /* <<Adjust the variables that need it>> */
-#line 383 "book/gradcheck.nw"
+#line 387 "book/gradcheck.nw"
     for (int i = 0; i < 64; i++) p->keep[i] = 1;
     if (strcmp(name, "softmax") == 0)
         p->keep[1] = p->keep[10] = p->keep[11] = 0;
@@ -236,13 +235,13 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     if (strcmp(name, "cross-attention") == 0) p->keep[3] = 0;   /* sequence 0's last key */
     if (strcmp(name, "embedding") == 0)
         for (int t = 0; t < p->n; t++) p->tokens[t] = (t * 3) % p->d2;   /* 0 3 1 4 2 0 */
-#line 338 "book/gradcheck.nw"
+#line 342 "book/gradcheck.nw"
     p->w = xmalloc(outputs * sizeof *p->w);
     p->out = xmalloc(outputs * sizeof *p->out);
     p->scratch = xmalloc(65536 * sizeof *p->scratch);
     for (size_t i = 0; i < outputs; i++) p->w[i] = rng_uniform_between(rng, -1, 1);
 }
-#line 395 "book/gradcheck.nw"
+#line 399 "book/gradcheck.nw"
 double gradcheck_layer(const char *name, int samples, float h, FILE *out)
 {
     bool known = false;
@@ -257,12 +256,12 @@ double gradcheck_layer(const char *name, int samples, float h, FILE *out)
         dropout_mask(p.scratch + (size_t)p.n * p.d2, (size_t)p.n * p.d2, 0.25f, &rng);
     if (strcmp(name, "cross-attention") == 0) {
         /* <<Draw the cross-attention's dropout pattern into its place in the scratch>> */
-#line 419 "book/gradcheck.nw"
+#line 423 "book/gradcheck.nw"
         const size_t rows_q = (size_t)p.n * p.len_q, rows_k = (size_t)p.n * p.len_k;
         const size_t weights = (size_t)p.n * p.heads * p.len_q * p.len_k;
         float *keep_scale = p.scratch + (rows_q + 2 * rows_k) * p.d + 2 * weights + rows_q * p.d;
         dropout_mask(keep_scale, weights, 0.25f, &rng);
-#line 409 "book/gradcheck.nw"
+#line 413 "book/gradcheck.nw"
     }
     GradcheckProblem problem = {&p.vars, &p.grads, layer_loss, layer_gradient, &p};
     double worst = gradcheck(&problem, samples, h, &rng, out);
@@ -270,7 +269,7 @@ double gradcheck_layer(const char *name, int samples, float h, FILE *out)
     free(p.w), free(p.out), free(p.scratch);
     return worst;
 }
-#line 449 "book/gradcheck.nw"
+#line 453 "book/gradcheck.nw"
 static const float *model_problem_forward(ModelProblem *m)
 {
     Rng rng;
@@ -293,7 +292,7 @@ void model_problem_gradient(void *context)
     model_problem_loss(m);
     model_backward(m->model, m->d_logprobs, m->src, m->tgt);
 }
-#line 485 "book/gradcheck.nw"
+#line 489 "book/gradcheck.nw"
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, bool tied, int samples,
                        float h, FILE *out)
 {

@@ -44,7 +44,7 @@ static const Command commands[] = {
      "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
      "the time of one product and the rate in GFLOP/s.\n",
      NULL, run_time_matmul},
-#line 586 "book/gradcheck.nw"
+#line 590 "book/gradcheck.nw"
     {"gradcheck", "check the backward functions by finite differences",
      "usage: transformer gradcheck [--layer NAME] [--samples N] [--step H]\n\n"
      "Compare each backward function's gradient with central differences and print the\n"
@@ -79,7 +79,7 @@ static const Command commands[] = {
      "recomputing decoder, the cached one, or (without --decoder) both; print the time of\n"
      "one decoding and, for both, the speed-up. Exits with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 1430 "book/text.nw"
+#line 1431 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
      "usage: transformer tokenize [--language en|de] [--lowercase] < TEXT > TOKENS\n"
      "       transformer tokenize [--language en|de] --detokenize < TOKENS > TEXT\n"
@@ -92,7 +92,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 1497 "book/text.nw"
+#line 1498 "book/text.nw"
     {"vocab", "build the vocabulary of text files (Chapter 15)",
      "usage: transformer vocab [--language en|de] [--lowercase] [--min-freq N]\n"
      "                         [--save VOCAB] FILE...\n\n"
@@ -101,7 +101,7 @@ static const Command commands[] = {
      "the most frequent first, ties in byte order. Print its size; --save writes it to\n"
      "VOCAB, one token a line.\n",
      NULL, run_vocab},
-#line 1035 "book/bleu.nw"
+#line 1036 "book/bleu.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [--lowercase]\n\n"
      "Print the corpus BLEU of the hypotheses in HYP (detokenized text, one sentence\n"

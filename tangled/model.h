@@ -1,139 +1,11 @@
-#line 18 "book/masks.nw"
-/* The Transformer's masks and layers.
+#line 16 "book/model.nw"
+/* The encoder-decoder Transformer assembled from the layers.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef MODEL_H
 #define MODEL_H
-#include <math.h>
-#include "tensor.h"
+#include "layers.h"
 /* <<model.h declarations>> */
-#line 70 "book/masks.nw"
-/* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
-void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 102 "book/masks.nw"
-/* keep[i][j] = 1 if j <= i: position i may attend to itself and earlier positions;
-   keep: [len][len]. */
-void subsequent_mask(uint8_t *keep, int len);
-#line 142 "book/masks.nw"
-/* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
-   keep: [batch][len][len], tokens: [batch][len]. */
-void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 213 "book/masks.nw"
-/* The score of a masked position: its softmax weight is exactly 0. */
-#define MASKED_SCORE (-INFINITY)
-
-/* scores[i][j] = MASKED_SCORE where keep[i * keep_row_stride + j] == 0;
-   scores: [rows][cols]. keep_row_stride is cols for a full mask, 0 for one row
-   broadcast to every query. */
-void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
-                 int rows, int cols);
-#line 30 "book/embeddings.nw"
-/* out[p][i] = sqrt(d_model) * table[tokens[p]][i]; out: [n][d_model],
-   tokens: [n], table: [vocab][d_model]. */
-void embedding_forward(float *out, const int *tokens, const float *table,
-                       int n, int d_model, int vocab);
-#line 67 "book/embeddings.nw"
-/* d_table[tokens[p]] += sqrt(d_model) * d_out[p]; d_table: [vocab][d_model],
-   d_out: [n][d_model], tokens: [n]. */
-void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
-                        int d_model);
-#line 117 "book/embeddings.nw"
-/* table[p][2i] = sin(p w_i), table[p][2i+1] = cos(p w_i), w_i = 10000^(-2i/d_model);
-   table: [max_len][d_model], d_model even. */
-void positional_encoding_table(float *table, int max_len, int d_model);
-#line 141 "book/embeddings.nw"
-/* x[b][p][i] += table[p][i]; x: [batch][len][d_model], table: [>= len][d_model]. */
-void positional_encoding_forward(float *x, const float *table, int batch, int len,
-                                 int d_model);
-#line 23 "book/attention.nw"
-/* out[r] = in[r] weight^T + bias; out: [n][out_features], in: [n][in_features],
-   weight: [out_features][in_features], bias: [out_features]. */
-void linear_forward(float *out, const float *in, const float *weight, const float *bias,
-                    int n, int in_features, int out_features);
-#line 58 "book/attention.nw"
-/* d_in += d_out weight; d_weight += d_out^T in; d_bias += sum of the rows of d_out.
-   d_in, in: [n][in_features] (d_in may be NULL), d_out: [n][out_features],
-   weight, d_weight: [out_features][in_features], d_bias: [out_features]. */
-void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
-                     const float *in, const float *weight, int n, int in_features,
-                     int out_features);
-#line 114 "book/attention.nw"
-/* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
-   all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
-void softmax_rows(float *p, const float *s, int rows, int cols);
-#line 148 "book/attention.nw"
-/* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
-   ds may be dp. */
-void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
-#line 193 "book/attention.nw"
-/* Multi-head attention. query_in: [B][Tq][d], memory_in: [B][Tk][d] (the same tensor for
-   self-attention); keep flag (b,i,j) at keep[b*keep_batch_stride + i*keep_row_stride + j];
-   weight[0..3]: [d][d] and bias[0..3]: [d] for query, key, value, output.
-   Saved for the backward pass: q: [B][Tq][d], k, v: [B][Tk][d], probs: [B][heads][Tq][Tk],
-   context: [B][Tq][d] (heads side by side). probs_keep_scale: dropout of the weights
-   ([B][heads][Tq][Tk]), NULL for none; then probs_dropped (same shape) receives the
-   weights after dropout, and probs keeps them before. Result: out: [B][Tq][d]. */
-void attention_forward(float *out, float *q, float *k, float *v, float *probs,
-                       float *probs_dropped, float *context, const float *query_in,
-                       const float *memory_in, const uint8_t *keep,
-                       size_t keep_batch_stride, size_t keep_row_stride,
-                       const float *const weight[4], const float *const bias[4],
-                       const float *probs_keep_scale, int batch, int len_q, int len_k,
-                       int d_model, int heads);
-#line 282 "book/attention.nw"
-/* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
-   d_p: [Tq][Tk]. */
-typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
-
-/* Gradients of attention_forward, added into d_query_in: [B][Tq][d], d_memory_in:
-   [B][Tk][d] (the same array for self-attention), d_weight[i]: [d][d], d_bias[i]: [d].
-   The other arguments are attention_forward's, with its saved q, k, v, probs,
-   probs_dropped and context. */
-void attention_backward(float *d_query_in, float *d_memory_in, float *const d_weight[4],
-                        float *const d_bias[4], const AttentionScratch *scratch,
-                        const float *d_out, const float *q, const float *k, const float *v,
-                        const float *probs, const float *probs_dropped,
-                        const float *context, const float *query_in,
-                        const float *memory_in, const float *const weight[4],
-                        const float *probs_keep_scale, int batch, int len_q, int len_k,
-                        int d_model, int heads);
-#line 364 "book/attention.nw"
-/* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
-void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
-/* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
-void dropout_apply(float *x, const float *keep_scale, size_t n);
-#line 51 "book/layernorm.nw"
-typedef enum { LAYERNORM_STANDARD, LAYERNORM_ANNOTATED } LayerNormFormula;
-
-/* out[r] = gain * (in[r] - mean[r]) * rstd[r] + bias, per row; out, in: [n][d],
-   gain, bias: [d]; saved: mean, rstd: [n] (rstd = 1/sqrt(var + eps) or 1/(std + eps)). */
-void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
-                       const float *gain, const float *bias, int n, int d,
-                       LayerNormFormula formula, float eps);
-#line 107 "book/layernorm.nw"
-/* Gradients of layernorm_forward, added into d_in: [n][d], d_gain, d_bias: [d];
-   d_out, in: [n][d]; mean, rstd: [n] as saved by the forward. */
-void layernorm_backward(float *d_in, float *d_gain, float *d_bias, const float *d_out,
-                        const float *in, const float *mean, const float *rstd,
-                        const float *gain, int n, int d, LayerNormFormula formula,
-                        float eps);
-#line 210 "book/layernorm.nw"
-/* out = relu(in w_1^T + b_1) w_2^T + b_2; in, out: [n][d_model],
-   w_1: [d_ff][d_model], b_1: [d_ff], w_2: [d_model][d_ff], b_2: [d_model];
-   saved: hidden: [n][d_ff] (after the ReLU and the dropout given by
-   hidden_keep_scale: [n][d_ff], NULL for none). */
-void feed_forward_forward(float *out, float *hidden, const float *in,
-                          const float *w_1, const float *b_1, const float *w_2,
-                          const float *b_2, const float *hidden_keep_scale,
-                          int n, int d_model, int d_ff);
-#line 248 "book/layernorm.nw"
-/* Gradients of feed_forward_forward, added into d_in: [n][d_model] and the parameter
-   gradients; d_hidden: scratch [n][d_ff]; hidden, hidden_keep_scale as in the forward. */
-void feed_forward_backward(float *d_in, float *d_w_1, float *d_b_1, float *d_w_2,
-                           float *d_b_2, float *d_hidden, const float *d_out,
-                           const float *in, const float *hidden, const float *w_1,
-                           const float *w_2, const float *hidden_keep_scale, int n,
-                           int d_model, int d_ff);
-#line 21 "book/model.nw"
+#line 47 "book/model.nw"
 typedef enum { NORM_PRE, NORM_POST } NormPlacement;
 
 typedef struct {
@@ -151,7 +23,7 @@ typedef struct {
 /* The base model's sizes with the reference's dropout and eps, for given vocabularies and
    N; the standard layer-norm formula (LAYERNORM_ANNOTATED gives the reference's). */
 Config config_default(int src_vocab, int tgt_vocab, int layers);
-#line 58 "book/model.nw"
+#line 84 "book/model.nw"
 typedef struct { int weight, bias; } LinearViews;
 typedef struct { int gain, bias; } NormViews;             /* the reference's a_2, b_2 */
 typedef struct { LinearViews linears[4]; } AttentionViews;
@@ -167,7 +39,7 @@ typedef struct {
     NormViews norm[3];
 } DecoderLayerViews;
 /* <<Activation views>> */
-#line 388 "book/model.nw"
+#line 457 "book/model.nw"
 typedef struct { int q, k, v, probs, probs_keep, probs_dropped, context; } AttentionActs;
 typedef struct {
     int normed;      /* pre: LN(x), the sublayer's input; post: x + dropout(F(x)) */
@@ -187,7 +59,7 @@ typedef struct {
     int hidden, hidden_keep;
 } DecoderActs;
 
-#line 80 "book/model.nw"
+#line 106 "book/model.nw"
 typedef struct {
     Config config;
     FlatBuffer parameters;
@@ -199,7 +71,7 @@ typedef struct {
     LinearViews generator;               /* weight = tgt_embedding when tied */
     float *positional;                   /* [max_len][d_model], not a parameter */
     /* <<Activation fields of the model>> */
-#line 409 "book/model.nw"
+#line 478 "book/model.nw"
     FlatBuffer activations;
     int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
     int max_src_tokens, max_tgt_tokens;        /* ... and at most this many rows in all */
@@ -210,22 +82,29 @@ typedef struct {
     int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
     int logprobs;                              /* [B][T_tgt][tgt_vocab] */
     /* <<Gradient scratch views>> */
-#line 854 "book/model.nw"
+#line 933 "book/model.nw"
     int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     int d_context, d_q, d_k, d_v, d_p;
-#line 419 "book/model.nw"
+#line 488 "book/model.nw"
     int batch, src_len, tgt_len;               /* of the last forward pass */
     bool dropout_on;                           /* whether it drew dropout patterns */
-#line 91 "book/model.nw"
+#line 117 "book/model.nw"
 } Model;
 
 void model_init(Model *model, Config config);   /* lays out and allocates; all zero */
 void model_free(Model *model);
 float *model_parameter(const Model *model, int view);
-#line 306 "book/model.nw"
+#line 322 "book/model.nw"
+/* A layer's weights from its views in buffer: model->parameters for the weights,
+   model->gradients for their gradients. */
+AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views);
+FeedForwardWeights feed_forward_weights(const FlatBuffer *buffer,
+                                        const FeedForwardViews *views);
+LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views);
+#line 375 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng);
 size_t model_parameter_count(const Model *model);
-#line 424 "book/model.nw"
+#line 493 "book/model.nw"
 /* Lay out and allocate the activations for batches of up to max_batch sequences. */
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
 /* The same for batches that also hold at most max_src_tokens and max_tgt_tokens positions
@@ -234,23 +113,14 @@ void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len
 void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
                           int max_src_tokens, int max_tgt_tokens);
 float *model_activation(const Model *model, int view);
-#line 573 "book/model.nw"
+#line 642 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
    tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 812 "book/model.nw"
-/* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
-void log_softmax_rows(float *x, int rows, int cols);
-#line 885 "book/model.nw"
-/* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
-   writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
-double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
-                int vocab, int pad);
-/* d_x = d_y - softmax(x) * sum(d_y), per row, from y = log_softmax(x); all [rows][cols]. */
-void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols);
+#line 976 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
@@ -260,43 +130,5 @@ float *model_gradient(const Model *model, int view);
 /* The floating-point operations of the matrix products of one training step (forward and
    backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len);
-#line 642 "book/fast.nw"
-/* dropout_mask's exact result, drawn by blocks on several threads. */
-void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
-#line 672 "book/fast.nw"
-/* softmax_rows after mask_scores, in place: p: [rows][cols] scores in, weights out;
-   keep as in mask_scores. */
-void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
-                         int cols);
-#line 705 "book/fast.nw"
-/* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in one pass. */
-void row_moments(const float *x, int d, double *mean, double *squares);
-#line 747 "book/fast.nw"
-/* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
-   Plain arithmetic, so that a loop of it runs in vector registers. */
-static inline float vector_expf(float x)
-{
-    const float log2e = 1.44269504088896341f;
-    const float ln2_high = 0.693359375f, ln2_low = -2.12194440e-4f;   /* sum: ln 2 */
-    const float round = 12582912.0f;   /* 1.5 * 2^23: adding it rounds to an integer */
-    const float clamped = x > -87.0f ? (x < 88.0f ? x : 88.0f) : -87.0f;   /* NaN: -87 */
-    const float n = (clamped * log2e + round) - round;
-    const float r = (clamped - n * ln2_high) - n * ln2_low;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    const float e_r = p * (r * r) + r + 1.0f;
-    const union { uint32_t bits; float value; } two_n = {.bits = (uint32_t)((int32_t)n + 127)
-                                                                 << 23};
-    const float e_x = x < -87.0f ? 0.0f : e_r * two_n.value;
-    return x == x ? e_x : x;   /* NaN in, NaN out */
-}
-#line 776 "book/fast.nw"
-void log_softmax_rows_fast(float *x, int rows, int cols);
-void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
-                               int cols);
-#line 25 "book/masks.nw"
+#line 22 "book/model.nw"
 #endif

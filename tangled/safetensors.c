@@ -1,5 +1,6 @@
 #line 38 "book/safetensors.nw"
-/* Generated from the book's chapters by notangle: edit the book, not this file. */
+/* Reading and writing tensors in the safetensors format -- generated from the book's
+   chapters by notangle: edit the book, not this file. */
 #include "safetensors.h"
 #include <cJSON.h>
 #include <errno.h>
@@ -10,7 +11,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 /* <<safetensors.c definitions>> */
-#line 99 "book/safetensors.nw"
+#line 100 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -47,12 +48,12 @@ static const char *fail(Safetensors *file, const char *path, const char *format,
     va_end(arguments);
     return file->error;
 }
-#line 138 "book/safetensors.nw"
+#line 139 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 150 "book/safetensors.nw"
+#line 151 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
     size_t length = 0, capacity = 1 << 16;
@@ -70,9 +71,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
     bool read_error = ferror(in);
     fclose(in);
     if (read_error) return fail(file, path, "read error");
-#line 142 "book/safetensors.nw"
+#line 143 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 174 "book/safetensors.nw"
+#line 175 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
@@ -88,9 +89,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
         cJSON_Delete(header);
         return fail(file, path, "the header is not a JSON object");
     }
-#line 143 "book/safetensors.nw"
+#line 144 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 192 "book/safetensors.nw"
+#line 193 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -100,7 +101,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 211 "book/safetensors.nw"
+#line 212 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -132,7 +133,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
-#line 201 "book/safetensors.nw"
+#line 202 "book/safetensors.nw"
         if (problem) {
             fail(file, path, "tensor '%s': %s", item->string, problem);
             cJSON_Delete(header);
@@ -140,11 +141,11 @@ const char *safetensors_read(Safetensors *file, const char *path)
         }
         file->count++;
     }
-#line 144 "book/safetensors.nw"
+#line 145 "book/safetensors.nw"
     cJSON_Delete(header);
     return NULL;
 }
-#line 245 "book/safetensors.nw"
+#line 246 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -170,7 +171,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 288 "book/safetensors.nw"
+#line 289 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -194,7 +195,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 337 "book/safetensors.nw"
+#line 338 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -209,7 +210,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 374 "book/safetensors.nw"
+#line 375 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -225,7 +226,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 395 "book/safetensors.nw"
+#line 396 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -251,9 +252,9 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 389 "book/safetensors.nw"
+#line 390 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
-#line 426 "book/safetensors.nw"
+#line 427 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
         free(json);
@@ -286,6 +287,6 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
         return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 390 "book/safetensors.nw"
+#line 391 "book/safetensors.nw"
     return NULL;
 }

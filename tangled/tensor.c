@@ -1,20 +1,21 @@
 #line 22 "book/tensor.nw"
-/* tensor.c -- generated from book/tensor.nw by notangle: edit the book, not this file. */
+/* Errors, flat buffers, random numbers, matrix products and threads, for every other
+   file -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "tensor.h"
 /* <<tensor.c includes>> */
-#line 35 "book/tensor.nw"
+#line 36 "book/tensor.nw"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 408 "book/tensor.nw"
+#line 409 "book/tensor.nw"
 #include <math.h>
-#line 537 "book/tensor.nw"
+#line 538 "book/tensor.nw"
 #include <cblas.h>
 #line 776 "book/program.nw"
 #include <time.h>
 /* <<tensor.c definitions>> */
-#line 75 "book/tensor.nw"
+#line 76 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
 {
     va_list arguments;
@@ -26,7 +27,7 @@ void fail_at(const char *file, int line, const char *condition, const char *form
     fputc('\n', stderr);
     abort();
 }
-#line 98 "book/tensor.nw"
+#line 99 "book/tensor.nw"
 void die(const char *format, ...)
 {
     va_list arguments;
@@ -38,7 +39,7 @@ void die(const char *format, ...)
     fputc('\n', stderr);
     exit(EXIT_FAILURE);
 }
-#line 123 "book/tensor.nw"
+#line 124 "book/tensor.nw"
 void *xmalloc_at(size_t bytes, const char *file, int line)
 {
     void *memory = malloc(bytes ? bytes : 1);
@@ -46,7 +47,7 @@ void *xmalloc_at(size_t bytes, const char *file, int line)
         die("out of memory allocating %zu bytes (%s:%d)", bytes, file, line);
     return memory;
 }
-#line 203 "book/tensor.nw"
+#line 204 "book/tensor.nw"
 enum { FLAT_ALIGN = 16 };   /* floats: 64 bytes, one cache line */
 
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
@@ -56,7 +57,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     ENSURE(strlen(name) < TENSOR_NAME_MAX, "view name too long: %s", name);
     ENSURE(flat_find(buffer, name) < 0, "view %s added twice", name);
     /* <<Grow the table of views if it is full>> */
-#line 231 "book/tensor.nw"
+#line 232 "book/tensor.nw"
     if (buffer->count == buffer->capacity) {
         int capacity = buffer->capacity ? 2 * buffer->capacity : 64;
         TensorView *views = xmalloc((size_t)capacity * sizeof *views);
@@ -66,7 +67,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
         buffer->views = views;
         buffer->capacity = capacity;
     }
-#line 212 "book/tensor.nw"
+#line 213 "book/tensor.nw"
     TensorView *view = &buffer->views[buffer->count];
     memset(view, 0, sizeof *view);
     strcpy(view->name, name);
@@ -83,7 +84,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     buffer->total = view->offset + view->size;
     return buffer->count++;
 }
-#line 247 "book/tensor.nw"
+#line 248 "book/tensor.nw"
 void flat_allocate(FlatBuffer *buffer)
 {
     ENSURE(buffer->data == NULL, "buffer allocated twice");
@@ -104,7 +105,7 @@ void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout)
     }
     flat_allocate(buffer);
 }
-#line 274 "book/tensor.nw"
+#line 275 "book/tensor.nw"
 int flat_find(const FlatBuffer *buffer, const char *name)
 {
     for (int i = 0; i < buffer->count; i++)
@@ -126,7 +127,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
-#line 353 "book/tensor.nw"
+#line 354 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -135,7 +136,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
-#line 384 "book/tensor.nw"
+#line 385 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -145,7 +146,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
-#line 412 "book/tensor.nw"
+#line 413 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -153,13 +154,13 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 467 "book/tensor.nw"
+#line 468 "book/tensor.nw"
 /* Element (row, col) of op(x), where x is row-major with leading dimension ld. */
 static inline float element(const float *x, int ld, bool transposed, int row, int col)
 {
     return transposed ? x[(size_t)col * ld + row] : x[(size_t)row * ld + col];
 }
-#line 481 "book/tensor.nw"
+#line 482 "book/tensor.nw"
 static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
                              const float *y, int y_rows, int y_cols, int ldy)
 {
@@ -169,13 +170,13 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     uintptr_t y_end = y_first + ((size_t)(y_rows - 1) * ldy + y_cols) * sizeof(float);
     return x_first < y_end && y_first < x_end;
 }
-#line 499 "book/tensor.nw"
+#line 500 "book/tensor.nw"
 void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
                       float alpha, const float *a, int lda, const float *b, int ldb,
                       float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 522 "book/tensor.nw"
+#line 523 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
     ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
@@ -183,7 +184,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 504 "book/tensor.nw"
+#line 505 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -194,7 +195,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 552 "book/tensor.nw"
+#line 553 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
 {
@@ -206,13 +207,13 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
             for (int j = 0; j < n; j++) row[j] *= beta;
     }
 }
-#line 580 "book/tensor.nw"
+#line 581 "book/tensor.nw"
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 522 "book/tensor.nw"
+#line 523 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
     ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
@@ -220,15 +221,15 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 585 "book/tensor.nw"
+#line 586 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
-#line 566 "book/tensor.nw"
+#line 567 "book/tensor.nw"
     if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
         if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
         return;
     }
-#line 587 "book/tensor.nw"
+#line 588 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
 #line 491 "book/fast.nw"
     if (split_products && threads_in_use > 1 && !omp_in_parallel()
@@ -237,11 +238,11 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                           ldc);
         return;
     }
-#line 588 "book/tensor.nw"
-    /* <<Clear the result when $\beta = 0$, whatever it held>> */
-#line 576 "book/tensor.nw"
-    if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 589 "book/tensor.nw"
+    /* <<Clear the result when $\beta = 0$, whatever it held>> */
+#line 577 "book/tensor.nw"
+    if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
+#line 590 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
 #line 552 "book/fast.nw"
     if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
@@ -250,12 +251,12 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                     transpose_a ? lda : 1, beta, c, 1);
         return;
     }
-#line 590 "book/tensor.nw"
+#line 591 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 608 "book/tensor.nw"
+#line 609 "book/tensor.nw"
 MatmulKernel matmul_kernel = MATMUL_BLAS;
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
@@ -268,7 +269,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
         #pragma omp critical(matmul_log)   /* heads call matmul on several threads at once */
         matmul_log_add(matmul_log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
                                                  m, n, k});
-#line 615 "book/tensor.nw"
+#line 616 "book/tensor.nw"
     if (matmul_kernel == MATMUL_REFERENCE)
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
@@ -348,7 +349,7 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
 }
 #line 588 "book/fast.nw"
 bool fast_kernels = true;
-#line 625 "book/fast.nw"
+#line 634 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;

@@ -4,14 +4,14 @@
 #ifndef TENSOR_H
 #define TENSOR_H
 /* <<tensor.h includes>> */
-#line 29 "book/tensor.nw"
+#line 30 "book/tensor.nw"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #line 450 "book/fast.nw"
 #include <omp.h>
 /* <<tensor.h declarations>> */
-#line 65 "book/tensor.nw"
+#line 66 "book/tensor.nw"
 /* Stop with "FILE:LINE: internal error: CONDITION: message" when a bug is detected. */
 #define ENSURE(condition, ...)                                                  \
     do {                                                                        \
@@ -19,14 +19,14 @@
     } while (0)
 _Noreturn void fail_at(const char *file, int line, const char *condition,
                        const char *format, ...) __attribute__((format(printf, 4, 5)));
-#line 93 "book/tensor.nw"
+#line 94 "book/tensor.nw"
 /* Print "transformer: message" on one line and exit with status 1: for bad input. */
 _Noreturn void die(const char *format, ...) __attribute__((format(printf, 1, 2)));
-#line 117 "book/tensor.nw"
+#line 118 "book/tensor.nw"
 /* malloc that never returns NULL: it dies naming the size and the calling place. */
 #define xmalloc(bytes) xmalloc_at((bytes), __FILE__, __LINE__)
 void *xmalloc_at(size_t bytes, const char *file, int line);
-#line 162 "book/tensor.nw"
+#line 163 "book/tensor.nw"
 enum { TENSOR_MAX_DIMS = 4, TENSOR_NAME_MAX = 96 };
 
 /* One named tensor inside a FlatBuffer. */
@@ -45,14 +45,14 @@ typedef struct {
     size_t total;    /* floats up to the end of the last view, padding included */
     float *data;     /* NULL until the buffer is allocated */
 } FlatBuffer;
-#line 189 "book/tensor.nw"
+#line 190 "book/tensor.nw"
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape);
 void flat_allocate(FlatBuffer *buffer);
 void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout);
 int flat_find(const FlatBuffer *buffer, const char *name);      /* -1 when absent */
 float *flat_view(const FlatBuffer *buffer, int index);
 void flat_free(FlatBuffer *buffer);
-#line 319 "book/tensor.nw"
+#line 320 "book/tensor.nw"
 /* PCG32: 64-bit state, odd increment chosen by the stream number. */
 typedef struct {
     uint64_t state;
@@ -60,7 +60,7 @@ typedef struct {
 } Rng;
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
-#line 332 "book/tensor.nw"
+#line 333 "book/tensor.nw"
 static inline uint32_t rng_next(Rng *rng)
 {
     uint64_t old = rng->state;
@@ -69,11 +69,11 @@ static inline uint32_t rng_next(Rng *rng)
     uint32_t rotation = (uint32_t)(old >> 59);
     return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
 }
-#line 378 "book/tensor.nw"
+#line 379 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 448 "book/tensor.nw"
+#line 449 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c; row-major, leading
    dimensions lda, ldb, ldc; op(x) is x transposed when transpose_x.
    beta == 0 ignores c's contents. */
@@ -86,7 +86,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 603 "book/tensor.nw"
+#line 604 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 extern MatmulKernel matmul_kernel;
 #line 771 "book/program.nw"
@@ -132,7 +132,7 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                        float beta, float *c, int ldc);
 #line 584 "book/fast.nw"
 extern bool fast_kernels;   /* false: the chapters' first versions of the kernels */
-#line 620 "book/fast.nw"
+#line 629 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 #line 18 "book/tensor.nw"

@@ -1,12 +1,13 @@
 #line 39 "book/text.nw"
-/* Generated from the book's chapters by notangle: edit the book, not this file. */
+/* Text to tokens and back, and tokens to numbers through vocabularies -- generated from the
+   book's chapters by notangle: edit the book, not this file. */
 #include "text.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 /* <<text.c definitions>> */
-#line 155 "book/text.nw"
+#line 156 "book/text.nw"
 static const char *refuse_line(TextLine *result, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static const char *refuse_line(TextLine *result, const char *format, ...)
@@ -18,7 +19,7 @@ static const char *refuse_line(TextLine *result, const char *format, ...)
     result->text[0] = '\0', result->count = 0;
     return result->error;
 }
-#line 187 "book/text.nw"
+#line 188 "book/text.nw"
 /* Decode line[0..length) into point[], *count code points. NULL, or why not. */
 static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
                                int *count, TextLine *result)
@@ -28,16 +29,16 @@ static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
     for (size_t i = 0; i < length; n++) {
         const unsigned char b = s[i];
         /* <<Find the length of the sequence that starts with [[b]], or the problem>> */
-#line 215 "book/text.nw"
+#line 216 "book/text.nw"
         const int extra = b < 0x80 ? 0 : b >= 0xC2 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2
                         : b >= 0xF0 && b <= 0xF4 ? 3 : -1;
         const char *problem = extra >= 0 ? NULL
                             : b < 0xC0   ? "a continuation byte without a leading byte"
                             : b < 0xC2   ? "an overlong encoding"
                                          : "a byte that UTF-8 never uses";
-#line 196 "book/text.nw"
+#line 197 "book/text.nw"
         /* <<Read the continuation bytes into [[c]]>> */
-#line 227 "book/text.nw"
+#line 228 "book/text.nw"
         uint32_t c = extra <= 0 ? b : b & (0x7Fu >> (extra + 1));
         size_t seen = 1;
         for (int k = 1; !problem && k <= extra; k++) {
@@ -47,16 +48,16 @@ static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
             else
                 c = c << 6 | (s[i + k] & 0x3Fu);
         }
-#line 197 "book/text.nw"
+#line 198 "book/text.nw"
         /* <<Refuse overlong encodings, surrogates and code points beyond U+10FFFF>> */
-#line 239 "book/text.nw"
+#line 240 "book/text.nw"
         if (!problem && ((extra == 2 && c < 0x800) || (extra == 3 && c < 0x10000)))
             problem = "an overlong encoding";
         else if (!problem && c >= 0xD800 && c <= 0xDFFF)
             problem = "a surrogate";
         else if (!problem && c > 0x10FFFF)
             problem = "a code point beyond U+10FFFF";
-#line 198 "book/text.nw"
+#line 199 "book/text.nw"
         if (problem) {
             char bytes[32] = "";
             for (size_t k = 0; k < seen; k++)
@@ -71,7 +72,7 @@ static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
     *count = n;
     return NULL;
 }
-#line 263 "book/text.nw"
+#line 264 "book/text.nw"
 static bool is_space(uint32_t c)
 {
     return c == ' ' || (c >= '\t' && c <= '\r') || c == 0x85 || c == 0xA0 || c == 0x1680
@@ -103,7 +104,7 @@ static bool is_letter(uint32_t c)
         && !(c >= 0xFE30 && c <= 0xFE6F) && !(c >= 0xFF01 && c <= 0xFF20)
         && !(c >= 0x1F000 && c <= 0x1FAFF);  /* emoji and other pictures */
 }
-#line 304 "book/text.nw"
+#line 305 "book/text.nw"
 static uint32_t to_lowercase(uint32_t c)
 {
     return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) ? c + 0x20 : c;
@@ -114,7 +115,7 @@ static bool is_lowercase(uint32_t c)
     return (c >= 'a' && c <= 'z') || c == 0xAA || c == 0xB5 || c == 0xBA
         || (c >= 0xDF && c <= 0xFF && c != 0xF7);
 }
-#line 323 "book/text.nw"
+#line 324 "book/text.nw"
 typedef struct {
     uint32_t *point;
     int count, capacity;
@@ -135,7 +136,7 @@ static void put_spaced(Points *p, uint32_t c)
 {
     put(p, ' '), put(p, c), put(p, ' ');
 }
-#line 354 "book/text.nw"
+#line 355 "book/text.nw"
 static void normalize_characters(const uint32_t *in, int n, TextOptions options,
                                  Points *out)
 {
@@ -143,7 +144,7 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
         const uint32_t c = options.lowercase ? to_lowercase(in[i]) : in[i];
         const uint32_t before = i > 0 ? in[i - 1] : 0, after = i + 1 < n ? in[i + 1] : 0;
         /* <<Replace the character [[c]]>> */
-#line 370 "book/text.nw"
+#line 371 "book/text.nw"
         if (c == '&' && i + 4 < n && in[i + 1] == 'a' && in[i + 2] == 'm' && in[i + 3] == 'p'
             && in[i + 4] == ';')
             put(out, '&'), i += 4;
@@ -162,14 +163,14 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
         else if (c == 0x2014) put_space(out), put(out, '-'), put(out, ' ');  /* em dash */
         else if (c == 0x2026) put(out, '.'), put(out, '.'), put(out, '.');   /* ellipsis */
         else put(out, c);
-#line 361 "book/text.nw"
+#line 362 "book/text.nw"
         if (out->count >= 2 && out->point[out->count - 1] == '\''
             && out->point[out->count - 2] == '\'')
             out->count--, out->point[out->count - 1] = '"';
     }
     if (out->count > 0 && out->point[out->count - 1] == ' ') out->count--;
 }
-#line 397 "book/text.nw"
+#line 398 "book/text.nw"
 /* Move p[to] to p[from], shifting p[from .. to) one place right (or, when to < from,
    p[to + 1 .. from] one place left). */
 static void rotate(uint32_t *p, int from, int to)
@@ -202,7 +203,7 @@ static void move_quotes(uint32_t *p, int n, TextLanguage language)
         i = end;
     }
 }
-#line 439 "book/text.nw"
+#line 440 "book/text.nw"
 static void separate_punctuation(const uint32_t *in, int n, TextLanguage language,
                                  Points *out)
 {
@@ -213,25 +214,25 @@ static void separate_punctuation(const uint32_t *in, int n, TextLanguage languag
             put(out, c);
         } else if (c == '.') {
             /* <<Make a run of two or more full stops a token>> */
-#line 464 "book/text.nw"
+#line 465 "book/text.nw"
             int end = i;
             while (end + 1 < n && in[end + 1] == '.') end++;
             if (end > i) put(out, ' ');
             for (int k = i; k <= end; k++) put(out, '.');
             if (end > i) put(out, ' ');
             i = end;
-#line 449 "book/text.nw"
+#line 450 "book/text.nw"
         } else if (c == ',') {
             /* <<Split a comma off unless it is inside a number>> */
-#line 478 "book/text.nw"
+#line 479 "book/text.nw"
             if ((before && !is_number(before)) || (after && !is_number(after)) || (before && !after))
                 put_spaced(out, ',');
             else
                 put(out, ',');
-#line 451 "book/text.nw"
+#line 452 "book/text.nw"
         } else if (c == '\'' && language == TEXT_ENGLISH) {
             /* <<Split an English apostrophe>> */
-#line 492 "book/text.nw"
+#line 493 "book/text.nw"
             const bool letter_before = is_letter(before), letter_after = is_letter(after);
             if ((letter_before && letter_after) || (is_number(before) && after == 's'))
                 put(out, ' '), put(out, c);
@@ -241,13 +242,13 @@ static void separate_punctuation(const uint32_t *in, int n, TextLanguage languag
                 put_spaced(out, c);
             else
                 put(out, c);
-#line 453 "book/text.nw"
+#line 454 "book/text.nw"
         } else {
             put_spaced(out, c);   /* any other punctuation, and German apostrophes */
         }
     }
 }
-#line 537 "book/text.nw"
+#line 538 "book/text.nw"
 static bool in_list(const char *word, const char *const *list)
 {
     for (; *list; list++)
@@ -283,7 +284,7 @@ static int abbreviation(const uint32_t *word, int length, TextLanguage language)
     return (length == 1 && is_letter(word[0])) || number || (roman && length <= 5)
            || in_list(text, german);
 }
-#line 578 "book/text.nw"
+#line 579 "book/text.nw"
 static void put_utf8(char *text, size_t *used, size_t size, uint32_t c)
 {
     static const unsigned char lead[5] = {0, 0x00, 0xC0, 0xE0, 0xF0};
@@ -306,7 +307,7 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
         while (end < n && in[end] != ' ') end++;
         for (next = end; next < n && in[next] == ' '; next++) {}
         /* <<Decide whether a final full stop is a token of its own>> */
-#line 512 "book/text.nw"
+#line 513 "book/text.nw"
         int keep = end;   /* the word is in[i .. keep), then in[keep] and in[keep + 1 .. end) */
         const int length = end - i;
         bool only_periods = true, has_period = false, has_letter = false;
@@ -323,7 +324,7 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
         } else if (length >= 2 && next == n && in[end - 2] == '.' && in[end - 1] == '\'') {
             keep = end - 2;
         }
-#line 600 "book/text.nw"
+#line 601 "book/text.nw"
         const int cut[4] = {i, keep, keep < end ? keep + 1 : end, end};
         for (int part = 0; part < 3; part++) {
             if (cut[part] == cut[part + 1]) continue;
@@ -336,7 +337,7 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
     result->text[used] = '\0';
     result->count = count;
 }
-#line 632 "book/text.nw"
+#line 633 "book/text.nw"
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result)
 {
@@ -355,7 +356,7 @@ const char *tokenize_line(TextOptions options, const char *line, size_t length,
     write_tokens(b.point, b.count, options.language, result);
     return result->count ? NULL : refuse_line(result, "empty line");
 }
-#line 660 "book/text.nw"
+#line 661 "book/text.nw"
 typedef struct {
     char *text;
     size_t capacity;
@@ -381,7 +382,7 @@ static const char *located(char *error, const char *name, long line, const char 
         strcpy(error + TEXT_ERROR_MAX - 4, "...");   /* a path of hundreds of bytes */
     return error;
 }
-#line 691 "book/text.nw"
+#line 692 "book/text.nw"
 static void *grow(void *memory, size_t *capacity, size_t needed, size_t item)
 {
     if (needed <= *capacity) return memory;
@@ -392,7 +393,7 @@ static void *grow(void *memory, size_t *capacity, size_t needed, size_t item)
     *capacity = bigger;
     return moved;
 }
-#line 723 "book/text.nw"
+#line 724 "book/text.nw"
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file)
 {
     memset(file, 0, sizeof *file);
@@ -412,7 +413,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
             problem = located(file->error, path, reader.number, line.error);
         else {
             /* <<Append the line's tokens to the file's>> */
-#line 756 "book/text.nw"
+#line 757 "book/text.nw"
             const size_t size = strlen(line.text) + 1;
             file->storage = grow(file->storage, &byte_capacity, bytes + size, 1);
             file->line_start = grow(file->line_start, &line_capacity, (size_t)file->lines + 2,
@@ -428,7 +429,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
                 start = k + 1;
             }
             bytes += size;
-#line 742 "book/text.nw"
+#line 743 "book/text.nw"
         }
     }
     if (problem == NULL && ferror(in))
@@ -440,14 +441,14 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
         file->token[t] = file->storage + (size_t)file->token[t];
     return problem;
 }
-#line 774 "book/text.nw"
+#line 775 "book/text.nw"
 void tokenized_file_free(TokenizedFile *file)
 {
     free(file->token), free(file->line_start), free(file->storage);
     file->token = NULL, file->line_start = NULL, file->storage = NULL;
     file->lines = file->count = 0;
 }
-#line 805 "book/text.nw"
+#line 806 "book/text.nw"
 /* The tokens of a Moses line: XML escapes undone, separated by single spaces. */
 static void unescape_moses(const char *line, char *out, size_t size)
 {
@@ -471,7 +472,7 @@ static void unescape_moses(const char *line, char *out, size_t size)
     if (used > 0 && out[used - 1] == ' ') used--;
     out[used] = '\0';
 }
-#line 831 "book/text.nw"
+#line 832 "book/text.nw"
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result)
@@ -503,7 +504,7 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
     free(ours.text), free(theirs.text);
     return problem;
 }
-#line 932 "book/text.nw"
+#line 933 "book/text.nw"
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result)
 {
@@ -514,12 +515,12 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     int n;
     if (decode_utf8(line, length, point, &n, result)) return result->error;
     /* <<Count the apostrophes that stand alone>> */
-#line 975 "book/text.nw"
+#line 976 "book/text.nw"
     int apostrophes = 0;
     for (size_t i = 0; i < length; i++)
         apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
                        && (i + 1 == length || line[i + 1] == ' ');
-#line 942 "book/text.nw"
+#line 943 "book/text.nw"
     char token[TEXT_MAX_TOKENIZED_BYTES + 1];
     char last = '\0';   /* the last byte of the token before */
     size_t used = 0;
@@ -528,18 +529,18 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     bool double_open = false, single_open = false;   /* inside a quotation */
     for (size_t i = 0, end, next; i < length; i = end) {
         /* <<Find the token [[line[i .. end)]] and the start [[next]] of the one after it>> */
-#line 966 "book/text.nw"
+#line 967 "book/text.nw"
         while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i == length) break;
         for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
         for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
         memcpy(token, line + i, end - i);
         token[end - i] = '\0';
-#line 950 "book/text.nw"
+#line 951 "book/text.nw"
         bool glue = glue_next;
         glue_next = false;
         /* <<Decide how the token joins its neighbours>> */
-#line 982 "book/text.nw"
+#line 983 "book/text.nw"
         static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
                                               "...", NULL};
         static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
@@ -557,7 +558,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
             double_open = !double_open;
         } else if (strcmp(token, "'") == 0 && apostrophes % 2 == 1) {
             /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
-#line 1010 "book/text.nw"
+#line 1011 "book/text.nw"
             size_t after = next;   /* the next token is line[next .. after) */
             while (after < length && line[after] != ' ' && line[after] != '\t') after++;
             char word[4] = "";
@@ -567,7 +568,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
             }
             if (in_list(word, clitics)) glue_next = true;   /* they 're */
             else glue = true;                               /* the dogs' bowls, 4' wide */
-#line 999 "book/text.nw"
+#line 1000 "book/text.nw"
         } else if (strcmp(token, "'") == 0) {
             if (single_open) glue = true;
             else glue_next = true;
@@ -576,7 +577,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
                    && is_letter((unsigned char)token[1])) {
             glue = true;   /* 's 're 't */
         }
-#line 953 "book/text.nw"
+#line 954 "book/text.nw"
         if (!glue) result->text[used++] = ' ';
         memcpy(result->text + used, token, end - i);
         used += end - i;
@@ -587,9 +588,9 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     result->count = count;
     return count ? NULL : refuse_line(result, "empty line");
 }
-#line 1077 "book/text.nw"
+#line 1078 "book/text.nw"
 const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
-#line 1088 "book/text.nw"
+#line 1089 "book/text.nw"
 static uint32_t token_hash(const char *token)
 {
     uint32_t hash = 2166136261u;
@@ -621,7 +622,7 @@ static int vocab_index(Vocab *vocab)
     }
     return -1;
 }
-#line 1129 "book/text.nw"
+#line 1130 "book/text.nw"
 int vocab_lookup(const Vocab *vocab, const char *token)
 {
     const int s = vocab_slot(vocab, token);
@@ -634,7 +635,7 @@ const char *vocab_token(const Vocab *vocab, int index)
            index, vocab->size);
     return vocab->token[index];
 }
-#line 1156 "book/text.nw"
+#line 1157 "book/text.nw"
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -651,7 +652,7 @@ static int more_frequent_first(const void *a, const void *b)
     if (x->count != y->count) return x->count > y->count ? -1 : 1;
     return strcmp(x->token, y->token);
 }
-#line 1175 "book/text.nw"
+#line 1176 "book/text.nw"
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
 {
     ENSURE(count >= 0 && min_frequency >= 1, "count %ld, min_frequency %d", count,
@@ -664,7 +665,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     long n_kept = 0;
     size_t bytes = 0;
     /* <<Count the runs of equal tokens and keep the frequent ones>> */
-#line 1205 "book/text.nw"
+#line 1206 "book/text.nw"
     for (long i = 0, run; i < count; i += run) {
         for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
         vocab->types++;
@@ -675,7 +676,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
         kept[n_kept++] = (TokenCount){sorted[i], run};
         bytes += strlen(sorted[i]) + 1;
     }
-#line 1187 "book/text.nw"
+#line 1188 "book/text.nw"
     qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
     ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
     vocab->size = (int)n_kept + VOCAB_SPECIALS;
@@ -691,7 +692,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     ENSURE(vocab_index(vocab) < 0, "a vocabulary with a repeated token");
     free(sorted), free(kept);
 }
-#line 1238 "book/text.nw"
+#line 1239 "book/text.nw"
 const char *vocab_save(Vocab *vocab, const char *path)
 {
     FILE *out = fopen(path, "w");
@@ -704,7 +705,7 @@ const char *vocab_save(Vocab *vocab, const char *path)
              strerror(errno));
     return vocab->error;
 }
-#line 1253 "book/text.nw"
+#line 1254 "book/text.nw"
 const char *vocab_load(Vocab *vocab, const char *path)
 {
     memset(vocab, 0, sizeof *vocab);
@@ -720,7 +721,7 @@ const char *vocab_load(Vocab *vocab, const char *path)
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-#line 1295 "book/text.nw"
+#line 1296 "book/text.nw"
         static TextLine check;   /* its error holds the complaint */
         static uint32_t point[TEXT_MAX_LINE_BYTES];
         int n;
@@ -734,7 +735,7 @@ const char *vocab_load(Vocab *vocab, const char *path)
                      vocab_specials[vocab->size]);
         else if (vocab->size == INT32_MAX / 4) strcpy(check.error, "too many tokens");
         if (check.error[0]) problem = located(vocab->error, path, reader.number, check.error);
-#line 1268 "book/text.nw"
+#line 1269 "book/text.nw"
         if (problem) break;
         vocab->storage = grow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
                               1);
@@ -759,7 +760,7 @@ const char *vocab_load(Vocab *vocab, const char *path)
                           "a token that is already listed");
     return problem;
 }
-#line 1311 "book/text.nw"
+#line 1312 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);

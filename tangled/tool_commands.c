@@ -9,7 +9,7 @@
 #include <string.h>
 #include "figure.h"
 /* <<tool_commands.c includes>> */
-#line 528 "book/gradcheck.nw"
+#line 532 "book/gradcheck.nw"
 #include "gradcheck.h"
 /* <<tool_commands.c functions>> */
 #line 565 "book/program.nw"
@@ -134,7 +134,7 @@ int run_time_matmul(int argc, char **argv)
 #line 801 "book/program.nw"
     return 0;
 }
-#line 532 "book/gradcheck.nw"
+#line 536 "book/gradcheck.nw"
 int run_gradcheck(int argc, char **argv)
 {
     const char *layer = "all";
@@ -149,7 +149,7 @@ int run_gradcheck(int argc, char **argv)
                                            sizeof options / sizeof *options, argc, argv),
                 argc, argv);
     /* <<Run the chosen checks and report the worst error>> */
-#line 550 "book/gradcheck.nw"
+#line 554 "book/gradcheck.nw"
     double worst_layer = 0.0, worst_model = 0.0;
     bool ran_layers = false, ran_model = false;
     for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -183,5 +183,5 @@ int run_gradcheck(int argc, char **argv)
                  GRADCHECK_MODEL_BOUND);
     printf("worst error e: %s, %s: %s\n", layers_part, model_part, passed ? "passed" : "FAILED");
     return passed ? 0 : 1;
-#line 546 "book/gradcheck.nw"
+#line 550 "book/gradcheck.nw"
 }

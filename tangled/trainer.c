@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#line 420 "book/checkpoint.nw"
+#line 421 "book/checkpoint.nw"
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
@@ -22,7 +22,7 @@ typedef struct {
     long tokens_seen;    /* target tokens trained on since */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
-#line 426 "book/checkpoint.nw"
+#line 427 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
 {
@@ -41,7 +41,7 @@ static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *sett
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error ? trainer->message : NULL;
 }
-#line 506 "book/checkpoint.nw"
+#line 507 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -134,7 +134,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                                "tokens_per_second\n");
     }
     /* <<Catch SIGINT and SIGTERM, if checkpointing>> */
-#line 525 "book/checkpoint.nw"
+#line 526 "book/checkpoint.nw"
     if (settings->checkpoint_path) catch_stop_signals();
 #line 357 "book/copy.nw"
     if (source->start_epoch) source->start_epoch(source->task, progress->epoch);
@@ -172,7 +172,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 534 "book/checkpoint.nw"
+#line 535 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -185,7 +185,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 554 "book/checkpoint.nw"
+#line 555 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -199,7 +199,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 546 "book/checkpoint.nw"
+#line 547 "book/checkpoint.nw"
             break;
         }
 #line 382 "book/copy.nw"
@@ -215,7 +215,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 384 "book/copy.nw"
     return outcome;
 }
-#line 457 "book/checkpoint.nw"
+#line 458 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count)
 {

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "model.h"
+#include "layers.h"
 #include "tests.h"
 
 START_TEST(padding_mask_keeps_real_tokens)

@@ -68,21 +68,22 @@ START_TEST(attention_worked_example)
     const float x_k[2][4] = {{2, 1, 0, -1}, {4, 3, 2, 1}};
     float identity[4][4] = {{0}}, zero[4] = {0};
     for (int i = 0; i < 4; i++) identity[i][i] = 1;
-    const float *const weight[4] = {&identity[0][0], &identity[0][0], &identity[0][0],
-                                    &identity[0][0]};
-    const float *const bias[4] = {zero, zero, zero, zero};
+    float *const w_i = &identity[0][0];
+    const AttentionWeights w = {w_i, zero, w_i, zero, w_i, zero, w_i, zero};
     const uint8_t keep[2] = {1, 1};
+    const Mask mask = {keep, 0, 0};
     float out[8], q[8], k[8], v[8], probs[8], context[8];
+    const AttentionSaved saved = {q, k, v, probs, NULL, context, NULL};
     /* one head */
-    attention_forward(out, q, k, v, probs, NULL, context, &x_q[0][0], &x_k[0][0], keep, 0, 0,
-                      weight, bias, NULL, 1, 2, 2, 4, 1);
+    const AttentionShape one = {.batch = 1, .len_q = 2, .len_k = 2, .d_model = 4, .heads = 1};
+    attention_forward(out, &w, &saved, &x_q[0][0], &x_k[0][0], &mask, &one);
     const double one_head[4] = {4.5398e-05, 0.99995, 5.1091e-12, 1.0};
     for (int i = 0; i < 4; i++)   /* relative: the course prints 5 significant digits */
         ck_assert_msg(fabs(probs[i] - one_head[i]) <= 1e-4 * one_head[i],
                       "probs[%d] = %.6g, course %.6g", i, probs[i], one_head[i]);
     /* two heads */
-    attention_forward(out, q, k, v, probs, NULL, context, &x_q[0][0], &x_k[0][0], keep, 0, 0,
-                      weight, bias, NULL, 1, 2, 2, 4, 2);
+    const AttentionShape two = {.batch = 1, .len_q = 2, .len_k = 2, .d_model = 4, .heads = 2};
+    attention_forward(out, &w, &saved, &x_q[0][0], &x_k[0][0], &mask, &two);
     const double two_heads[8] = {1.4166e-02, 9.8583e-01, 1.7537e-07, 1.0,
                                  5.0197e-05, 9.9995e-01, 6.1266e-10, 1.0};
     for (int i = 0; i < 8; i++)
@@ -110,10 +111,10 @@ START_TEST(layernorm_formulas)
     for (int r = 0; r < N; r++)
         for (int i = 0; i < D; i++) x[r][i] = 3.0f + 2.0f * rng_normal(&rng);
     for (int i = 0; i < D; i++) gain[i] = 1, bias[i] = 0;
-    layernorm_forward(&y_std[0][0], mean, rstd_std, &x[0][0], gain, bias, N, D,
-                      LAYERNORM_STANDARD, 0.0f);
-    layernorm_forward(&y_ann[0][0], mean, rstd_ann, &x[0][0], gain, bias, N, D,
-                      LAYERNORM_ANNOTATED, 0.0f);
+    const LayerNormWeights w = {gain, bias};
+    const LayerNormSaved saved_std = {mean, rstd_std}, saved_ann = {mean, rstd_ann};
+    layernorm_forward(&y_std[0][0], &w, &saved_std, &x[0][0], N, D, LAYERNORM_STANDARD, 0.0f);
+    layernorm_forward(&y_ann[0][0], &w, &saved_ann, &x[0][0], N, D, LAYERNORM_ANNOTATED, 0.0f);
     for (int r = 0; r < N; r++) {
         double m = 0, v = 0, mu = 0;
         for (int i = 0; i < D; i++) mu += x[r][i];
@@ -132,7 +133,7 @@ START_TEST(layernorm_formulas)
     float c[D], yc[D];
     for (int i = 0; i < D; i++) c[i] = 5.0f;
     for (int f = 0; f < 2; f++) {
-        layernorm_forward(yc, mean, rstd_std, c, gain, bias, 1, D, (LayerNormFormula)f, 1e-6f);
+        layernorm_forward(yc, &w, &saved_std, c, 1, D, (LayerNormFormula)f, 1e-6f);
         for (int i = 0; i < D; i++) ck_assert_float_eq(yc[i], 0.0f);
     }
 }

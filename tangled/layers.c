@@ -1,0 +1,477 @@
+#line 39 "book/masks.nw"
+/* The layers of the Transformer, forward and backward, with no knowledge of the model
+   that assembles them -- generated from the book's chapters by notangle: edit the book,
+   not this file. */
+#include "layers.h"
+/* <<layers.c includes>> */
+#line 30 "book/attention.nw"
+#include <string.h>
+/* <<layers.c definitions>> */
+#line 86 "book/masks.nw"
+void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
+{
+    ENSURE(batch >= 0 && len >= 0, "padding mask of %d x %d", batch, len);
+    for (size_t bj = 0; bj < (size_t)batch * len; bj++)
+        keep[bj] = tokens[bj] != pad;
+}
+#line 119 "book/masks.nw"
+void subsequent_mask(uint8_t *keep, int len)
+{
+    ENSURE(len >= 0, "subsequent mask of length %d", len);
+    for (int i = 0; i < len; i++)
+        for (int j = 0; j < len; j++)
+            keep[(size_t)i * len + j] = j <= i;
+}
+#line 159 "book/masks.nw"
+void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
+{
+    ENSURE(batch >= 0 && len >= 0, "target mask of %d x %d", batch, len);
+    for (int b = 0; b < batch; b++)
+        for (int i = 0; i < len; i++)
+            for (int j = 0; j < len; j++)
+                keep[((size_t)b * len + i) * len + j] =
+                    tokens[(size_t)b * len + j] != pad && j <= i;
+}
+#line 235 "book/masks.nw"
+void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
+                 int rows, int cols)
+{
+    ENSURE(rows >= 0 && cols >= 0, "masked scores of %d x %d", rows, cols);
+    for (int i = 0; i < rows; i++) {
+        const uint8_t *keep_i = keep + (size_t)i * keep_row_stride;
+        float *scores_i = scores + (size_t)i * cols;
+        for (int j = 0; j < cols; j++)
+            if (!keep_i[j]) scores_i[j] = MASKED_SCORE;
+    }
+}
+#line 40 "book/embeddings.nw"
+void embedding_forward(float *out, const int *tokens, const float *table,
+                       int n, int d_model, int vocab)
+{
+    const float scale = sqrtf((float)d_model);
+    PARALLEL_FOR((size_t)n * d_model)
+    for (int p = 0; p < n; p++) {
+        ENSURE(tokens[p] >= 0 && tokens[p] < vocab, "token %d of %d", tokens[p], vocab);
+        const float *row = table + (size_t)tokens[p] * d_model;
+        float *out_p = out + (size_t)p * d_model;
+        for (int i = 0; i < d_model; i++) out_p[i] = scale * row[i];
+    }
+}
+#line 74 "book/embeddings.nw"
+void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
+                        int d_model)
+{
+    const float scale = sqrtf((float)d_model);
+    for (int p = 0; p < n; p++) {
+        float *row = d_table + (size_t)tokens[p] * d_model;
+        const float *d_out_p = d_out + (size_t)p * d_model;
+        for (int i = 0; i < d_model; i++) row[i] += scale * d_out_p[i];
+    }
+}
+#line 123 "book/embeddings.nw"
+void positional_encoding_table(float *table, int max_len, int d_model)
+{
+    ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
+    for (int p = 0; p < max_len; p++)
+        for (int i = 0; 2 * i < d_model; i++) {
+            double angle = p * pow(10000.0, -2.0 * i / d_model);
+            table[(size_t)p * d_model + 2 * i] = (float)sin(angle);
+            table[(size_t)p * d_model + 2 * i + 1] = (float)cos(angle);
+        }
+}
+#line 147 "book/embeddings.nw"
+void positional_encoding_forward(float *x, const float *table, int batch, int len,
+                                 int d_model)
+{
+    PARALLEL_FOR((size_t)batch * len * d_model)
+    for (int b = 0; b < batch; b++)
+        for (size_t pi = 0; pi < (size_t)len * d_model; pi++)
+            x[(size_t)b * len * d_model + pi] += table[pi];
+}
+#line 34 "book/attention.nw"
+void linear_forward(float *out, const float *in, const float *weight, const float *bias,
+                    int n, int in_features, int out_features)
+{
+    PARALLEL_FOR((size_t)n * out_features)
+    for (int r = 0; r < n; r++)
+        memcpy(out + (size_t)r * out_features, bias, (size_t)out_features * sizeof *out);
+    matmul(false, true, n, out_features, in_features, 1.0f, in, in_features,
+           weight, in_features, 1.0f, out, out_features);
+}
+#line 67 "book/attention.nw"
+void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
+                     const float *in, const float *weight, int n, int in_features,
+                     int out_features)
+{
+    if (d_in)
+        matmul(false, false, n, in_features, out_features, 1.0f, d_out, out_features,
+               weight, in_features, 1.0f, d_in, in_features);
+    matmul(true, false, out_features, in_features, n, 1.0f, d_out, out_features,
+           in, in_features, 1.0f, d_weight, in_features);
+    PARALLEL_FOR((size_t)n * out_features)
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+        const int first = block_start(block, out_features);
+        const int end = block_start(block + 1, out_features);
+        for (int r = 0; r < n; r++)
+            for (int o = first; o < end; o++)
+                d_bias[o] += d_out[(size_t)r * out_features + o];
+    }
+}
+#line 120 "book/attention.nw"
+void softmax_rows(float *p, const float *s, int rows, int cols)
+{
+    for (int i = 0; i < rows; i++) {
+        const float *s_i = s + (size_t)i * cols;
+        float *p_i = p + (size_t)i * cols;
+        float m = -INFINITY;
+        for (int j = 0; j < cols; j++) m = s_i[j] > m ? s_i[j] : m;
+        if (m == -INFINITY) { memset(p_i, 0, (size_t)cols * sizeof *p_i); continue; }
+        float sum = 0.0f;
+        for (int j = 0; j < cols; j++) sum += (p_i[j] = expf(s_i[j] - m));
+        for (int j = 0; j < cols; j++) p_i[j] /= sum;
+    }
+}
+#line 154 "book/attention.nw"
+void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
+{
+    for (int i = 0; i < rows; i++) {
+        const float *p_i = p + (size_t)i * cols, *dp_i = dp + (size_t)i * cols;
+        float *ds_i = ds + (size_t)i * cols;
+        double dot = 0.0;
+        for (int j = 0; j < cols; j++) dot += (double)p_i[j] * dp_i[j];
+        for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
+    }
+}
+#line 239 "book/attention.nw"
+void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
+                       const float *query_in, const float *memory_in, const Mask *mask,
+                       const AttentionShape *shape)
+{
+    const int batch = shape->batch, len_q = shape->len_q, len_k = shape->len_k;
+    const int d_model = shape->d_model, heads = shape->heads;
+    ENSURE(heads > 0 && d_model % heads == 0, "d_model %d, heads %d", d_model, heads);
+    const int d_k = d_model / heads;
+    float *q = saved->q, *k = saved->k, *v = saved->v, *probs = saved->probs;
+    linear_forward(q, query_in, w->w_q, w->b_q, batch * len_q, d_model, d_model);
+    linear_forward(k, memory_in, w->w_k, w->b_k, batch * len_k, d_model, d_model);
+    linear_forward(v, memory_in, w->w_v, w->b_v, batch * len_k, d_model, d_model);
+    PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
+    for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
+        const int b = head_of_batch / heads, a = head_of_batch % heads;
+        /* <<Attend with head [[a]] of sequence [[b]]>> */
+#line 265 "book/attention.nw"
+        const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
+        const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
+        float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
+        matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
+               q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
+        const uint8_t *keep = mask->keep + (size_t)b * mask->batch_stride;
+        if (fast_kernels) {   /* the same numbers in one pass (Chapter 19) */
+            masked_softmax_rows(p, keep, mask->row_stride, len_q, len_k);
+        } else {
+            mask_scores(p, keep, mask->row_stride, len_q, len_k);
+            softmax_rows(p, p, len_q, len_k);
+        }
+        const float *weights = p;
+        if (saved->probs_keep) {   /* keep p itself: the softmax's backward needs it */
+            const size_t head = ((size_t)b * heads + a) * len_q * len_k;
+            float *dropped = saved->probs_dropped + head;
+            for (size_t i = 0; i < (size_t)len_q * len_k; i++)
+                dropped[i] = p[i] * saved->probs_keep[head + i];
+            weights = dropped;
+        }
+        matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
+               0.0f, saved->context + q_offset, d_model);
+#line 255 "book/attention.nw"
+    }
+    linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
+}
+#line 333 "book/attention.nw"
+void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
+                        const AttentionScratch *scratch, const float *d_out,
+                        const AttentionWeights *w, const AttentionSaved *saved,
+                        const float *query_in, const float *memory_in,
+                        const AttentionShape *shape)
+{
+    const int batch = shape->batch, len_q = shape->len_q, len_k = shape->len_k;
+    const int d_model = shape->d_model, heads = shape->heads;
+    const int d_k = d_model / heads;
+    const size_t q_size = (size_t)batch * len_q * d_model;
+    const size_t k_size = (size_t)batch * len_k * d_model;
+    memset(scratch->d_context, 0, q_size * sizeof(float));
+    memset(scratch->d_q, 0, q_size * sizeof(float));
+    memset(scratch->d_k, 0, k_size * sizeof(float));
+    memset(scratch->d_v, 0, k_size * sizeof(float));
+    linear_backward(scratch->d_context, d_w->w_o, d_w->b_o, d_out, saved->context, w->w_o,
+                    batch * len_q, d_model, d_model);
+    PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
+    for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
+        const int b = head_of_batch / heads, a = head_of_batch % heads;
+        /* <<Carry the gradient back through head [[a]] of sequence [[b]]>> */
+#line 369 "book/attention.nw"
+        const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
+        const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
+        const size_t head = ((size_t)b * heads + a) * len_q * len_k;
+        const float *probs = saved->probs + head;
+        const float *weights = saved->probs_keep ? saved->probs_dropped + head : probs;
+        float *d_p = scratch->d_p + (size_t)omp_get_thread_num() * len_q * len_k;   /* its own */
+        matmul(false, true, len_q, len_k, d_k, 1.0f, scratch->d_context + q_offset, d_model,
+               saved->v + k_offset, d_model, 0.0f, d_p, len_k);
+        matmul(true, false, len_k, d_k, len_q, 1.0f, weights, len_k,
+               scratch->d_context + q_offset, d_model, 1.0f, scratch->d_v + k_offset, d_model);
+        if (saved->probs_keep)
+            dropout_apply(d_p, saved->probs_keep + head, (size_t)len_q * len_k);
+        softmax_rows_backward(d_p, d_p, probs, len_q, len_k);
+        const float scale = 1.0f / sqrtf((float)d_k);
+        matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, saved->k + k_offset, d_model,
+               1.0f, scratch->d_q + q_offset, d_model);
+        matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, saved->q + q_offset, d_model,
+               1.0f, scratch->d_k + k_offset, d_model);
+#line 354 "book/attention.nw"
+    }
+    linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
+                    batch * len_q, d_model, d_model);
+    linear_backward(d_memory_in, d_w->w_k, d_w->b_k, scratch->d_k, memory_in, w->w_k,
+                    batch * len_k, d_model, d_model);
+    linear_backward(d_memory_in, d_w->w_v, d_w->b_v, scratch->d_v, memory_in, w->w_v,
+                    batch * len_k, d_model, d_model);
+}
+#line 408 "book/attention.nw"
+void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
+{
+    ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
+    if (fast_kernels) { dropout_mask_parallel(keep_scale, n, p, rng); return; }   /* Ch. 19 */
+    const float scale = 1.0f / (1.0f - p);
+    for (size_t i = 0; i < n; i++) keep_scale[i] = rng_uniform(rng) < p ? 0.0f : scale;
+}
+
+void dropout_apply(float *x, const float *keep_scale, size_t n)
+{
+    PARALLEL_FOR(n)
+    for (size_t i = 0; i < n; i++) x[i] *= keep_scale[i];
+}
+#line 73 "book/layernorm.nw"
+void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
+                       const float *in, int n, int d, LayerNormFormula formula, float eps)
+{
+    const float *gain = w->gain, *bias = w->bias;
+    float *mean = saved->mean, *rstd = saved->rstd;
+    ENSURE(d > 1, "layer norm over %d values", d);
+    PARALLEL_FOR((size_t)n * d)
+    for (int r = 0; r < n; r++) {
+        const float *x = in + (size_t)r * d;
+        float *y = out + (size_t)r * d;
+        double sum = 0.0, squares = 0.0, mu;
+        if (fast_kernels) {   /* one pass over x for both sums (Chapter 19) */
+            row_moments(x, d, &mu, &squares);
+        } else {
+            for (int i = 0; i < d; i++) sum += x[i];
+            mu = sum / d;
+            for (int i = 0; i < d; i++) squares += (x[i] - mu) * (x[i] - mu);
+        }
+        const double r_factor = formula == LAYERNORM_STANDARD
+                                    ? 1.0 / sqrt(squares / d + eps)
+                                    : 1.0 / (sqrt(squares / (d - 1)) + eps);
+        for (int i = 0; i < d; i++)
+            y[i] = (float)(gain[i] * (x[i] - mu) * r_factor + bias[i]);
+        mean[r] = (float)mu;
+        rstd[r] = (float)r_factor;
+    }
+}
+#line 131 "book/layernorm.nw"
+void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
+                        const LayerNormWeights *w, const LayerNormSaved *saved,
+                        const float *in, int n, int d, LayerNormFormula formula, float eps)
+{
+    float *d_gain = d_w->gain, *d_bias = d_w->bias;
+    const float *gain = w->gain, *mean = saved->mean, *rstd = saved->rstd;
+    PARALLEL_FOR((size_t)n * d)
+    for (int r = 0; r < n; r++) {
+        const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
+        float *dx = d_in + (size_t)r * d;
+        const double mu = mean[r], factor = rstd[r];
+        double g_sum = 0.0, gc_sum = 0.0;
+        for (int i = 0; i < d; i++) {
+            const double g = (double)gain[i] * dy[i];
+            g_sum += g;
+            gc_sum += g * (x[i] - mu);
+        }
+        /* <<Find [[dr_per_c]], the derivative of the factor over [[c_i]]>> */
+#line 179 "book/layernorm.nw"
+        double dr_per_c;
+        if (formula == LAYERNORM_STANDARD) {
+            dr_per_c = -factor * factor * factor / d;
+        } else {
+            const double s = 1.0 / factor - eps;
+            dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
+        }
+#line 149 "book/layernorm.nw"
+        for (int i = 0; i < d; i++) {
+            const double c = x[i] - mu;
+            dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
+                             + gc_sum * dr_per_c * c);
+        }
+    }
+    /* <<Add the gain's and the bias's gradients, row after row>> */
+#line 164 "book/layernorm.nw"
+    PARALLEL_FOR((size_t)n * d)
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+        const int first = block_start(block, d), end = block_start(block + 1, d);
+        for (int r = 0; r < n; r++) {
+            const float *x = in + (size_t)r * d, *dy = d_out + (size_t)r * d;
+            const double mu = mean[r], factor = rstd[r];
+            for (int i = first; i < end; i++) {
+                d_gain[i] += (float)(dy[i] * (x[i] - mu) * factor);
+                d_bias[i] += dy[i];
+            }
+        }
+    }
+#line 156 "book/layernorm.nw"
+}
+#line 246 "book/layernorm.nw"
+void feed_forward_forward(float *out, const FeedForwardWeights *w,
+                          const FeedForwardSaved *saved, const float *in, int n,
+                          int d_model, int d_ff)
+{
+    const size_t size = (size_t)n * d_ff;
+    float *hidden = saved->hidden;
+    linear_forward(hidden, in, w->w_1, w->b_1, n, d_model, d_ff);
+    PARALLEL_FOR(size)
+    for (size_t i = 0; i < size; i++)   /* a NaN passes through, as in PyTorch */
+        hidden[i] = hidden[i] < 0.0f ? 0.0f : hidden[i];
+    if (saved->hidden_keep) dropout_apply(hidden, saved->hidden_keep, size);
+    linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
+}
+#line 286 "book/layernorm.nw"
+void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
+                           const float *d_out, const FeedForwardWeights *w,
+                           const FeedForwardSaved *saved, const float *in, int n,
+                           int d_model, int d_ff)
+{
+    const size_t size = (size_t)n * d_ff;
+    const float *hidden = saved->hidden, *keep = saved->hidden_keep;
+    memset(d_hidden, 0, size * sizeof *d_hidden);
+    linear_backward(d_hidden, d_w->w_2, d_w->b_2, d_out, hidden, w->w_2, n, d_ff, d_model);
+    PARALLEL_FOR(size)
+    for (size_t i = 0; i < size; i++)
+        d_hidden[i] = hidden[i] > 0.0f ? d_hidden[i] * (keep ? keep[i] : 1.0f) : 0.0f;
+    linear_backward(d_in, d_w->w_1, d_w->b_1, d_hidden, in, w->w_1, n, d_model, d_ff);
+}
+#line 896 "book/model.nw"
+void log_softmax_rows(float *x, int rows, int cols)
+{
+    if (fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* Chapter 19 */
+    PARALLEL_FOR((size_t)rows * cols)
+    for (int r = 0; r < rows; r++) {
+        float *x_r = x + (size_t)r * cols;
+        float m = -INFINITY;
+        for (int j = 0; j < cols; j++) m = x_r[j] > m ? x_r[j] : m;
+        double sum = 0.0;
+        for (int j = 0; j < cols; j++) sum += exp((double)(x_r[j] - m));
+        const float log_sum = (float)log(sum);
+        for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
+    }
+}
+#line 984 "book/model.nw"
+double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
+                int vocab, int pad)
+{
+    double loss = 0.0;
+    memset(d_logprobs, 0, (size_t)rows * vocab * sizeof *d_logprobs);
+    for (int r = 0; r < rows; r++) {
+        if (targets[r] == pad) continue;
+        ENSURE(targets[r] >= 0 && targets[r] < vocab, "target %d of %d", targets[r], vocab);
+        loss -= logprobs[(size_t)r * vocab + targets[r]];
+        d_logprobs[(size_t)r * vocab + targets[r]] = -1.0f;
+    }
+    return loss;
+}
+#line 1003 "book/model.nw"
+void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
+{
+    if (fast_kernels) { log_softmax_backward_fast(d_x, d_y, y, rows, cols); return; }
+    PARALLEL_FOR((size_t)rows * cols)
+    for (int r = 0; r < rows; r++) {
+        const float *d_y_r = d_y + (size_t)r * cols, *y_r = y + (size_t)r * cols;
+        float *d_x_r = d_x + (size_t)r * cols;
+        double sum = 0.0;
+        for (int j = 0; j < cols; j++) sum += d_y_r[j];
+        for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - expf(y_r[j]) * (float)sum;
+    }
+}
+#line 656 "book/fast.nw"
+void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
+{
+    const float scale = 1.0f / (1.0f - p);
+    const uint32_t threshold = (uint32_t)ceilf(p * 0x1p24f);   /* exact: p < 1 */
+    PARALLEL_FOR(n)
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+        const size_t first = n * block / PARALLEL_BLOCKS;
+        const size_t end = n * (block + 1) / PARALLEL_BLOCKS;
+        Rng stream = *rng;
+        rng_advance(&stream, first);
+        for (size_t i = first; i < end; i++)
+            keep_scale[i] = rng_next(&stream) >> 8 < threshold ? 0.0f : scale;
+    }
+    rng_advance(rng, n);
+}
+#line 688 "book/fast.nw"
+void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
+                         int cols)
+{
+    for (int i = 0; i < rows; i++) {
+        const uint8_t *keep_i = keep + (size_t)i * keep_row_stride;
+        float *p_i = p + (size_t)i * cols;
+        float m = -INFINITY;
+        for (int j = 0; j < cols; j++)
+            if (keep_i[j] && p_i[j] > m) m = p_i[j];
+        if (m == -INFINITY) { memset(p_i, 0, (size_t)cols * sizeof *p_i); continue; }
+        float sum = 0.0f;
+        for (int j = 0; j < cols; j++) sum += (p_i[j] = keep_i[j] ? expf(p_i[j] - m) : 0.0f);
+        for (int j = 0; j < cols; j++) p_i[j] /= sum;
+    }
+}
+#line 719 "book/fast.nw"
+void row_moments(const float *x, int d, double *mean, double *squares)
+{
+    double sum = 0.0, sum_of_squares = 0.0;
+    for (int i = 0; i < d; i++) {
+        sum += x[i];
+        sum_of_squares += (double)x[i] * x[i];
+    }
+    *mean = sum / d;
+    *squares = fmax(sum_of_squares - sum * *mean, 0.0);
+}
+#line 793 "book/fast.nw"
+void log_softmax_rows_fast(float *x, int rows, int cols)
+{
+    PARALLEL_FOR((size_t)rows * cols)
+    for (int r = 0; r < rows; r++) {
+        float *x_r = x + (size_t)r * cols;
+        float m = -INFINITY;
+        double sum = 0.0;
+        #pragma omp simd reduction(max : m)
+        for (int j = 0; j < cols; j++) m = x_r[j] > m ? x_r[j] : m;
+        #pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < cols; j++) sum += vector_expf(x_r[j] - m);
+        const float log_sum = (float)log(sum);   /* x - m first: m may be large */
+        #pragma omp simd
+        for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
+    }
+}
+
+void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
+                               int cols)
+{
+    PARALLEL_FOR((size_t)rows * cols)
+    for (int r = 0; r < rows; r++) {
+        const float *d_y_r = d_y + (size_t)r * cols, *y_r = y + (size_t)r * cols;
+        float *d_x_r = d_x + (size_t)r * cols;
+        double sum = 0.0;
+        #pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < cols; j++) sum += d_y_r[j];
+        const float total = (float)sum;
+        #pragma omp simd
+        for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - vector_expf(y_r[j]) * total;
+    }
+}
