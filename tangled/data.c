@@ -241,13 +241,30 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     Config config = config_default(numbers[0], numbers[1], numbers[2]);
     config.d_model = numbers[3], config.d_ff = numbers[4], config.heads = numbers[5];
     config.max_len = numbers[6];
-    if (safetensors_metadata(file, "norm", value, sizeof value))
-        config.norm = strcmp(value, "post") == 0 ? NORM_POST : NORM_PRE;
-    if (safetensors_metadata(file, "layernorm", value, sizeof value))
-        config.layernorm = strcmp(value, "annotated") == 0 ? LAYERNORM_ANNOTATED
-                                                            : LAYERNORM_STANDARD;
-    config.tie_generator = safetensors_metadata(file, "tied", value, sizeof value)
-                           && strcmp(value, "1") == 0;
+    /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
+#line 726 "book/translate.nw"
+    static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
+    static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
+                                                     {"0", "1"}};
+    int chosen[3] = {0, 0, 0};   /* absent: pre-norm, the standard formula, not tied */
+    for (int k = 0; k < 3; k++) {
+        if (!safetensors_metadata(file, settings_keys[k], value, sizeof value)) continue;
+        if (strcmp(value, settings_words[k][0]) != 0 && strcmp(value, settings_words[k][1]) != 0) {
+            snprintf(file->error, sizeof file->error, "%s: '%s' must be '%s' or '%s', not '%.40s'",
+                     path, settings_keys[k], settings_words[k][0], settings_words[k][1], value);
+            return file->error;
+        }
+        chosen[k] = strcmp(value, settings_words[k][1]) == 0;
+    }
+    config.norm = chosen[0] ? NORM_POST : NORM_PRE;
+    config.layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
+    config.tie_generator = chosen[2];
+#line 690 "book/translate.nw"
+    if (config.max_len < 3) {   /* <s>, a token and </s>: the shortest sentence */
+        snprintf(file->error, sizeof file->error, "%s: max_len %d is too small (at least 3)",
+                 path, config.max_len);
+        return file->error;
+    }
     if (config.d_model % config.heads) {
         snprintf(file->error, sizeof file->error, "%s: d_model %d is not a multiple of %d "
                  "heads", path, config.d_model, config.heads);

@@ -82,10 +82,11 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 472 "book/copy.nw"
+#line 474 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
-static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock)
+static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
+                      const TrainerSettings *settings)
 {
     const TrainingProgress *progress = trainer->progress;
     const double validation = source->validate(source->task, trainer);
@@ -95,7 +96,11 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
         fprintf(clock->log, "%d,%ld,%.6f,%.6f,%.6e,%.3f,%.0f\n", progress->epoch,
                 trainer->adam->step, loss, validation, current_rate(trainer), elapsed,
                 clock->tokens_seen / elapsed);
-        fflush(clock->log);
+        if (fflush(clock->log) != 0 || ferror(clock->log)) {   /* a full disk, say */
+            snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
+                     settings->log_path, strerror(errno));
+            return false;
+        }
     }
     if (!clock->terminal) {   /* one line per epoch, flushed: a log file shows progress too */
         printf("epoch %d  step %ld  loss %.4f  validation %.4f  %.0f tokens/s  lr %.2e  "
@@ -162,7 +167,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         const bool out_of_time = settings->max_minutes
                                  && seconds_now() - clock.start >= 60.0 * settings->max_minutes;
         /* a time budget ends with a validated model too */
-        if ((epoch_done || out_of_time) && !end_epoch(trainer, source, &clock)) {
+        if ((epoch_done || out_of_time) && !end_epoch(trainer, source, &clock, settings)) {
             outcome = TRAINER_FAILED;
             break;
         }
@@ -205,9 +210,9 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 382 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 504 "book/copy.nw"
+#line 511 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
-    if (clock.log && fclose(clock.log) != 0 && outcome != TRAINER_FAILED) {
+    if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
                  settings->log_path, strerror(errno));
         outcome = TRAINER_FAILED;

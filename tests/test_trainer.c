@@ -326,6 +326,29 @@ START_TEST(train_nan_loss_stops_and_keeps_the_checkpoint)
 }
 END_TEST
 
+/* A log on a full disk stops the run at the first row with one line and status 1, for both
+   tasks (issue 19, item 5: train --log on a full disk once lost the log silently). */
+START_TEST(full_disk_log_stops_the_run)
+{
+    char dir[] = "/tmp/transformer-test-trainer-XXXXXX", arguments[2048], command[256];
+    make_data(dir);
+    Run *r = run("", "copy --d-model 16 --d-ff 16 --heads 2 --epochs 3 --batches 2 "
+                     "--log /dev/full");
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_str_eq(r->err, "transformer: /dev/full: cannot write the log: "
+                             "No space left on device\n");
+    ck_assert_msg(strstr(r->out, "epoch 2") == NULL, "it went on: %s", r->out);
+    train_arguments(arguments, sizeof arguments, dir, "--epochs 3");
+    strcat(arguments, " --log /dev/full");   /* the last --log wins */
+    r = run("", arguments);
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_str_eq(r->err, "transformer: /dev/full: cannot write the log: "
+                             "No space left on device\n");
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
 Suite *trainer_suite(void)
 {
     Suite *suite = suite_create("trainer");
@@ -339,6 +362,7 @@ Suite *trainer_suite(void)
     tcase_add_test(train, train_resume_is_bit_exact);
     tcase_add_test(train, train_sigterm_saves_and_exits);
     tcase_add_test(train, train_nan_loss_stops_and_keeps_the_checkpoint);
+    tcase_add_test(train, full_disk_log_stops_the_run);
     suite_add_tcase(suite, train);
     return suite;
 }

@@ -195,7 +195,38 @@ START_TEST(cli_train_and_translate_overfit_64_pairs)
         snprintf(command, sizeof command, "%s/ends.st", dir);
         ck_assert_ptr_null(translation_model_save(command, &model, &src_vocab, &tgt_vocab,
                                                   &file));
+        /* a model file whose settings are out of range is refused with one line (issue 19,
+           items 2 and 9): a max_len too short for a sentence, an unknown norm placement */
+        model.config.max_len = 1;
+        snprintf(command, sizeof command, "%s/short.st", dir);
+        ck_assert_ptr_null(translation_model_save(command, &model, &src_vocab, &tgt_vocab,
+                                                  &file));
+        const char *const sideways[10][2] = {
+            {"src_vocab", "0"}, {"tgt_vocab", "0"}, {"layers", "1"}, {"d_model", "32"},
+            {"d_ff", "64"}, {"heads", "2"}, {"max_len", "100"}, {"norm", "sideways"},
+            {"layernorm", "standard"}, {"tied", "0"}};
+        char sizes[2][16];
+        snprintf(sizes[0], sizeof sizes[0], "%d", model.config.src_vocab);
+        snprintf(sizes[1], sizeof sizes[1], "%d", model.config.tgt_vocab);
+        const char *metadata[10][2];
+        for (int i = 0; i < 10; i++) metadata[i][0] = sideways[i][0], metadata[i][1] = sideways[i][1];
+        metadata[0][1] = sizes[0], metadata[1][1] = sizes[1];
+        snprintf(command, sizeof command, "%s/sideways.st", dir);
+        ck_assert_ptr_null(safetensors_write(command, &model.parameters,
+                                             (const char *const (*)[2])metadata, 10, &file));
         model_free(&model), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+        static const char *const refused[2][2] = {
+            {"short.st", "max_len 1 is too small (at least 3)"},
+            {"sideways.st", "'norm' must be 'pre' or 'post', not 'sideways'"}};
+        for (int f = 0; f < 2; f++)
+            for (int c = 0; c < 2; c++) {
+                snprintf(arguments, sizeof arguments, "%s --model %s/%s < %s/val.de",
+                         c ? "attention" : "translate", dir, refused[f][0], dir);
+                r = run("", arguments);
+                ck_assert_msg(r->status == 1 && strstr(r->err, refused[f][1])
+                              && strchr(r->err, '\n') == r->err + strlen(r->err) - 1,
+                              "%s: status %d: %s", arguments, r->status, r->err);
+            }
         for (int beam = 1; beam <= 4; beam += 3) {
             snprintf(arguments, sizeof arguments,
                      "translate --model %s/ends.st --beam %d < %s/val.de", dir, beam, dir);
