@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 /* <<safetensors.c definitions>> */
-#line 100 "book/safetensors.nw"
+#line 101 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -48,12 +49,12 @@ static const char *fail(Safetensors *file, const char *path, const char *format,
     va_end(arguments);
     return file->error;
 }
-#line 139 "book/safetensors.nw"
+#line 140 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 151 "book/safetensors.nw"
+#line 152 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
     size_t length = 0, capacity = 1 << 16;
@@ -71,9 +72,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
     bool read_error = ferror(in);
     fclose(in);
     if (read_error) return fail(file, path, "read error");
-#line 143 "book/safetensors.nw"
+#line 144 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 175 "book/safetensors.nw"
+#line 176 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
@@ -89,9 +90,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
         cJSON_Delete(header);
         return fail(file, path, "the header is not a JSON object");
     }
-#line 144 "book/safetensors.nw"
+#line 145 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 193 "book/safetensors.nw"
+#line 194 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -101,7 +102,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 212 "book/safetensors.nw"
+#line 213 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -133,7 +134,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
-#line 202 "book/safetensors.nw"
+#line 203 "book/safetensors.nw"
         if (problem) {
             fail(file, path, "tensor '%s': %s", item->string, problem);
             cJSON_Delete(header);
@@ -141,11 +142,11 @@ const char *safetensors_read(Safetensors *file, const char *path)
         }
         file->count++;
     }
-#line 145 "book/safetensors.nw"
+#line 146 "book/safetensors.nw"
     cJSON_Delete(header);
     return NULL;
 }
-#line 246 "book/safetensors.nw"
+#line 247 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -171,7 +172,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 289 "book/safetensors.nw"
+#line 290 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -195,7 +196,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 338 "book/safetensors.nw"
+#line 339 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -210,7 +211,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 375 "book/safetensors.nw"
+#line 376 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -226,7 +227,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 396 "book/safetensors.nw"
+#line 397 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -252,18 +253,32 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 390 "book/safetensors.nw"
+#line 391 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
-#line 427 "book/safetensors.nw"
+    /* <<Refuse to replace anything but a regular file>> */
+#line 436 "book/safetensors.nw"
+    struct stat existing;
+    if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
+        free(json);
+        return fail(scratch, path, "not a regular file; refusing to replace it");
+    }
+
+#line 444 "book/safetensors.nw"
     char temporary[4096];
-    if (snprintf(temporary, sizeof temporary, "%s.tmp", path) >= (int)sizeof temporary) {
+    if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         free(json);
         return fail(scratch, path, "file name too long");
     }
-    FILE *out = fopen(temporary, "wb");
+    const int fd = mkstemp(temporary);   /* a new file of a name no other writer has */
+    const mode_t mask = umask(0);
+    umask(mask);
+    FILE *out = fd >= 0 && fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
     if (out == NULL) {
+        const int failure = errno;
+        if (fd >= 0) close(fd), unlink(temporary);
         free(json);
-        return fail(scratch, temporary, "cannot create: %s", strerror(errno));
+        return fail(scratch, path, "cannot create a temporary file beside it: %s",
+                    strerror(failure));
     }
     unsigned char length_bytes[8];
     for (int i = 0; i < 8; i++) length_bytes[i] = (unsigned char)((uint64_t)padded >> (8 * i));
@@ -287,6 +302,6 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
         return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 391 "book/safetensors.nw"
+#line 392 "book/safetensors.nw"
     return NULL;
 }

@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include "tensor.h"
 /* <<safetensors.h declarations>> */
-#line 61 "book/safetensors.nw"
+#line 62 "book/safetensors.nw"
 typedef enum { DTYPE_F32, DTYPE_I32 } Dtype;
 
 typedef struct {
@@ -37,13 +37,13 @@ void safetensors_free(Safetensors *file);
    would not fit, so that a path of any length gives one whole line; return the buffer. */
 const char *safetensors_vfail(Safetensors *file, const char *path, const char *format,
                               va_list arguments);
-#line 281 "book/safetensors.nw"
+#line 282 "book/safetensors.nw"
 /* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
 /* The same for tensors named PREFIX followed by the view's name. */
 const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffer,
                                       const char *prefix, const char *path);
-#line 358 "book/safetensors.nw"
+#line 359 "book/safetensors.nw"
 typedef struct {
     const char *prefix;          /* put before every view's name */
     const FlatBuffer *buffer;

@@ -12,6 +12,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
+#line 533 "book/checkpoint.nw"
+#include <fcntl.h>
 /* <<trainer.c types>> */
 #line 409 "book/copy.nw"
 typedef struct {
@@ -20,6 +22,7 @@ typedef struct {
     double start;        /* seconds_now() when the run started */
     long first_step;     /* the step it started from */
     long tokens_seen;    /* target tokens trained on since */
+    int lock;            /* the checkpoint's lock (Chapter 13), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
 #line 427 "book/checkpoint.nw"
@@ -58,8 +61,26 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
+#line 537 "book/checkpoint.nw"
+/* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
+static int lock_checkpoint(const char *path, char *message, size_t size)
+{
+    char lock_path[4200];
+    snprintf(lock_path, sizeof lock_path, "%s.lock", path);
+    const int fd = open(lock_path, O_RDWR | O_CREAT, 0666);
+    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    if (fd >= 0 && fcntl(fd, F_SETLK, &lock) == 0) return fd;
+    const int failure = errno;
+    if (fd >= 0) close(fd);
+    if (failure == EACCES || failure == EAGAIN)
+        snprintf(message, size, "%.2000s is in use by another run (%.2000s is locked)", path,
+                 lock_path);
+    else
+        snprintf(message, size, "%.4000s: cannot lock: %s", lock_path, strerror(failure));
+    return -1;
+}
 /* <<trainer.c helpers>> */
-#line 441 "book/copy.nw"
+#line 443 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -82,7 +103,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 474 "book/copy.nw"
+#line 476 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -125,22 +146,29 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 421 "book/copy.nw"
-    TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0};
+#line 422 "book/copy.nw"
+    TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
+    /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
+#line 557 "book/checkpoint.nw"
+    if (settings->checkpoint_path) {
+        clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
+                                     sizeof trainer->message);
+        if (clock.lock < 0) return TRAINER_FAILED;
+        catch_stop_signals();
+    }
+#line 424 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
             snprintf(trainer->message, sizeof trainer->message, "%s: cannot create the log: %s",
                      settings->log_path, strerror(errno));
+            if (clock.lock >= 0) close(clock.lock);
             return TRAINER_FAILED;
         }
         if (ftell(clock.log) == 0)
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-    /* <<Catch SIGINT and SIGTERM, if checkpointing>> */
-#line 526 "book/checkpoint.nw"
-    if (settings->checkpoint_path) catch_stop_signals();
 #line 357 "book/copy.nw"
     if (source->start_epoch) source->start_epoch(source->task, progress->epoch);
     while (progress->epoch <= settings->epochs) {
@@ -177,7 +205,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 535 "book/checkpoint.nw"
+#line 571 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -190,7 +218,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 555 "book/checkpoint.nw"
+#line 591 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -204,19 +232,20 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 547 "book/checkpoint.nw"
+#line 583 "book/checkpoint.nw"
             break;
         }
 #line 382 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 511 "book/copy.nw"
+#line 513 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
                  settings->log_path, strerror(errno));
         outcome = TRAINER_FAILED;
     }
+    if (clock.lock >= 0) close(clock.lock);
 #line 384 "book/copy.nw"
     return outcome;
 }

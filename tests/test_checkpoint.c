@@ -414,9 +414,87 @@ START_TEST(cli_kill_9_leaves_a_loadable_checkpoint)
         last_step = step;
     }
     ck_assert_int_gt(last_step, 1);
-    char temporary[300];
-    snprintf(temporary, sizeof temporary, "%s.tmp", path);
-    unlink(path), unlink(temporary), unlink(out), unlink(err);
+    char leftovers[600];   /* the lock, and the temporary file a kill interrupted */
+    snprintf(leftovers, sizeof leftovers, "rm -f %s.lock %s.??????", path, path);
+    ck_assert_int_eq(system(leftovers), 0);
+    unlink(path), unlink(out), unlink(err);
+}
+END_TEST
+
+/* A second run on a checkpoint in use is refused with one line before it writes anything
+   (issue 19, item 6); the first goes on and saves as usual. */
+START_TEST(cli_second_run_on_a_checkpoint_is_refused)
+{
+    char path[256], lock[300], log[256], out[256], err[256], arguments[1024];
+    temporary_path(path, sizeof path, "busy.safetensors");
+    temporary_path(log, sizeof log, "busy.csv");
+    temporary_path(out, sizeof out, "busy.out");
+    temporary_path(err, sizeof err, "busy.err");
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(path), unlink(log);
+    snprintf(arguments, sizeof arguments,
+             "copy --d-model 16 --d-ff 16 --heads 2 --epochs 10000 --checkpoint %s", path);
+    pid_t pid = start(arguments, out, err);
+    wait_for_file(path, pid);
+    snprintf(arguments, sizeof arguments, "%s --checkpoint %s --log %s", small, path, log);
+    Run *r = run("", arguments);
+    ck_assert_int_eq(r->status, 1);
+    char expected[1024];
+    snprintf(expected, sizeof expected,
+             "transformer: %s is in use by another run (%s is locked)\n", path, lock);
+    ck_assert_str_eq(r->err, expected);
+    struct stat info;
+    ck_assert_msg(stat(log, &info) != 0, "the refused run wrote its log");
+    kill(pid, SIGTERM);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 143, "status %d", status);
+    /* once the first has ended, the lock is free again */
+    snprintf(arguments, sizeof arguments, "%s --resume %s --stop-after 1000000", small, path);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0 || r->status == 1, "%d: %s", r->status, r->err);
+    ck_assert_msg(strstr(r->err, "in use") == NULL, "%s", r->err);
+    unlink(path), unlink(lock), unlink(out), unlink(err);
+}
+END_TEST
+
+/* Saving never replaces what is not a regular file: a symbolic link, a pipe, a directory
+   (issue 19, item 7: --checkpoint /dev/null once replaced /dev/null with a file). */
+START_TEST(saving_over_anything_but_a_regular_file_is_refused)
+{
+    char target[256], link_path[256], fifo[256], dir[256];
+    temporary_path(target, sizeof target, "target.txt");
+    temporary_path(link_path, sizeof link_path, "link.safetensors");
+    temporary_path(fifo, sizeof fifo, "fifo.safetensors");
+    temporary_path(dir, sizeof dir, "dir.safetensors");
+    unlink(link_path), unlink(fifo), rmdir(dir);
+    FILE *f = fopen(target, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("keep me\n", f);
+    fclose(f);
+    ck_assert_int_eq(symlink(target, link_path), 0);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    const char *const paths[3] = {link_path, fifo, dir};
+    State s;
+    state_init(&s, copy_config(16, 16, 2), 5);
+    for (int p = 0; p < 3; p++) {
+        Safetensors scratch;
+        const char *error = checkpoint_save(paths[p], &s.model, &s.adam, &s.progress, recipe, 2,
+                                            &scratch);
+        ck_assert_msg(error && strstr(error, "not a regular file; refusing to replace it"),
+                      "%s: %s", paths[p], error ? error : "saved");
+    }
+    struct stat info;
+    ck_assert_int_eq(lstat(link_path, &info), 0);
+    ck_assert(S_ISLNK(info.st_mode));
+    char text[64];
+    read_text(target, text, sizeof text);
+    ck_assert_str_eq(text, "keep me\n");
+    ck_assert_int_eq(stat(fifo, &info), 0);
+    ck_assert(S_ISFIFO(info.st_mode));
+    state_free(&s);
+    unlink(link_path), unlink(target), unlink(fifo), rmdir(dir);
 }
 END_TEST
 
@@ -450,6 +528,8 @@ Suite *checkpoint_suite(void)
     TCase *command = tcase_create("command");
     tcase_set_timeout(command, 120);
     tcase_add_test(command, cli_resume_is_bit_exact);
+    tcase_add_test(command, cli_second_run_on_a_checkpoint_is_refused);
+    tcase_add_test(command, saving_over_anything_but_a_regular_file_is_refused);
     tcase_add_test(command, cli_resume_with_other_threads_warns);
     tcase_add_test(command, cli_sigterm_saves_and_exits);
     tcase_add_test(command, cli_kill_9_leaves_a_loadable_checkpoint);
