@@ -30,11 +30,11 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
            tangled/text.h tangled/text.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \
            tangled/data.h tangled/data.c \
            tangled/figure.h tangled/figure.c \
-           tangled/cli.h tangled/cli.c tangled/commands.h tangled/tool_commands.c \
-           tangled/training_commands.c tangled/text_commands.c tangled/translation_commands.c \
-           tangled/speed_commands.c tangled/main.c
+           tangled/cli.h tangled/cli.c tangled/commands.h tangled/commands-tool.c \
+           tangled/commands-training.c tangled/commands-text.c tangled/commands-translation.c \
+           tangled/commands-speed.c tangled/main.c
 # The command line (cli.c and the commands) is linked into the program, not into the tests.
-COMMAND_SOURCES := tangled/cli.c $(filter %_commands.c,$(TANGLED))
+COMMAND_SOURCES := tangled/cli.c $(filter tangled/commands-%.c,$(TANGLED))
 LIB_SOURCES := $(filter-out tangled/main.c $(COMMAND_SOURCES),$(filter %.c,$(TANGLED)))
 
 CC      ?= cc

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "figure.h"
-/* <<tool_commands.c includes>> */
+/* <<commands-tool.c includes>> */
 #line 532 "book/gradcheck.nw"
 #include "gradcheck.h"
-/* <<tool_commands.c functions>> */
+/* <<commands-tool.c functions>> */
 #line 565 "book/program.nw"
 int run_figure_data(int argc, char **argv)
 {

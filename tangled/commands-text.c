@@ -6,12 +6,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-/* <<text_commands.c includes>> */
+/* <<commands-text.c includes>> */
 #line 1361 "book/text.nw"
 #include "text.h"
 #line 990 "book/bleu.nw"
 #include "bleu.h"
-/* <<text_commands.c functions>> */
+/* <<commands-text.c functions>> */
 #line 1368 "book/text.nw"
 #define LANGUAGE_OPTION(options) \
     {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de"}

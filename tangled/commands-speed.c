@@ -7,12 +7,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-/* <<speed_commands.c includes>> */
+/* <<commands-speed.c includes>> */
 #line 541 "book/decode.nw"
 #include "decode.h"
 #line 181 "book/fast.nw"
 #include <sys/resource.h>
-/* <<speed_commands.c functions>> */
+/* <<commands-speed.c functions>> */
 #line 545 "book/decode.nw"
 int run_time_decode(int argc, char **argv)
 {

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "data.h"
-/* <<training_commands.c includes>> */
+/* <<commands-training.c includes>> */
 #line 533 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-/* <<training_commands.c functions>> */
+/* <<commands-training.c functions>> */
 #line 569 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;

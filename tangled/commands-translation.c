@@ -6,11 +6,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-/* <<translation_commands.c includes>> */
+/* <<commands-translation.c includes>> */
 #line 1017 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
-/* <<translation_commands.c functions>> */
+/* <<commands-translation.c functions>> */
 #line 758 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
