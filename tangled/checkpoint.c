@@ -205,7 +205,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
             return error;
     /* <<Read the step, the position and the generators>> */
-#line 369 "book/checkpoint.nw"
+#line 372 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {
@@ -218,14 +218,18 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     char *end;
     if (!safetensors_metadata(file, "progress.loss_sum", value, sizeof value)) *value = '\0';
     double loss_sum = strtod(value, &end);
-    if (*value == '\0' || *end != '\0') return refuse(file, path, "bad 'progress.loss_sum'");
+    if (*value == '\0' || *end != '\0' || !isfinite(loss_sum) || loss_sum < 0)
+        return refuse(file, path, "bad 'progress.loss_sum'");
+    if (integers[1] < 1 || integers[2] > integers[0])
+        return refuse(file, path, "epoch %lld, batch %lld and step %lld do not fit together",
+                      integers[1], integers[2], integers[0]);
     Rng streams[2];
     const char *stream_keys[4] = {"rng.data.state", "rng.data.increment",
                                   "rng.dropout.state", "rng.dropout.increment"};
     for (int i = 0; i < 4; i++) {
         if (!safetensors_metadata(file, stream_keys[i], value, sizeof value)) *value = '\0';
         const uint64_t number = strtoull(value, &end, 16);
-        if (strlen(value) != 16 || *end != '\0')
+        if (strlen(value) != 16 || *end != '\0' || (i % 2 == 1 && number % 2 == 0))
             return refuse(file, path, "bad or missing '%s'", stream_keys[i]);
         if (i % 2 == 0) streams[i / 2].state = number;
         else streams[i / 2].increment = number;

@@ -9,11 +9,11 @@
 #include <string.h>
 #include "data.h"
 /* <<commands-training.c includes>> */
-#line 533 "book/copy.nw"
+#line 540 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
 /* <<commands-training.c functions>> */
-#line 569 "book/copy.nw"
+#line 576 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -41,7 +41,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 603 "book/copy.nw"
+#line 610 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -51,7 +51,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 618 "book/copy.nw"
+#line 625 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -60,7 +60,7 @@ int run_copy(int argc, char **argv)
     const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     /* <<Read the copy command's flags>> */
-#line 664 "book/copy.nw"
+#line 671 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 1, 10000, NULL},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL},
@@ -70,17 +70,17 @@ int run_copy(int argc, char **argv)
         {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 410 "book/checkpoint.nw"
+#line 417 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 673 "book/copy.nw"
+#line 680 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
-#line 626 "book/copy.nw"
+#line 633 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -103,7 +103,7 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 479 "book/checkpoint.nw"
+#line 486 "book/checkpoint.nw"
     char recipe_text[6][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -121,13 +121,13 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 648 "book/copy.nw"
+#line 655 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 698 "book/copy.nw"
+#line 705 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -155,7 +155,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 653 "book/copy.nw"
+#line 660 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     free(copy.data), free(trainer.d_logprobs);
@@ -244,7 +244,7 @@ int run_train(int argc, char **argv)
         {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL},
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 410 "book/checkpoint.nw"
+#line 417 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},

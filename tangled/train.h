@@ -72,7 +72,7 @@ void train_update(Model *model, Adam *adam, const TrainSettings *settings);
    src: [batch][src_len] with its padding mask src_keep. */
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start);
-#line 685 "book/copy.nw"
+#line 692 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */

@@ -8,14 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#line 421 "book/checkpoint.nw"
+#line 428 "book/checkpoint.nw"
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
-#line 533 "book/checkpoint.nw"
+#line 540 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 409 "book/copy.nw"
+#line 416 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -25,7 +25,7 @@ typedef struct {
     int lock;            /* the checkpoint's lock (Chapter 13), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
-#line 427 "book/checkpoint.nw"
+#line 434 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
 {
@@ -44,7 +44,7 @@ static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *sett
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error ? trainer->message : NULL;
 }
-#line 507 "book/checkpoint.nw"
+#line 514 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -61,7 +61,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
-#line 537 "book/checkpoint.nw"
+#line 544 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -80,7 +80,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 /* <<trainer.c helpers>> */
-#line 443 "book/copy.nw"
+#line 450 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -103,7 +103,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 476 "book/copy.nw"
+#line 483 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -146,17 +146,17 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 422 "book/copy.nw"
+#line 429 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 557 "book/checkpoint.nw"
+#line 564 "book/checkpoint.nw"
     if (settings->checkpoint_path) {
         clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
                                      sizeof trainer->message);
         if (clock.lock < 0) return TRAINER_FAILED;
         catch_stop_signals();
     }
-#line 424 "book/copy.nw"
+#line 431 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -170,13 +170,20 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                                "tokens_per_second\n");
     }
 #line 357 "book/copy.nw"
-    if (source->start_epoch) source->start_epoch(source->task, progress->epoch);
-    while (progress->epoch <= settings->epochs) {
+    if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
+        snprintf(trainer->message, sizeof trainer->message,
+                 "the run is at batch %d of an epoch of %d batches", progress->batch,
+                 source->batches);
+        outcome = TRAINER_FAILED;
+    } else if (source->start_epoch) {
+        source->start_epoch(source->task, progress->epoch);
+    }
+    while (outcome == TRAINER_FINISHED && progress->epoch <= settings->epochs) {
         source->fill(source->task, trainer);
         const double loss = train_step(trainer->model, adam, trainer->batch, train,
                                        trainer->d_logprobs, &progress->dropout_rng);
         /* <<Stop if the loss is not finite>> */
-#line 394 "book/copy.nw"
+#line 401 "book/copy.nw"
         if (!isfinite(loss)) {
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
                      adam->step, isnan(loss) ? "NaN" : "infinite",
@@ -185,7 +192,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 363 "book/copy.nw"
+#line 370 "book/copy.nw"
         const Batch *batch = trainer->batch;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
             clock.tokens_seen += batch->tgt_y[i] != train->pad;
@@ -205,7 +212,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 571 "book/checkpoint.nw"
+#line 578 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -218,7 +225,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 591 "book/checkpoint.nw"
+#line 598 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -232,13 +239,13 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 583 "book/checkpoint.nw"
+#line 590 "book/checkpoint.nw"
             break;
         }
-#line 382 "book/copy.nw"
+#line 389 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 513 "book/copy.nw"
+#line 520 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -246,10 +253,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 384 "book/copy.nw"
+#line 391 "book/copy.nw"
     return outcome;
 }
-#line 458 "book/checkpoint.nw"
+#line 465 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count)
 {

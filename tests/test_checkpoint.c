@@ -209,6 +209,33 @@ START_TEST(checkpoint_refuses_bad_files)
 }
 END_TEST
 
+/* Progress that no run writes is refused, although the file's checksum is right (issue 19,
+   item 8): an epoch of 0, more batches than steps, a NaN or negative loss sum, an even
+   generator increment. */
+START_TEST(checkpoint_refuses_impossible_progress)
+{
+    char path[256];
+    temporary_path(path, sizeof path, "progress.safetensors");
+    State into;
+    state_init(&into, copy_config(16, 32, 2), 2);
+    for (int c = 0; c < 5; c++) {
+        State s;
+        state_init(&s, copy_config(16, 32, 2), 1);
+        const char *says = "do not fit together";
+        if (c == 0) s.progress.epoch = 0;
+        if (c == 1) s.progress.batch = (int)s.adam.step + 1;
+        if (c == 2) s.progress.loss_sum = NAN, says = "bad 'progress.loss_sum'";
+        if (c == 3) s.progress.loss_sum = -1.0, says = "bad 'progress.loss_sum'";
+        if (c == 4) s.progress.dropout_rng.increment = 6, says = "'rng.dropout.increment'";
+        save_or_fail(path, &s);
+        assert_refused(path, &into, says);
+        state_free(&s);
+    }
+    unlink(path);
+    state_free(&into);
+}
+END_TEST
+
 START_TEST(checkpoint_is_not_saved_over_with_non_finite_parameters)
 {
     char path[256];
@@ -523,6 +550,7 @@ Suite *checkpoint_suite(void)
     TCase *file = tcase_create("file");
     tcase_add_test(file, checkpoint_round_trip_restores_everything);
     tcase_add_test(file, checkpoint_refuses_bad_files);
+    tcase_add_test(file, checkpoint_refuses_impossible_progress);
     tcase_add_test(file, checkpoint_is_not_saved_over_with_non_finite_parameters);
     suite_add_tcase(suite, file);
     TCase *command = tcase_create("command");

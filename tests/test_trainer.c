@@ -172,6 +172,26 @@ START_TEST(trainer_reports_a_failed_save_and_an_unwritable_log)
 }
 END_TEST
 
+/* A position past the end of an epoch (a checkpoint of another recipe) is refused before
+   any step (issue 19, item 8: it once trained forever). */
+START_TEST(trainer_refuses_a_batch_past_the_epoch)
+{
+    static Run2 r;
+    setup(&r);
+    const double losses[EPOCHS] = {2.0, 1.0, 1.5};
+    RecordingTask task = {.validation = losses};
+    const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
+                                recording_validate, NULL};
+    const TrainerSettings run = {.epochs = EPOCHS};
+    r.progress.batch = BATCHES;
+    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FAILED);
+    ck_assert_str_eq(r.trainer.message, "the run is at batch 4 of an epoch of 4 batches");
+    ck_assert_int_eq(task.fills, 0);
+    ck_assert_int_eq(r.adam.step, 0);
+    teardown(&r);
+}
+END_TEST
+
 /* ---- the translation task: resumption, SIGTERM, NaN ---- */
 
 /* A directory with 32 pairs as training and validation set; the train flags of a tiny run. */
@@ -356,6 +376,7 @@ Suite *trainer_suite(void)
     tcase_add_test(loop, trainer_calls_the_source_in_order_and_keeps_the_best);
     tcase_add_test(loop, trainer_stops_after_the_step_asked_for);
     tcase_add_test(loop, trainer_reports_a_failed_save_and_an_unwritable_log);
+    tcase_add_test(loop, trainer_refuses_a_batch_past_the_epoch);
     suite_add_tcase(suite, loop);
     TCase *train = tcase_create("train command");
     tcase_set_timeout(train, 300);
