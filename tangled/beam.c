@@ -23,17 +23,18 @@ int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_le
     }
     return limit;
 }
-#line 146 "book/beam.nw"
+#line 154 "book/beam.nw"
 static bool greedy_open(const DecodeSettings *settings, const int *row, int length, int t,
                         int limit)
 {
     return length == t && t <= limit && (t == 1 || row[t - 1] != settings->end);
 }
-#line 154 "book/beam.nw"
+#line 162 "book/beam.nw"
 void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
-                      const int *src, const uint8_t *src_keep, int batch, int src_len,
-                      const DecodeSettings *settings)
+                      const SourceBatch *source, const DecodeSettings *settings)
 {
+    const int *src = source->tokens, batch = source->batch, src_len = source->len;
+    const uint8_t *src_keep = source->keep;
     const int len = settings->max_len, vocab = model->config.tgt_vocab;
     ENSURE(len >= 1 && len - 1 <= cache->max_len && batch <= cache->max_batch,
            "%d x %d tokens in a cache for %d x %d", batch, len, cache->max_batch,
@@ -46,7 +47,7 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
     if (len > 1) decoder_cache_start(model, cache, src, src_keep, batch, src_len);
     for (int t = 1; t < len; t++) {
         /* <<Feed each open row its last token; stop when no row is open>> */
-#line 177 "book/beam.nw"
+#line 186 "book/beam.nw"
         int open = 0;
         for (int b = 0; b < batch; b++) {
             const int *row = out + (size_t)b * len;
@@ -56,10 +57,10 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
             open += feed;
         }
         if (open == 0) break;
-#line 170 "book/beam.nw"
+#line 179 "book/beam.nw"
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Append the most probable token to each open row>> */
-#line 191 "book/beam.nw"
+#line 200 "book/beam.nw"
         for (int b = 0; b < batch; b++) {
             int *row = out + (size_t)b * len;
             const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
@@ -70,17 +71,17 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
             row[t] = best, lengths[b] = t + 1;
             if (sums) sums[b] += p[best];
         }
-#line 172 "book/beam.nw"
+#line 181 "book/beam.nw"
     }
 }
-#line 274 "book/beam.nw"
+#line 283 "book/beam.nw"
 double length_penalty(const DecodeSettings *settings, int n)
 {
     if (settings->alpha == 0.0f || n < 1) return 1.0;
     const double x = settings->penalty == PENALTY_GNMT ? (5.0 + n) / 6.0 : (double)n;
     return pow(x, (double)settings->alpha);
 }
-#line 322 "book/beam.nw"
+#line 331 "book/beam.nw"
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab)
 {
     ENSURE(max_batch > 0 && size > 0 && max_len > 0 && vocab > 0, "beam %d x %d, %d, %d",
@@ -116,7 +117,7 @@ void beam_free(Beam *beam)
     memset(beam, 0, sizeof *beam);
 }
 /* <<Keep a finished output, in order of score>> */
-#line 417 "book/beam.nw"
+#line 426 "book/beam.nw"
 /* Keep for source b the output tokens[0..n] (the start symbol and n more) of sum s. */
 static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
 {
@@ -137,7 +138,7 @@ static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
     beam->hyp_len[r] = n + 1, beam->hyp_sum[r] = s, beam->hyp_score[r] = score;
 }
 
-#line 385 "book/beam.nw"
+#line 394 "book/beam.nw"
 void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
                 const DecodeSettings *settings)
 {
@@ -162,7 +163,7 @@ void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
         beam->done = beam->done && beam->alive[b] == 0;
     }
 }
-#line 441 "book/beam.nw"
+#line 450 "book/beam.nw"
 bool beam_advance(Beam *beam, const float *logprobs)
 {
     const int k = beam->size, len = beam->max_len, vocab = beam->vocab;
@@ -172,7 +173,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     for (int b = 0; b < beam->batch; b++) {
         if (beam->alive[b] == 0) continue;
         /* <<Find the best expansions of source [[b]]>> */
-#line 473 "book/beam.nw"
+#line 482 "book/beam.nw"
         const int width = beam->open[b];
         int n = 0;
         for (int j = 0; j < beam->alive[b]; j++) {
@@ -190,9 +191,9 @@ bool beam_advance(Beam *beam, const float *logprobs)
                 beam->top_sum[i] = s, beam->top_slot[i] = j, beam->top_token[i] = w;
             }
         }
-#line 450 "book/beam.nw"
+#line 459 "book/beam.nw"
         /* <<Set the finished expansions aside and make the others the next beam>> */
-#line 498 "book/beam.nw"
+#line 507 "book/beam.nw"
         int alive = 0;
         for (int i = 0; i < n; i++) {
             const int from = b * k + beam->top_slot[i], w = beam->top_token[i];
@@ -218,7 +219,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
         beam->alive[b] = alive;
         for (int r = b * k + alive; r < (b + 1) * k; r++)
             beam->parent[r] = r, beam->feed[r] = beam->settings.start;
-#line 451 "book/beam.nw"
+#line 460 "book/beam.nw"
         beam->done = beam->done && beam->alive[b] == 0;
     }
     int *prefix = beam->prefix;
@@ -227,7 +228,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     beam->sum = beam->next_sum, beam->next_sum = sum;
     return beam->done;
 }
-#line 531 "book/beam.nw"
+#line 540 "book/beam.nw"
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
 {
     const int k = beam->size, len = beam->max_len, width = beam->settings.max_len;
@@ -240,7 +241,7 @@ void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
         if (sums) sums[b] = beam->hyp_sum[b * k];
     }
 }
-#line 571 "book/beam.nw"
+#line 580 "book/beam.nw"
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
 {
     const int batch = cache->batch, s = cache->src_len, d = model->config.d_model;
@@ -262,7 +263,7 @@ void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
         }
     cache->batch = batch * copies;
 }
-#line 629 "book/beam.nw"
+#line 638 "book/beam.nw"
 void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
 {
     const int rows = cache->batch, d = model->config.d_model;
@@ -282,11 +283,12 @@ void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent
             }
         }
 }
-#line 668 "book/beam.nw"
+#line 675 "book/beam.nw"
 void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
-                 double *sums, const int *src, const uint8_t *src_keep, int batch,
-                 int src_len, const DecodeSettings *settings)
+                 double *sums, const SourceBatch *source, const DecodeSettings *settings)
 {
+    const int *src = source->tokens, batch = source->batch, src_len = source->len;
+    const uint8_t *src_keep = source->keep;
     ENSURE(beam->vocab == model->config.tgt_vocab
            && batch * beam->size <= cache->max_batch
            && settings->max_len - 1 <= cache->max_len, "beam %d x %d, cache %d x %d",

@@ -11,16 +11,16 @@ void corpus_free(Corpus *corpus)
     free(corpus->src_ids), free(corpus->tgt_ids);
     memset(corpus, 0, sizeof *corpus);
 }
-#line 122 "book/translate.nw"
-static const Corpus *sorting_corpus;   /* qsort's comparison has no context argument */
+#line 125 "book/translate.nw"
+/* What a pair is sorted by, next to its number: qsort's comparison sees only two items. */
+typedef struct { int tgt_len, src_len, pair; } LengthKey;
 
 static int by_length(const void *a, const void *b)
 {
-    const int i = *(const int *)a, j = *(const int *)b;
-    const Corpus *c = sorting_corpus;
-    int d = corpus_tgt_len(c, i) - corpus_tgt_len(c, j);
-    if (d == 0) d = corpus_src_len(c, i) - corpus_src_len(c, j);
-    return d != 0 ? d : (i > j) - (i < j);
+    const LengthKey *x = a, *y = b;
+    if (x->tgt_len != y->tgt_len) return x->tgt_len - y->tgt_len;
+    if (x->src_len != y->src_len) return x->src_len - y->src_len;
+    return (x->pair > y->pair) - (x->pair < y->pair);
 }
 
 void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
@@ -29,11 +29,14 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
     const int n = corpus->count;
     plan->order = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *plan->order);
     plan->spans = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *plan->spans);
-    for (int i = 0; i < n; i++) plan->order[i] = i;
-    sorting_corpus = corpus;
-    qsort(plan->order, (size_t)n, sizeof *plan->order, by_length);
+    LengthKey *keys = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *keys);
+    for (int i = 0; i < n; i++)
+        keys[i] = (LengthKey){corpus_tgt_len(corpus, i), corpus_src_len(corpus, i), i};
+    qsort(keys, (size_t)n, sizeof *keys, by_length);
+    for (int i = 0; i < n; i++) plan->order[i] = keys[i].pair;
+    free(keys);
     /* <<Cut the sorted pairs into batches within the budget>> */
-#line 153 "book/translate.nw"
+#line 159 "book/translate.nw"
     for (int i = 0; i < n;) {
         BatchSpan span = {.first = i};
         while (i < n) {
@@ -50,7 +53,7 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
         if (span.src_len > plan->max_src_len) plan->max_src_len = span.src_len;
         if (span.tgt_len > plan->max_tgt_len) plan->max_tgt_len = span.tgt_len;
     }
-#line 143 "book/translate.nw"
+#line 149 "book/translate.nw"
 }
 
 void batch_plan_free(BatchPlan *plan)
@@ -58,7 +61,7 @@ void batch_plan_free(BatchPlan *plan)
     free(plan->order), free(plan->spans);
     memset(plan, 0, sizeof *plan);
 }
-#line 184 "book/translate.nw"
+#line 190 "book/translate.nw"
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad)
 {
@@ -77,7 +80,7 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
     padding_mask(batch->src_keep, batch->src, n, s, pad);
     target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
 }
-#line 217 "book/translate.nw"
+#line 223 "book/translate.nw"
 void batch_order(int *order, int count, uint64_t seed, int epoch)
 {
     Rng rng;
@@ -89,7 +92,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
-#line 377 "book/translate.nw"
+#line 383 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
     BatchBounds most = {0, 0, 0, 0, 0};
@@ -107,7 +110,7 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
         }
     return most;
 }
-#line 489 "book/translate.nw"
+#line 495 "book/translate.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
@@ -137,7 +140,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 531 "book/translate.nw"
+#line 537 "book/translate.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
     int n = 0;
@@ -148,7 +151,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
-#line 562 "book/translate.nw"
+#line 568 "book/translate.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   char *error, size_t size)
 {
@@ -189,7 +192,7 @@ void translation_data_free(TranslationData *data)
     vocab_free(&data->src_vocab), vocab_free(&data->tgt_vocab);
     corpus_free(&data->train), corpus_free(&data->validation);
 }
-#line 638 "book/translate.nw"
+#line 644 "book/translate.nw"
 const char *translation_model_save(const char *path, const Model *model,
                                    Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch)
 {
@@ -242,7 +245,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config.d_model = numbers[3], config.d_ff = numbers[4], config.heads = numbers[5];
     config.max_len = numbers[6];
     /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-#line 726 "book/translate.nw"
+#line 732 "book/translate.nw"
     static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
     static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
                                                      {"0", "1"}};
@@ -259,7 +262,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config.norm = chosen[0] ? NORM_POST : NORM_PRE;
     config.layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     config.tie_generator = chosen[2];
-#line 690 "book/translate.nw"
+#line 696 "book/translate.nw"
     if (config.max_len < 3) {   /* <s>, a token and </s>: the shortest sentence */
         snprintf(file->error, sizeof file->error, "%s: max_len %d is too small (at least 3)",
                  path, config.max_len);

@@ -45,8 +45,9 @@ st-corrupt|data_offsets outside the data (truncated file?)|
 rate-peak|4000 0.000698771 0.000247053 0.000988212|6.99\cdot 10^{-4}$ at step 4000
 rate-peak|8000 0.000494106 0.000494106 0.000698771|4.94\cdot 10^{-4}$ at step 8000
 copy-start|copied exactly: 0 of 8|none of the eight
-copy-small|d_model 16: copied exactly 1 of 8|$d_\mathrm{model} = 16$ copied only one
-copy-small|d_model 8: copied exactly 0 of 8|$d_\mathrm{model} = 8$ none
+copy-small|d_model 32: all eight: yes|suffice for an exact copy
+copy-small|d_model 16: all eight: no, at most one: yes|$d_\mathrm{model} = 16$ copies at most one
+copy-small|d_model 8: all eight: no, at most one: yes|$d_\mathrm{model} = 8$ at most one
 copy-reverse|copied exactly: 8 of 8|reverses all eight examples
 ckpt-resume|2 threads: identical|prints [[identical]]
 ckpt-resume|1 thread for the resumed part: differ|the files differ
@@ -220,8 +221,13 @@ ex_copy-start() {
   echo "copied exactly: $(copied < copy.out) of 8"
 }
 ex_copy-small() {
+  # Which of the eight a borderline model gets right differs between processors (OpenBLAS
+  # picks its kernels by CPU, and the rounding differs), so the check reads the summary line.
+  local d n
   for d in 32 16 8; do
-    echo "d_model $d: copied exactly $("$T" copy --d-model $d --d-ff $((2 * d)) --heads 2 --batch-size 40 | copied) of 8"
+    n=$("$T" copy --d-model $d --d-ff $((2 * d)) --heads 2 --batch-size 40 | copied)
+    echo "d_model $d: copied exactly $n of 8"
+    echo "d_model $d: all eight: $([ "$n" = 8 ] && echo yes || echo no), at most one: $([ "$n" -le 1 ] && echo yes || echo no)"
   done
 }
 ex_copy-epochs() { "$T" copy --epochs 30 || true; }

@@ -78,10 +78,10 @@ START_TEST(beam_of_one_is_greedy)
     for (int start = 1; start < f.vocab; start++) {
         DecodeSettings settings = decode_settings(start, END, f.pad, LEN);
         settings.max_extra = 4;   /* limits 11, 9 and 7 */
-        greedy_translate(&f.model, &cache, greedy, greedy_len, greedy_sum, f.src,
-                         f.src_keep, batch, f.src_len, &settings);
-        beam_search(&f.model, &cache, &beam, beamed, beam_len, beam_sum, f.src,
-                    f.src_keep, batch, f.src_len, &settings);
+        greedy_translate(&f.model, &cache, greedy, greedy_len, greedy_sum,
+                         &(SourceBatch){f.src, f.src_keep, batch, f.src_len}, &settings);
+        beam_search(&f.model, &cache, &beam, beamed, beam_len, beam_sum,
+                    &(SourceBatch){f.src, f.src_keep, batch, f.src_len}, &settings);
         ck_assert_msg(memcmp(greedy, beamed, sizeof greedy) == 0,
                       "%s: beam of one differs from greedy from start %d", golden_variants[_i],
                       start);
@@ -96,8 +96,8 @@ START_TEST(beam_of_one_is_greedy)
             limited += greedy_len[b] - 1 == limit;
         }
         settings.end = -1, settings.max_extra = -1;
-        greedy_translate(&f.model, &cache, greedy, greedy_len, NULL, f.src, f.src_keep,
-                         batch, f.src_len, &settings);
+        greedy_translate(&f.model, &cache, greedy, greedy_len, NULL,
+                         &(SourceBatch){f.src, f.src_keep, batch, f.src_len}, &settings);
         greedy_decode_cached(&f.model, &cache, cached, f.src, f.src_keep, batch,
                              f.src_len, LEN, start);
         ck_assert_mem_eq(greedy, cached, sizeof greedy);
@@ -131,16 +131,16 @@ START_TEST(outputs_stop_at_end_and_limit)
                 decode_settings(start, variant == 0 ? END : -1, f.pad, LEN);
             settings.max_extra = variant == 2 ? -1 : 4;
             for (int b = 0; b < batch; b++) out[b * LEN + LEN - 1] = -7;
-            greedy_translate(&f.model, &greedy_cache, out, lengths, NULL, f.src,
-                             f.src_keep, batch, f.src_len, &settings);
+            greedy_translate(&f.model, &greedy_cache, out, lengths, NULL,
+                             &(SourceBatch){f.src, f.src_keep, batch, f.src_len}, &settings);
             for (int b = 0; b < batch; b++) {
                 const int limit = decode_limit(&settings, f.src_keep + b * f.src_len,
                                                f.src_len);
                 assert_well_formed(out + b * LEN, lengths[b], &settings, limit, "greedy");
                 if (settings.end < 0) ck_assert_int_eq(lengths[b], limit + 1);
             }
-            beam_search(&f.model, &beam_cache, &beam, out, lengths, NULL, f.src,
-                        f.src_keep, batch, f.src_len, &settings);
+            beam_search(&f.model, &beam_cache, &beam, out, lengths, NULL,
+                        &(SourceBatch){f.src, f.src_keep, batch, f.src_len}, &settings);
             for (int b = 0; b < batch; b++) {
                 const int limit = decode_limit(&settings, f.src_keep + b * f.src_len,
                                                f.src_len);
@@ -334,10 +334,10 @@ START_TEST(beam_beats_greedy_on_the_models)
         for (int start = 1; start < f.vocab; start++) {
             DecodeSettings settings = decode_settings(start, -1, f.pad, LEN);
             settings.alpha = 0.0f, settings.max_extra = -1;
-            greedy_translate(&f.model, &greedy_cache, out, lengths, greedy_sum, f.src,
-                             f.src_keep, batch, f.src_len, &settings);
-            beam_search(&f.model, &beam_cache, &beam, out, lengths, beam_sum, f.src,
-                        f.src_keep, batch, f.src_len, &settings);
+            greedy_translate(&f.model, &greedy_cache, out, lengths, greedy_sum,
+                             &(SourceBatch){f.src, f.src_keep, batch, f.src_len}, &settings);
+            beam_search(&f.model, &beam_cache, &beam, out, lengths, beam_sum,
+                        &(SourceBatch){f.src, f.src_keep, batch, f.src_len}, &settings);
             for (int b = 0; b < batch; b++, cases++) {
                 /* 1e-3: far above rounding, far below the differences seen */
                 better += beam_sum[b] > greedy_sum[b] + 1e-3;
@@ -371,8 +371,8 @@ START_TEST(beam_sums_equal_forward)
     int compared = 0, long_ones = 0;
     for (int start = 1; start < f.vocab; start++) {
         DecodeSettings settings = decode_settings(start, END, f.pad, LEN);
-        beam_search(&f.model, &cache, &beam, NULL, NULL, NULL, f.src, f.src_keep, batch,
-                    f.src_len, &settings);
+        beam_search(&f.model, &cache, &beam, NULL, NULL, NULL,
+                    &(SourceBatch){f.src, f.src_keep, batch, f.src_len}, &settings);
         for (int b = 0; b < batch; b++) {
             ck_assert_int_eq(beam.count[b], k);   /* every place is finished */
             for (int i = 0; i < beam.count[b]; i++) {
@@ -424,8 +424,8 @@ static void check_exhaustive(Fixture *f, int L, int sources, float alpha)
     beam_init(&beam, sources, k, L + 1, vocab);
     model_prepare(&f->model, prefixes > 3 ? prefixes : 3, f->src_len, L);
     int best[3 * 4];
-    beam_search(&f->model, &cache, &beam, best, NULL, NULL, f->src, f->src_keep, sources,
-                f->src_len, &settings);
+    beam_search(&f->model, &cache, &beam, best, NULL, NULL,
+                &(SourceBatch){f->src, f->src_keep, sources, f->src_len}, &settings);
     int *src = malloc((size_t)prefixes * f->src_len * sizeof *src);   /* [prefixes][S] */
     uint8_t *src_keep = malloc((size_t)prefixes * f->src_len);        /* [prefixes][S] */
     int *tgt = malloc((size_t)prefixes * L * sizeof *tgt);            /* [prefixes][L] */
@@ -522,12 +522,11 @@ START_TEST(batch_equals_single_sources)
     for (int start = 1; start < f.vocab; start++) {
         DecodeSettings settings = decode_settings(start, END, f.pad, LEN);
         settings.max_extra = 6;
-        beam_search(&f.model, &cache, &beam, together, together_len, together_sum, f.src,
-                    f.src_keep, batch, f.src_len, &settings);
+        beam_search(&f.model, &cache, &beam, together, together_len, together_sum,
+                    &(SourceBatch){f.src, f.src_keep, batch, f.src_len}, &settings);
         for (int b = 0; b < batch; b++) {
             beam_search(&f.model, &cache, &beam, alone, &alone_len, &alone_sum,
-                        f.src + b * f.src_len, f.src_keep + b * f.src_len, 1, f.src_len,
-                        &settings);
+                        &(SourceBatch){f.src + b * f.src_len, f.src_keep + b * f.src_len, 1, f.src_len}, &settings);
             ck_assert_msg(memcmp(alone, together + b * LEN, sizeof alone) == 0,
                           "%s, start %d: source %d differs alone", golden_variants[_i], start,
                           b);
