@@ -210,7 +210,8 @@ static void train_arguments(char *arguments, size_t size, const char *dir, const
 {
     snprintf(arguments, size,
              "train --data %s --layers 1 --d-model 16 --d-ff 32 --heads 2 --token-budget 200 "
-             "--warmup 20 --model %s/m.st --log %s/log.csv %s", dir, dir, dir, more);
+             "--warmup 20 --model %s/m.st --log %s/log.csv --checkpoint %s/last.st %s", dir,
+             dir, dir, dir, more);   /* a later --checkpoint in more wins */
 }
 
 static unsigned char *read_bytes(const char *path, size_t *size)
