@@ -454,21 +454,28 @@ static size_t utf8_valid_prefix(const char *text, size_t n)
     }
     return n;
 }
-#line 932 "book/bleu.nw"
-void bleu_read_lines(BleuLines *file, const char *path)
+#line 936 "book/bleu.nw"
+const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
-    if (in == NULL) die("cannot read %s: %s", path, strerror(errno));
+    if (in == NULL) {
+        snprintf(error, size, "cannot read %s: %s", path, strerror(errno));
+        return error;
+    }
     TextBuffer t = {0};
     char chunk[65536];
     for (size_t got; (got = fread(chunk, 1, sizeof chunk, in)) > 0; )
         text_put(&t, chunk, got);
-    const int error = ferror(in) ? errno : 0;
+    const int failure = ferror(in) ? errno : 0;
     fclose(in);
-    if (error) die("cannot read %s: %s", path, strerror(error));
     char *text = text_finish(&t);
+    if (failure) {
+        free(text);
+        snprintf(error, size, "cannot read %s: %s", path, strerror(failure));
+        return error;
+    }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 966 "book/bleu.nw"
+#line 978 "book/bleu.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -477,11 +484,13 @@ void bleu_read_lines(BleuLines *file, const char *path)
         size_t line_start = 0;
         for (size_t i = 0; i < bad; i++)
             if (text[i] == '\n') line++, line_start = i + 1;
-        die("%s, line %ld: %s (byte 0x%02x at byte %zu of the line)", path, line,
-            text[bad] == '\0' ? "a NUL byte, not text" : "not valid UTF-8",
-            (unsigned char)text[bad], bad - line_start + 1);
+        snprintf(error, size, "%s, line %ld: %s (byte 0x%02x at byte %zu of the line)", path,
+                 line, text[bad] == '\0' ? "a NUL byte, not text" : "not valid UTF-8",
+                 (unsigned char)text[bad], bad - line_start + 1);
+        free(text);
+        return error;
     }
-#line 945 "book/bleu.nw"
+#line 956 "book/bleu.nw"
     file->text = text;
     file->count = 0;
     for (size_t i = 0; i < t.length; i++) file->count += text[i] == '\n';
@@ -493,6 +502,7 @@ void bleu_read_lines(BleuLines *file, const char *path)
         line += strcspn(line, "\n");
         if (*line == '\n') *line++ = '\0';
     }
+    return NULL;
 }
 
 void bleu_lines_free(BleuLines *file)

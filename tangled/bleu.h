@@ -55,16 +55,16 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s);
 /* sacreBLEU's signature of a BLEU score computed with these settings. */
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order);
-#line 919 "book/bleu.nw"
+#line 923 "book/bleu.nw"
 typedef struct {
     char *text;       /* the whole file, its line feeds replaced by NULs */
     char **lines;
     long count;
 } BleuLines;
 
-/* Read the UTF-8 text file at PATH as lines; on any problem, die() with one line that
-   names the file (and the line). */
-void bleu_read_lines(BleuLines *file, const char *path);
+/* Read the UTF-8 text file at PATH as lines. NULL, or one line in error (size bytes) that
+   names the file (and the line); then there is nothing to free. */
+const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size);
 void bleu_lines_free(BleuLines *file);
 #line 24 "book/bleu.nw"
 #endif

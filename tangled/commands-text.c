@@ -9,7 +9,7 @@
 /* <<commands-text.c includes>> */
 #line 1361 "book/text.nw"
 #include "text.h"
-#line 990 "book/bleu.nw"
+#line 1004 "book/bleu.nw"
 #include "bleu.h"
 /* <<commands-text.c functions>> */
 #line 1368 "book/text.nw"
@@ -107,7 +107,7 @@ int run_vocab(int argc, char **argv)
 #line 1469 "book/text.nw"
     return 0;
 }
-#line 994 "book/bleu.nw"
+#line 1008 "book/bleu.nw"
 int run_bleu(int argc, char **argv)
 {
     bool lowercase = false;
@@ -120,13 +120,15 @@ int run_bleu(int argc, char **argv)
     if (n_paths < 2)
         usage_error("bleu", "expects a hypothesis file and a reference file");
     BleuLines *files = xmalloc((size_t)n_paths * sizeof *files);
-    for (int f = 0; f < n_paths; f++) bleu_read_lines(&files[f], paths[f]);
+    char error[4400];
+    for (int f = 0; f < n_paths; f++)
+        if (bleu_read_lines(&files[f], paths[f], error, sizeof error)) die("%s", error);
     for (int f = 1; f < n_paths; f++)
         if (files[f].count != files[0].count)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
     /* <<Score the lines and print the score and the signature>> */
-#line 1019 "book/bleu.nw"
+#line 1035 "book/bleu.nw"
     const int n_refs = n_paths - 1;
     const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
     BleuStats stats = {0};
@@ -141,7 +143,7 @@ int run_bleu(int argc, char **argv)
     printf("%s\n", line);
     bleu_signature(line, sizeof line, n_refs, lowercase, false);
     printf("%s\n", line);
-#line 1012 "book/bleu.nw"
+#line 1028 "book/bleu.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files);
     return 0;

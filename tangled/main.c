@@ -101,7 +101,7 @@ static const Command commands[] = {
      "the most frequent first, ties in byte order. Print its size; --save writes it to\n"
      "VOCAB, one token a line.\n",
      NULL, run_vocab},
-#line 1036 "book/bleu.nw"
+#line 1052 "book/bleu.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [--lowercase]\n\n"
      "Print the corpus BLEU of the hypotheses in HYP (detokenized text, one sentence\n"
