@@ -8,6 +8,10 @@
 # the second bar, if it differs): the solution and the check read the same table, so they
 # cannot drift apart. Scratch files go to build/exercises/NAME/.
 set -euo pipefail
+# The makes run here build copies of the repository on their own: they must not inherit the
+# calling make's flags (.ci/run exports MAKEFLAGS=-j2), whose jobserver they cannot use and
+# whose warning about it would land in the output the checks read.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 T=$ROOT/transformer
 D=$ROOT/data/multi30k
@@ -120,7 +124,7 @@ ex_intro-tangle() {
 # make build with a compiler that only says what it would compile: make's own decisions,
 # without the time of compiling.
 would_build() {
-  make build CC="echo would-run" 2>&1 > would.out || true
+  make build CC="echo would-run" > would.out 2>&1 || true
   echo "$(grep -c -- '^would-run .* -c -o build/' would.out || true)"
 }
 ex_intro-rebuild() {
