@@ -148,7 +148,13 @@ build/woven.tex: $(CHAPTERS)
 	@mkdir -p build
 	noweave -n -index $(CHAPTERS) > $@
 
-$(PDF): book/book.tex build/woven.tex $(FIGURE_TEX)
+# The title page's version is the program's (one source: TRANSFORMER_VERSION in tangled/cli.h).
+build/version.tex: tangled/cli.h
+	@mkdir -p build
+	sed -n 's/^#define TRANSFORMER_VERSION "\(.*\)"$$/\\newcommand{\\transformerversion}{\1}/p' $< > $@
+	@test -s $@
+
+$(PDF): book/book.tex build/woven.tex build/version.tex $(FIGURE_TEX)
 	@mkdir -p build/pdf
 	$(LATEXMK) book/book.tex > build/pdf/latexmk.out 2>&1 || { tail -40 build/pdf/latexmk.out; exit 1; }
 	@# noweb's chunk labels (page numbers) can move after latexmk thinks the run converged;
