@@ -38,8 +38,8 @@ typedef struct {
 void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
                       const SourceBatch *source, const DecodeSettings *settings);
 #line 277 "book/beam.nw"
-/* lp(n) of equation (beam-score) for an output of n tokens after the start symbol
-   (1 for n < 1). */
+/* lp(n), the length penalty of the beam's score, for an output of n tokens after the
+   start symbol (1 for n < 1). */
 double length_penalty(const DecodeSettings *settings, int n);
 #line 307 "book/beam.nw"
 typedef struct {

@@ -164,7 +164,7 @@ int run_copy(int argc, char **argv)
     model_free(&model);
     return status;
 }
-#line 261 "book/translate.nw"
+#line 262 "book/translate.nw"
 typedef struct {
     const Corpus *train, *validation;
     const BatchPlan *plan, *validation_plan;
@@ -215,7 +215,7 @@ static const char *translation_save_best(void *task, const Model *model)
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
     return error ? t->error : NULL;
 }
-#line 318 "book/translate.nw"
+#line 319 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
@@ -228,7 +228,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 344 "book/translate.nw"
+#line 345 "book/translate.nw"
     int subset = 0;
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL},
@@ -249,15 +249,15 @@ int run_train(int argc, char **argv)
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 359 "book/translate.nw"
+#line 360 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
     check_model_size("train", &config);
-#line 330 "book/translate.nw"
+#line 331 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 613 "book/translate.nw"
+#line 614 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -266,9 +266,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 332 "book/translate.nw"
+#line 333 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 403 "book/translate.nw"
+#line 404 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -294,7 +294,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 434 "book/translate.nw"
+#line 435 "book/translate.nw"
     char recipe_text[5][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -311,9 +311,9 @@ int run_train(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 333 "book/translate.nw"
+#line 334 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 457 "book/translate.nw"
+#line 458 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate, translation_save_best};
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
@@ -323,15 +323,15 @@ int run_train(int argc, char **argv)
     else
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
-#line 334 "book/translate.nw"
+#line 335 "book/translate.nw"
     /* <<Free the training run>> */
-#line 469 "book/translate.nw"
+#line 470 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
-#line 335 "book/translate.nw"
+#line 336 "book/translate.nw"
     return status;
 }
