@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<cli.c includes>> */
-#line 234 "book/program.nw"
+#line 236 "book/program.nw"
 #include <errno.h>
-#line 279 "book/program.nw"
+#line 281 "book/program.nw"
 #include <getopt.h>
 #include <limits.h>
 /* <<cli.c definitions>> */
-#line 201 "book/program.nw"
+#line 203 "book/program.nw"
 void usage_error(const char *command, const char *format, ...)
 {
     va_list arguments;
@@ -23,14 +23,14 @@ void usage_error(const char *command, const char *format, ...)
     fprintf(stderr, " (try 'transformer%s%s --help')\n", space, name);
     exit(2);
 }
-#line 220 "book/program.nw"
+#line 222 "book/program.nw"
 int finish_output(void)
 {
     if (fflush(stdout) != 0 || ferror(stdout))
         die("cannot write the results to standard output: %s", strerror(errno));
     return 0;
 }
-#line 238 "book/program.nw"
+#line 240 "book/program.nw"
 long long parse_integer(const char *command, const char *flag, const char *text,
                                long long low, long long high)
 {
@@ -43,7 +43,7 @@ long long parse_integer(const char *command, const char *flag, const char *text,
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 256 "book/program.nw"
+#line 258 "book/program.nw"
 double parse_number(const char *command, const char *flag, const char *text,
                            double low, double high)
 {
@@ -56,7 +56,7 @@ double parse_number(const char *command, const char *flag, const char *text,
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 313 "book/program.nw"
+#line 315 "book/program.nw"
 static void read_option(const char *command, const Option *option, const char *text)
 {
     char flag[64];
@@ -84,7 +84,7 @@ static void read_option(const char *command, const Option *option, const char *t
         break;
     case OPTION_CHOICE:
         /* <<Look the value up among the choices>> */
-#line 348 "book/program.nw"
+#line 350 "book/program.nw"
         {
             const char *word = option->choices;
             for (int index = 0; *word; index++) {
@@ -105,13 +105,13 @@ static void read_option(const char *command, const Option *option, const char *t
             }
             usage_error(command, "%s expects %s, got '%s'", flag, list, text ? text : "nothing");
         }
-#line 340 "book/program.nw"
+#line 342 "book/program.nw"
         break;
     case OPTION_SWITCH: *(bool *)option->target = true; break;
     case OPTION_SET: *(int *)option->target = (int)option->low; break;
     }
 }
-#line 388 "book/program.nw"
+#line 390 "book/program.nw"
 int parse_options(const char *command, const Option *options, int count, int argc,
                          char **argv)
 {

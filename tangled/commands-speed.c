@@ -1,4 +1,4 @@
-#line 138 "book/program.nw"
+#line 139 "book/program.nw"
 /* The commands that time the program: time-decode (Chapter 14) and benchmark (Chapter 19).
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -7,20 +7,21 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "train.h"
 /* <<commands-speed.c includes>> */
-#line 541 "book/decode.nw"
+#line 542 "book/decode.nw"
 #include "decode.h"
 #line 181 "book/fast.nw"
 #include <sys/resource.h>
 /* <<commands-speed.c functions>> */
-#line 545 "book/decode.nw"
+#line 546 "book/decode.nw"
 int run_time_decode(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int batch = 8, len = 10;
     bool use[2] = {true, true};   /* recompute, cached */
     /* <<Read the time-decode command's flags>> */
-#line 574 "book/decode.nw"
+#line 575 "book/decode.nw"
     int decoder = -1;   /* 0: recompute only, 1: cached only, -1: both */
     const Option options[] = {
         {"batch", OPTION_INT, &batch, 1, 4096, NULL},
@@ -33,7 +34,7 @@ int run_time_decode(int argc, char **argv)
                 argc, argv);
     if (decoder >= 0) use[0] = decoder == 0, use[1] = decoder == 1;
     check_model_size("time-decode", &config);
-#line 551 "book/decode.nw"
+#line 552 "book/decode.nw"
     config.max_len = len;
     Model model;
     model_init(&model, config);
@@ -49,7 +50,7 @@ int run_time_decode(int argc, char **argv)
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     padding_mask(keep, src, batch, len, 0);
     /* <<Time the chosen decoders and compare their outputs>> */
-#line 593 "book/decode.nw"
+#line 594 "book/decode.nw"
     static const char *const names[2] = {"recompute", "cached"};
     double seconds[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
@@ -72,7 +73,7 @@ int run_time_decode(int argc, char **argv)
                same ? "identical" : "DIFFERENT");
         status = same ? 0 : 1;
     }
-#line 566 "book/decode.nw"
+#line 567 "book/decode.nw"
     free(src), free(keep);
     decoder_cache_free(&cache);
     model_free(&model);

@@ -1,4 +1,4 @@
-#line 114 "book/program.nw"
+#line 115 "book/program.nw"
 /* The commands about text: tokenize, vocab (Chapter 15) and bleu (Chapter 17). Generated
    from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"

@@ -12,7 +12,7 @@
 #line 532 "book/gradcheck.nw"
 #include "gradcheck.h"
 /* <<commands-tool.c functions>> */
-#line 565 "book/program.nw"
+#line 567 "book/program.nw"
 int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -29,7 +29,7 @@ int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     /* <<Read the figure's options, starting from their defaults>> */
-#line 588 "book/program.nw"
+#line 590 "book/program.nw"
     int value[FIGURE_MAX_OPTIONS] = {0};
     Option options[FIGURE_MAX_OPTIONS];
     int count = 0;
@@ -41,12 +41,12 @@ int run_figure_data(int argc, char **argv)
     }
     no_operands("figure-data", a + parse_options("figure-data", options, count, argc - a,
                                                  argv + a), argc, argv);
-#line 581 "book/program.nw"
+#line 583 "book/program.nw"
     const char *problem = kind->emit(stdout, value);
     if (problem) usage_error("figure-data", "%s", problem);
     return 0;
 }
-#line 605 "book/program.nw"
+#line 607 "book/program.nw"
 void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -62,7 +62,7 @@ void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 639 "book/program.nw"
+#line 641 "book/program.nw"
 int run_demo(int argc, char **argv)
 {
     no_operands("demo", parse_options("demo", NULL, 0, argc, argv), argc, argv);
@@ -77,7 +77,7 @@ int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 727 "book/program.nw"
+#line 729 "book/program.nw"
 int run_random(int argc, char **argv)
 {
     long seed = 42, stream = 54, count = 6;
@@ -100,7 +100,7 @@ int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 789 "book/program.nw"
+#line 791 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
     int n = 256, choice = matmul_kernel;   /* the choices in MatmulKernel's order */
@@ -113,7 +113,7 @@ int run_time_matmul(int argc, char **argv)
                 argc, argv);
     const MatmulKernel kernel = (MatmulKernel)choice;
     /* <<Fill two random matrices and time their product>> */
-#line 809 "book/program.nw"
+#line 811 "book/program.nw"
     size_t size = (size_t)n * n;
     float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
     Rng rng;
@@ -131,7 +131,7 @@ int run_time_matmul(int argc, char **argv)
     printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
            kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
     free(a);
-#line 801 "book/program.nw"
+#line 803 "book/program.nw"
     return 0;
 }
 #line 536 "book/gradcheck.nw"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "data.h"
+#include "decode.h"
 /* <<commands-training.c includes>> */
 #line 540 "book/copy.nw"
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#line 126 "book/program.nw"
+#line 127 "book/program.nw"
 /* The commands that use a trained translator: translate and attention (Chapter 18).
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"

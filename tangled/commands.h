@@ -6,7 +6,7 @@
 #define COMMANDS_H
 #include <stdio.h>
 /* <<commands.h declarations>> */
-#line 153 "book/program.nw"
+#line 155 "book/program.nw"
 int run_figure_data(int argc, char **argv);
 void print_figure_data_help(FILE *out);
 int run_demo(int argc, char **argv);

@@ -1,18 +1,44 @@
-#line 29 "book/decode.nw"
+#line 30 "book/decode.nw"
 /* Greedy decoding with a key-value cache, one position per step -- generated from the
    book's chapters by notangle: edit the book, not this file. */
 #include "decode.h"
 #include <stdlib.h>
 #include <string.h>
 /* <<decode.c definitions>> */
-#line 138 "book/decode.nw"
+#line 211 "book/copy.nw"
+void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
+                   int batch, int src_len, int len, int start)
+{
+    const int vocab = model->config.tgt_vocab;
+    int *ys = xmalloc((size_t)batch * len * sizeof *ys);
+    uint8_t *keep = xmalloc((size_t)batch * len * len);
+    for (int b = 0; b < batch; b++) out[(size_t)b * len] = start;
+    for (int i = 1; i < len; i++) {
+        for (int b = 0; b < batch; b++)
+            memcpy(ys + (size_t)b * i, out + (size_t)b * len, (size_t)i * sizeof *ys);
+        subsequent_mask(keep, i);
+        for (int b = 1; b < batch; b++)
+            memcpy(keep + (size_t)b * i * i, keep, (size_t)i * i);
+        const float *logprobs = model_forward(model, src, ys, src_keep, keep, batch, src_len,
+                                              i, NULL);
+        for (int b = 0; b < batch; b++) {
+            const float *last = logprobs + ((size_t)b * i + i - 1) * vocab;
+            int best = 0;
+            for (int w = 1; w < vocab; w++) if (last[w] > last[best]) best = w;
+            out[(size_t)b * len + i] = best;
+        }
+    }
+    free(ys);
+    free(keep);
+}
+#line 139 "book/decode.nw"
 static float *carve(float **next, size_t floats)
 {
     float *start = *next;
     *next += floats;
     return start;
 }
-#line 150 "book/decode.nw"
+#line 151 "book/decode.nw"
 void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
                         int max_src_len, int max_len)
 {
@@ -27,7 +53,7 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->max_len = max_len;
     cache->layers = xmalloc((size_t)c->layers * sizeof *cache->layers);
     /* <<Carve the cache's arrays out of one allocation>> */
-#line 172 "book/decode.nw"
+#line 173 "book/decode.nw"
     const size_t d = (size_t)c->d_model, rows = (size_t)max_batch;
     const size_t self = (size_t)max_len * rows * d, src = rows * max_src_len * d;
     const size_t longest = (size_t)(max_len > max_src_len ? max_len : max_src_len);
@@ -48,13 +74,13 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->scores = carve(&next, longest);
     ENSURE(next == cache->storage + total, "carved %td of %zu floats", next - cache->storage,
            total);
-#line 164 "book/decode.nw"
+#line 165 "book/decode.nw"
     cache->tokens = xmalloc((size_t)max_batch * sizeof *cache->tokens);
     cache->src_keep = xmalloc((size_t)max_batch * max_src_len);
     cache->one_keep = xmalloc((size_t)max_batch);
     memset(cache->one_keep, 1, (size_t)max_batch);
 }
-#line 195 "book/decode.nw"
+#line 196 "book/decode.nw"
 void decoder_cache_free(KVCache *cache)
 {
     free(cache->layers);
@@ -64,7 +90,7 @@ void decoder_cache_free(KVCache *cache)
     free(cache->one_keep);
     memset(cache, 0, sizeof *cache);
 }
-#line 225 "book/decode.nw"
+#line 226 "book/decode.nw"
 /* out = in W^T + b with the parameters of linear; in: [rows][in_features],
    out: [rows][out_features]. */
 static void project(const Model *model, LinearViews linear, float *out, const float *in,
@@ -73,7 +99,7 @@ static void project(const Model *model, LinearViews linear, float *out, const fl
     linear_forward(out, in, model_parameter(model, linear.weight),
                    model_parameter(model, linear.bias), rows, in_features, out_features);
 }
-#line 236 "book/decode.nw"
+#line 237 "book/decode.nw"
 void decoder_cache_start(Model *model, KVCache *cache, const int *src,
                          const uint8_t *src_keep, int batch, int src_len)
 {
@@ -84,24 +110,24 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
     cache->batch = batch, cache->src_len = src_len, cache->length = 0;
     memcpy(cache->src_keep, src_keep, (size_t)batch * src_len);
     /* <<Run the encoder once>> */
-#line 259 "book/decode.nw"
+#line 260 "book/decode.nw"
     memset(cache->tokens, 0, (size_t)batch * sizeof *cache->tokens);
     model_forward(model, src, cache->tokens, src_keep, cache->one_keep, batch, src_len, 1,
                   NULL);
     const float *memory = model_activation(model, model->memory);   /* [B][S][d_model] */
-#line 246 "book/decode.nw"
+#line 247 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) {
         /* <<Project the memory's keys and values for layer [[l]]>> */
-#line 270 "book/decode.nw"
+#line 271 "book/decode.nw"
         const AttentionViews *src_attn = &model->decoder[l].src_attn;
         const int rows = batch * src_len, d = c->d_model;
         project(model, src_attn->linears[1], cache->layers[l].src_k, memory, rows, d, d);
         project(model, src_attn->linears[2], cache->layers[l].src_v, memory, rows, d, d);
-#line 248 "book/decode.nw"
+#line 249 "book/decode.nw"
     }
 }
 /* <<Sublayers for the newest position>> */
-#line 323 "book/decode.nw"
+#line 324 "book/decode.nw"
 /* What F reads: LN(x) into cache->normed (pre-norm) or x itself (post-norm);
    x: [batch][d]. */
 static const float *step_input(const Model *model, KVCache *cache, NormViews norm)
@@ -131,7 +157,7 @@ static void step_residual(const Model *model, KVCache *cache, NormViews norm)
     layernorm_forward(x, &w, &saved, sum, cache->batch, c->d_model, c->layernorm,
                       c->layernorm_eps);
 }
-#line 362 "book/decode.nw"
+#line 363 "book/decode.nw"
 /* cache->f = multi-head attention of the newest position of each sequence, with queries
    from in: [batch][d], over n keys and values: key j of sequence b is the row of d floats
    at k + b * seq_stride + j * key_stride, its value likewise in v; keep: NULL (attend to
@@ -146,7 +172,7 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
     for (int b = 0; b < cache->batch; b++)
         for (int a = 0; a < c->heads; a++) {
             /* <<Attend with head [[a]] of the newest position of sequence [[b]]>> */
-#line 386 "book/decode.nw"
+#line 387 "book/decode.nw"
             const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
             const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
             float *p = cache->scores;
@@ -156,11 +182,11 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
             softmax_rows(p, p, 1, n);
             matmul(false, false, 1, d_k, n, 1.0f, p, n, v + first, key_stride, 0.0f,
                    cache->context + head, d);
-#line 376 "book/decode.nw"
+#line 377 "book/decode.nw"
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
 }
-#line 403 "book/decode.nw"
+#line 404 "book/decode.nw"
 static void decoder_layer_step(const Model *model, KVCache *cache, int l)
 {
     const Config *c = &model->config;
@@ -170,11 +196,11 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     const int position = cache->max_batch * d;   /* floats per position of the cache */
     const float *in = step_input(model, cache, views->norm[0]);
     /* <<Append the newest position's keys and values>> */
-#line 432 "book/decode.nw"
+#line 433 "book/decode.nw"
     const size_t at = (size_t)t * position;
     project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
     project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
-#line 412 "book/decode.nw"
+#line 413 "book/decode.nw"
     attend_newest(model, cache, &views->self_attn, in, layer->self_k, layer->self_v,
                   (size_t)d, position, NULL, t + 1);
     step_residual(model, cache, views->norm[0]);
@@ -190,7 +216,7 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     step_residual(model, cache, views->norm[2]);
 }
 
-#line 294 "book/decode.nw"
+#line 295 "book/decode.nw"
 const float *decoder_cache_step(const Model *model, KVCache *cache, const int *tokens)
 {
     const Config *c = &model->config;
@@ -198,15 +224,15 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     ENSURE(batch > 0 && t < cache->max_len, "step %d of a cache of %d (batch %d)",
            t, cache->max_len, batch);
     /* <<Embed the newest position>> */
-#line 312 "book/decode.nw"
+#line 313 "book/decode.nw"
     const float *table = model_parameter(model, model->tgt_embedding);
     embedding_forward(cache->x, tokens, table, batch, d, c->tgt_vocab);
     positional_encoding_forward(cache->x, model->positional + (size_t)t * d, batch, 1, d);
-#line 301 "book/decode.nw"
+#line 302 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);
     cache->length = t + 1;
     /* <<Take the final norm and the generator>> */
-#line 442 "book/decode.nw"
+#line 443 "book/decode.nw"
     const float *decoded = cache->x;
     if (c->norm == NORM_PRE) {
         const LayerNormWeights w = layernorm_weights(&model->parameters, model->decoder_norm);
@@ -218,9 +244,9 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     project(model, model->generator, cache->logprobs, decoded, batch, d, c->tgt_vocab);
     log_softmax_rows(cache->logprobs, batch, c->tgt_vocab);
     return cache->logprobs;
-#line 304 "book/decode.nw"
+#line 305 "book/decode.nw"
 }
-#line 475 "book/decode.nw"
+#line 476 "book/decode.nw"
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
                           const uint8_t *src_keep, int batch, int src_len, int len,
                           int start)
@@ -234,7 +260,7 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
         for (int b = 0; b < batch; b++) cache->tokens[b] = out[(size_t)b * len + i - 1];
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Pick each sequence's most probable next token>> */
-#line 496 "book/decode.nw"
+#line 497 "book/decode.nw"
         const int vocab = model->config.tgt_vocab;
         for (int b = 0; b < batch; b++) {
             const float *row = logprobs + (size_t)b * vocab;
@@ -242,6 +268,6 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
             for (int w = 1; w < vocab; w++) if (row[w] > row[best]) best = w;
             out[(size_t)b * len + i] = best;
         }
-#line 488 "book/decode.nw"
+#line 489 "book/decode.nw"
     }
 }

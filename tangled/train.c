@@ -173,32 +173,6 @@ void train_update(Model *model, Adam *adam, const TrainSettings *settings)
               learning_rate(adam->step, model->config.d_model, settings->factor,
                             settings->warmup));
 }
-#line 211 "book/copy.nw"
-void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
-                   int batch, int src_len, int len, int start)
-{
-    const int vocab = model->config.tgt_vocab;
-    int *ys = xmalloc((size_t)batch * len * sizeof *ys);
-    uint8_t *keep = xmalloc((size_t)batch * len * len);
-    for (int b = 0; b < batch; b++) out[(size_t)b * len] = start;
-    for (int i = 1; i < len; i++) {
-        for (int b = 0; b < batch; b++)
-            memcpy(ys + (size_t)b * i, out + (size_t)b * len, (size_t)i * sizeof *ys);
-        subsequent_mask(keep, i);
-        for (int b = 1; b < batch; b++)
-            memcpy(keep + (size_t)b * i * i, keep, (size_t)i * i);
-        const float *logprobs = model_forward(model, src, ys, src_keep, keep, batch, src_len,
-                                              i, NULL);
-        for (int b = 0; b < batch; b++) {
-            const float *last = logprobs + ((size_t)b * i + i - 1) * vocab;
-            int best = 0;
-            for (int w = 1; w < vocab; w++) if (last[w] > last[best]) best = w;
-            out[(size_t)b * len + i] = best;
-        }
-    }
-    free(ys);
-    free(keep);
-}
 #line 866 "book/fast.nw"
 static double sum_of_floats(const float *x, int n)
 {

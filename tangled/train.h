@@ -67,11 +67,6 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 204 "book/copy.nw"
-/* out[b] = greedy decoding of src[b], starting with start: out: [batch][len],
-   src: [batch][src_len] with its padding mask src_keep. */
-void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
-                   int batch, int src_len, int len, int start);
 #line 692 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
