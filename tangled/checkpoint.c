@@ -88,7 +88,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
             return scratch->error;
         }
 #line 193 "book/checkpoint.nw"
-    static Metadata meta;   /* 5 kB: static, and a checkpoint is saved by one thread */
+    Metadata meta;   /* 5 kB on the stack: no state shared between saves */
     meta.count = 0;
     metadata_add(&meta, "magic", "%s", checkpoint_magic);
     metadata_add(&meta, "version", "%d", CHECKPOINT_VERSION);
@@ -188,7 +188,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     /* <<Check that the file's configuration and recipe are this run's>> */
 #line 352 "book/checkpoint.nw"
     {
-        static Metadata run;
+        Metadata run;
         run.count = 0;
         describe_model(&run, &model->config, adam);
         for (int i = 0; i < n_recipe; i++) metadata_add(&run, recipe[i][0], "%s", recipe[i][1]);

@@ -403,7 +403,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
                  strerror(errno));
         return file->error;
     }
-    static TextLine line;   /* 2.5 kB, and files are read by one thread */
+    TextLine line;   /* 2.5 kB on the stack: no state shared between calls or threads */
     LineReader reader = {0};
     size_t bytes = 0, byte_capacity = 0, token_capacity = 0, line_capacity = 0;
     long length;
@@ -479,8 +479,8 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
 {
     memset(result, 0, sizeof *result);
     LineReader ours = {0}, theirs = {0};
-    static TextLine line;
-    static char expected[4 * TEXT_MAX_TOKENIZED_BYTES];
+    TextLine line;   /* on the stack: no state shared between calls or threads */
+    char expected[4 * TEXT_MAX_TOKENIZED_BYTES];
     const char *problem = NULL;
     long length;
     while (problem == NULL && (length = read_line(raw, &ours)) >= 0) {
@@ -722,8 +722,8 @@ const char *vocab_load(Vocab *vocab, const char *path)
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
 #line 1296 "book/text.nw"
-        static TextLine check;   /* its error holds the complaint */
-        static uint32_t point[TEXT_MAX_LINE_BYTES];
+        TextLine check;   /* its error holds the complaint */
+        uint32_t point[TEXT_MAX_LINE_BYTES];
         int n;
         check.error[0] = '\0';
         if (length == 0) strcpy(check.error, "an empty line");
