@@ -1,8 +1,8 @@
-#line 261 "book/copy.nw"
+#line 265 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 271 "book/copy.nw"
+#line 278 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #line 540 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 416 "book/copy.nw"
+#line 423 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -80,7 +80,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 /* <<trainer.c helpers>> */
-#line 450 "book/copy.nw"
+#line 457 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -103,7 +103,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 483 "book/copy.nw"
+#line 490 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -137,7 +137,7 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     return error == NULL;
 }
 /* <<trainer.c definitions>> */
-#line 349 "book/copy.nw"
+#line 356 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -146,7 +146,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 429 "book/copy.nw"
+#line 436 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
 #line 564 "book/checkpoint.nw"
@@ -156,7 +156,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (clock.lock < 0) return TRAINER_FAILED;
         catch_stop_signals();
     }
-#line 431 "book/copy.nw"
+#line 438 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -169,7 +169,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 357 "book/copy.nw"
+#line 364 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -183,7 +183,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         const double loss = train_step(trainer->model, adam, trainer->batch, train,
                                        trainer->d_logprobs, &progress->dropout_rng);
         /* <<Stop if the loss is not finite>> */
-#line 401 "book/copy.nw"
+#line 408 "book/copy.nw"
         if (!isfinite(loss)) {
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
                      adam->step, isnan(loss) ? "NaN" : "infinite",
@@ -192,7 +192,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 370 "book/copy.nw"
+#line 377 "book/copy.nw"
         const Batch *batch = trainer->batch;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
             clock.tokens_seen += batch->tgt_y[i] != train->pad;
@@ -242,10 +242,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 590 "book/checkpoint.nw"
             break;
         }
-#line 389 "book/copy.nw"
+#line 396 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 520 "book/copy.nw"
+#line 527 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -253,7 +253,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 391 "book/copy.nw"
+#line 398 "book/copy.nw"
     return outcome;
 }
 #line 465 "book/checkpoint.nw"

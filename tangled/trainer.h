@@ -6,7 +6,7 @@
 #define TRAINER_H
 #include "train.h"
 /* <<trainer.h declarations>> */
-#line 283 "book/copy.nw"
+#line 290 "book/copy.nw"
 typedef struct {
     Model *model;
     Adam *adam;
@@ -18,7 +18,7 @@ typedef struct {
     char message[4400];              /* why trainer_run stopped early */
     int signal_number;               /* the signal that stopped it (Chapter 13) */
 } Trainer;
-#line 301 "book/copy.nw"
+#line 308 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -31,7 +31,7 @@ typedef struct {
     /* Save the model, the best so far: NULL, or a one-line error. NULL: keep no model. */
     const char *(*save_best)(void *task, const Model *model);
 } BatchSource;
-#line 321 "book/copy.nw"
+#line 328 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
