@@ -14,6 +14,9 @@
 #include "checkpoint.h"
 #line 540 "book/checkpoint.nw"
 #include <fcntl.h>
+#line 568 "book/checkpoint.nw"
+#include <ctype.h>
+#include <dirent.h>
 /* <<trainer.c types>> */
 #line 423 "book/copy.nw"
 typedef struct {
@@ -78,6 +81,33 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     else
         snprintf(message, size, "%.4000s: cannot lock: %s", lock_path, strerror(failure));
     return -1;
+}
+#line 573 "book/checkpoint.nw"
+/* Remove PATH.XXXXXX, the temporary files of saves that were interrupted. */
+static void remove_interrupted_saves(const char *path)
+{
+    char directory[4200];
+    snprintf(directory, sizeof directory, "%s", path);
+    char *slash = strrchr(directory, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (slash == directory) slash[1] = '\0';   /* a file in / */
+    else if (slash) *slash = '\0';
+    else strcpy(directory, ".");
+    const size_t length = strlen(base);
+    DIR *dir = opendir(directory);
+    for (struct dirent *entry; dir && (entry = readdir(dir)) != NULL;) {
+        const char *name = entry->d_name;
+        if (strlen(name) != length + 7 || strncmp(name, base, length) != 0
+            || name[length] != '.')
+            continue;
+        bool temporary = true;
+        for (size_t i = length + 1; i < length + 7; i++)
+            temporary = temporary && isalnum((unsigned char)name[i]);
+        char full[8500];
+        snprintf(full, sizeof full, "%s/%s", directory, name);
+        if (temporary) unlink(full);
+    }
+    if (dir) closedir(dir);
 }
 /* <<trainer.c helpers>> */
 #line 457 "book/copy.nw"
@@ -149,11 +179,12 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 436 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 564 "book/checkpoint.nw"
+#line 602 "book/checkpoint.nw"
     if (settings->checkpoint_path) {
         clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
                                      sizeof trainer->message);
         if (clock.lock < 0) return TRAINER_FAILED;
+        remove_interrupted_saves(settings->checkpoint_path);
         catch_stop_signals();
     }
 #line 438 "book/copy.nw"
@@ -212,7 +243,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 578 "book/checkpoint.nw"
+#line 617 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -225,7 +256,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 598 "book/checkpoint.nw"
+#line 637 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -239,7 +270,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 590 "book/checkpoint.nw"
+#line 629 "book/checkpoint.nw"
             break;
         }
 #line 396 "book/copy.nw"

@@ -254,7 +254,7 @@ ex_ckpt-resume() {
                    || echo "1 thread for the resumed part: differ"
 }
 ex_ckpt-crash() {
-  rm -f c.st c.st.tmp
+  rm -f c.st c.st.lock c.st.??????
   "$T" copy --d-model 32 --d-ff 64 --heads 2 --checkpoint c.st --checkpoint-every 1 > /dev/null &
   local pid=$!
   sleep 2; kill -9 $pid; wait $pid 2>/dev/null || true
