@@ -7,7 +7,7 @@
 /* <<cli.c includes>> */
 #line 236 "book/program.nw"
 #include <errno.h>
-#line 281 "book/program.nw"
+#line 282 "book/program.nw"
 #include <getopt.h>
 #include <limits.h>
 /* <<cli.c definitions>> */
@@ -56,7 +56,7 @@ double parse_number(const char *command, const char *flag, const char *text,
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 315 "book/program.nw"
+#line 317 "book/program.nw"
 static void read_option(const char *command, const Option *option, const char *text)
 {
     char flag[64];
@@ -84,7 +84,7 @@ static void read_option(const char *command, const Option *option, const char *t
         break;
     case OPTION_CHOICE:
         /* <<Look the value up among the choices>> */
-#line 350 "book/program.nw"
+#line 352 "book/program.nw"
         {
             const char *word = option->choices;
             for (int index = 0; *word; index++) {
@@ -105,13 +105,13 @@ static void read_option(const char *command, const Option *option, const char *t
             }
             usage_error(command, "%s expects %s, got '%s'", flag, list, text ? text : "nothing");
         }
-#line 342 "book/program.nw"
+#line 344 "book/program.nw"
         break;
     case OPTION_SWITCH: *(bool *)option->target = true; break;
     case OPTION_SET: *(int *)option->target = (int)option->low; break;
     }
 }
-#line 390 "book/program.nw"
+#line 392 "book/program.nw"
 int parse_options(const char *command, const Option *options, int count, int argc,
                          char **argv)
 {
@@ -127,6 +127,10 @@ int parse_options(const char *command, const Option *options, int count, int arg
     opterr = 0, optind = 0;
     int found;
     while ((found = getopt_long(argc + 1, arguments, ":", table, NULL)) != -1) {
+        if (found == '?' && strcmp(arguments[optind - 1], "--help") == 0) {
+            print_options(stdout, options, count);
+            exit(finish_output());
+        }
         if (found == '?') usage_error(command, "unknown option '%s'", arguments[optind - 1]);
         read_option(command, &options[found == ':' ? optopt : found],
                     found == ':' ? NULL : optarg);
@@ -138,7 +142,53 @@ void no_operands(const char *command, int first, int argc, char **argv)
 {
     if (first < argc) usage_error(command, "unexpected argument '%s'", argv[first]);
 }
-#line 570 "book/copy.nw"
+#line 432 "book/program.nw"
+static void print_option(FILE *out, const Option *option)
+{
+    const char *help = option->help ? option->help : "";
+    char flag[96];
+    int length = snprintf(flag, sizeof flag, "--%s", option->name);
+    if (option->kind == OPTION_CHOICE)
+        length += snprintf(flag + length, sizeof flag - (size_t)length, " %s", option->choices);
+    else if (option->kind != OPTION_SWITCH && option->kind != OPTION_SET) {
+        const int value = (int)strcspn(help, " ");   /* "N epochs to train": N */
+        length += snprintf(flag + length, sizeof flag - (size_t)length, " %.*s", value, help);
+        help += value + (help[value] == ' ');
+    }
+    if (length <= 24) fprintf(out, "  %-24s %s", flag, help);
+    else fprintf(out, "  %s\n%27s%s", flag, "", help);
+    if (strstr(help, "default") == NULL) 
+                                         /* <<Print the default value of [[option]]>> */
+#line 467 "book/program.nw"
+                                         switch (option->kind) {
+                                         case OPTION_INT: fprintf(out, " (default %d)", *(const int *)option->target); break;
+                                         case OPTION_LONG: fprintf(out, " (default %ld)", *(const long *)option->target); break;
+                                         case OPTION_REAL: fprintf(out, " (default %g)", *(const double *)option->target); break;
+                                         case OPTION_FLOAT: fprintf(out, " (default %g)", *(const float *)option->target); break;
+                                         case OPTION_TEXT:
+                                             if (*(const char *const *)option->target)
+                                                 fprintf(out, " (default %s)", *(const char *const *)option->target);
+                                             break;
+                                         case OPTION_CHOICE: {
+                                             const char *word = option->choices;
+                                             for (int index = *(const int *)option->target; index > 0 && *word; index--)
+                                                 word += strcspn(word, "|") + (word[strcspn(word, "|")] == '|');
+                                             fprintf(out, " (default %.*s)", (int)strcspn(word, "|"), word);
+                                             break;
+                                         }
+                                         case OPTION_SWITCH: case OPTION_SET: break;
+                                         }
+#line 447 "book/program.nw"
+    fputc('\n', out);
+}
+
+void print_options(FILE *out, const Option *options, int count)
+{
+    fprintf(out, "\noptions:\n");
+    for (int i = 0; i < count; i++) print_option(out, &options[i]);
+    fprintf(out, "  %-24s %s\n", "--help", "print this help and exit");
+}
+#line 572 "book/copy.nw"
 void check_model_size(const char *command, const Config *config)
 {
     if (config->d_model % config->heads || config->d_model % 2)

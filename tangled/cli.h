@@ -20,7 +20,7 @@ long long parse_integer(const char *command, const char *flag, const char *text,
                         long long low, long long high);
 double parse_number(const char *command, const char *flag, const char *text, double low,
                     double high);
-#line 286 "book/program.nw"
+#line 287 "book/program.nw"
 typedef enum {
     OPTION_INT,      /* int, in [low, high] */
     OPTION_LONG,     /* long, in [low, high] */
@@ -38,23 +38,29 @@ typedef struct {
     void *target;          /* where the value goes, of the kind's type */
     double low, high;
     const char *choices;   /* OPTION_CHOICE only */
+    const char *help;      /* for --help: "N epochs to train"; a value's name comes first */
 } Option;
 
 enum { MAX_OPTIONS = 24 };
-#line 381 "book/program.nw"
+#line 383 "book/program.nw"
 /* Read the options of argv[0 .. argc) (the arguments after the command's name) into their
    targets; return the index of the first operand, the operands being argv[index .. argc). */
 int parse_options(const char *command, const Option *options, int count, int argc,
                   char **argv);
 /* For a command that takes no operands: refuse any. */
 void no_operands(const char *command, int first, int argc, char **argv);
+#line 459 "book/program.nw"
+/* Print the table's flags, one a line, with their help and defaults. */
+void print_options(FILE *out, const Option *options, int count);
 #line 557 "book/copy.nw"
 /* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
-#define MODEL_SIZE_OPTIONS(config)                                  \
-    {"layers", OPTION_INT, &(config).layers, 1, 24, NULL},          \
-    {"d-model", OPTION_INT, &(config).d_model, 2, 4096, NULL},      \
-    {"d-ff", OPTION_INT, &(config).d_ff, 1, 16384, NULL},           \
-    {"heads", OPTION_INT, &(config).heads, 1, 64, NULL}
+#define MODEL_SIZE_OPTIONS(config)                                               \
+    {"layers", OPTION_INT, &(config).layers, 1, 24, NULL,                        \
+     "N layers of the encoder and of the decoder"},                              \
+    {"d-model", OPTION_INT, &(config).d_model, 2, 4096, NULL, "N width of the model"}, \
+    {"d-ff", OPTION_INT, &(config).d_ff, 1, 16384, NULL,                         \
+     "N width of the feed-forward networks"},                                    \
+    {"heads", OPTION_INT, &(config).heads, 1, 64, NULL, "N attention heads"}
 
 void check_model_size(const char *command, const Config *config);
 #line 58 "book/program.nw"

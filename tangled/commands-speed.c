@@ -24,9 +24,10 @@ int run_time_decode(int argc, char **argv)
 #line 575 "book/decode.nw"
     int decoder = -1;   /* 0: recompute only, 1: cached only, -1: both */
     const Option options[] = {
-        {"batch", OPTION_INT, &batch, 1, 4096, NULL},
-        {"len", OPTION_INT, &len, 2, 4096, NULL},
-        {"decoder", OPTION_CHOICE, &decoder, 0, 0, "recompute|cached"},
+        {"batch", OPTION_INT, &batch, 1, 4096, NULL, "N sources decoded together"},
+        {"len", OPTION_INT, &len, 2, 4096, NULL, "N tokens in a source"},
+        {"decoder", OPTION_CHOICE, &decoder, 0, 0, "recompute|cached",
+         "the decoder to time (default: both)"},
         MODEL_SIZE_OPTIONS(config),
     };
     no_operands("time-decode", parse_options("time-decode", options,
@@ -50,7 +51,7 @@ int run_time_decode(int argc, char **argv)
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     padding_mask(keep, src, batch, len, 0);
     /* <<Time the chosen decoders and compare their outputs>> */
-#line 594 "book/decode.nw"
+#line 595 "book/decode.nw"
     static const char *const names[2] = {"recompute", "cached"};
     double seconds[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
@@ -209,31 +210,34 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 #line 339 "book/fast.nw"
 int run_benchmark(int argc, char **argv)
 {
-    if (argc < 1 || (strcmp(argv[0], "train") != 0 && strcmp(argv[0], "decode") != 0))
-        usage_error("benchmark", "the first argument must be 'train' or 'decode'");
-    BenchmarkSettings s = {.decoding = strcmp(argv[0], "decode") == 0, .batch = 80,
-                           .len = 10, .steps = 20, .warmup_steps = 3, .sentences = 10,
-                           .warmup_sentences = 2, .threads = 1};
+    BenchmarkSettings s = {.batch = 80, .len = 10, .steps = 20, .warmup_steps = 3,
+                           .sentences = 10, .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     /* <<Read the benchmark's flags>> */
-#line 354 "book/fast.nw"
+#line 351 "book/fast.nw"
     int vocab = config.tgt_vocab;
     const Option options[] = {
-        {"vocab", OPTION_INT, &vocab, 3, 1000000, NULL},
-        {"batch", OPTION_INT, &s.batch, 1, 4096, NULL},
-        {"len", OPTION_INT, &s.len, 2, 4096, NULL},
-        {"steps", OPTION_INT, &s.steps, 1, 1000000, NULL},
-        {"warmup-steps", OPTION_INT, &s.warmup_steps, 1, 1000000, NULL},
-        {"sentences", OPTION_INT, &s.sentences, 1, 1000000, NULL},
-        {"warmup-sentences", OPTION_INT, &s.warmup_sentences, 0, 1000000, NULL},
-        {"threads", OPTION_INT, &s.threads, 1, MAX_THREADS, NULL},
+        {"vocab", OPTION_INT, &vocab, 3, 1000000, NULL, "V vocabulary size"},
+        {"batch", OPTION_INT, &s.batch, 1, 4096, NULL, "B sequences in a batch"},
+        {"len", OPTION_INT, &s.len, 2, 4096, NULL, "L symbols in a sequence"},
+        {"steps", OPTION_INT, &s.steps, 1, 1000000, NULL, "S timed training steps"},
+        {"warmup-steps", OPTION_INT, &s.warmup_steps, 1, 1000000, NULL,
+         "W training steps before the timing"},
+        {"sentences", OPTION_INT, &s.sentences, 1, 1000000, NULL, "K timed decodings"},
+        {"warmup-sentences", OPTION_INT, &s.warmup_sentences, 0, 1000000, NULL,
+         "W decodings before the timing"},
+        {"threads", OPTION_INT, &s.threads, 1, MAX_THREADS, NULL, "T threads"},
         MODEL_SIZE_OPTIONS(config),
     };
-    no_operands("benchmark", parse_options("benchmark", options, sizeof options / sizeof *options,
-                                           argc - 1, argv + 1) + 1, argc, argv);
+    const int mode = parse_options("benchmark", options, sizeof options / sizeof *options, argc,
+                                   argv);   /* the operand: train or decode */
+    if (mode >= argc || (strcmp(argv[mode], "train") != 0 && strcmp(argv[mode], "decode") != 0))
+        usage_error("benchmark", "expects 'train' or 'decode'");
+    no_operands("benchmark", mode + 1, argc, argv);
+    s.decoding = strcmp(argv[mode], "decode") == 0;
     check_model_size("benchmark", &config);
     config.src_vocab = config.tgt_vocab = vocab;
-#line 348 "book/fast.nw"
+#line 345 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }

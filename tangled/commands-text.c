@@ -14,7 +14,7 @@
 /* <<commands-text.c functions>> */
 #line 1368 "book/text.nw"
 #define LANGUAGE_OPTION(options) \
-    {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de"}
+    {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de", "the language's rules"}
 #line 1373 "book/text.nw"
 int run_tokenize(int argc, char **argv)
 {
@@ -23,9 +23,9 @@ int run_tokenize(int argc, char **argv)
     const char *compare = NULL;
     const Option flags[] = {
         LANGUAGE_OPTION(options),
-        {"lowercase", OPTION_SWITCH, &options.lowercase, 0, 0, NULL},
-        {"detokenize", OPTION_SWITCH, &detokenize, 0, 0, NULL},
-        {"compare", OPTION_TEXT, &compare, 0, 0, NULL},
+        {"lowercase", OPTION_SWITCH, &options.lowercase, 0, 0, NULL, "lowercase the tokens"},
+        {"detokenize", OPTION_SWITCH, &detokenize, 0, 0, NULL, "join tokens back into text"},
+        {"compare", OPTION_TEXT, &compare, 0, 0, NULL, "FILE compare with the tokens of FILE"},
     };
     no_operands("tokenize", parse_options("tokenize", flags, sizeof flags / sizeof *flags,
                                           argc, argv), argc, argv);
@@ -66,7 +66,7 @@ int run_tokenize(int argc, char **argv)
     }
     return 0;
 }
-#line 1454 "book/text.nw"
+#line 1452 "book/text.nw"
 int run_vocab(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -74,9 +74,11 @@ int run_vocab(int argc, char **argv)
     const char *save = NULL;
     const Option flags[] = {
         LANGUAGE_OPTION(options),
-        {"lowercase", OPTION_SWITCH, &options.lowercase, 0, 0, NULL},
-        {"min-freq", OPTION_INT, &min_frequency, 1, 1000000, NULL},
-        {"save", OPTION_TEXT, &save, 0, 0, NULL},
+        {"lowercase", OPTION_SWITCH, &options.lowercase, 0, 0, NULL, "lowercase the tokens"},
+        {"min-freq", OPTION_INT, &min_frequency, 1, 1000000, NULL,
+         "N keep the tokens seen at least N times"},
+        {"save", OPTION_TEXT, &save, 0, 0, NULL,
+         "FILE write the vocabulary to FILE, a token a line"},
     };
     const int first_file = parse_options("vocab", flags, sizeof flags / sizeof *flags, argc,
                                          argv);
@@ -113,7 +115,8 @@ int run_bleu(int argc, char **argv)
     bool lowercase = false;
     for (int a = 0; a < argc && strcmp(argv[a], "--") != 0; a++)
         if (strcmp(argv[a], "-lc") == 0) argv[a] = "--lowercase";   /* sacreBLEU's spelling */
-    const Option options[] = {{"lowercase", OPTION_SWITCH, &lowercase, 0, 0, NULL}};
+    const Option options[] = {{"lowercase", OPTION_SWITCH, &lowercase, 0, 0, NULL,
+     "score lowercased text (also -lc)"}};
     const int first = parse_options("bleu", options, 1, argc, argv);
     const char **paths = (const char **)argv + first;
     const int n_paths = argc - first;
@@ -128,7 +131,7 @@ int run_bleu(int argc, char **argv)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
     /* <<Score the lines and print the score and the signature>> */
-#line 1035 "book/bleu.nw"
+#line 1036 "book/bleu.nw"
     const int n_refs = n_paths - 1;
     const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
     BleuStats stats = {0};
@@ -143,7 +146,7 @@ int run_bleu(int argc, char **argv)
     printf("%s\n", line);
     bleu_signature(line, sizeof line, n_refs, lowercase, false);
     printf("%s\n", line);
-#line 1028 "book/bleu.nw"
+#line 1029 "book/bleu.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files);
     return 0;

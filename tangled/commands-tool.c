@@ -12,7 +12,7 @@
 #line 532 "book/gradcheck.nw"
 #include "gradcheck.h"
 /* <<commands-tool.c functions>> */
-#line 567 "book/program.nw"
+#line 643 "book/program.nw"
 int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -29,7 +29,7 @@ int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     /* <<Read the figure's options, starting from their defaults>> */
-#line 590 "book/program.nw"
+#line 666 "book/program.nw"
     int value[FIGURE_MAX_OPTIONS] = {0};
     Option options[FIGURE_MAX_OPTIONS];
     int count = 0;
@@ -37,16 +37,16 @@ int run_figure_data(int argc, char **argv)
         const FigureOption *option = &kind->options[count];
         value[count] = option->fallback;
         options[count] = (Option){option->flag + 2, OPTION_INT, &value[count], option->low,
-                                  option->high, NULL};   /* + 2: the name without "--" */
+                                  option->high, NULL, option->help};   /* + 2: no "--" */
     }
     no_operands("figure-data", a + parse_options("figure-data", options, count, argc - a,
                                                  argv + a), argc, argv);
-#line 583 "book/program.nw"
+#line 659 "book/program.nw"
     const char *problem = kind->emit(stdout, value);
     if (problem) usage_error("figure-data", "%s", problem);
     return 0;
 }
-#line 607 "book/program.nw"
+#line 683 "book/program.nw"
 void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -62,7 +62,7 @@ void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 641 "book/program.nw"
+#line 717 "book/program.nw"
 int run_demo(int argc, char **argv)
 {
     no_operands("demo", parse_options("demo", NULL, 0, argc, argv), argc, argv);
@@ -77,19 +77,21 @@ int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 729 "book/program.nw"
+#line 806 "book/program.nw"
 int run_random(int argc, char **argv)
 {
     long seed = 42, stream = 54, count = 6;
     enum { BITS, UNIFORM, NORMAL };
     int kind = UNIFORM;
     const Option options[] = {
-        {"seed", OPTION_LONG, &seed, 0, 0x1p63, NULL},     /* 2^63: up to LONG_MAX */
-        {"stream", OPTION_LONG, &stream, 0, 0x1p63, NULL},
-        {"count", OPTION_LONG, &count, 1, 100000000, NULL},
-        {"bits", OPTION_SET, &kind, BITS, 0, NULL},
-        {"uniform", OPTION_SET, &kind, UNIFORM, 0, NULL},
-        {"normal", OPTION_SET, &kind, NORMAL, 0, NULL},
+        {"seed", OPTION_LONG, &seed, 0, 0x1p63, NULL,
+         "S seed of the generator"},     /* 2^63: up to LONG_MAX */
+        {"stream", OPTION_LONG, &stream, 0, 0x1p63, NULL, "N stream of the generator"},
+        {"count", OPTION_LONG, &count, 1, 100000000, NULL, "N numbers to print"},
+        {"bits", OPTION_SET, &kind, BITS, 0, NULL, "print 32-bit outputs"},
+        {"uniform", OPTION_SET, &kind, UNIFORM, 0, NULL,
+         "print uniform numbers in [0,1) (the default)"},
+        {"normal", OPTION_SET, &kind, NORMAL, 0, NULL, "print standard normal numbers"},
     };
     no_operands("random", parse_options("random", options, sizeof options / sizeof *options,
                                         argc, argv), argc, argv);
@@ -100,20 +102,20 @@ int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 791 "book/program.nw"
+#line 868 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
     int n = 256, choice = matmul_kernel;   /* the choices in MatmulKernel's order */
     const Option options[] = {
-        {"size", OPTION_INT, &n, 1, 8192, NULL},
-        {"kernel", OPTION_CHOICE, &choice, 0, 0, "blas|reference"},
+        {"size", OPTION_INT, &n, 1, 8192, NULL, "N rows and columns of the matrices"},
+        {"kernel", OPTION_CHOICE, &choice, 0, 0, "blas|reference", "the kernel to time"},
     };
     no_operands("time-matmul", parse_options("time-matmul", options,
                                              sizeof options / sizeof *options, argc, argv),
                 argc, argv);
     const MatmulKernel kernel = (MatmulKernel)choice;
     /* <<Fill two random matrices and time their product>> */
-#line 811 "book/program.nw"
+#line 888 "book/program.nw"
     size_t size = (size_t)n * n;
     float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
     Rng rng;
@@ -131,7 +133,7 @@ int run_time_matmul(int argc, char **argv)
     printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
            kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
     free(a);
-#line 803 "book/program.nw"
+#line 880 "book/program.nw"
     return 0;
 }
 #line 536 "book/gradcheck.nw"
@@ -141,15 +143,16 @@ int run_gradcheck(int argc, char **argv)
     int samples = 20;
     float step = 1e-2f;
     const Option options[] = {
-        {"layer", OPTION_TEXT, &layer, 0, 0, NULL},
-        {"samples", OPTION_INT, &samples, 1, 100000, NULL},
-        {"step", OPTION_FLOAT, &step, 1e-6, 0.5, NULL},
+        {"layer", OPTION_TEXT, &layer, 0, 0, NULL,
+         "NAME what to check: all, model, or one layer"},
+        {"samples", OPTION_INT, &samples, 1, 100000, NULL, "N entries checked in each tensor"},
+        {"step", OPTION_FLOAT, &step, 1e-6, 0.5, NULL, "H step of the central differences"},
     };
     no_operands("gradcheck", parse_options("gradcheck", options,
                                            sizeof options / sizeof *options, argc, argv),
                 argc, argv);
     /* <<Run the chosen checks and report the worst error>> */
-#line 554 "book/gradcheck.nw"
+#line 555 "book/gradcheck.nw"
     double worst_layer = 0.0, worst_model = 0.0;
     bool ran_layers = false, ran_model = false;
     for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -183,5 +186,5 @@ int run_gradcheck(int argc, char **argv)
                  GRADCHECK_MODEL_BOUND);
     printf("worst error e: %s, %s: %s\n", layers_part, model_part, passed ? "passed" : "FAILED");
     return passed ? 0 : 1;
-#line 550 "book/gradcheck.nw"
+#line 551 "book/gradcheck.nw"
 }

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "trainer.h"
 /* <<commands-training.c functions>> */
-#line 583 "book/copy.nw"
+#line 585 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -42,7 +42,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 617 "book/copy.nw"
+#line 619 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -52,7 +52,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 632 "book/copy.nw"
+#line 634 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -61,27 +61,34 @@ int run_copy(int argc, char **argv)
     const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     /* <<Read the copy command's flags>> */
-#line 678 "book/copy.nw"
+#line 680 "book/copy.nw"
     const Option options[] = {
-        {"epochs", OPTION_INT, &epochs, 1, 10000, NULL},
-        {"batches", OPTION_INT, &batches, 1, 100000, NULL},
-        {"batch-size", OPTION_INT, &batch_size, 1, 4096, NULL},
-        {"seed", OPTION_INT, &seed, 0, 1000000000, NULL},
-        {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL},
-        {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
+        {"epochs", OPTION_INT, &epochs, 1, 10000, NULL, "N epochs to train"},
+        {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
+        {"batch-size", OPTION_INT, &batch_size, 1, 4096, NULL, "N sequences in a batch"},
+        {"seed", OPTION_INT, &seed, 0, 1000000000, NULL,
+         "S seed of the weights, the data and dropout"},
+        {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL,
+         "FILE.csv write a row per epoch: losses, rate, time"},
+        {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL,
+         "F factor of the learning-rate schedule"},
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
 #line 417 "book/checkpoint.nw"
-        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL},
-        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
-        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
-        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 687 "book/copy.nw"
+        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
+         "FILE training state"},
+        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
+         "FILE continue the run saved in FILE, bit for bit"},
+        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL,
+         "N also save every N steps, if not 0"},
+        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
+         "STEP save and stop after step STEP (default: never)"},
+#line 692 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
-#line 640 "book/copy.nw"
+#line 642 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -104,7 +111,7 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 486 "book/checkpoint.nw"
+#line 490 "book/checkpoint.nw"
     char recipe_text[6][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -122,13 +129,13 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 662 "book/copy.nw"
+#line 664 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 712 "book/copy.nw"
+#line 717 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -156,7 +163,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 667 "book/copy.nw"
+#line 669 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     free(copy.data), free(trainer.d_logprobs);
@@ -232,25 +239,35 @@ int run_train(int argc, char **argv)
 #line 345 "book/translate.nw"
     int subset = 0;
     const Option options[] = {
-        {"data", OPTION_TEXT, &data_dir, 0, 0, NULL},
-        {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
-        {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL},
-        {"epochs", OPTION_INT, &epochs, 1, 100000, NULL},
-        {"token-budget", OPTION_INT, &token_budget, 16, 1000000, NULL},
-        {"minutes", OPTION_INT, &run.max_minutes, 1, 100000, NULL},
-        {"subset", OPTION_INT, &subset, 1, 100000000, NULL},
-        {"warmup", OPTION_LONG, &settings.warmup, 1, 10000000, NULL},
-        {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
-        {"smoothing", OPTION_FLOAT, &settings.smoothing, 0.0, 0.99, NULL},
-        {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL},
+        {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the best model's file"},
+        {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL,
+         "FILE.csv write a row per epoch: losses, rate, time"},
+        {"epochs", OPTION_INT, &epochs, 1, 100000, NULL, "N epochs to train"},
+        {"token-budget", OPTION_INT, &token_budget, 16, 1000000, NULL,
+         "N padded tokens in a batch"},
+        {"minutes", OPTION_INT, &run.max_minutes, 1, 100000, NULL,
+         "N stop after N minutes (default: no limit)"},
+        {"subset", OPTION_INT, &subset, 1, 100000000, NULL,
+         "N use the first N pairs of each file (default: all)"},
+        {"warmup", OPTION_LONG, &settings.warmup, 1, 10000000, NULL,
+         "N warm-up steps of the schedule"},
+        {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL,
+         "F factor of the learning-rate schedule"},
+        {"smoothing", OPTION_FLOAT, &settings.smoothing, 0.0, 0.99, NULL, "E label smoothing"},
+        {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL, "P dropout rate"},
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
 #line 417 "book/checkpoint.nw"
-        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL},
-        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
-        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
-        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 360 "book/translate.nw"
+        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
+         "FILE training state"},
+        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
+         "FILE continue the run saved in FILE, bit for bit"},
+        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL,
+         "N also save every N steps, if not 0"},
+        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
+         "STEP save and stop after step STEP (default: never)"},
+#line 366 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -258,7 +275,7 @@ int run_train(int argc, char **argv)
 #line 331 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 614 "book/translate.nw"
+#line 620 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -269,7 +286,7 @@ int run_train(int argc, char **argv)
     fflush(stdout);
 #line 333 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 404 "book/translate.nw"
+#line 410 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -295,7 +312,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 435 "book/translate.nw"
+#line 441 "book/translate.nw"
     char recipe_text[5][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -314,7 +331,7 @@ int run_train(int argc, char **argv)
     }
 #line 334 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 458 "book/translate.nw"
+#line 464 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate, translation_save_best};
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
@@ -326,7 +343,7 @@ int run_train(int argc, char **argv)
                run.checkpoint_path);
 #line 335 "book/translate.nw"
     /* <<Free the training run>> */
-#line 470 "book/translate.nw"
+#line 476 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);

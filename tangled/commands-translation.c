@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1026 "book/translate.nw"
+#line 1025 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 /* <<commands-translation.c functions>> */
-#line 765 "book/translate.nw"
+#line 771 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -28,10 +28,10 @@ int run_translate(int argc, char **argv)
     int beam_size = 4, batch_limit = 32;
     double alpha = 0.6;
     const Option options[] = {
-        {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
-        {"beam", OPTION_INT, &beam_size, 1, 64, NULL},
-        {"batch", OPTION_INT, &batch_limit, 1, 1024, NULL},
-        {"alpha", OPTION_REAL, &alpha, 0.0, 10.0, NULL},
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the trained model"},
+        {"beam", OPTION_INT, &beam_size, 1, 64, NULL, "K beam size (1: greedy decoding)"},
+        {"batch", OPTION_INT, &batch_limit, 1, 1024, NULL, "N lines decoded together"},
+        {"alpha", OPTION_REAL, &alpha, 0.0, 10.0, NULL, "A exponent of the length penalty"},
     };
     no_operands("translate", parse_options("translate", options,
                                            sizeof options / sizeof *options, argc, argv),
@@ -40,7 +40,7 @@ int run_translate(int argc, char **argv)
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path, &model, &src_vocab, &tgt_vocab);
     /* <<Translate standard input in batches>> */
-#line 803 "book/translate.nw"
+#line 809 "book/translate.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     model_prepare(&model, batch_limit, max_len, 1);
     KVCache cache;
@@ -61,7 +61,7 @@ int run_translate(int argc, char **argv)
     while (more) {
         int batch = 0, src_len = 1;
         /* <<Read, tokenize and number up to a batch of lines>> */
-#line 839 "book/translate.nw"
+#line 845 "book/translate.nw"
         int lengths_in[1024];
         while (batch < batch_limit) {
             if (!fgets(line, sizeof line, stdin)) {
@@ -85,7 +85,7 @@ int run_translate(int argc, char **argv)
             memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
             for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
         }
-#line 823 "book/translate.nw"
+#line 829 "book/translate.nw"
         if (batch == 0) break;
         padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
         if (beam_size == 1)
@@ -95,7 +95,7 @@ int run_translate(int argc, char **argv)
             beam_search(&model, &cache, &beam, out, lengths, NULL,
                         &(SourceBatch){src, src_keep, batch, src_len}, &settings);
         /* <<Turn each output into text and print it>> */
-#line 875 "book/translate.nw"
+#line 881 "book/translate.nw"
         for (int b = 0; b < batch; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -116,27 +116,28 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
             puts(text.text);
         }
-#line 832 "book/translate.nw"
+#line 838 "book/translate.nw"
     }
     free(src), free(src_keep), free(out), free(lengths);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 793 "book/translate.nw"
+#line 799 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1045 "book/translate.nw"
+#line 1044 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
     const char *model_path = "multi30k.safetensors", *head_text = "mean";
     int kind_index = 2, layer = -1;   /* -1: the last layer */
     const Option options[] = {
-        {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
-        {"kind", OPTION_CHOICE, &kind_index, 0, 0, "encoder|decoder|cross"},
-        {"layer", OPTION_INT, &layer, 0, 63, NULL},
-        {"head", OPTION_TEXT, &head_text, 0, 0, NULL},
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the trained model"},
+        {"kind", OPTION_CHOICE, &kind_index, 0, 0, "encoder|decoder|cross",
+         "which attention"},
+        {"layer", OPTION_INT, &layer, 0, 63, NULL, "L layer (default: the last)"},
+        {"head", OPTION_TEXT, &head_text, 0, 0, NULL, "H head, from 0, or mean"},
     };
     no_operands("attention", parse_options("attention", options,
                                            sizeof options / sizeof *options, argc, argv),

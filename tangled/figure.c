@@ -1,4 +1,4 @@
-#line 548 "book/program.nw"
+#line 624 "book/program.nw"
 /* The data behind the book's figures -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -75,7 +75,7 @@ static const char *emit_mask_batch(FILE *out, const int *option)
     figure_mask_batch(out, option[0]);
     return NULL;
 }
-#line 674 "book/program.nw"
+#line 751 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const int *option)
 {
     char *text = NULL, *picture = NULL;
@@ -92,7 +92,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 706 "book/program.nw"
+#line 783 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -107,7 +107,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 690 "book/program.nw"
+#line 767 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -192,7 +192,7 @@ static const char *emit_learning_rate(FILE *out, const int *option)
     return NULL;
 }
 
-#line 556 "book/program.nw"
+#line 632 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
 #line 337 "book/masks.nw"
@@ -215,6 +215,6 @@ const FigureKind figure_kinds[] = {
      {{"--steps", 1, 1000000, 20000, "last step"},
       {"--every", 1, 100000, 20, "print every Nth step"}},
      emit_learning_rate},
-#line 558 "book/program.nw"
+#line 634 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

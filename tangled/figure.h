@@ -1,4 +1,4 @@
-#line 518 "book/program.nw"
+#line 594 "book/program.nw"
 /* figure.h -- the data behind the book's figures.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef FIGURE_H
@@ -28,10 +28,10 @@ extern const int figure_kind_count;
 #line 358 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
-#line 669 "book/program.nw"
+#line 746 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const int *option);
 #line 201 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
-#line 544 "book/program.nw"
+#line 620 "book/program.nw"
 #endif

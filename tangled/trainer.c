@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#line 428 "book/checkpoint.nw"
+#line 432 "book/checkpoint.nw"
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
-#line 540 "book/checkpoint.nw"
+#line 544 "book/checkpoint.nw"
 #include <fcntl.h>
-#line 568 "book/checkpoint.nw"
+#line 572 "book/checkpoint.nw"
 #include <ctype.h>
 #include <dirent.h>
 /* <<trainer.c types>> */
@@ -28,7 +28,7 @@ typedef struct {
     int lock;            /* the checkpoint's lock (Chapter 13), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
-#line 434 "book/checkpoint.nw"
+#line 438 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
 {
@@ -47,7 +47,7 @@ static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *sett
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error ? trainer->message : NULL;
 }
-#line 514 "book/checkpoint.nw"
+#line 518 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -64,7 +64,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
-#line 544 "book/checkpoint.nw"
+#line 548 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -82,7 +82,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
         snprintf(message, size, "%.4000s: cannot lock: %s", lock_path, strerror(failure));
     return -1;
 }
-#line 573 "book/checkpoint.nw"
+#line 577 "book/checkpoint.nw"
 /* Remove PATH.XXXXXX, the temporary files of saves that were interrupted. */
 static void remove_interrupted_saves(const char *path)
 {
@@ -179,7 +179,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 436 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 602 "book/checkpoint.nw"
+#line 606 "book/checkpoint.nw"
     if (settings->checkpoint_path) {
         clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
                                      sizeof trainer->message);
@@ -243,7 +243,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 617 "book/checkpoint.nw"
+#line 621 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -256,7 +256,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 637 "book/checkpoint.nw"
+#line 641 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -270,7 +270,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 629 "book/checkpoint.nw"
+#line 633 "book/checkpoint.nw"
             break;
         }
 #line 396 "book/copy.nw"
@@ -287,7 +287,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 398 "book/copy.nw"
     return outcome;
 }
-#line 465 "book/checkpoint.nw"
+#line 469 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count)
 {

@@ -49,6 +49,59 @@ START_TEST(cli_help_and_version)
 }
 END_TEST
 
+/* --help is made from the same table the parser reads: every flag a command's help lists is
+   one it accepts (given without its value, it is refused for the missing value, never as
+   unknown), every help ends with the same --help line, and the defaults it prints are the
+   command's (a few checked by hand). */
+START_TEST(cli_help_lists_what_the_parser_accepts)
+{
+    Run *r = run("", "--help");
+    static char list[sizeof r->out];
+    strcpy(list, strstr(r->out, "commands:\n") + strlen("commands:\n"));
+    int commands = 0, flags = 0;
+    for (char *line = strtok(list, "\n"); line && line[0] == ' '; line = strtok(NULL, "\n")) {
+        char command[32];
+        ck_assert_int_eq(sscanf(line, " %31s", command), 1);
+        if (strcmp(command, "figure-data") == 0) continue;   /* its help lists its figures */
+        char arguments[256];
+        snprintf(arguments, sizeof arguments, "%s --help", command);
+        static char help[sizeof r->out];
+        strcpy(help, run("", arguments)->out);
+        ck_assert_msg(strstr(help, "\noptions:\n") != NULL, "%s: %s", arguments, help);
+        ck_assert_msg(strstr(help, "  --help                   print this help and exit\n"),
+                      "%s: %s", arguments, help);
+        for (char *at = strstr(help, "\n  --"); at; at = strstr(at + 1, "\n  --")) {
+            char flag[64] = "", value[64] = "";
+            sscanf(at + 1, " %63s %63s", flag, value);
+            if (strcmp(flag, "--help") == 0) continue;
+            const bool takes_value = (value[0] >= 'A' && value[0] <= 'Z')   /* N, FILE */
+                                     || strchr(value, '|') != NULL;         /* a|b */
+            snprintf(arguments, sizeof arguments, "%s %s", command, flag);
+            Run *f = run("", arguments);
+            ck_assert_msg(strstr(f->err, "unknown option") == NULL, "%s: %s", arguments, f->err);
+            if (takes_value)
+                ck_assert_msg(f->status == 2 && (strstr(f->err, "needs a value")
+                                                 || strstr(f->err, "got 'nothing'")),
+                              "%s: %d %s", arguments, f->status, f->err);
+            flags++;
+        }
+        commands++;
+    }
+    ck_assert_int_ge(commands, 12);
+    ck_assert_int_ge(flags, 60);
+    static const char *const defaults[][2] = {
+        {"copy --help", "  --epochs N               epochs to train (default 20)\n"},
+        {"train --help", "  --warmup N               warm-up steps of the schedule (default 400)\n"},
+        {"translate --help", "  --beam K                 beam size (1: greedy decoding) (default 4)\n"},
+        {"tokenize --help", "  --language en|de         the language's rules (default en)\n"},
+    };
+    for (int d = 0; d < 4; d++) {
+        r = run("", defaults[d][0]);
+        ck_assert_msg(strstr(r->out, defaults[d][1]) != NULL, "%s: %s", defaults[d][0], r->out);
+    }
+}
+END_TEST
+
 START_TEST(cli_rejects_unknown_commands_and_options)
 {
     assert_usage_error("", "", "which command?");
@@ -294,6 +347,7 @@ Suite *cli_suite(void)
     Suite *suite = suite_create("command line");
     TCase *cli = tcase_create("command line");
     tcase_add_test(cli, cli_help_and_version);
+    tcase_add_test(cli, cli_help_lists_what_the_parser_accepts);
     tcase_add_test(cli, cli_rejects_unknown_commands_and_options);
     tcase_add_test(cli, cli_follows_gnu_conventions);
     tcase_add_test(cli, cli_long_paths_get_one_line);
