@@ -11,8 +11,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <wctype.h>
+#include "utf8.h"
 /* <<bleu.c definitions>> */
-#line 224 "book/bleu.nw"
+#line 225 "book/bleu.nw"
 typedef struct {
     char *text;           /* NUL-terminated; NULL while empty */
     size_t length, capacity;
@@ -20,12 +21,7 @@ typedef struct {
 
 static void text_put(TextBuffer *t, const char *bytes, size_t n)
 {
-    if (t->length + n + 1 > t->capacity) {
-        size_t capacity = 2 * (t->length + n + 1);
-        char *grown = realloc(t->text, capacity);
-        if (grown == NULL) die("out of memory: a line of %zu bytes", t->length + n);
-        t->text = grown, t->capacity = capacity;
-    }
+    t->text = xgrow(t->text, &t->capacity, t->length + n + 1, 1);
     memcpy(t->text + t->length, bytes, n);
     t->length += n;
     t->text[t->length] = '\0';
@@ -36,7 +32,7 @@ static char *text_finish(TextBuffer *t)   /* the text, "" if nothing was put */
     if (t->text == NULL) text_put(t, "", 0);
     return t->text;
 }
-#line 253 "book/bleu.nw"
+#line 249 "book/bleu.nw"
 static char *replace_all(char *line, const char *from, const char *to)
 {
     TextBuffer out = {0};
@@ -50,7 +46,7 @@ static char *replace_all(char *line, const char *from, const char *to)
     free(line);
     return text_finish(&out);
 }
-#line 272 "book/bleu.nw"
+#line 268 "book/bleu.nw"
 static bool is_13a_symbol(unsigned char c)
 {
     return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&')
@@ -71,7 +67,7 @@ static char *pad_symbols(char *line)
     free(line);
     return text_finish(&out);
 }
-#line 298 "book/bleu.nw"
+#line 294 "book/bleu.nw"
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static bool is_not_digit(unsigned char c) { return !is_digit(c); }
 static bool is_period_or_comma(unsigned char c) { return c == '.' || c == ','; }
@@ -105,37 +101,16 @@ static char *apply_pair_rule(char *line, const PairRule *rule)
     free(line);
     return text_finish(&out);
 }
-#line 340 "book/bleu.nw"
-static uint32_t utf8_decode(const char *text, int *length)
+#line 336 "book/bleu.nw"
+static uint32_t character_at(const char *text, int *length)
 {
-    const unsigned char *s = (const unsigned char *)text;
-    int n = s[0] < 0x80 ? 1 : s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 1;
-    uint32_t c = n == 1 ? s[0] : s[0] & (0x7F >> n);
-    for (int k = 1; k < n; k++) {
-        if ((s[k] & 0xC0) != 0x80) { *length = 1; return s[0]; }
-        c = c << 6 | (s[k] & 0x3F);
-    }
-    *length = n;
+    uint32_t c;
+    const char *problem;
+    *length = utf8_decode(text, strnlen(text, 4), &c, &problem);
+    if (problem) *length = 1, c = (unsigned char)text[0];
     return c;
 }
-
-static int utf8_encode(uint32_t c, char *out)
-{
-    if (c < 0x80) { out[0] = (char)c; return 1; }
-    if (c < 0x800) {
-        out[0] = (char)(0xC0 | c >> 6), out[1] = (char)(0x80 | (c & 0x3F));
-        return 2;
-    }
-    if (c < 0x10000) {
-        out[0] = (char)(0xE0 | c >> 12), out[1] = (char)(0x80 | (c >> 6 & 0x3F));
-        out[2] = (char)(0x80 | (c & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | c >> 18), out[1] = (char)(0x80 | (c >> 12 & 0x3F));
-    out[2] = (char)(0x80 | (c >> 6 & 0x3F)), out[3] = (char)(0x80 | (c & 0x3F));
-    return 4;
-}
-#line 377 "book/bleu.nw"
+#line 352 "book/bleu.nw"
 static bool python_space(uint32_t c)
 {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0
@@ -150,7 +125,7 @@ static char *join_words(char *line)
     bool gap = false;
     for (const char *p = line; *p; ) {
         int length;
-        if (python_space(utf8_decode(p, &length))) gap = true;
+        if (python_space(character_at(p, &length))) gap = true;
         else {
             if (gap && out.length > 0) text_put(&out, " ", 1);
             text_put(&out, p, (size_t)length);
@@ -161,7 +136,7 @@ static char *join_words(char *line)
     free(line);
     return text_finish(&out);
 }
-#line 413 "book/bleu.nw"
+#line 388 "book/bleu.nw"
 char *bleu_tokenize_13a(const char *line)
 {
     TextBuffer copy = {0};
@@ -180,7 +155,7 @@ char *bleu_tokenize_13a(const char *line)
     for (int r = 0; r < 3; r++) s = apply_pair_rule(s, &pair_rules[r]);
     return join_words(s);
 }
-#line 470 "book/bleu.nw"
+#line 445 "book/bleu.nw"
 static bool case_ignorable(uint32_t c)
 {
     static const uint32_t ranges[][2] = {
@@ -204,7 +179,7 @@ static bool is_cased(uint32_t c, locale_t utf8)
     return towlower_l(w, utf8) != w || towupper_l(w, utf8) != w || iswlower_l(w, utf8)
         || iswupper_l(w, utf8);
 }
-#line 499 "book/bleu.nw"
+#line 474 "book/bleu.nw"
 static locale_t utf8_locale(void)
 {
     static locale_t utf8 = (locale_t)0;
@@ -213,7 +188,7 @@ static locale_t utf8_locale(void)
         die("cannot lowercase: no C.UTF-8 locale (%s)", strerror(errno));
     return utf8;
 }
-#line 519 "book/bleu.nw"
+#line 494 "book/bleu.nw"
 char *bleu_lowercase(const char *line)
 {
     const locale_t utf8 = utf8_locale();
@@ -222,7 +197,7 @@ char *bleu_lowercase(const char *line)
     size_t n = 0;
     for (const char *p = line; *p; n++) {
         int length;
-        c[n] = utf8_decode(p, &length);
+        c[n] = character_at(p, &length);
         p += length;
     }
     TextBuffer out = {0};
@@ -233,28 +208,28 @@ char *bleu_lowercase(const char *line)
                                     + utf8_encode(0x307, encoded + 1);
         else if (c[i] == 0x3A3) {
             /* <<Choose final or medial sigma>> */
-#line 547 "book/bleu.nw"
+#line 522 "book/bleu.nw"
             size_t before = i, after = i + 1;
             while (before > 0 && case_ignorable(c[before - 1])) before--;
             while (after < n && case_ignorable(c[after])) after++;
             const bool final = before > 0 && is_cased(c[before - 1], utf8)
                                && !(after < n && is_cased(c[after], utf8));
             length = utf8_encode(final ? 0x3C2 : 0x3C3, encoded);
-#line 538 "book/bleu.nw"
+#line 513 "book/bleu.nw"
         } else length = utf8_encode((uint32_t)towlower_l((wint_t)c[i], utf8), encoded);
         text_put(&out, encoded, (size_t)length);
     }
     free(c);
     return text_finish(&out);
 }
-#line 565 "book/bleu.nw"
+#line 540 "book/bleu.nw"
 char *bleu_preprocess(const char *line, bool lowercase)
 {
     char *s = lowercase ? bleu_lowercase(line) : strcpy(xmalloc(strlen(line) + 1), line);
     size_t end = 0;   /* Python's rstrip(): cut after the last non-space character */
     for (size_t i = 0; s[i]; ) {
         int length;
-        if (!python_space(utf8_decode(s + i, &length))) end = i + (size_t)length;
+        if (!python_space(character_at(s + i, &length))) end = i + (size_t)length;
         i += (size_t)length;
     }
     s[end] = '\0';
@@ -262,7 +237,7 @@ char *bleu_preprocess(const char *line, bool lowercase)
     free(s);
     return words;
 }
-#line 613 "book/bleu.nw"
+#line 588 "book/bleu.nw"
 typedef struct { const char *text; size_t length; } Token;
 typedef struct { const Token *first; int n; } NGram;
 
@@ -298,7 +273,7 @@ static int compare_ngrams(const void *a, const void *b)
     }
     return 0;
 }
-#line 656 "book/bleu.nw"
+#line 631 "book/bleu.nw"
 static NGram *sorted_ngrams(const Words *w, int n, size_t *count)
 {
     *count = w->count >= (size_t)n ? w->count - (size_t)n + 1 : 0;
@@ -318,7 +293,7 @@ static size_t first_above(const NGram *g, size_t size, const NGram *key, int lim
     }
     return low;
 }
-#line 682 "book/bleu.nw"
+#line 657 "book/bleu.nw"
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
 {
@@ -327,7 +302,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
     for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase);
     /* <<Add the hypothesis length and the closest reference length>> */
-#line 701 "book/bleu.nw"
+#line 676 "book/bleu.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
     for (int r = 0; r < n_refs; r++) {
         const size_t len = refs[r].count;
@@ -337,12 +312,12 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     }
     stats->hyp_len += (long long)hyp.count;
     stats->ref_len += (long long)closest;
-#line 690 "book/bleu.nw"
+#line 665 "book/bleu.nw"
     NGram **ref_ngrams = xmalloc((size_t)n_refs * sizeof *ref_ngrams);
     size_t *ref_count = xmalloc((size_t)n_refs * sizeof *ref_count);
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
         /* <<Add the clipped matches of order [[n]]>> */
-#line 716 "book/bleu.nw"
+#line 691 "book/bleu.nw"
         size_t hyp_count;
         NGram *hyp_ngrams = sorted_ngrams(&hyp, n, &hyp_count);
         for (int r = 0; r < n_refs; r++)
@@ -363,12 +338,12 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
         }
         for (int r = 0; r < n_refs; r++) free(ref_ngrams[r]);
         free(hyp_ngrams);
-#line 694 "book/bleu.nw"
+#line 669 "book/bleu.nw"
     }
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
     free(hyp.line), free(hyp.tokens), free(refs), free(ref_ngrams), free(ref_count);
 }
-#line 769 "book/bleu.nw"
+#line 744 "book/bleu.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
     BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
@@ -381,7 +356,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
     /* <<Compute the smoothed precisions and the order to average>> */
-#line 790 "book/bleu.nw"
+#line 765 "book/bleu.nw"
     double smooth = 1.0;
     int order = BLEU_MAX_ORDER;
     for (int n = 0; n < BLEU_MAX_ORDER; n++) {
@@ -392,14 +367,14 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
             s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
         } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
     }
-#line 781 "book/bleu.nw"
+#line 756 "book/bleu.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
         log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
     s.score = s.bp * exp(log_sum / order);
     return s;
 }
-#line 811 "book/bleu.nw"
+#line 786 "book/bleu.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
 {
@@ -412,7 +387,7 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     free(refs);
     return bleu_compute(&stats, effective_order);
 }
-#line 842 "book/bleu.nw"
+#line 817 "book/bleu.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
     snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
@@ -420,7 +395,7 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->precisions[1], s->precisions[2], s->precisions[3], s->bp, s->ratio,
              s->stats.hyp_len, s->stats.ref_len);
 }
-#line 869 "book/bleu.nw"
+#line 844 "book/bleu.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
 {
@@ -428,33 +403,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              n_refs, lowercase ? "lc" : "mixed", effective_order ? "yes" : "no",
              BLEU_SACREBLEU_VERSION);
 }
-#line 891 "book/bleu.nw"
-/* The length of the longest prefix of the n bytes at TEXT that is valid UTF-8. */
-static size_t utf8_valid_prefix(const char *text, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)text;
-    size_t i = 0;
-    while (i < n) {
-        const unsigned char b = s[i];
-        size_t follow;
-        unsigned char low = 0x80, high = 0xBF;   /* the range of the second byte */
-        if (b < 0x80) { i++; continue; }
-        else if (b >= 0xC2 && b <= 0xDF) follow = 1;
-        else if (b == 0xE0) follow = 2, low = 0xA0;     /* no overlong forms */
-        else if (b == 0xED) follow = 2, high = 0x9F;    /* no surrogates */
-        else if (b >= 0xE1 && b <= 0xEF) follow = 2;
-        else if (b == 0xF0) follow = 3, low = 0x90;     /* no overlong forms */
-        else if (b == 0xF4) follow = 3, high = 0x8F;    /* nothing above U+10FFFF */
-        else if (b >= 0xF1 && b <= 0xF3) follow = 3;
-        else return i;
-        if (n - i <= follow || s[i + 1] < low || s[i + 1] > high) return i;
-        for (size_t k = 2; k <= follow; k++)
-            if ((s[i + k] & 0xC0) != 0x80) return i;
-        i += follow + 1;
-    }
-    return n;
-}
-#line 936 "book/bleu.nw"
+#line 885 "book/bleu.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
@@ -475,7 +424,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 978 "book/bleu.nw"
+#line 927 "book/bleu.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -490,7 +439,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         free(text);
         return error;
     }
-#line 956 "book/bleu.nw"
+#line 905 "book/bleu.nw"
     file->text = text;
     file->count = 0;
     for (size_t i = 0; i < t.length; i++) file->count += text[i] == '\n';

@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-text.c includes>> */
-#line 1361 "book/text.nw"
-#include "text.h"
-#line 1004 "book/bleu.nw"
+#line 1484 "book/text.nw"
+#include "vocab.h"
+#line 953 "book/bleu.nw"
 #include "bleu.h"
 /* <<commands-text.c functions>> */
-#line 1368 "book/text.nw"
+#line 1491 "book/text.nw"
 #define LANGUAGE_OPTION(options) \
     {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de", "the language's rules"}
-#line 1373 "book/text.nw"
+#line 1496 "book/text.nw"
 int run_tokenize(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -33,7 +33,7 @@ int run_tokenize(int argc, char **argv)
         usage_error("tokenize", "--detokenize takes neither --compare nor --lowercase");
     if (compare) {
         /* <<Compare the tokens of standard input with a reference file>> */
-#line 1418 "book/text.nw"
+#line 1541 "book/text.nw"
         FILE *reference = fopen(compare, "r");
         if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
         Agreement agreement;
@@ -44,10 +44,10 @@ int run_tokenize(int argc, char **argv)
         const double lines = (double)(agreement.lines ? agreement.lines : 1);
         printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
                100.0 * (double)agreement.identical / lines);
-#line 1390 "book/text.nw"
+#line 1513 "book/text.nw"
     } else {
         /* <<Tokenize or detokenize standard input line by line>> */
-#line 1398 "book/text.nw"
+#line 1521 "book/text.nw"
         static TextLine line;
         char *text = NULL;
         size_t capacity = 0;
@@ -62,11 +62,11 @@ int run_tokenize(int argc, char **argv)
         }
         if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
         free(text);
-#line 1392 "book/text.nw"
+#line 1515 "book/text.nw"
     }
     return 0;
 }
-#line 1452 "book/text.nw"
+#line 1575 "book/text.nw"
 int run_vocab(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -84,7 +84,7 @@ int run_vocab(int argc, char **argv)
                                          argv);
     if (first_file == argc) usage_error("vocab", "which files?");
     /* <<Tokenize the files and build their vocabulary>> */
-#line 1474 "book/text.nw"
+#line 1597 "book/text.nw"
     const int n_files = argc - first_file;
     TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
     long count = 0, lines = 0;
@@ -106,10 +106,10 @@ int run_vocab(int argc, char **argv)
     vocab_free(&vocab);
     for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
     free(files), free(tokens);
-#line 1469 "book/text.nw"
+#line 1592 "book/text.nw"
     return 0;
 }
-#line 1008 "book/bleu.nw"
+#line 957 "book/bleu.nw"
 int run_bleu(int argc, char **argv)
 {
     bool lowercase = false;
@@ -131,7 +131,7 @@ int run_bleu(int argc, char **argv)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
     /* <<Score the lines and print the score and the signature>> */
-#line 1036 "book/bleu.nw"
+#line 985 "book/bleu.nw"
     const int n_refs = n_paths - 1;
     const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
     BleuStats stats = {0};
@@ -146,7 +146,7 @@ int run_bleu(int argc, char **argv)
     printf("%s\n", line);
     bleu_signature(line, sizeof line, n_refs, lowercase, false);
     printf("%s\n", line);
-#line 1029 "book/bleu.nw"
+#line 978 "book/bleu.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files);
     return 0;

@@ -4,7 +4,7 @@
 #ifndef DATA_H
 #define DATA_H
 #include "safetensors.h"
-#include "text.h"
+#include "vocab.h"
 #include "train.h"
 /* <<data.h declarations>> */
 #line 46 "book/translate.nw"

@@ -75,7 +75,7 @@ static const Command commands[] = {
      "or both; print the time of one decoding and, for both, the speed-up. Exits\n"
      "with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 1431 "book/text.nw"
+#line 1554 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
      "usage: transformer tokenize [OPTIONS] < TEXT > TOKENS\n"
      "\n"
@@ -86,7 +86,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 1498 "book/text.nw"
+#line 1621 "book/text.nw"
     {"vocab", "build the vocabulary of text files (Chapter 15)",
      "usage: transformer vocab [OPTIONS] FILE...\n"
      "\n"
@@ -94,9 +94,9 @@ static const Command commands[] = {
      "the specials <s> </s> <blank> <unk>, then every token seen at least N times,\n"
      "the most frequent first, ties in byte order. Print its size.\n",
      NULL, run_vocab},
-#line 1053 "book/bleu.nw"
+#line 1002 "book/bleu.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
-     "usage: transformer bleu [OPTIONS] HYP REF [REF...]\n"
+     "usage: transformer bleu HYP REF [REF...] [OPTIONS]\n"
      "\n"
      "Print the corpus BLEU of the hypotheses in HYP (detokenized text, one sentence\n"
      "per line) against the references in REF (the same number of lines), and its\n"

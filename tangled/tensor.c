@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 409 "book/tensor.nw"
+#line 433 "book/tensor.nw"
 #include <math.h>
-#line 538 "book/tensor.nw"
+#line 562 "book/tensor.nw"
 #include <cblas.h>
 #line 855 "book/program.nw"
 #include <time.h>
@@ -47,7 +47,18 @@ void *xmalloc_at(size_t bytes, const char *file, int line)
         die("out of memory allocating %zu bytes (%s:%d)", bytes, file, line);
     return memory;
 }
-#line 204 "book/tensor.nw"
+#line 145 "book/tensor.nw"
+void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item)
+{
+    if (needed <= *capacity) return memory;
+    size_t bigger = *capacity ? *capacity : 64;
+    while (bigger < needed) bigger *= 2;
+    void *moved = realloc(memory, bigger * item);
+    if (moved == NULL) die("out of memory growing an array to %zu bytes", bigger * item);
+    *capacity = bigger;
+    return moved;
+}
+#line 228 "book/tensor.nw"
 enum { FLAT_ALIGN = 16 };   /* floats: 64 bytes, one cache line */
 
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
@@ -57,7 +68,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     ENSURE(strlen(name) < TENSOR_NAME_MAX, "view name too long: %s", name);
     ENSURE(flat_find(buffer, name) < 0, "view %s added twice", name);
     /* <<Grow the table of views if it is full>> */
-#line 232 "book/tensor.nw"
+#line 256 "book/tensor.nw"
     if (buffer->count == buffer->capacity) {
         int capacity = buffer->capacity ? 2 * buffer->capacity : 64;
         TensorView *views = xmalloc((size_t)capacity * sizeof *views);
@@ -67,7 +78,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
         buffer->views = views;
         buffer->capacity = capacity;
     }
-#line 213 "book/tensor.nw"
+#line 237 "book/tensor.nw"
     TensorView *view = &buffer->views[buffer->count];
     memset(view, 0, sizeof *view);
     strcpy(view->name, name);
@@ -84,7 +95,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     buffer->total = view->offset + view->size;
     return buffer->count++;
 }
-#line 248 "book/tensor.nw"
+#line 272 "book/tensor.nw"
 void flat_allocate(FlatBuffer *buffer)
 {
     ENSURE(buffer->data == NULL, "buffer allocated twice");
@@ -105,7 +116,7 @@ void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout)
     }
     flat_allocate(buffer);
 }
-#line 275 "book/tensor.nw"
+#line 299 "book/tensor.nw"
 int flat_find(const FlatBuffer *buffer, const char *name)
 {
     for (int i = 0; i < buffer->count; i++)
@@ -127,7 +138,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
-#line 354 "book/tensor.nw"
+#line 378 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -136,7 +147,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
-#line 385 "book/tensor.nw"
+#line 409 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -146,7 +157,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
-#line 413 "book/tensor.nw"
+#line 437 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -154,13 +165,13 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 468 "book/tensor.nw"
+#line 492 "book/tensor.nw"
 /* Element (row, col) of op(x), where x is row-major with leading dimension ld. */
 static inline float element(const float *x, int ld, bool transposed, int row, int col)
 {
     return transposed ? x[(size_t)col * ld + row] : x[(size_t)row * ld + col];
 }
-#line 482 "book/tensor.nw"
+#line 506 "book/tensor.nw"
 static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
                              const float *y, int y_rows, int y_cols, int ldy)
 {
@@ -170,13 +181,13 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     uintptr_t y_end = y_first + ((size_t)(y_rows - 1) * ldy + y_cols) * sizeof(float);
     return x_first < y_end && y_first < x_end;
 }
-#line 500 "book/tensor.nw"
+#line 524 "book/tensor.nw"
 void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
                       float alpha, const float *a, int lda, const float *b, int ldb,
                       float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 523 "book/tensor.nw"
+#line 547 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
     ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
@@ -184,7 +195,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 505 "book/tensor.nw"
+#line 529 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -195,7 +206,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 553 "book/tensor.nw"
+#line 577 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
 {
@@ -207,13 +218,13 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
             for (int j = 0; j < n; j++) row[j] *= beta;
     }
 }
-#line 581 "book/tensor.nw"
+#line 605 "book/tensor.nw"
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 523 "book/tensor.nw"
+#line 547 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
     ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
@@ -221,15 +232,15 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 586 "book/tensor.nw"
+#line 610 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
-#line 567 "book/tensor.nw"
+#line 591 "book/tensor.nw"
     if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
         if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
         return;
     }
-#line 588 "book/tensor.nw"
+#line 612 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
 #line 491 "book/fast.nw"
     if (split_products && threads_in_use > 1 && !omp_in_parallel()
@@ -238,11 +249,11 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                           ldc);
         return;
     }
-#line 589 "book/tensor.nw"
+#line 613 "book/tensor.nw"
     /* <<Clear the result when $\beta = 0$, whatever it held>> */
-#line 577 "book/tensor.nw"
+#line 601 "book/tensor.nw"
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
-#line 590 "book/tensor.nw"
+#line 614 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
 #line 552 "book/fast.nw"
     if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
@@ -251,12 +262,12 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                     transpose_a ? lda : 1, beta, c, 1);
         return;
     }
-#line 591 "book/tensor.nw"
+#line 615 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 609 "book/tensor.nw"
+#line 633 "book/tensor.nw"
 MatmulKernel matmul_kernel = MATMUL_BLAS;
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
@@ -269,7 +280,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
         #pragma omp critical(matmul_log)   /* heads call matmul on several threads at once */
         matmul_log_add(matmul_log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
                                                  m, n, k});
-#line 616 "book/tensor.nw"
+#line 640 "book/tensor.nw"
     if (matmul_kernel == MATMUL_REFERENCE)
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);

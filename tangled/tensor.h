@@ -26,7 +26,11 @@ _Noreturn void die(const char *format, ...) __attribute__((format(printf, 1, 2))
 /* malloc that never returns NULL: it dies naming the size and the calling place. */
 #define xmalloc(bytes) xmalloc_at((bytes), __FILE__, __LINE__)
 void *xmalloc_at(size_t bytes, const char *file, int line);
-#line 163 "book/tensor.nw"
+#line 139 "book/tensor.nw"
+/* The array at memory, of *capacity items of item bytes, grown by doubling to hold at least
+   needed items (perhaps moved; NULL with capacity 0 starts one). */
+void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item);
+#line 187 "book/tensor.nw"
 enum { TENSOR_MAX_DIMS = 4, TENSOR_NAME_MAX = 96 };
 
 /* One named tensor inside a FlatBuffer. */
@@ -45,14 +49,14 @@ typedef struct {
     size_t total;    /* floats up to the end of the last view, padding included */
     float *data;     /* NULL until the buffer is allocated */
 } FlatBuffer;
-#line 190 "book/tensor.nw"
+#line 214 "book/tensor.nw"
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape);
 void flat_allocate(FlatBuffer *buffer);
 void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout);
 int flat_find(const FlatBuffer *buffer, const char *name);      /* -1 when absent */
 float *flat_view(const FlatBuffer *buffer, int index);
 void flat_free(FlatBuffer *buffer);
-#line 320 "book/tensor.nw"
+#line 344 "book/tensor.nw"
 /* PCG32: 64-bit state, odd increment chosen by the stream number. */
 typedef struct {
     uint64_t state;
@@ -60,7 +64,7 @@ typedef struct {
 } Rng;
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
-#line 333 "book/tensor.nw"
+#line 357 "book/tensor.nw"
 static inline uint32_t rng_next(Rng *rng)
 {
     uint64_t old = rng->state;
@@ -69,11 +73,11 @@ static inline uint32_t rng_next(Rng *rng)
     uint32_t rotation = (uint32_t)(old >> 59);
     return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
 }
-#line 379 "book/tensor.nw"
+#line 403 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 449 "book/tensor.nw"
+#line 473 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c; row-major, leading
    dimensions lda, ldb, ldc; op(x) is x transposed when transpose_x.
    beta == 0 ignores c's contents. */
@@ -86,7 +90,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 604 "book/tensor.nw"
+#line 628 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 extern MatmulKernel matmul_kernel;
 #line 850 "book/program.nw"

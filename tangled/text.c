@@ -6,8 +6,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "utf8.h"
 /* <<text.c definitions>> */
-#line 156 "book/text.nw"
+#line 157 "book/text.nw"
 static const char *refuse_line(TextLine *result, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static const char *refuse_line(TextLine *result, const char *format, ...)
@@ -19,60 +20,24 @@ static const char *refuse_line(TextLine *result, const char *format, ...)
     result->text[0] = '\0', result->count = 0;
     return result->error;
 }
-#line 188 "book/text.nw"
+#line 340 "book/text.nw"
 /* Decode line[0..length) into point[], *count code points. NULL, or why not. */
 static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
                                int *count, TextLine *result)
 {
-    const unsigned char *s = (const unsigned char *)line;
+    char message[TEXT_ERROR_MAX];
+    *count = 0;
+    if (utf8_check(line, length, message, sizeof message))
+        return refuse_line(result, "%s", message);
     int n = 0;
     for (size_t i = 0; i < length; n++) {
-        const unsigned char b = s[i];
-        /* <<Find the length of the sequence that starts with [[b]], or the problem>> */
-#line 216 "book/text.nw"
-        const int extra = b < 0x80 ? 0 : b >= 0xC2 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2
-                        : b >= 0xF0 && b <= 0xF4 ? 3 : -1;
-        const char *problem = extra >= 0 ? NULL
-                            : b < 0xC0   ? "a continuation byte without a leading byte"
-                            : b < 0xC2   ? "an overlong encoding"
-                                         : "a byte that UTF-8 never uses";
-#line 197 "book/text.nw"
-        /* <<Read the continuation bytes into [[c]]>> */
-#line 228 "book/text.nw"
-        uint32_t c = extra <= 0 ? b : b & (0x7Fu >> (extra + 1));
-        size_t seen = 1;
-        for (int k = 1; !problem && k <= extra; k++) {
-            if (i + (size_t)k < length) seen++;
-            if (i + (size_t)k >= length || (s[i + k] & 0xC0) != 0x80)
-                problem = "a truncated sequence";
-            else
-                c = c << 6 | (s[i + k] & 0x3Fu);
-        }
-#line 198 "book/text.nw"
-        /* <<Refuse overlong encodings, surrogates and code points beyond U+10FFFF>> */
-#line 240 "book/text.nw"
-        if (!problem && ((extra == 2 && c < 0x800) || (extra == 3 && c < 0x10000)))
-            problem = "an overlong encoding";
-        else if (!problem && c >= 0xD800 && c <= 0xDFFF)
-            problem = "a surrogate";
-        else if (!problem && c > 0x10FFFF)
-            problem = "a code point beyond U+10FFFF";
-#line 199 "book/text.nw"
-        if (problem) {
-            char bytes[32] = "";
-            for (size_t k = 0; k < seen; k++)
-                snprintf(bytes + strlen(bytes), sizeof bytes - strlen(bytes), "%s0x%02X",
-                         k ? " " : "", s[i + k]);
-            return refuse_line(result, "invalid UTF-8 at byte %zu: %s (%s)", i + 1,
-                               problem, bytes);
-        }
-        point[n] = c;
-        i += seen;
+        const char *valid;   /* NULL: checked above */
+        i += (size_t)utf8_decode(line + i, length - i, &point[n], &valid);
     }
     *count = n;
     return NULL;
 }
-#line 264 "book/text.nw"
+#line 374 "book/text.nw"
 static bool is_space(uint32_t c)
 {
     return c == ' ' || (c >= '\t' && c <= '\r') || c == 0x85 || c == 0xA0 || c == 0x1680
@@ -104,7 +69,7 @@ static bool is_letter(uint32_t c)
         && !(c >= 0xFE30 && c <= 0xFE6F) && !(c >= 0xFF01 && c <= 0xFF20)
         && !(c >= 0x1F000 && c <= 0x1FAFF);  /* emoji and other pictures */
 }
-#line 305 "book/text.nw"
+#line 415 "book/text.nw"
 static uint32_t to_lowercase(uint32_t c)
 {
     return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) ? c + 0x20 : c;
@@ -115,7 +80,7 @@ static bool is_lowercase(uint32_t c)
     return (c >= 'a' && c <= 'z') || c == 0xAA || c == 0xB5 || c == 0xBA
         || (c >= 0xDF && c <= 0xFF && c != 0xF7);
 }
-#line 324 "book/text.nw"
+#line 434 "book/text.nw"
 typedef struct {
     uint32_t *point;
     int count, capacity;
@@ -136,7 +101,7 @@ static void put_spaced(Points *p, uint32_t c)
 {
     put(p, ' '), put(p, c), put(p, ' ');
 }
-#line 355 "book/text.nw"
+#line 465 "book/text.nw"
 static void normalize_characters(const uint32_t *in, int n, TextOptions options,
                                  Points *out)
 {
@@ -144,7 +109,7 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
         const uint32_t c = options.lowercase ? to_lowercase(in[i]) : in[i];
         const uint32_t before = i > 0 ? in[i - 1] : 0, after = i + 1 < n ? in[i + 1] : 0;
         /* <<Replace the character [[c]]>> */
-#line 371 "book/text.nw"
+#line 481 "book/text.nw"
         if (c == '&' && i + 4 < n && in[i + 1] == 'a' && in[i + 2] == 'm' && in[i + 3] == 'p'
             && in[i + 4] == ';')
             put(out, '&'), i += 4;
@@ -163,14 +128,14 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
         else if (c == 0x2014) put_space(out), put(out, '-'), put(out, ' ');  /* em dash */
         else if (c == 0x2026) put(out, '.'), put(out, '.'), put(out, '.');   /* ellipsis */
         else put(out, c);
-#line 362 "book/text.nw"
+#line 472 "book/text.nw"
         if (out->count >= 2 && out->point[out->count - 1] == '\''
             && out->point[out->count - 2] == '\'')
             out->count--, out->point[out->count - 1] = '"';
     }
     if (out->count > 0 && out->point[out->count - 1] == ' ') out->count--;
 }
-#line 398 "book/text.nw"
+#line 508 "book/text.nw"
 /* Move p[to] to p[from], shifting p[from .. to) one place right (or, when to < from,
    p[to + 1 .. from] one place left). */
 static void rotate(uint32_t *p, int from, int to)
@@ -203,7 +168,7 @@ static void move_quotes(uint32_t *p, int n, TextLanguage language)
         i = end;
     }
 }
-#line 440 "book/text.nw"
+#line 550 "book/text.nw"
 static void separate_punctuation(const uint32_t *in, int n, TextLanguage language,
                                  Points *out)
 {
@@ -214,25 +179,25 @@ static void separate_punctuation(const uint32_t *in, int n, TextLanguage languag
             put(out, c);
         } else if (c == '.') {
             /* <<Make a run of two or more full stops a token>> */
-#line 465 "book/text.nw"
+#line 575 "book/text.nw"
             int end = i;
             while (end + 1 < n && in[end + 1] == '.') end++;
             if (end > i) put(out, ' ');
             for (int k = i; k <= end; k++) put(out, '.');
             if (end > i) put(out, ' ');
             i = end;
-#line 450 "book/text.nw"
+#line 560 "book/text.nw"
         } else if (c == ',') {
             /* <<Split a comma off unless it is inside a number>> */
-#line 479 "book/text.nw"
+#line 589 "book/text.nw"
             if ((before && !is_number(before)) || (after && !is_number(after)) || (before && !after))
                 put_spaced(out, ',');
             else
                 put(out, ',');
-#line 452 "book/text.nw"
+#line 562 "book/text.nw"
         } else if (c == '\'' && language == TEXT_ENGLISH) {
             /* <<Split an English apostrophe>> */
-#line 493 "book/text.nw"
+#line 603 "book/text.nw"
             const bool letter_before = is_letter(before), letter_after = is_letter(after);
             if ((letter_before && letter_after) || (is_number(before) && after == 's'))
                 put(out, ' '), put(out, c);
@@ -242,13 +207,13 @@ static void separate_punctuation(const uint32_t *in, int n, TextLanguage languag
                 put_spaced(out, c);
             else
                 put(out, c);
-#line 454 "book/text.nw"
+#line 564 "book/text.nw"
         } else {
             put_spaced(out, c);   /* any other punctuation, and German apostrophes */
         }
     }
 }
-#line 538 "book/text.nw"
+#line 648 "book/text.nw"
 static bool in_list(const char *word, const char *const *list)
 {
     for (; *list; list++)
@@ -284,15 +249,13 @@ static int abbreviation(const uint32_t *word, int length, TextLanguage language)
     return (length == 1 && is_letter(word[0])) || number || (roman && length <= 5)
            || in_list(text, german);
 }
-#line 579 "book/text.nw"
+#line 689 "book/text.nw"
 static void put_utf8(char *text, size_t *used, size_t size, uint32_t c)
 {
-    static const unsigned char lead[5] = {0, 0x00, 0xC0, 0xE0, 0xF0};
-    const int n = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    char bytes[4];
+    const int n = utf8_encode(c, bytes);
     ENSURE(*used + (size_t)n < size, "a tokenized line grew beyond %zu bytes", size);
-    text[(*used)++] = (char)(lead[n] | c >> (6 * (n - 1)));
-    for (int k = n - 2; k >= 0; k--)
-        text[(*used)++] = (char)(0x80u | (c >> (6 * k) & 0x3Fu));
+    for (int k = 0; k < n; k++) text[(*used)++] = bytes[k];
 }
 
 static void write_tokens(const uint32_t *in, int n, TextLanguage language,
@@ -307,7 +270,7 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
         while (end < n && in[end] != ' ') end++;
         for (next = end; next < n && in[next] == ' '; next++) {}
         /* <<Decide whether a final full stop is a token of its own>> */
-#line 513 "book/text.nw"
+#line 623 "book/text.nw"
         int keep = end;   /* the word is in[i .. keep), then in[keep] and in[keep + 1 .. end) */
         const int length = end - i;
         bool only_periods = true, has_period = false, has_letter = false;
@@ -324,7 +287,7 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
         } else if (length >= 2 && next == n && in[end - 2] == '.' && in[end - 1] == '\'') {
             keep = end - 2;
         }
-#line 601 "book/text.nw"
+#line 709 "book/text.nw"
         const int cut[4] = {i, keep, keep < end ? keep + 1 : end, end};
         for (int part = 0; part < 3; part++) {
             if (cut[part] == cut[part + 1]) continue;
@@ -337,7 +300,7 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
     result->text[used] = '\0';
     result->count = count;
 }
-#line 633 "book/text.nw"
+#line 741 "book/text.nw"
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result)
 {
@@ -356,15 +319,8 @@ const char *tokenize_line(TextOptions options, const char *line, size_t length,
     write_tokens(b.point, b.count, options.language, result);
     return result->count ? NULL : refuse_line(result, "empty line");
 }
-#line 661 "book/text.nw"
-typedef struct {
-    char *text;
-    size_t capacity;
-    long number;   /* of the line last read, from 1 */
-} LineReader;
-
-/* Read the next line of IN without its newline: its length, or -1 at the end. */
-static long read_line(FILE *in, LineReader *reader)
+#line 784 "book/text.nw"
+long read_line(FILE *in, LineReader *reader)
 {
     const ssize_t length = getline(&reader->text, &reader->capacity, in);
     if (length < 0) return -1;
@@ -374,26 +330,14 @@ static long read_line(FILE *in, LineReader *reader)
     return n;
 }
 
-/* "NAME:LINE: message" in error, which has TEXT_ERROR_MAX bytes. */
-static const char *located(char *error, const char *name, long line, const char *message)
+const char *located(char *error, const char *name, long line, const char *message)
 {
     const int n = snprintf(error, TEXT_ERROR_MAX, "%s:%ld: %s", name, line, message);
     if (n >= TEXT_ERROR_MAX)
         strcpy(error + TEXT_ERROR_MAX - 4, "...");   /* a path of hundreds of bytes */
     return error;
 }
-#line 692 "book/text.nw"
-static void *grow(void *memory, size_t *capacity, size_t needed, size_t item)
-{
-    if (needed <= *capacity) return memory;
-    size_t bigger = *capacity ? *capacity : 256;
-    while (bigger < needed) bigger *= 2;
-    void *moved = realloc(memory, bigger * item);
-    if (moved == NULL) die("out of memory growing an array to %zu bytes", bigger * item);
-    *capacity = bigger;
-    return moved;
-}
-#line 724 "book/text.nw"
+#line 823 "book/text.nw"
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file)
 {
     memset(file, 0, sizeof *file);
@@ -413,12 +357,12 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
             problem = located(file->error, path, reader.number, line.error);
         else {
             /* <<Append the line's tokens to the file's>> */
-#line 757 "book/text.nw"
+#line 856 "book/text.nw"
             const size_t size = strlen(line.text) + 1;
-            file->storage = grow(file->storage, &byte_capacity, bytes + size, 1);
-            file->line_start = grow(file->line_start, &line_capacity, (size_t)file->lines + 2,
+            file->storage = xgrow(file->storage, &byte_capacity, bytes + size, 1);
+            file->line_start = xgrow(file->line_start, &line_capacity, (size_t)file->lines + 2,
                                     sizeof *file->line_start);
-            file->token = grow(file->token, &token_capacity, (size_t)(file->count + line.count),
+            file->token = xgrow(file->token, &token_capacity, (size_t)(file->count + line.count),
                                sizeof *file->token);
             file->line_start[file->lines++] = file->count;
             memcpy(file->storage + bytes, line.text, size);
@@ -429,7 +373,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
                 start = k + 1;
             }
             bytes += size;
-#line 743 "book/text.nw"
+#line 842 "book/text.nw"
         }
     }
     if (problem == NULL && ferror(in))
@@ -441,14 +385,14 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
         file->token[t] = file->storage + (size_t)file->token[t];
     return problem;
 }
-#line 775 "book/text.nw"
+#line 874 "book/text.nw"
 void tokenized_file_free(TokenizedFile *file)
 {
     free(file->token), free(file->line_start), free(file->storage);
     file->token = NULL, file->line_start = NULL, file->storage = NULL;
     file->lines = file->count = 0;
 }
-#line 806 "book/text.nw"
+#line 905 "book/text.nw"
 /* The tokens of a Moses line: XML escapes undone, separated by single spaces. */
 static void unescape_moses(const char *line, char *out, size_t size)
 {
@@ -472,7 +416,7 @@ static void unescape_moses(const char *line, char *out, size_t size)
     if (used > 0 && out[used - 1] == ' ') used--;
     out[used] = '\0';
 }
-#line 832 "book/text.nw"
+#line 931 "book/text.nw"
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result)
@@ -504,7 +448,7 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
     free(ours.text), free(theirs.text);
     return problem;
 }
-#line 933 "book/text.nw"
+#line 1032 "book/text.nw"
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result)
 {
@@ -515,12 +459,12 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     int n;
     if (decode_utf8(line, length, point, &n, result)) return result->error;
     /* <<Count the apostrophes that stand alone>> */
-#line 976 "book/text.nw"
+#line 1075 "book/text.nw"
     int apostrophes = 0;
     for (size_t i = 0; i < length; i++)
         apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
                        && (i + 1 == length || line[i + 1] == ' ');
-#line 943 "book/text.nw"
+#line 1042 "book/text.nw"
     char token[TEXT_MAX_TOKENIZED_BYTES + 1];
     char last = '\0';   /* the last byte of the token before */
     size_t used = 0;
@@ -529,18 +473,18 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     bool double_open = false, single_open = false;   /* inside a quotation */
     for (size_t i = 0, end, next; i < length; i = end) {
         /* <<Find the token [[line[i .. end)]] and the start [[next]] of the one after it>> */
-#line 967 "book/text.nw"
+#line 1066 "book/text.nw"
         while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i == length) break;
         for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
         for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
         memcpy(token, line + i, end - i);
         token[end - i] = '\0';
-#line 951 "book/text.nw"
+#line 1050 "book/text.nw"
         bool glue = glue_next;
         glue_next = false;
         /* <<Decide how the token joins its neighbours>> */
-#line 983 "book/text.nw"
+#line 1082 "book/text.nw"
         static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
                                               "...", NULL};
         static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
@@ -558,7 +502,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
             double_open = !double_open;
         } else if (strcmp(token, "'") == 0 && apostrophes % 2 == 1) {
             /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
-#line 1011 "book/text.nw"
+#line 1110 "book/text.nw"
             size_t after = next;   /* the next token is line[next .. after) */
             while (after < length && line[after] != ' ' && line[after] != '\t') after++;
             char word[4] = "";
@@ -568,7 +512,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
             }
             if (in_list(word, clitics)) glue_next = true;   /* they 're */
             else glue = true;                               /* the dogs' bowls, 4' wide */
-#line 1000 "book/text.nw"
+#line 1099 "book/text.nw"
         } else if (strcmp(token, "'") == 0) {
             if (single_open) glue = true;
             else glue_next = true;
@@ -577,7 +521,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
                    && is_letter((unsigned char)token[1])) {
             glue = true;   /* 's 're 't */
         }
-#line 954 "book/text.nw"
+#line 1053 "book/text.nw"
         if (!glue) result->text[used++] = ' ';
         memcpy(result->text + used, token, end - i);
         used += end - i;
@@ -587,183 +531,4 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     result->text[used] = '\0';
     result->count = count;
     return count ? NULL : refuse_line(result, "empty line");
-}
-#line 1078 "book/text.nw"
-const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
-#line 1089 "book/text.nw"
-static uint32_t token_hash(const char *token)
-{
-    uint32_t hash = 2166136261u;
-    for (const unsigned char *b = (const unsigned char *)token; *b; b++)
-        hash = (hash ^ *b) * 16777619u;
-    return hash;
-}
-
-/* The slot of TOKEN: where it is, or the empty slot where it would go. */
-static int vocab_slot(const Vocab *vocab, const char *token)
-{
-    int s = (int)(token_hash(token) & (uint32_t)(vocab->slots - 1));
-    while (vocab->slot[s] && strcmp(vocab->token[vocab->slot[s] - 1], token) != 0)
-        s = (s + 1) & (vocab->slots - 1);
-    return s;
-}
-
-/* Fill the hash table; the index of the first token that repeats an earlier one, or
-   -1. */
-static int vocab_index(Vocab *vocab)
-{
-    for (vocab->slots = 16; vocab->slots < 2 * vocab->size; vocab->slots *= 2) {}
-    vocab->slot = xmalloc((size_t)vocab->slots * sizeof *vocab->slot);
-    memset(vocab->slot, 0, (size_t)vocab->slots * sizeof *vocab->slot);
-    for (int i = 0; i < vocab->size; i++) {
-        const int s = vocab_slot(vocab, vocab->token[i]);
-        if (vocab->slot[s]) return i;
-        vocab->slot[s] = i + 1;
-    }
-    return -1;
-}
-#line 1130 "book/text.nw"
-int vocab_lookup(const Vocab *vocab, const char *token)
-{
-    const int s = vocab_slot(vocab, token);
-    return vocab->slot[s] ? vocab->slot[s] - 1 : VOCAB_UNKNOWN;
-}
-
-const char *vocab_token(const Vocab *vocab, int index)
-{
-    ENSURE(index >= 0 && index < vocab->size, "token index %d of a vocabulary of %d",
-           index, vocab->size);
-    return vocab->token[index];
-}
-#line 1157 "book/text.nw"
-static int compare_strings(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-typedef struct {
-    const char *token;
-    long count;
-} TokenCount;
-
-static int more_frequent_first(const void *a, const void *b)
-{
-    const TokenCount *x = a, *y = b;
-    if (x->count != y->count) return x->count > y->count ? -1 : 1;
-    return strcmp(x->token, y->token);
-}
-#line 1176 "book/text.nw"
-void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
-{
-    ENSURE(count >= 0 && min_frequency >= 1, "count %ld, min_frequency %d", count,
-           min_frequency);
-    memset(vocab, 0, sizeof *vocab);
-    char **sorted = xmalloc((size_t)count * sizeof *sorted);
-    if (count > 0) memcpy(sorted, tokens, (size_t)count * sizeof *sorted);
-    qsort(sorted, (size_t)count, sizeof *sorted, compare_strings);
-    TokenCount *kept = xmalloc((size_t)count * sizeof *kept);
-    long n_kept = 0;
-    size_t bytes = 0;
-    /* <<Count the runs of equal tokens and keep the frequent ones>> */
-#line 1206 "book/text.nw"
-    for (long i = 0, run; i < count; i += run) {
-        for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
-        vocab->types++;
-        bool special = false;
-        for (int k = 0; k < VOCAB_SPECIALS; k++)
-            special = special || strcmp(sorted[i], vocab_specials[k]) == 0;
-        if (run < min_frequency || special) continue;
-        kept[n_kept++] = (TokenCount){sorted[i], run};
-        bytes += strlen(sorted[i]) + 1;
-    }
-#line 1188 "book/text.nw"
-    qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
-    ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
-    vocab->size = (int)n_kept + VOCAB_SPECIALS;
-    vocab->token = xmalloc((size_t)vocab->size * sizeof *vocab->token);
-    vocab->storage = xmalloc(bytes + 32);   /* 32: the specials */
-    char *next = vocab->storage;
-    for (int i = 0; i < vocab->size; i++) {
-        const char *token = i < VOCAB_SPECIALS ? vocab_specials[i]
-                                               : kept[i - VOCAB_SPECIALS].token;
-        vocab->token[i] = strcpy(next, token);
-        next += strlen(token) + 1;
-    }
-    ENSURE(vocab_index(vocab) < 0, "a vocabulary with a repeated token");
-    free(sorted), free(kept);
-}
-#line 1239 "book/text.nw"
-const char *vocab_save(Vocab *vocab, const char *path)
-{
-    FILE *out = fopen(path, "w");
-    bool written = out != NULL;
-    for (int i = 0; written && i < vocab->size; i++)
-        written = fputs(vocab->token[i], out) >= 0 && fputc('\n', out) != EOF;
-    if (out && fclose(out) != 0) written = false;
-    if (written) return NULL;
-    snprintf(vocab->error, sizeof vocab->error, "cannot write %s: %s", path,
-             strerror(errno));
-    return vocab->error;
-}
-#line 1254 "book/text.nw"
-const char *vocab_load(Vocab *vocab, const char *path)
-{
-    memset(vocab, 0, sizeof *vocab);
-    FILE *in = fopen(path, "r");
-    if (in == NULL) {
-        snprintf(vocab->error, sizeof vocab->error, "cannot open %s: %s", path,
-                 strerror(errno));
-        return vocab->error;
-    }
-    LineReader reader = {0};
-    size_t bytes = 0, byte_capacity = 0, token_capacity = 0;
-    long length;
-    const char *problem = NULL;
-    while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
-        /* <<Check one line of a vocabulary file>> */
-#line 1296 "book/text.nw"
-        TextLine check;   /* its error holds the complaint */
-        uint32_t point[TEXT_MAX_LINE_BYTES];
-        int n;
-        check.error[0] = '\0';
-        if (length == 0) strcpy(check.error, "an empty line");
-        else if (strpbrk(reader.text, " \t\r")) strcpy(check.error, "a token with a blank in it");
-        else if (length > TEXT_MAX_LINE_BYTES) strcpy(check.error, "a token over 1000 bytes");
-        else if (decode_utf8(reader.text, (size_t)length, point, &n, &check)) {}
-        else if (vocab->size < VOCAB_SPECIALS && strcmp(reader.text, vocab_specials[vocab->size]))
-            snprintf(check.error, sizeof check.error, "expected the special token %s",
-                     vocab_specials[vocab->size]);
-        else if (vocab->size == INT32_MAX / 4) strcpy(check.error, "too many tokens");
-        if (check.error[0]) problem = located(vocab->error, path, reader.number, check.error);
-#line 1269 "book/text.nw"
-        if (problem) break;
-        vocab->storage = grow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
-                              1);
-        vocab->token = grow(vocab->token, &token_capacity, (size_t)vocab->size + 1,
-                            sizeof *vocab->token);
-        memcpy(vocab->storage + bytes, reader.text, (size_t)length + 1);
-        vocab->token[vocab->size++] = (char *)bytes;   /* an offset for now */
-        bytes += (size_t)length + 1;
-    }
-    if (problem == NULL && ferror(in))
-        problem = located(vocab->error, path, reader.number + 1, strerror(errno));
-    if (problem == NULL && vocab->size < VOCAB_SPECIALS)
-        problem = located(vocab->error, path, reader.number + 1,
-                          "the four special tokens are missing");
-    fclose(in);
-    free(reader.text);
-    for (int i = 0; i < vocab->size; i++)
-        vocab->token[i] = vocab->storage + (size_t)vocab->token[i];
-    int repeated;
-    if (problem == NULL && (repeated = vocab_index(vocab)) >= 0)
-        problem = located(vocab->error, path, repeated + 1,
-                          "a token that is already listed");
-    return problem;
-}
-#line 1312 "book/text.nw"
-void vocab_free(Vocab *vocab)
-{
-    free(vocab->token), free(vocab->storage), free(vocab->slot);
-    vocab->token = NULL, vocab->storage = NULL, vocab->slot = NULL;
-    vocab->size = vocab->slots = 0;
 }

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include "tensor.h"
 /* <<text.h declarations>> */
-#line 131 "book/text.nw"
+#line 132 "book/text.nw"
 enum {
     TEXT_MAX_LINE_BYTES = 1000,                          /* a raw line, without newline */
     TEXT_MAX_TOKENIZED_BYTES = 2 * TEXT_MAX_LINE_BYTES,  /* its tokens and their spaces */
@@ -24,13 +24,24 @@ typedef struct {
     int count;                                 /* how many tokens */
     char error[TEXT_ERROR_MAX];                /* why the line was refused */
 } TextLine;
-#line 625 "book/text.nw"
+#line 733 "book/text.nw"
 /* Tokenize line[0..length), one line of text without its newline, into result->text.
    NULL on success, else a one-line message in result->error, which the caller prefixes
    with the file and line number. */
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result);
-#line 709 "book/text.nw"
+#line 771 "book/text.nw"
+typedef struct {
+    char *text;
+    size_t capacity;
+    long number;   /* of the line last read, from 1 */
+} LineReader;
+
+/* Read the next line of IN without its newline: its length, or -1 at the end. */
+long read_line(FILE *in, LineReader *reader);
+/* "NAME:LINE: message" in error, which has TEXT_ERROR_MAX bytes; return error. */
+const char *located(char *error, const char *name, long line, const char *message);
+#line 808 "book/text.nw"
 typedef struct {
     long lines, count;  /* lines read and tokens in them */
     char **token;       /* token[0 .. count): NUL-terminated */
@@ -43,7 +54,7 @@ typedef struct {
    file->error; call tokenized_file_free(file) in either case. */
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file);
 void tokenized_file_free(TokenizedFile *file);
-#line 792 "book/text.nw"
+#line 891 "book/text.nw"
 typedef struct {
     long lines, identical;
     char error[TEXT_ERROR_MAX];
@@ -55,42 +66,10 @@ typedef struct {
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result);
-#line 926 "book/text.nw"
+#line 1025 "book/text.nw"
 /* Join the tokens of line[0..length) back into text ("a dog ." -> "a dog."). NULL on
    success, else a one-line message in result->error. */
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result);
-#line 1061 "book/text.nw"
-/* The indices of the special tokens, and their number. */
-enum { VOCAB_START = 0, VOCAB_END = 1, VOCAB_BLANK = 2, VOCAB_UNKNOWN = 3,
-       VOCAB_SPECIALS };
-extern const char *const vocab_specials[VOCAB_SPECIALS];
-
-typedef struct {
-    int size;
-    char **token;     /* token[0 .. size) */
-    char *storage;    /* their text */
-    int *slot;        /* hash table: an index + 1, or 0 for an empty slot */
-    int slots;        /* a power of two, at least twice size */
-    long types;       /* distinct tokens seen by vocab_build (0 after vocab_load) */
-    char error[TEXT_ERROR_MAX];
-} Vocab;
-#line 1123 "book/text.nw"
-/* The index of TOKEN, or VOCAB_UNKNOWN. */
-int vocab_lookup(const Vocab *vocab, const char *token);
-/* The token of INDEX, 0 <= index < size. */
-const char *vocab_token(const Vocab *vocab, int index);
-#line 1151 "book/text.nw"
-/* The vocabulary of TOKENS[0 .. count): the specials, then every token that occurs at
-   least min_frequency times, the most frequent first, ties in byte order. */
-void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency);
-#line 1229 "book/text.nw"
-/* Write the tokens to PATH, one a line, in index order. NULL, or a message in
-   vocab->error. */
-const char *vocab_save(Vocab *vocab, const char *path);
-/* Read a vocabulary that vocab_save wrote. NULL, or "PATH:LINE: message" in vocab->error;
-   call vocab_free in either case. */
-const char *vocab_load(Vocab *vocab, const char *path);
-void vocab_free(Vocab *vocab);
 #line 35 "book/text.nw"
 #endif

@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include "tests.h"
 #include "text.h"
+#include "vocab.h"
+#include "utf8.h"
 
 static const TextOptions english = {TEXT_ENGLISH, true}, german = {TEXT_GERMAN, true};
 
@@ -562,6 +564,47 @@ START_TEST(text_vocab_command)
 }
 END_TEST
 
+/* The one UTF-8 decoder (utf8.c), used by the tokenizer, the vocabulary and BLEU: every code
+   point survives encode-then-decode, the five malformations are refused with their names,
+   and the valid prefix stops at the first bad byte. */
+START_TEST(text_utf8_round_trip_and_refusals)
+{
+    for (uint32_t c = 0; c <= 0x10FFFF; c++) {
+        if (c >= 0xD800 && c <= 0xDFFF) continue;
+        char bytes[4];
+        const int n = utf8_encode(c, bytes);
+        ck_assert_int_eq(n, c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4);
+        uint32_t back;
+        const char *problem = "unset";
+        ck_assert_int_eq(utf8_decode(bytes, (size_t)n, &back, &problem), n);
+        ck_assert_msg(problem == NULL && back == c, "U+%04X: %s", c, problem ? problem : "");
+        ck_assert_uint_eq(utf8_valid_prefix(bytes, (size_t)n), (size_t)n);
+    }
+    static const struct { const char *bytes; int seen; const char *problem; } bad[] = {
+        {"\x80", 1, "a continuation byte without a leading byte"},
+        {"\xF5\x80\x80\x80", 1, "a byte that UTF-8 never uses"},
+        {"\xC0\xAF", 1, "an overlong encoding"},
+        {"\xE0\x80\xAF", 3, "an overlong encoding"},
+        {"\xF0\x80\x80\xAF", 4, "an overlong encoding"},
+        {"\xE2\x82", 2, "a truncated sequence"},
+        {"\xE2\x28\xA1", 2, "a truncated sequence"},
+        {"\xED\xA0\x80", 3, "a surrogate"},
+        {"\xF4\x90\x80\x80", 4, "a code point beyond U+10FFFF"},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        uint32_t point;
+        const char *problem = NULL;
+        const size_t n = strlen(bad[b].bytes);
+        ck_assert_int_eq(utf8_decode(bad[b].bytes, n, &point, &problem), bad[b].seen);
+        ck_assert_msg(problem && strcmp(problem, bad[b].problem) == 0, "case %zu: %s", b,
+                      problem ? problem : "accepted");
+        char text[16];
+        snprintf(text, sizeof text, "ab%s", bad[b].bytes);
+        ck_assert_uint_eq(utf8_valid_prefix(text, strlen(text)), 2);
+    }
+}
+END_TEST
+
 Suite *text_suite(void)
 {
     Suite *suite = suite_create("text");
@@ -569,6 +612,7 @@ Suite *text_suite(void)
     tcase_add_test(tokenizer, text_tokenizes_tricky_corpus_lines);
     tcase_add_test(tokenizer, text_tokenizes_beyond_the_corpus);
     tcase_add_test(tokenizer, text_lowercases_ascii_and_latin1);
+    tcase_add_test(tokenizer, text_utf8_round_trip_and_refusals);
     tcase_add_test(tokenizer, text_refuses_invalid_utf8_and_empty_lines);
     tcase_add_test(tokenizer, text_line_length_limits);
     tcase_add_test(tokenizer, text_file_errors_name_the_file_and_line);
