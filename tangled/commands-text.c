@@ -9,7 +9,7 @@
 /* <<commands-text.c includes>> */
 #line 1484 "book/text.nw"
 #include "vocab.h"
-#line 953 "book/bleu.nw"
+#line 967 "book/bleu.nw"
 #include "bleu.h"
 /* <<commands-text.c functions>> */
 #line 1491 "book/text.nw"
@@ -109,21 +109,23 @@ int run_vocab(int argc, char **argv)
 #line 1592 "book/text.nw"
     return 0;
 }
-#line 957 "book/bleu.nw"
+#line 971 "book/bleu.nw"
 int run_bleu(int argc, char **argv)
 {
     bool lowercase = false;
     for (int a = 0; a < argc && strcmp(argv[a], "--") != 0; a++)
         if (strcmp(argv[a], "-lc") == 0) argv[a] = "--lowercase";   /* sacreBLEU's spelling */
-    const Option options[] = {{"lowercase", OPTION_SWITCH, &lowercase, 0, 0, NULL,
-     "score lowercased text (also -lc)"}};
+    const Option options[] = {
+        {"lowercase", OPTION_SWITCH, &lowercase, 0, 0, NULL, "score lowercased text (also -lc)"},
+    };
     const int first = parse_options("bleu", options, 1, argc, argv);
     const char **paths = (const char **)argv + first;
     const int n_paths = argc - first;
     if (n_paths < 2)
         usage_error("bleu", "expects a hypothesis file and a reference file");
-    BleuLines *files = xmalloc((size_t)n_paths * sizeof *files);
     char error[4400];
+    if (lowercase && bleu_lowercase_ready(error, sizeof error)) die("%s", error);
+    BleuLines *files = xmalloc((size_t)n_paths * sizeof *files);
     for (int f = 0; f < n_paths; f++)
         if (bleu_read_lines(&files[f], paths[f], error, sizeof error)) die("%s", error);
     for (int f = 1; f < n_paths; f++)
@@ -131,7 +133,7 @@ int run_bleu(int argc, char **argv)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
     /* <<Score the lines and print the score and the signature>> */
-#line 985 "book/bleu.nw"
+#line 1001 "book/bleu.nw"
     const int n_refs = n_paths - 1;
     const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
     BleuStats stats = {0};
@@ -146,7 +148,7 @@ int run_bleu(int argc, char **argv)
     printf("%s\n", line);
     bleu_signature(line, sizeof line, n_refs, lowercase, false);
     printf("%s\n", line);
-#line 978 "book/bleu.nw"
+#line 994 "book/bleu.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files);
     return 0;
