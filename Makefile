@@ -19,7 +19,7 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
             book/decode.nw book/text.nw book/beam.nw \
-            book/bleu.nw book/translate.nw book/fast.nw book/solutions.nw
+            book/bleu.nw book/translate.nw book/fast.nw book/distributed.nw book/solutions.nw
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
@@ -32,9 +32,10 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
            tangled/figure.h tangled/figure.c \
            tangled/cli.h tangled/cli.c tangled/commands.h tangled/commands-tool.c \
            tangled/commands-training.c tangled/commands-text.c tangled/commands-translation.c \
-           tangled/commands-speed.c tangled/main.c
-# The command line (cli.c and the commands) is linked into the program, not into the tests.
-COMMAND_SOURCES := tangled/cli.c $(filter tangled/commands-%.c,$(TANGLED))
+           tangled/commands-speed.c tangled/main.c tangled/distributed.h tangled/distributed.c
+# The command line (cli.c and the commands) is linked into the program, not into the tests;
+# so is distributed.c, the MPI layer (Chapter 20).
+COMMAND_SOURCES := tangled/cli.c $(filter tangled/commands-%.c,$(TANGLED)) tangled/distributed.c
 LIB_SOURCES := $(filter-out tangled/main.c $(COMMAND_SOURCES),$(filter %.c,$(TANGLED)))
 
 CC      ?= cc
@@ -47,6 +48,15 @@ CHECK_LIBS   = $(shell pkg-config --libs check)
 # -fopenmp: threads (Chapter 19); -fno-trapping-math: the program never reads the floating-point
 # exception flags, so the compiler may vectorize loops with comparisons (Chapter 19).
 ALL_CFLAGS = $(WARN) -fopenmp -fno-trapping-math -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
+
+# MPI (Chapter 20): with Open MPI's pkg-config file present, distributed.c is compiled
+# against mpi.h and the program links libmpi; `make MPI=no` builds without it. Its header
+# is a system header (-isystem), so our warnings stay ours. After changing MPI: make clean.
+MPI ?= $(shell pkg-config --exists ompi-c && echo yes || echo no)
+ifeq ($(MPI),yes)
+MPI_CFLAGS = -DTRANSFORMER_MPI $(patsubst -I%,-isystem %,$(shell pkg-config --cflags ompi-c))
+MPI_LIBS   = $(shell pkg-config --libs ompi-c)
+endif
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -90,9 +100,12 @@ LIB_OBJECTS := $(patsubst tangled/%.c,build/%.o,$(LIB_SOURCES))
 build/%.o: tangled/%.c | build/tangle.stamp
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
+build/distributed.o: tangled/distributed.c | build/tangle.stamp
+	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) -MMD -MP -c -o $@ $<
+
 COMMAND_OBJECTS := $(patsubst tangled/%.c,build/%.o,$(COMMAND_SOURCES))
 transformer: build/main.o $(COMMAND_OBJECTS) $(LIB_OBJECTS)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(MPI_LIBS)
 
 # ---------------------------------------------------------------- figures
 # The data of every figure comes from the trainer itself: the chart shows what the code computes.
