@@ -37,9 +37,11 @@ static double parameter_difference(const char *a_path, const char *b_path, doubl
         ck_assert_uint_eq(other->size, a.entries[i].size);
         const float *x = (const float *)(const void *)a.entries[i].data;
         const float *y = (const float *)(const void *)other->data;
-        const size_t length = strlen(a.entries[i].name);
-        double *worst = length > 15 && strcmp(a.entries[i].name + length - 15,
-                                              "linears.1.bias") == 0 ? key_biases : &largest;
+        const char *key_bias = "linears.1.bias";
+        const size_t length = strlen(a.entries[i].name), suffix = strlen(key_bias);
+        double *worst = length > suffix
+                        && strcmp(a.entries[i].name + length - suffix, key_bias) == 0
+                        ? key_biases : &largest;
         for (size_t j = 0; j < a.entries[i].size; j++) {
             const double d = fabs((double)x[j] - y[j]);
             if (!(d <= *worst)) *worst = d;   /* a NaN counts as the largest */
