@@ -62,11 +62,12 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 
 TEST_SOURCES := $(wildcard tests/*.c)
 FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss \
-           multi30k-loss attention-maps bench-ratio bench-stages
+           multi30k-loss attention-maps bench-ratio bench-stages distributed-scaling
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
-               figures/smoothing-confidence.dat figures/learning-rate.dat
+               figures/smoothing-confidence.dat figures/learning-rate.dat \
+               figures/distributed-scaling.dat
 PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex
@@ -125,6 +126,10 @@ figures/smoothing-confidence.dat: transformer
 	./transformer figure-data smoothing confidence | cpif $@
 figures/learning-rate.dat: transformer
 	./transformer figure-data lr --steps 20000 --every 20 | cpif $@
+# Data-parallel training projected to 64 processes (Chapter 20), from the compute times
+# measured there (the defaults of the figure kind) and the cost of the ring allreduce.
+figures/distributed-scaling.dat: transformer
+	./transformer figure-data scaling | cpif $@
 # The loss curves come from a real (small, 2 s) training run of the copy task.
 figures/copy-loss.csv: transformer
 	./transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 --log $@.new > /dev/null
@@ -139,6 +144,8 @@ figures/label-smoothing.tex: figures/label-smoothing.gp figures/smoothing-distri
                              figures/smoothing-confidence.dat figures/style.gp
 figures/learning-rate.tex: figures/learning-rate.gp figures/learning-rate.dat figures/style.gp
 figures/copy-loss.tex: figures/copy-loss.gp figures/copy-loss.csv figures/style.gp
+figures/distributed-scaling.tex: figures/distributed-scaling.gp figures/distributed-scaling.dat \
+                                 figures/style.gp
 # The translator's figures: data recorded from a run of `make multi30k` (committed in
 # figures/multi30k/, since the run takes an hour); `make multi30k-figures` renews them.
 figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv figures/style.gp
@@ -246,9 +253,10 @@ check: deps
 	$(MAKE) run-check
 # Check's default of 4 s per test is too short on a busy machine; a slow test is not a failure.
 run-check: build/run-tests transformer $(FIGURE_DATA)
-	CK_DEFAULT_TIMEOUT=60 TRANSFORMER=./transformer build/run-tests
+	CK_DEFAULT_TIMEOUT=60 MPI_TESTS=$(MPI) TRANSFORMER=./transformer build/run-tests
 
-# Sanitizers: a separate tree of objects so the normal build is untouched.
+# Sanitizers: a separate tree of objects so the normal build is untouched. Its program is
+# built without MPI (whose libraries the leak checker would blame), so MPI_TESTS=no.
 build/asan/%.o: tangled/%.c | build/tangle.stamp
 	@mkdir -p build/asan
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
@@ -265,7 +273,7 @@ sanitize: deps
 	$(MAKE) run-sanitize
 run-sanitize: build/asan/run-tests build/asan/transformer $(FIGURE_DATA)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  CK_DEFAULT_TIMEOUT=120 TRANSFORMER=build/asan/transformer build/asan/run-tests
+	  CK_DEFAULT_TIMEOUT=120 MPI_TESTS=no TRANSFORMER=build/asan/transformer build/asan/run-tests
 
 # ---------------------------------------------------------------- exercises
 # The book's exercises that need the repository: `make exercise-NAME` runs one (NAME is the
