@@ -68,7 +68,7 @@ static uint64_t hash_state(const Model *model, const Adam *adam,
     const Rng streams[2] = {progress->data_rng, progress->dropout_rng};
     return hash_bytes(hash, streams, sizeof streams);
 }
-#line 284 "book/distributed.nw"
+#line 287 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static void check_same_state(const char *command, const char *when, const Model *model,
                              const Adam *adam, const TrainingProgress *progress, int size)
@@ -83,8 +83,8 @@ static void check_same_state(const char *command, const char *when, const Model 
     free(all);
 }
 #endif
-#line 321 "book/distributed.nw"
-static DataParallel team;   /* one per process, as MPI's own state is */
+#line 326 "book/distributed.nw"
+static DataParallel team;
 
 int distributed_join(const char *command, TrainerSettings *run, int smallest_batch,
                      const Model *model, const Adam *adam, const TrainingProgress *progress)
@@ -115,7 +115,7 @@ int distributed_join(const char *command, TrainerSettings *run, int smallest_bat
     return team.rank;
 #endif
 }
-#line 359 "book/distributed.nw"
+#line 364 "book/distributed.nw"
 void distributed_leave(const char *command, const Model *model, const Adam *adam,
                        const TrainingProgress *progress)
 {
