@@ -50,6 +50,7 @@ static void mpi_sum(void *context, float *floats, size_t n, double *doubles, int
 }
 #endif
 #line 263 "book/distributed.nw"
+#ifdef TRANSFORMER_MPI
 static uint64_t hash_bytes(uint64_t hash, const void *bytes, size_t n)
 {
     const unsigned char *b = bytes;
@@ -68,7 +69,8 @@ static uint64_t hash_state(const Model *model, const Adam *adam,
     const Rng streams[2] = {progress->data_rng, progress->dropout_rng};
     return hash_bytes(hash, streams, sizeof streams);
 }
-#line 287 "book/distributed.nw"
+#endif
+#line 289 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static void check_same_state(const char *command, const char *when, const Model *model,
                              const Adam *adam, const TrainingProgress *progress, int size)
@@ -83,7 +85,7 @@ static void check_same_state(const char *command, const char *when, const Model 
     free(all);
 }
 #endif
-#line 326 "book/distributed.nw"
+#line 328 "book/distributed.nw"
 static DataParallel team;
 
 int distributed_join(const char *command, TrainerSettings *run, int smallest_batch,
@@ -115,7 +117,7 @@ int distributed_join(const char *command, TrainerSettings *run, int smallest_bat
     return team.rank;
 #endif
 }
-#line 364 "book/distributed.nw"
+#line 366 "book/distributed.nw"
 void distributed_leave(const char *command, const Model *model, const Adam *adam,
                        const TrainingProgress *progress)
 {

@@ -5,7 +5,7 @@
 #define DISTRIBUTED_H
 #include "trainer.h"
 /* <<distributed.h declarations>> */
-#line 311 "book/distributed.nw"
+#line 313 "book/distributed.nw"
 /* Under mpirun with several processes: start MPI, check that every process holds the same
    state and can have a share of batches of smallest_batch sequences, and make run
    data-parallel, silent on ranks other than 0. Returns the rank (0 for one process).
