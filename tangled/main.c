@@ -68,7 +68,8 @@ static const Command commands[] = {
      "every epoch, every N steps with --checkpoint-every, at --stop-after, and on SIGINT or\n"
      "SIGTERM (exit status 130 or 143). --resume continues the run saved in FILE, bit for bit,\n"
      "and keeps saving there; give it the same sizes (--epochs may grow).\n"
-     "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n",
+     "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n"
+     "Under mpirun -np P, P processes share every batch; rank 0 writes (Chapter 20).\n",
      NULL, run_copy},
 #line 619 "book/decode.nw"
     {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
@@ -124,7 +125,8 @@ static const Command commands[] = {
      "to the checkpoint (default multi30k-last.safetensors) every N steps (500), after every\n"
      "epoch, at --stop-after, after --minutes and on SIGINT/SIGTERM. Defaults: 30 epochs,\n"
      "N = 3, d_model 256, d_ff 1024, 8 heads, dropout 0.1, smoothing 0.1, factor 0.5, warm-up\n"
-     "400, 2000 padded tokens per batch. --subset N uses the first N pairs of each file.\n",
+     "400, 2000 padded tokens per batch. --subset N uses the first N pairs of each file.\n"
+     "Under mpirun -np P, P processes share every batch; rank 0 writes (Chapter 20).\n",
      NULL, run_train},
     {"translate", "translate German lines on standard input into English (Chapter 18)",
      "usage: transformer translate [--model FILE] [--beam K] [--alpha A] [--batch N]\n\n"
@@ -133,7 +135,7 @@ static const Command commands[] = {
      "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
      "--batch: lines decoded together (32).\n",
      NULL, run_translate},
-#line 1139 "book/translate.nw"
+#line 1140 "book/translate.nw"
     {"attention", "print one attention map of a translation (Chapter 18)",
      "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
      "                             [--layer L] [--head H|mean] < sentence.de\n\n"
