@@ -13,7 +13,7 @@
 #line 553 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 407 "book/distributed.nw"
+#line 409 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
@@ -127,7 +127,7 @@ int run_copy(int argc, char **argv)
     }
 #line 668 "book/copy.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
-#line 388 "book/distributed.nw"
+#line 390 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
 #line 669 "book/copy.nw"
     const double start = seconds_now();
@@ -321,7 +321,7 @@ int run_train(int argc, char **argv)
                progress.epoch, progress.batch);
     }
     /* <<Share the translation run among the processes that mpirun started>> */
-#line 396 "book/distributed.nw"
+#line 398 "book/distributed.nw"
     int smallest = INT_MAX;
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;

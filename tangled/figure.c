@@ -191,7 +191,7 @@ static const char *emit_learning_rate(FILE *out, const int *option)
                 learning_rate(s, 512, 1.0, 8000), learning_rate(s, 256, 1.0, 4000));
     return NULL;
 }
-#line 449 "book/distributed.nw"
+#line 451 "book/distributed.nw"
 size_t parameter_count_of(const Config *c)
 {
     const size_t d = (size_t)c->d_model, ff = (size_t)c->d_ff;
@@ -203,7 +203,7 @@ size_t parameter_count_of(const Config *c)
     count += c->tie_generator ? (size_t)c->tgt_vocab : (size_t)c->tgt_vocab * (d + 1);
     return count;
 }
-#line 466 "book/distributed.nw"
+#line 468 "book/distributed.nw"
 static const char *emit_scaling(FILE *out, const int *option)
 {
     Config base = config_default(8315, 6384, 6), multi30k = config_default(7859, 5920, 3);
@@ -253,7 +253,7 @@ const FigureKind figure_kinds[] = {
      {{"--steps", 1, 1000000, 20000, "last step"},
       {"--every", 1, 100000, 20, "print every Nth step"}},
      emit_learning_rate},
-#line 496 "book/distributed.nw"
+#line 498 "book/distributed.nw"
     {"scaling", "step time and efficiency of P processes, projected (Figure 20.1)",
      {{"--base-ms", 1, 1000000, 1850, "compute time of a base-model step, ms"},
       {"--multi30k-ms", 1, 1000000, 940, "compute time of a Multi30k-model step, ms"},

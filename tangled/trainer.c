@@ -175,7 +175,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
-#line 109 "book/distributed.nw"
+#line 111 "book/distributed.nw"
 static double parallel_step(Trainer *trainer, DataParallel *parallel)
 {
     const Batch *whole = trainer->batch;
@@ -205,7 +205,7 @@ static double parallel_step(Trainer *trainer, DataParallel *parallel)
     parallel->compute_seconds += (reduce - start) + (seconds_now() - update);
     return loss / tokens;
 }
-#line 147 "book/distributed.nw"
+#line 149 "book/distributed.nw"
 /* One process: flag. Several: whether flag is true on any of them. */
 static bool agree(DataParallel *parallel, bool flag)
 {
