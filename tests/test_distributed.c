@@ -1,6 +1,7 @@
 /* test_distributed.c -- data-parallel training (Chapter 20): the dropout of a share of the
    batch, the projection's parameter counts, and runs of two processes under mpirun against
    one process. */
+#define _XOPEN_SOURCE 700   /* realpath */
 #include "tests.h"
 #include <math.h>
 #include <stdio.h>
@@ -53,10 +54,25 @@ static double parameter_difference(const char *a_path, const char *b_path, doubl
     return largest;
 }
 
-static void remove_run(const char *stem)
+/* Each MPI test runs in a fresh directory of its own (Check forks a process for each test),
+   so that runs of the suite side by side do not share files; the program is named by its
+   absolute path. */
+static char scratch[] = "/tmp/transformer-distributed-XXXXXX";
+
+static void enter_scratch(void)
 {
-    char command[512];
-    snprintf(command, sizeof command, "rm -f %s.st %s.st.lock %s.csv", stem, stem, stem);
+    char binary[4096];
+    ck_assert_ptr_nonnull(realpath(transformer_binary(), binary));
+    ck_assert_int_eq(setenv("TRANSFORMER", binary, 1), 0);
+    ck_assert_ptr_nonnull(mkdtemp(scratch));
+    ck_assert_int_eq(chdir(scratch), 0);
+}
+
+static void leave_scratch(void)
+{
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf %s", scratch);
+    ck_assert_int_eq(chdir("/"), 0);
     ck_assert_int_eq(system(command), 0);
 }
 
@@ -136,22 +152,22 @@ END_TEST
    the 10 rates, 2 * 5.5e-4 (0.5 / sqrt(32) * k / 400^1.5 for step k = 1, 1, 2, ..., 9). */
 START_TEST(two_ranks_train_like_one_process)
 {
-    remove_run("/tmp/distributed-one"), remove_run("/tmp/distributed-two");
+    enter_scratch();
     Run *r = run(ONE, SMALL_COPY " --epochs 1 --batches 10 --stop-after 10"
-                      " --checkpoint /tmp/distributed-one.st --log /tmp/distributed-one.csv");
+                      " --checkpoint distributed-one.st --log distributed-one.csv");
     ck_assert_msg(r->status == 0, "%s", r->err);
     r = run(MPIRUN2, SMALL_COPY " --epochs 1 --batches 10 --stop-after 10"
-                     " --checkpoint /tmp/distributed-two.st --log /tmp/distributed-two.csv");
+                     " --checkpoint distributed-two.st --log distributed-two.csv");
     ck_assert_msg(r->status == 0, "%s", r->err);
     ck_assert_msg(strstr(r->out, "data parallel: 2 processes, 10 steps") != NULL, "%s", r->out);
     double key_biases;
-    const double difference = parameter_difference("/tmp/distributed-one.st",
-                                                   "/tmp/distributed-two.st", &key_biases);
+    const double difference = parameter_difference("distributed-one.st",
+                                                   "distributed-two.st", &key_biases);
     ck_assert_msg(difference <= 1e-6, "the parameters differ by %g", difference);
     ck_assert_msg(key_biases <= 1.1e-3, "the key biases differ by %g", key_biases);
     char one[4096], two[4096];
-    read_text("/tmp/distributed-one.csv", one, sizeof one);
-    read_text("/tmp/distributed-two.csv", two, sizeof two);
+    read_text("distributed-one.csv", one, sizeof one);
+    read_text("distributed-two.csv", two, sizeof two);
     /* epoch, step, the two losses and the rate: the columns before the time */
     for (char *line = one, *other = two; *line; ) {
         char *cut = line;
@@ -163,7 +179,7 @@ START_TEST(two_ranks_train_like_one_process)
         if (!line || !other) break;
         line++, other++;
     }
-    remove_run("/tmp/distributed-one"), remove_run("/tmp/distributed-two");
+    leave_scratch();
 }
 END_TEST
 
@@ -171,6 +187,7 @@ END_TEST
    decodes: the lines of the examples are the same. */
 START_TEST(two_ranks_decode_like_one_process)
 {
+    enter_scratch();
     static char one[65536];
     Run *r = run(ONE, SMALL_COPY);
     ck_assert_msg(r->status == 0, "%s", r->err);
@@ -185,6 +202,7 @@ START_TEST(two_ranks_decode_like_one_process)
     ck_assert_uint_eq(strlen(decoded_one), (size_t)(end_two - decoded_two));
     ck_assert_msg(strncmp(decoded_one, decoded_two, strlen(decoded_one)) == 0, "%s\nagainst\n%s",
                   decoded_one, decoded_two);
+    leave_scratch();
 }
 END_TEST
 
@@ -192,21 +210,21 @@ END_TEST
    byte for byte, the checkpoint of two ranks that ran 20 steps without stopping. */
 START_TEST(two_rank_checkpoint_resumes_identically)
 {
-    remove_run("/tmp/distributed-straight"), remove_run("/tmp/distributed-resumed");
+    enter_scratch();
     Run *r = run(MPIRUN2, SMALL_COPY " --epochs 2 --batches 15 --stop-after 20"
-                          " --checkpoint /tmp/distributed-straight.st");
+                          " --checkpoint distributed-straight.st");
     ck_assert_msg(r->status == 0, "%s", r->err);
     r = run(MPIRUN2, SMALL_COPY " --epochs 2 --batches 15 --stop-after 10"
-                     " --checkpoint /tmp/distributed-resumed.st");
+                     " --checkpoint distributed-resumed.st");
     ck_assert_msg(r->status == 0, "%s", r->err);
     r = run(MPIRUN2, SMALL_COPY " --epochs 2 --batches 15 --stop-after 20"
-                     " --resume /tmp/distributed-resumed.st");
+                     " --resume distributed-resumed.st");
     ck_assert_msg(r->status == 0, "%s", r->err);
-    ck_assert_msg(strstr(r->out, "resuming /tmp/distributed-resumed.st at step 10") != NULL,
+    ck_assert_msg(strstr(r->out, "resuming distributed-resumed.st at step 10") != NULL,
                   "%s", r->out);
-    ck_assert_int_eq(system("cmp -s /tmp/distributed-straight.st "
-                            "/tmp/distributed-resumed.st"), 0);
-    remove_run("/tmp/distributed-straight"), remove_run("/tmp/distributed-resumed");
+    ck_assert_int_eq(system("cmp -s distributed-straight.st "
+                            "distributed-resumed.st"), 0);
+    leave_scratch();
 }
 END_TEST
 
@@ -214,20 +232,22 @@ END_TEST
    within 30 seconds, with a non-zero status and mpirun's message naming the killed rank. */
 START_TEST(killed_rank_ends_the_job)
 {
+    enter_scratch();
     char script[2048];
     snprintf(script, sizeof script,
-             "K=/tmp/distributed-kill; rm -f $K.out $K.status;"
+             "K=distributed-kill; rm -f $K.out $K.status;"
              " (" MPIRUN2 " %s " SMALL_COPY " --epochs 1000 > $K.out 2>&1 &"
              " echo $! > $K.pid; wait $!; echo $? > $K.status) &"
              " for i in $(seq 300); do sleep 0.1;"
              "   grep -q 'data parallel' $K.out 2>/dev/null && break; done;"
              " victim=$(for p in $(pgrep -f 'copy --d-model 32 --d-ff 64 --heads 2'); do"
+             "   [ \"$(readlink /proc/$p/cwd)\" = \"$PWD\" ] || continue;"
              "   tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null"
              "   | grep -qx 'OMPI_COMM_WORLD_RANK=1' && echo $p; done | head -1);"
-             " test -n \"$victim\" || exit 3; kill -9 $victim; start=$(date +%%s);"
+             " test -n \"$victim\" || { kill $(cat $K.pid); exit 3; }; kill -9 $victim; start=$(date +%%s);"
              " while [ ! -s $K.status ]; do sleep 0.2;"
              "   if [ $(( $(date +%%s) - start )) -gt 30 ]; then"
-             "     kill -9 $(cat $K.pid); exit 4; fi; done;"
+             "     kill $(cat $K.pid); exit 4; fi; done;"
              " test \"$(cat $K.status)\" -ne 0 || exit 5;"
              " grep -q 'signal 9' $K.out || exit 6",
              transformer_binary());
@@ -236,8 +256,7 @@ START_TEST(killed_rank_ends_the_job)
                   "status %d (3: no rank 1 found, 4: the job did not end within 30 s, 5: "
                   "it ended with status 0, 6: no message about the signal)",
                   WEXITSTATUS(status));
-    system("rm -f /tmp/distributed-kill.out /tmp/distributed-kill.pid "
-           "/tmp/distributed-kill.status");
+    leave_scratch();
 }
 END_TEST
 
