@@ -19,7 +19,7 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
             book/decode.nw book/text.nw book/beam.nw \
-            book/bleu.nw book/translate.nw book/fast.nw book/solutions.nw
+            book/bleu.nw book/translate.nw book/fast.nw book/distributed.nw book/solutions.nw
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
@@ -32,9 +32,10 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
            tangled/figure.h tangled/figure.c \
            tangled/cli.h tangled/cli.c tangled/commands.h tangled/commands-tool.c \
            tangled/commands-training.c tangled/commands-text.c tangled/commands-translation.c \
-           tangled/commands-speed.c tangled/main.c
-# The command line (cli.c and the commands) is linked into the program, not into the tests.
-COMMAND_SOURCES := tangled/cli.c $(filter tangled/commands-%.c,$(TANGLED))
+           tangled/commands-speed.c tangled/main.c tangled/distributed.h tangled/distributed.c
+# The command line (cli.c and the commands) is linked into the program, not into the tests;
+# so is distributed.c, the MPI layer (Chapter 20).
+COMMAND_SOURCES := tangled/cli.c $(filter tangled/commands-%.c,$(TANGLED)) tangled/distributed.c
 LIB_SOURCES := $(filter-out tangled/main.c $(COMMAND_SOURCES),$(filter %.c,$(TANGLED)))
 
 CC      ?= cc
@@ -48,15 +49,25 @@ CHECK_LIBS   = $(shell pkg-config --libs check)
 # exception flags, so the compiler may vectorize loops with comparisons (Chapter 19).
 ALL_CFLAGS = $(WARN) -fopenmp -fno-trapping-math -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
 
+# MPI (Chapter 20): with Open MPI's pkg-config file present, distributed.c is compiled
+# against mpi.h and the program links libmpi; `make MPI=no` builds without it. Its header
+# is a system header (-isystem), so our warnings stay ours. After changing MPI: make clean.
+MPI ?= $(shell pkg-config --exists ompi-c && echo yes || echo no)
+ifeq ($(MPI),yes)
+MPI_CFLAGS = -DTRANSFORMER_MPI $(patsubst -I%,-isystem %,$(shell pkg-config --cflags ompi-c))
+MPI_LIBS   = $(shell pkg-config --libs ompi-c)
+endif
+
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 TEST_SOURCES := $(wildcard tests/*.c)
 FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss \
-           multi30k-loss attention-maps bench-ratio bench-stages
+           multi30k-loss attention-maps bench-ratio bench-stages distributed-scaling
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
-               figures/smoothing-confidence.dat figures/learning-rate.dat
+               figures/smoothing-confidence.dat figures/learning-rate.dat \
+               figures/distributed-scaling.dat
 PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex
@@ -90,9 +101,12 @@ LIB_OBJECTS := $(patsubst tangled/%.c,build/%.o,$(LIB_SOURCES))
 build/%.o: tangled/%.c | build/tangle.stamp
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
+build/distributed.o: tangled/distributed.c | build/tangle.stamp
+	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) -MMD -MP -c -o $@ $<
+
 COMMAND_OBJECTS := $(patsubst tangled/%.c,build/%.o,$(COMMAND_SOURCES))
 transformer: build/main.o $(COMMAND_OBJECTS) $(LIB_OBJECTS)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(MPI_LIBS)
 
 # ---------------------------------------------------------------- figures
 # The data of every figure comes from the trainer itself: the chart shows what the code computes.
@@ -112,6 +126,10 @@ figures/smoothing-confidence.dat: transformer
 	./transformer figure-data smoothing confidence | cpif $@
 figures/learning-rate.dat: transformer
 	./transformer figure-data lr --steps 20000 --every 20 | cpif $@
+# Data-parallel training projected to 64 processes (Chapter 20), from the compute times
+# measured there (the defaults of the figure kind) and the cost of the ring allreduce.
+figures/distributed-scaling.dat: transformer
+	./transformer figure-data scaling | cpif $@
 # The loss curves come from a real (small, 2 s) training run of the copy task.
 figures/copy-loss.csv: transformer
 	./transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 --log $@.new > /dev/null
@@ -126,6 +144,8 @@ figures/label-smoothing.tex: figures/label-smoothing.gp figures/smoothing-distri
                              figures/smoothing-confidence.dat figures/style.gp
 figures/learning-rate.tex: figures/learning-rate.gp figures/learning-rate.dat figures/style.gp
 figures/copy-loss.tex: figures/copy-loss.gp figures/copy-loss.csv figures/style.gp
+figures/distributed-scaling.tex: figures/distributed-scaling.gp figures/distributed-scaling.dat \
+                                 figures/style.gp
 # The translator's figures: data recorded from a run of `make multi30k` (committed in
 # figures/multi30k/, since the run takes an hour); `make multi30k-figures` renews them.
 figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv figures/style.gp
@@ -233,9 +253,10 @@ check: deps
 	$(MAKE) run-check
 # Check's default of 4 s per test is too short on a busy machine; a slow test is not a failure.
 run-check: build/run-tests transformer $(FIGURE_DATA)
-	CK_DEFAULT_TIMEOUT=60 TRANSFORMER=./transformer build/run-tests
+	CK_DEFAULT_TIMEOUT=60 MPI_TESTS=$(MPI) TRANSFORMER=./transformer build/run-tests
 
-# Sanitizers: a separate tree of objects so the normal build is untouched.
+# Sanitizers: a separate tree of objects so the normal build is untouched. Its program is
+# built without MPI (whose libraries the leak checker would blame), so MPI_TESTS=no.
 build/asan/%.o: tangled/%.c | build/tangle.stamp
 	@mkdir -p build/asan
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
@@ -252,7 +273,7 @@ sanitize: deps
 	$(MAKE) run-sanitize
 run-sanitize: build/asan/run-tests build/asan/transformer $(FIGURE_DATA)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  CK_DEFAULT_TIMEOUT=120 TRANSFORMER=build/asan/transformer build/asan/run-tests
+	  CK_DEFAULT_TIMEOUT=120 MPI_TESTS=no TRANSFORMER=build/asan/transformer build/asan/run-tests
 
 # ---------------------------------------------------------------- exercises
 # The book's exercises that need the repository: `make exercise-NAME` runs one (NAME is the

@@ -10,11 +10,14 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 547 "book/copy.nw"
+#line 553 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
+#line 409 "book/distributed.nw"
+#include <limits.h>
+#include "distributed.h"
 /* <<commands-training.c functions>> */
-#line 585 "book/copy.nw"
+#line 591 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -42,7 +45,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 619 "book/copy.nw"
+#line 625 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -52,7 +55,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 634 "book/copy.nw"
+#line 640 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -61,7 +64,7 @@ int run_copy(int argc, char **argv)
     const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     /* <<Read the copy command's flags>> */
-#line 680 "book/copy.nw"
+#line 688 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 1, 10000, NULL, "N epochs to train"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
@@ -83,12 +86,12 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 692 "book/copy.nw"
+#line 700 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
-#line 642 "book/copy.nw"
+#line 648 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -129,13 +132,17 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 664 "book/copy.nw"
+#line 670 "book/copy.nw"
+    /* <<Share the copy task among the processes that mpirun started>> */
+#line 390 "book/distributed.nw"
+    distributed_join("copy", &run, batch_size, &model, &adam, &progress);
+#line 671 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 717 "book/copy.nw"
+#line 725 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -163,9 +170,10 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 669 "book/copy.nw"
+#line 676 "book/copy.nw"
         status = exact ? 0 : 1;
     }
+    distributed_leave("copy", &model, &adam, &progress);   /* Chapter 20 */
     free(copy.data), free(trainer.d_logprobs);
     batch_free(&batch);
     adam_free(&adam);
@@ -275,7 +283,7 @@ int run_train(int argc, char **argv)
 #line 331 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 620 "book/translate.nw"
+#line 623 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -312,7 +320,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 441 "book/translate.nw"
+#line 442 "book/translate.nw"
     char recipe_text[5][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -329,11 +337,18 @@ int run_train(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
+    /* <<Share the translation run among the processes that mpirun started>> */
+#line 398 "book/distributed.nw"
+    int smallest = INT_MAX;
+    for (int b = 0; b < plan.count; b++)
+        if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
+    const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
 #line 334 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 464 "book/translate.nw"
+#line 465 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
-                                translation_validate, translation_save_best};
+                                translation_validate,
+                                rank == 0 ? translation_save_best : NULL};   /* Chapter 20 */
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     const int status = trainer_exit_status(&trainer, outcome);
     if (isfinite(trainer.best_validation))
@@ -341,9 +356,10 @@ int run_train(int argc, char **argv)
     else
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
+    distributed_leave("train", &model, &adam, &progress);   /* Chapter 20 */
 #line 335 "book/translate.nw"
     /* <<Free the training run>> */
-#line 476 "book/translate.nw"
+#line 479 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);

@@ -110,7 +110,7 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
         }
     return most;
 }
-#line 502 "book/translate.nw"
+#line 505 "book/translate.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
@@ -140,7 +140,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 544 "book/translate.nw"
+#line 547 "book/translate.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
     int n = 0;
@@ -151,7 +151,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
-#line 575 "book/translate.nw"
+#line 578 "book/translate.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   char *error, size_t size)
 {
@@ -192,7 +192,7 @@ void translation_data_free(TranslationData *data)
     vocab_free(&data->src_vocab), vocab_free(&data->tgt_vocab);
     corpus_free(&data->train), corpus_free(&data->validation);
 }
-#line 651 "book/translate.nw"
+#line 654 "book/translate.nw"
 const char *translation_model_save(const char *path, const Model *model,
                                    Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch)
 {
@@ -245,7 +245,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config.d_model = numbers[3], config.d_ff = numbers[4], config.heads = numbers[5];
     config.max_len = numbers[6];
     /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-#line 739 "book/translate.nw"
+#line 742 "book/translate.nw"
     static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
     static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
                                                      {"0", "1"}};
@@ -262,7 +262,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config.norm = chosen[0] ? NORM_POST : NORM_PRE;
     config.layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     config.tie_generator = chosen[2];
-#line 703 "book/translate.nw"
+#line 706 "book/translate.nw"
     if (config.max_len < 3) {   /* <s>, a token and </s>: the shortest sentence */
         snprintf(file->error, sizeof file->error, "%s: max_len %d is too small (at least 3)",
                  path, config.max_len);

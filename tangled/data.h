@@ -64,17 +64,17 @@ typedef struct {
 
 /* The largest batch sizes of two plans (training and validation), each size on its own. */
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b);
-#line 494 "book/translate.nw"
+#line 497 "book/translate.nw"
 /* The first limit lines (0: all) of two tokenized files as a corpus, numbered with the
    vocabularies, each sentence between <s> and </s> and at most max_tokens tokens long. */
 Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
                      const Vocab *src_vocab, const Vocab *tgt_vocab, long limit,
                      int max_tokens);
-#line 538 "book/translate.nw"
+#line 541 "book/translate.nw"
 /* ids = <s>, the numbers of the space-separated tokens of text, </s>: at most max_tokens
    (>= 2) numbers in all, the tokens cut to fit. Returns the count; text is cut up. */
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens);
-#line 561 "book/translate.nw"
+#line 564 "book/translate.nw"
 typedef struct {
     Vocab src_vocab, tgt_vocab;     /* from the training pairs used */
     Corpus train, validation;       /* the pairs, numbered */
@@ -86,7 +86,7 @@ typedef struct {
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   char *error, size_t size);
 void translation_data_free(TranslationData *data);
-#line 641 "book/translate.nw"
+#line 644 "book/translate.nw"
 /* Save the weights and configuration to PATH and the vocabularies to PATH.src.vocab and
    PATH.tgt.vocab. NULL on success, else a one-line message (in scratch's error buffer). */
 const char *translation_model_save(const char *path, const Model *model,

@@ -191,6 +191,44 @@ static const char *emit_learning_rate(FILE *out, const int *option)
                 learning_rate(s, 512, 1.0, 8000), learning_rate(s, 256, 1.0, 4000));
     return NULL;
 }
+#line 451 "book/distributed.nw"
+size_t parameter_count_of(const Config *c)
+{
+    const size_t d = (size_t)c->d_model, ff = (size_t)c->d_ff;
+    const size_t attention = 4 * (d * d + d), feed_forward = 2 * d * ff + ff + d, norm = 2 * d;
+    size_t count = (size_t)c->layers * ((attention + feed_forward + 2 * norm)           /* encoder */
+                                        + (2 * attention + feed_forward + 3 * norm));  /* decoder */
+    if (c->norm == NORM_PRE) count += 2 * norm;   /* the stacks' final norms */
+    count += ((size_t)c->src_vocab + (size_t)c->tgt_vocab) * d;   /* the embeddings */
+    count += c->tie_generator ? (size_t)c->tgt_vocab : (size_t)c->tgt_vocab * (d + 1);
+    return count;
+}
+#line 468 "book/distributed.nw"
+static const char *emit_scaling(FILE *out, const int *option)
+{
+    Config base = config_default(8315, 6384, 6), multi30k = config_default(7859, 5920, 3);
+    multi30k.d_model = 256, multi30k.d_ff = 1024;
+    const Config *models[2] = {&base, &multi30k};
+    const double compute[2] = {option[0] * 1e-3, option[1] * 1e-3};   /* seconds a step */
+    const double alpha = option[2] * 1e-6, bandwidth[2] = {10e9 / 8, 100e9 / 8};  /* bytes/s */
+    fprintf(out, "# P, then for the base model (%zu parameters, %.3f s a step) and the "
+                 "Multi30k model (%zu, %.3f s),\n# over 10 and 100 Gbit/s: step time (s) and "
+                 "efficiency; latency %.0f us a message\n",
+            parameter_count_of(&base), compute[0], parameter_count_of(&multi30k), compute[1],
+            alpha * 1e6);
+    for (int p = 1; p <= 64; p *= 2) {
+        fprintf(out, "%d", p);
+        for (int m = 0; m < 2; m++)
+            for (int n = 0; n < 2; n++) {
+                const double bytes = 4.0 * (double)parameter_count_of(models[m]);
+                const double comm = 2.0 * (p - 1) * alpha
+                                    + 2.0 * (p - 1) / p * bytes / bandwidth[n];
+                fprintf(out, " %.4f %.4f", compute[m] + comm, compute[m] / (compute[m] + comm));
+            }
+        fputc('\n', out);
+    }
+    return NULL;
+}
 
 #line 632 "book/program.nw"
 const FigureKind figure_kinds[] = {
@@ -215,6 +253,11 @@ const FigureKind figure_kinds[] = {
      {{"--steps", 1, 1000000, 20000, "last step"},
       {"--every", 1, 100000, 20, "print every Nth step"}},
      emit_learning_rate},
+#line 498 "book/distributed.nw"
+    {"scaling", "step time and efficiency of P processes, projected (Figure 20.1)",
+     {{"--base-ms", 1, 1000000, 1850, "compute time of a base-model step, ms"},
+      {"--multi30k-ms", 1, 1000000, 940, "compute time of a Multi30k-model step, ms"},
+      {"--latency-us", 0, 100000, 30, "latency of one message, microseconds"}}, emit_scaling},
 #line 634 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -33,5 +33,8 @@ void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
 void figure_summary(FILE *out, const FigureKind *kind, const int *option);
 #line 201 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
+#line 446 "book/distributed.nw"
+/* The number of parameters of a model of configuration c, without building it. */
+size_t parameter_count_of(const Config *c);
 #line 620 "book/program.nw"
 #endif

@@ -54,7 +54,7 @@ static const Command commands[] = {
      "feed-forward, embedding or log-softmax. Exits with status 1 if an error\n"
      "reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 747 "book/copy.nw"
+#line 755 "book/copy.nw"
     {"copy", "train the copy task and decode examples (Chapter 12)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"
@@ -64,7 +64,8 @@ static const Command commands[] = {
      "is saved after every epoch, every N steps with --checkpoint-every, at\n"
      "--stop-after, and on SIGINT or SIGTERM (exit status 130 or 143); --resume\n"
      "keeps saving to its file unless --checkpoint names another. Give a resumed run\n"
-     "the same sizes (--epochs may grow).\n",
+     "the same sizes (--epochs may grow).\n"
+     "Under mpirun -np P, P processes share every batch; rank 0 writes (Chapter 20).\n",
      NULL, run_copy},
 #line 620 "book/decode.nw"
     {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
@@ -105,14 +106,15 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 904 "book/translate.nw"
+#line 907 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
      "Train on DIR/train.{de,en}, validating on DIR/val.{de,en} after every epoch.\n"
      "The model with the lowest validation loss is saved to FILE with FILE.src.vocab\n"
      "and FILE.tgt.vocab; the whole training state to the checkpoint every N steps,\n"
-     "after every epoch, at --stop-after, after --minutes and on SIGINT/SIGTERM.\n",
+     "after every epoch, at --stop-after, after --minutes and on SIGINT/SIGTERM.\n"
+     "Under mpirun -np P, P processes share every batch; rank 0 writes (Chapter 20).\n",
      NULL, run_train},
     {"translate", "translate German lines on standard input into English (Chapter 18)",
      "usage: transformer translate [OPTIONS] < GERMAN > ENGLISH\n"
@@ -120,7 +122,7 @@ static const Command commands[] = {
      "Read German sentences, one a line, and print their English translations, one a\n"
      "line, decoded with a beam search (greedy with --beam 1).\n",
      NULL, run_translate},
-#line 1136 "book/translate.nw"
+#line 1140 "book/translate.nw"
     {"attention", "print one attention map of a translation (Chapter 18)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

@@ -18,7 +18,7 @@
 #include <ctype.h>
 #include <dirent.h>
 /* <<trainer.c types>> */
-#line 423 "book/copy.nw"
+#line 429 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -110,7 +110,7 @@ static void remove_interrupted_saves(const char *path)
     if (dir) closedir(dir);
 }
 /* <<trainer.c helpers>> */
-#line 457 "book/copy.nw"
+#line 463 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -133,7 +133,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 490 "book/copy.nw"
+#line 496 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -166,8 +166,56 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error == NULL;
 }
+#line 93 "book/distributed.nw"
+/* The rows [first, end) of whole, as a batch that shares its arrays. */
+static Batch batch_rows(const Batch *whole, int first, int end)
+{
+    const size_t s = (size_t)whole->src_len, t = (size_t)whole->tgt_len;
+    return (Batch){end - first, whole->src_len, whole->tgt_len,
+                   whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
+                   whole->src_keep + first * s, whole->tgt_keep + first * t * t};
+}
+#line 111 "book/distributed.nw"
+static double parallel_step(Trainer *trainer, DataParallel *parallel)
+{
+    const Batch *whole = trainer->batch;
+    const TrainSettings *settings = trainer->settings;
+    Model *model = trainer->model;
+    int tokens = 0;
+    for (int i = 0; i < whole->batch * whole->tgt_len; i++)
+        tokens += whole->tgt_y[i] != settings->pad;
+    if (tokens == 0) return 0.0;   /* the same on every rank: nobody steps */
+    const int first = (int)((long)whole->batch * parallel->rank / parallel->size);
+    const int end = (int)((long)whole->batch * (parallel->rank + 1) / parallel->size);
+    ENSURE(end > first, "a batch of %d sequences for %d processes", whole->batch,
+           parallel->size);
+    const Batch share = batch_rows(whole, first, end);
+    const double start = seconds_now();
+    model_zero_gradients(model);
+    model->dropout_rows_before = first, model->dropout_rows_after = whole->batch - end;
+    double loss = train_accumulate(model, &share, settings, trainer->d_logprobs,
+                                   &trainer->progress->dropout_rng, tokens);
+    model->dropout_rows_before = model->dropout_rows_after = 0;
+    const double reduce = seconds_now();
+    parallel->sum(parallel->context, model->gradients.data, model->gradients.total, &loss, 1);
+    const double update = seconds_now();
+    train_update(model, trainer->adam, settings);
+    parallel->steps++;
+    parallel->communication_seconds += update - reduce;
+    parallel->compute_seconds += (reduce - start) + (seconds_now() - update);
+    return loss / tokens;
+}
+#line 149 "book/distributed.nw"
+/* One process: flag. Several: whether flag is true on any of them. */
+static bool agree(DataParallel *parallel, bool flag)
+{
+    if (parallel == NULL) return flag;
+    double count = flag;
+    parallel->sum(parallel->context, NULL, 0, &count, 1);
+    return count > 0;
+}
 /* <<trainer.c definitions>> */
-#line 356 "book/copy.nw"
+#line 359 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -176,7 +224,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 436 "book/copy.nw"
+#line 442 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
 #line 606 "book/checkpoint.nw"
@@ -187,7 +235,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         remove_interrupted_saves(settings->checkpoint_path);
         catch_stop_signals();
     }
-#line 438 "book/copy.nw"
+#line 444 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -200,7 +248,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 364 "book/copy.nw"
+#line 367 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -211,10 +259,12 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     }
     while (outcome == TRAINER_FINISHED && progress->epoch <= settings->epochs) {
         source->fill(source->task, trainer);
-        const double loss = train_step(trainer->model, adam, trainer->batch, train,
-                                       trainer->d_logprobs, &progress->dropout_rng);
+        const double loss = settings->parallel   /* several processes: Chapter 20 */
+            ? parallel_step(trainer, settings->parallel)
+            : train_step(trainer->model, adam, trainer->batch, train, trainer->d_logprobs,
+                         &progress->dropout_rng);
         /* <<Stop if the loss is not finite>> */
-#line 408 "book/copy.nw"
+#line 414 "book/copy.nw"
         if (!isfinite(loss)) {
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
                      adam->step, isnan(loss) ? "NaN" : "infinite",
@@ -223,7 +273,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 377 "book/copy.nw"
+#line 382 "book/copy.nw"
         const Batch *batch = trainer->batch;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
             clock.tokens_seen += batch->tgt_y[i] != train->pad;
@@ -231,7 +281,8 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (clock.terminal) print_progress(trainer, source, settings, &clock);
         const bool epoch_done = progress->batch == source->batches;
         const bool out_of_time = settings->max_minutes
-                                 && seconds_now() - clock.start >= 60.0 * settings->max_minutes;
+                                 && agree(settings->parallel, seconds_now() - clock.start
+                                                              >= 60.0 * settings->max_minutes);
         /* a time budget ends with a validated model too */
         if ((epoch_done || out_of_time) && !end_epoch(trainer, source, &clock, settings)) {
             outcome = TRAINER_FAILED;
@@ -273,10 +324,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 633 "book/checkpoint.nw"
             break;
         }
-#line 396 "book/copy.nw"
+#line 402 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 527 "book/copy.nw"
+#line 533 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -284,7 +335,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 398 "book/copy.nw"
+#line 404 "book/copy.nw"
     return outcome;
 }
 #line 469 "book/checkpoint.nw"

@@ -41,6 +41,7 @@ typedef struct {
     long checkpoint_every;
     const char *const (*recipe)[2];
     int recipe_count;
+    struct DataParallel *parallel;           /* Chapter 20; NULL: one process */
 } TrainerSettings;
 
 typedef enum {
@@ -57,5 +58,17 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count);
+#line 74 "book/distributed.nw"
+/* Several processes training one model (Chapter 20). */
+typedef struct DataParallel {
+    int rank, size;      /* this process, and how many there are */
+    void *context;       /* the communication's own state */
+    /* Replace floats[0..n) and doubles[0..m) by their sums over all processes; every
+       process gets the same sums. */
+    void (*sum)(void *context, float *floats, size_t n, double *doubles, int m);
+    long steps;                           /* steps taken together */
+    double compute_seconds;               /* in them: forward, backward and update */
+    double communication_seconds;         /* in sum, waiting for the others included */
+} DataParallel;
 #line 257 "book/copy.nw"
 #endif

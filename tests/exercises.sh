@@ -20,7 +20,7 @@ SCRATCH=$ROOT/build/exercises
 # name | literal in the output | the same in book/solutions.nw (if spelled differently)
 EXPECTATIONS=$(cat <<'END'
 intro-tangle|unexpected root: <<Grow the table of views if it is full>>|an unexpected root
-intro-rebuild|objects recompiled: 17|all the object files but those of
+intro-rebuild|objects recompiled: 18|all the object files but those of
 intro-rebuild|objects recompiled after a change of prose: 0|no object is rebuilt
 rng-first-value|0.630310178|
 rng-first-value|0.481566668|
@@ -81,6 +81,9 @@ greedy-beam-bleu|BLEU = 38.73 69.8/46.5/32.1/22.6|38.73 (69.8/46.5/32.1/22.6
 beam-differences|lines that differ: 487|In 487 lines
 token-budget|batches in the first epoch: 236|236
 step-flops|flops_per_step=294246285312|$F_{\mathrm{step}} = 294\,246\,285\,312$
+dist-gpu|10 Gbit/s: efficiency 0.125|an efficiency of 0.125
+dist-gpu|100 Gbit/s: efficiency 0.566|0.088~s and 0.566
+dist-gpu|3150 ms, 10 Gbit/s: efficiency 0.900|the last row shows 0.900
 END
 )
 # Exercises with a command or target but no check in `make exercises`, and why.
@@ -90,6 +93,7 @@ gradcheck-h|the solution describes a trend, not numbers (about 20 s)
 copy-epochs|the full model for 600 steps, about 5 minutes on two cores
 ckpt-crash|a random kill; the test cli_kill_9_leaves_a_loadable_checkpoint checks it in make check
 decode-speedup|timings depend on the machine (about 40 s)
+dist-speed|timings depend on the machine and its load (bench/distributed.sh, about 3 min)
 END
 )
 
@@ -217,6 +221,14 @@ ex_st-corrupt() {
   head -c -1 "$ROOT/tests/golden/$f" > "$f"
   "$T" translate --model "$f" < /dev/null 2>&1 || true
 }
+ex_dist-gpu() {
+  "$T" figure-data scaling --base-ms 50 | awk '$1 == 64 {
+    printf "64 processes, 50 ms, 10 Gbit/s: efficiency %.3f\n", $3
+    printf "64 processes, 50 ms, 100 Gbit/s: efficiency %.3f\n", $5 }'
+  "$T" figure-data scaling --base-ms 3150 | awk '$1 == 64 {
+    printf "64 processes, 3150 ms, 10 Gbit/s: efficiency %.3f\n", $3 }'
+}
+ex_dist-speed() { cd "$ROOT" && bench/distributed.sh 1; }
 ex_rate-peak() { "$T" figure-data lr --every 1000 | sed -n '1p; /^4000 /p; /^8000 /p'; }
 ex_copy-start() {
   local tree; tree=$(patched_tree copy-start)
