@@ -13,6 +13,8 @@
 #line 547 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
+#line 1186 "book/translate.nw"
+#include "modelfile.h"
 /* <<commands-training.c functions>> */
 #line 583 "book/copy.nw"
 typedef struct {

@@ -86,13 +86,5 @@ typedef struct {
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   char *error, size_t size);
 void translation_data_free(TranslationData *data);
-#line 635 "book/translate.nw"
-/* Save the weights and configuration to PATH and the vocabularies to PATH.src.vocab and
-   PATH.tgt.vocab. NULL on success, else a one-line message (in scratch's error buffer). */
-const char *translation_model_save(const char *path, const Model *model,
-                                   Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch);
-/* Load what translation_model_save wrote: model_init's the model. NULL, or a message. */
-const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
-                                   Vocab *tgt_vocab, Safetensors *file);
 #line 25 "book/translate.nw"
 #endif

@@ -23,6 +23,8 @@ typedef struct {
     SafetensorsEntry *entries;
     int count;
     char *metadata_json;      /* the __metadata__ object, printed; NULL if none */
+    const unsigned char *data;   /* the data section: after the header, to the end */
+    size_t data_size;
     char error[512];
 } Safetensors;
 
@@ -37,13 +39,13 @@ void safetensors_free(Safetensors *file);
    would not fit, so that a path of any length gives one whole line; return the buffer. */
 const char *safetensors_vfail(Safetensors *file, const char *path, const char *format,
                               va_list arguments);
-#line 282 "book/safetensors.nw"
+#line 321 "book/safetensors.nw"
 /* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
 /* The same for tensors named PREFIX followed by the view's name. */
 const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffer,
                                       const char *prefix, const char *path);
-#line 359 "book/safetensors.nw"
+#line 398 "book/safetensors.nw"
 typedef struct {
     const char *prefix;          /* put before every view's name */
     const FlatBuffer *buffer;
@@ -58,5 +60,12 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch);
+#line 536 "book/safetensors.nw"
+/* The 64-bit FNV-1a checksum of the data the writer puts in a file for PARTS, followed by
+   the METADATA pairs but one named "checksum", in their order. */
+uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
+                                    const char *const (*metadata)[2], int n_metadata);
+/* The same of a file that was read: its data section, then its metadata as listed. */
+uint64_t safetensors_checksum(const Safetensors *file);
 #line 34 "book/safetensors.nw"
 #endif

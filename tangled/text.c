@@ -692,7 +692,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     ENSURE(vocab_index(vocab) < 0, "a vocabulary with a repeated token");
     free(sorted), free(kept);
 }
-#line 1239 "book/text.nw"
+#line 1241 "book/text.nw"
 const char *vocab_save(Vocab *vocab, const char *path)
 {
     FILE *out = fopen(path, "w");
@@ -705,7 +705,7 @@ const char *vocab_save(Vocab *vocab, const char *path)
              strerror(errno));
     return vocab->error;
 }
-#line 1254 "book/text.nw"
+#line 1256 "book/text.nw"
 const char *vocab_load(Vocab *vocab, const char *path)
 {
     memset(vocab, 0, sizeof *vocab);
@@ -715,13 +715,21 @@ const char *vocab_load(Vocab *vocab, const char *path)
                  strerror(errno));
         return vocab->error;
     }
+    const char *problem = vocab_read(vocab, in, path);
+    fclose(in);
+    return problem;
+}
+
+const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
+{
+    memset(vocab, 0, sizeof *vocab);
     LineReader reader = {0};
     size_t bytes = 0, byte_capacity = 0, token_capacity = 0;
     long length;
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-#line 1296 "book/text.nw"
+#line 1305 "book/text.nw"
         TextLine check;   /* its error holds the complaint */
         uint32_t point[TEXT_MAX_LINE_BYTES];
         int n;
@@ -735,7 +743,7 @@ const char *vocab_load(Vocab *vocab, const char *path)
                      vocab_specials[vocab->size]);
         else if (vocab->size == INT32_MAX / 4) strcpy(check.error, "too many tokens");
         if (check.error[0]) problem = located(vocab->error, path, reader.number, check.error);
-#line 1269 "book/text.nw"
+#line 1279 "book/text.nw"
         if (problem) break;
         vocab->storage = grow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
                               1);
@@ -750,7 +758,6 @@ const char *vocab_load(Vocab *vocab, const char *path)
     if (problem == NULL && vocab->size < VOCAB_SPECIALS)
         problem = located(vocab->error, path, reader.number + 1,
                           "the four special tokens are missing");
-    fclose(in);
     free(reader.text);
     for (int i = 0; i < vocab->size; i++)
         vocab->token[i] = vocab->storage + (size_t)vocab->token[i];
@@ -760,7 +767,7 @@ const char *vocab_load(Vocab *vocab, const char *path)
                           "a token that is already listed");
     return problem;
 }
-#line 1312 "book/text.nw"
+#line 1321 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);

@@ -91,6 +91,8 @@ const char *vocab_save(Vocab *vocab, const char *path);
 /* Read a vocabulary that vocab_save wrote. NULL, or "PATH:LINE: message" in vocab->error;
    call vocab_free in either case. */
 const char *vocab_load(Vocab *vocab, const char *path);
+/* The same from an open stream, its complaints named NAME (a model file's vocabularies). */
+const char *vocab_read(Vocab *vocab, FILE *in, const char *name);
 void vocab_free(Vocab *vocab);
 #line 35 "book/text.nw"
 #endif

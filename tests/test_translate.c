@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "data.h"
+#include "modelfile.h"
 #include "tests.h"
 
 /* n pairs with lengths 3..max_len (<s> ... </s>); token numbers 4.. encode (pair, position). */
