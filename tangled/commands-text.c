@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-text.c includes>> */
-#line 1370 "book/text.nw"
+#line 1396 "book/text.nw"
 #include "text.h"
-#line 1004 "book/bleu.nw"
+#line 1011 "book/bleu.nw"
 #include "bleu.h"
 /* <<commands-text.c functions>> */
-#line 1377 "book/text.nw"
+#line 1403 "book/text.nw"
 #define LANGUAGE_OPTION(options) \
     {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de"}
-#line 1382 "book/text.nw"
+#line 1408 "book/text.nw"
 int run_tokenize(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -33,7 +33,7 @@ int run_tokenize(int argc, char **argv)
         usage_error("tokenize", "--detokenize takes neither --compare nor --lowercase");
     if (compare) {
         /* <<Compare the tokens of standard input with a reference file>> */
-#line 1427 "book/text.nw"
+#line 1450 "book/text.nw"
         FILE *reference = fopen(compare, "r");
         if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
         Agreement agreement;
@@ -44,29 +44,26 @@ int run_tokenize(int argc, char **argv)
         const double lines = (double)(agreement.lines ? agreement.lines : 1);
         printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
                100.0 * (double)agreement.identical / lines);
-#line 1399 "book/text.nw"
+#line 1425 "book/text.nw"
     } else {
         /* <<Tokenize or detokenize standard input line by line>> */
-#line 1407 "book/text.nw"
+#line 1433 "book/text.nw"
         static TextLine line;
-        char *text = NULL;
-        size_t capacity = 0;
-        ssize_t length;
-        for (long number = 1; (length = getline(&text, &capacity, stdin)) >= 0; number++) {
-            if (length > 0 && text[length - 1] == '\n') text[--length] = '\0';
+        LineReader reader = {0};
+        for (long length; (length = read_line(stdin, &reader)) >= 0;) {
             const char *problem =
-                detokenize ? detokenize_line(options.language, text, (size_t)length, &line)
-                           : tokenize_line(options, text, (size_t)length, &line);
-            if (problem) die("standard input:%ld: %s", number, problem);
+                detokenize ? detokenize_line(options.language, reader.text, (size_t)length, &line)
+                           : tokenize_line(options, reader.text, (size_t)length, &line);
+            if (problem) die("standard input:%ld: %s", reader.number, problem);
             puts(line.text);
         }
         if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
-        free(text);
-#line 1401 "book/text.nw"
+        free(reader.text);
+#line 1427 "book/text.nw"
     }
     return 0;
 }
-#line 1463 "book/text.nw"
+#line 1486 "book/text.nw"
 int run_vocab(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -82,7 +79,7 @@ int run_vocab(int argc, char **argv)
                                          argv);
     if (first_file == argc) usage_error("vocab", "which files?");
     /* <<Tokenize the files and build their vocabulary>> */
-#line 1483 "book/text.nw"
+#line 1506 "book/text.nw"
     const int n_files = argc - first_file;
     TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
     long count = 0, lines = 0;
@@ -104,10 +101,10 @@ int run_vocab(int argc, char **argv)
     vocab_free(&vocab);
     for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
     free(files), free(tokens);
-#line 1478 "book/text.nw"
+#line 1501 "book/text.nw"
     return 0;
 }
-#line 1008 "book/bleu.nw"
+#line 1015 "book/bleu.nw"
 int run_bleu(int argc, char **argv)
 {
     bool lowercase = false;
@@ -128,7 +125,7 @@ int run_bleu(int argc, char **argv)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
     /* <<Score the lines and print the score and the signature>> */
-#line 1035 "book/bleu.nw"
+#line 1042 "book/bleu.nw"
     const int n_refs = n_paths - 1;
     const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
     BleuStats stats = {0};
@@ -143,7 +140,7 @@ int run_bleu(int argc, char **argv)
     printf("%s\n", line);
     bleu_signature(line, sizeof line, n_refs, lowercase, false);
     printf("%s\n", line);
-#line 1028 "book/bleu.nw"
+#line 1035 "book/bleu.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files);
     return 0;

@@ -10,13 +10,13 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 547 "book/copy.nw"
+#line 550 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1186 "book/translate.nw"
+#line 1198 "book/translate.nw"
 #include "modelfile.h"
 /* <<commands-training.c functions>> */
-#line 583 "book/copy.nw"
+#line 586 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -44,7 +44,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 617 "book/copy.nw"
+#line 620 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -54,7 +54,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 632 "book/copy.nw"
+#line 635 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -63,7 +63,7 @@ int run_copy(int argc, char **argv)
     const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     /* <<Read the copy command's flags>> */
-#line 678 "book/copy.nw"
+#line 681 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 1, 10000, NULL},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL},
@@ -78,12 +78,12 @@ int run_copy(int argc, char **argv)
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 687 "book/copy.nw"
+#line 690 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
-#line 640 "book/copy.nw"
+#line 643 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -124,13 +124,13 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 662 "book/copy.nw"
+#line 665 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 712 "book/copy.nw"
+#line 715 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -158,7 +158,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 667 "book/copy.nw"
+#line 670 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     free(copy.data), free(trainer.d_logprobs);
@@ -231,7 +231,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 345 "book/translate.nw"
+#line 346 "book/translate.nw"
     int subset = 0;
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL},
@@ -252,15 +252,23 @@ int run_train(int argc, char **argv)
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 360 "book/translate.nw"
+#line 361 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
     check_model_size("train", &config);
 #line 331 "book/translate.nw"
+    /* <<Check at once that the model can be saved>> */
+#line 372 "book/translate.nw"
+    {
+        Safetensors probe;
+        if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
+        safetensors_remove_temporaries(model_path);
+    }
+#line 332 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 614 "book/translate.nw"
+#line 627 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -269,9 +277,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 333 "book/translate.nw"
+#line 334 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 404 "book/translate.nw"
+#line 417 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -297,7 +305,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 435 "book/translate.nw"
+#line 448 "book/translate.nw"
     char recipe_text[5][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -314,9 +322,9 @@ int run_train(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 334 "book/translate.nw"
+#line 335 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 458 "book/translate.nw"
+#line 471 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate, translation_save_best};
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
@@ -326,15 +334,15 @@ int run_train(int argc, char **argv)
     else
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
-#line 335 "book/translate.nw"
+#line 336 "book/translate.nw"
     /* <<Free the training run>> */
-#line 470 "book/translate.nw"
+#line 483 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
-#line 336 "book/translate.nw"
+#line 337 "book/translate.nw"
     return status;
 }

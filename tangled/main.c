@@ -53,7 +53,7 @@ static const Command commands[] = {
      "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
      "bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 742 "book/copy.nw"
+#line 745 "book/copy.nw"
     {"copy", "train the copy task and decode examples (Chapter 12)",
      "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
      "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
@@ -79,7 +79,7 @@ static const Command commands[] = {
      "recomputing decoder, the cached one, or (without --decoder) both; print the time of\n"
      "one decoding and, for both, the speed-up. Exits with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 1440 "book/text.nw"
+#line 1463 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
      "usage: transformer tokenize [--language en|de] [--lowercase] < TEXT > TOKENS\n"
      "       transformer tokenize [--language en|de] --detokenize < TOKENS > TEXT\n"
@@ -92,7 +92,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 1507 "book/text.nw"
+#line 1530 "book/text.nw"
     {"vocab", "build the vocabulary of text files (Chapter 15)",
      "usage: transformer vocab [--language en|de] [--lowercase] [--min-freq N]\n"
      "                         [--save VOCAB] FILE...\n\n"
@@ -101,7 +101,7 @@ static const Command commands[] = {
      "the most frequent first, ties in byte order. Print its size; --save writes it to\n"
      "VOCAB, one token a line.\n",
      NULL, run_vocab},
-#line 1052 "book/bleu.nw"
+#line 1059 "book/bleu.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [--lowercase]\n\n"
      "Print the corpus BLEU of the hypotheses in HYP (detokenized text, one sentence\n"
@@ -111,7 +111,7 @@ static const Command commands[] = {
      "references per line. --lowercase (or -lc) scores lowercased text.\n"
      "Files must be UTF-8; different line counts are an error (status 1).\n",
      NULL, run_bleu},
-#line 1050 "book/translate.nw"
+#line 1062 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
      "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
      "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
@@ -133,7 +133,7 @@ static const Command commands[] = {
      "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
      "--batch: lines decoded together (32).\n",
      NULL, run_translate},
-#line 1295 "book/translate.nw"
+#line 1308 "book/translate.nw"
     {"attention", "print one attention map of a translation (Chapter 18)",
      "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
      "                             [--layer L] [--head H|mean] < sentence.de\n\n"

@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 /* <<safetensors.c definitions>> */
-#line 103 "book/safetensors.nw"
+#line 105 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -49,7 +51,7 @@ static const char *fail(Safetensors *file, const char *path, const char *format,
     va_end(arguments);
     return file->error;
 }
-#line 145 "book/safetensors.nw"
+#line 147 "book/safetensors.nw"
 static int compare_places(const void *a, const void *b)
 {
     const SafetensorsEntry *x = *(const SafetensorsEntry *const *)a;
@@ -57,12 +59,12 @@ static int compare_places(const void *a, const void *b)
     if (x->data != y->data) return x->data < y->data ? -1 : 1;
     return (x->size > y->size) - (x->size < y->size);
 }
-#line 155 "book/safetensors.nw"
+#line 157 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 169 "book/safetensors.nw"
+#line 171 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
     size_t length = 0, capacity = 1 << 16;
@@ -80,9 +82,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
     bool read_error = ferror(in);
     fclose(in);
     if (read_error) return fail(file, path, "read error");
-#line 159 "book/safetensors.nw"
+#line 161 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 193 "book/safetensors.nw"
+#line 195 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
@@ -98,9 +100,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
         cJSON_Delete(header);
         return fail(file, path, "the header is not a JSON object");
     }
-#line 160 "book/safetensors.nw"
+#line 162 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 211 "book/safetensors.nw"
+#line 213 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -110,7 +112,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 230 "book/safetensors.nw"
+#line 232 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -142,7 +144,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
-#line 220 "book/safetensors.nw"
+#line 222 "book/safetensors.nw"
         if (problem) {
             fail(file, path, "tensor '%s': %s", item->string, problem);
             cJSON_Delete(header);
@@ -150,11 +152,11 @@ const char *safetensors_read(Safetensors *file, const char *path)
         }
         file->count++;
     }
-#line 161 "book/safetensors.nw"
+#line 163 "book/safetensors.nw"
     cJSON_Delete(header);
     file->data = data, file->data_size = data_size;
     /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 270 "book/safetensors.nw"
+#line 272 "book/safetensors.nw"
     const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
     for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
     qsort(order, (size_t)file->count, sizeof *order, compare_places);
@@ -168,10 +170,10 @@ const char *safetensors_read(Safetensors *file, const char *path)
     if (covered != data_size)
         return fail(file, path, "%zu bytes after the last tensor (two files glued together?)",
                     data_size - covered);
-#line 164 "book/safetensors.nw"
+#line 166 "book/safetensors.nw"
     return NULL;
 }
-#line 286 "book/safetensors.nw"
+#line 288 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -197,7 +199,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 329 "book/safetensors.nw"
+#line 331 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -221,7 +223,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 378 "book/safetensors.nw"
+#line 380 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -236,7 +238,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 415 "book/safetensors.nw"
+#line 417 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -252,7 +254,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 436 "book/safetensors.nw"
+#line 438 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -278,17 +280,17 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 430 "book/safetensors.nw"
+#line 432 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 475 "book/safetensors.nw"
+#line 477 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         free(json);
         return fail(scratch, path, "not a regular file; refusing to replace it");
     }
 
-#line 483 "book/safetensors.nw"
+#line 485 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         free(json);
@@ -327,10 +329,60 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
         return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 431 "book/safetensors.nw"
+#line 433 "book/safetensors.nw"
     return NULL;
 }
-#line 547 "book/safetensors.nw"
+#line 538 "book/safetensors.nw"
+/* PATH's directory into directory (size bytes), and a pointer to its last component. */
+static const char *split_path(const char *path, char *directory, size_t size)
+{
+    snprintf(directory, size, "%s", path);
+    char *slash = strrchr(directory, '/');
+    const char *base = slash ? path + (slash - directory) + 1 : path;
+    if (slash == directory) slash[1] = '\0';   /* a file in / */
+    else if (slash) *slash = '\0';
+    else snprintf(directory, size, ".");
+    return base;
+}
+
+void safetensors_remove_temporaries(const char *path)
+{
+    char directory[4200];
+    const char *base = split_path(path, directory, sizeof directory);
+    const size_t length = strlen(base);
+    DIR *dir = opendir(directory);
+    for (struct dirent *entry; dir && (entry = readdir(dir)) != NULL;) {
+        const char *name = entry->d_name;
+        if (strlen(name) != length + 7 || strncmp(name, base, length) != 0
+            || name[length] != '.')
+            continue;
+        bool temporary = true;
+        for (size_t i = length + 1; i < length + 7; i++)
+            temporary = temporary && isalnum((unsigned char)name[i]);
+        char full[8500];
+        snprintf(full, sizeof full, "%s/%s", directory, name);
+        if (temporary) unlink(full);
+    }
+    if (dir) closedir(dir);
+}
+#line 576 "book/safetensors.nw"
+const char *safetensors_can_write(const char *path, Safetensors *scratch)
+{
+    memset(scratch, 0, sizeof *scratch);
+    struct stat existing;
+    if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode))
+        return fail(scratch, path, "not a regular file; refusing to replace it");
+    char temporary[4096];
+    if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary)
+        return fail(scratch, path, "file name too long");
+    const int fd = mkstemp(temporary);
+    if (fd < 0)
+        return fail(scratch, path, "cannot create a file beside it: %s", strerror(errno));
+    close(fd);
+    unlink(temporary);
+    return NULL;
+}
+#line 618 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -348,7 +400,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 572 "book/safetensors.nw"
+#line 643 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {

@@ -356,22 +356,28 @@ const char *tokenize_line(TextOptions options, const char *line, size_t length,
     write_tokens(b.point, b.count, options.language, result);
     return result->count ? NULL : refuse_line(result, "empty line");
 }
-#line 661 "book/text.nw"
-typedef struct {
-    char *text;
-    size_t capacity;
-    long number;   /* of the line last read, from 1 */
-} LineReader;
-
-/* Read the next line of IN without its newline: its length, or -1 at the end. */
-static long read_line(FILE *in, LineReader *reader)
+#line 679 "book/text.nw"
+long read_line(FILE *in, LineReader *reader)
 {
-    const ssize_t length = getline(&reader->text, &reader->capacity, in);
-    if (length < 0) return -1;
-    reader->number++;
-    const long n = (long)length - (length > 0 && reader->text[length - 1] == '\n');
+    size_t n = 0;
+    int c;
+    for (;;) {
+        if (n + 1 >= reader->capacity) {
+            reader->capacity = reader->capacity ? 2 * reader->capacity : 256;
+            reader->text = realloc(reader->text, reader->capacity);
+            if (reader->text == NULL) die("out of memory reading a line of %zu bytes", n);
+        }
+        if ((c = getc_unlocked(in)) == EOF || c == '\n' || c == '\r') break;
+        reader->text[n++] = (char)c;
+    }
+    if (c == EOF && n == 0) return -1;
+    if (c == '\r') {   /* CR LF is one line end */
+        const int next = getc_unlocked(in);
+        if (next != '\n' && next != EOF) ungetc(next, in);
+    }
     reader->text[n] = '\0';
-    return n;
+    reader->number++;
+    return (long)n;
 }
 
 /* "NAME:LINE: message" in error, which has TEXT_ERROR_MAX bytes. */
@@ -382,7 +388,7 @@ static const char *located(char *error, const char *name, long line, const char 
         strcpy(error + TEXT_ERROR_MAX - 4, "...");   /* a path of hundreds of bytes */
     return error;
 }
-#line 692 "book/text.nw"
+#line 716 "book/text.nw"
 static void *grow(void *memory, size_t *capacity, size_t needed, size_t item)
 {
     if (needed <= *capacity) return memory;
@@ -393,7 +399,7 @@ static void *grow(void *memory, size_t *capacity, size_t needed, size_t item)
     *capacity = bigger;
     return moved;
 }
-#line 724 "book/text.nw"
+#line 748 "book/text.nw"
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file)
 {
     memset(file, 0, sizeof *file);
@@ -413,7 +419,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
             problem = located(file->error, path, reader.number, line.error);
         else {
             /* <<Append the line's tokens to the file's>> */
-#line 757 "book/text.nw"
+#line 781 "book/text.nw"
             const size_t size = strlen(line.text) + 1;
             file->storage = grow(file->storage, &byte_capacity, bytes + size, 1);
             file->line_start = grow(file->line_start, &line_capacity, (size_t)file->lines + 2,
@@ -429,7 +435,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
                 start = k + 1;
             }
             bytes += size;
-#line 743 "book/text.nw"
+#line 767 "book/text.nw"
         }
     }
     if (problem == NULL && ferror(in))
@@ -441,14 +447,14 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
         file->token[t] = file->storage + (size_t)file->token[t];
     return problem;
 }
-#line 775 "book/text.nw"
+#line 799 "book/text.nw"
 void tokenized_file_free(TokenizedFile *file)
 {
     free(file->token), free(file->line_start), free(file->storage);
     file->token = NULL, file->line_start = NULL, file->storage = NULL;
     file->lines = file->count = 0;
 }
-#line 806 "book/text.nw"
+#line 830 "book/text.nw"
 /* The tokens of a Moses line: XML escapes undone, separated by single spaces. */
 static void unescape_moses(const char *line, char *out, size_t size)
 {
@@ -472,7 +478,7 @@ static void unescape_moses(const char *line, char *out, size_t size)
     if (used > 0 && out[used - 1] == ' ') used--;
     out[used] = '\0';
 }
-#line 832 "book/text.nw"
+#line 856 "book/text.nw"
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result)
@@ -504,23 +510,25 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
     free(ours.text), free(theirs.text);
     return problem;
 }
-#line 933 "book/text.nw"
+#line 957 "book/text.nw"
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result)
 {
     if (length > TEXT_MAX_TOKENIZED_BYTES)
         return refuse_line(result, "line too long: %zu bytes (at most %d)", length,
                       TEXT_MAX_TOKENIZED_BYTES);
+    const char *nul = memchr(line, '\0', length);   /* refused as the tokenizer does */
+    if (nul) return refuse_line(result, "a NUL byte at byte %td", nul - line + 1);
     uint32_t point[TEXT_MAX_TOKENIZED_BYTES];
     int n;
     if (decode_utf8(line, length, point, &n, result)) return result->error;
     /* <<Count the apostrophes that stand alone>> */
-#line 976 "book/text.nw"
+#line 1002 "book/text.nw"
     int apostrophes = 0;
     for (size_t i = 0; i < length; i++)
         apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
                        && (i + 1 == length || line[i + 1] == ' ');
-#line 943 "book/text.nw"
+#line 969 "book/text.nw"
     char token[TEXT_MAX_TOKENIZED_BYTES + 1];
     char last = '\0';   /* the last byte of the token before */
     size_t used = 0;
@@ -529,18 +537,18 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     bool double_open = false, single_open = false;   /* inside a quotation */
     for (size_t i = 0, end, next; i < length; i = end) {
         /* <<Find the token [[line[i .. end)]] and the start [[next]] of the one after it>> */
-#line 967 "book/text.nw"
+#line 993 "book/text.nw"
         while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i == length) break;
         for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
         for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
         memcpy(token, line + i, end - i);
         token[end - i] = '\0';
-#line 951 "book/text.nw"
+#line 977 "book/text.nw"
         bool glue = glue_next;
         glue_next = false;
         /* <<Decide how the token joins its neighbours>> */
-#line 983 "book/text.nw"
+#line 1009 "book/text.nw"
         static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
                                               "...", NULL};
         static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
@@ -558,7 +566,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
             double_open = !double_open;
         } else if (strcmp(token, "'") == 0 && apostrophes % 2 == 1) {
             /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
-#line 1011 "book/text.nw"
+#line 1037 "book/text.nw"
             size_t after = next;   /* the next token is line[next .. after) */
             while (after < length && line[after] != ' ' && line[after] != '\t') after++;
             char word[4] = "";
@@ -568,7 +576,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
             }
             if (in_list(word, clitics)) glue_next = true;   /* they 're */
             else glue = true;                               /* the dogs' bowls, 4' wide */
-#line 1000 "book/text.nw"
+#line 1026 "book/text.nw"
         } else if (strcmp(token, "'") == 0) {
             if (single_open) glue = true;
             else glue_next = true;
@@ -577,7 +585,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
                    && is_letter((unsigned char)token[1])) {
             glue = true;   /* 's 're 't */
         }
-#line 954 "book/text.nw"
+#line 980 "book/text.nw"
         if (!glue) result->text[used++] = ' ';
         memcpy(result->text + used, token, end - i);
         used += end - i;
@@ -588,9 +596,9 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     result->count = count;
     return count ? NULL : refuse_line(result, "empty line");
 }
-#line 1078 "book/text.nw"
+#line 1104 "book/text.nw"
 const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
-#line 1089 "book/text.nw"
+#line 1115 "book/text.nw"
 static uint32_t token_hash(const char *token)
 {
     uint32_t hash = 2166136261u;
@@ -622,7 +630,7 @@ static int vocab_index(Vocab *vocab)
     }
     return -1;
 }
-#line 1130 "book/text.nw"
+#line 1156 "book/text.nw"
 int vocab_lookup(const Vocab *vocab, const char *token)
 {
     const int s = vocab_slot(vocab, token);
@@ -635,7 +643,7 @@ const char *vocab_token(const Vocab *vocab, int index)
            index, vocab->size);
     return vocab->token[index];
 }
-#line 1157 "book/text.nw"
+#line 1183 "book/text.nw"
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -652,7 +660,7 @@ static int more_frequent_first(const void *a, const void *b)
     if (x->count != y->count) return x->count > y->count ? -1 : 1;
     return strcmp(x->token, y->token);
 }
-#line 1176 "book/text.nw"
+#line 1202 "book/text.nw"
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
 {
     ENSURE(count >= 0 && min_frequency >= 1, "count %ld, min_frequency %d", count,
@@ -665,7 +673,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     long n_kept = 0;
     size_t bytes = 0;
     /* <<Count the runs of equal tokens and keep the frequent ones>> */
-#line 1206 "book/text.nw"
+#line 1232 "book/text.nw"
     for (long i = 0, run; i < count; i += run) {
         for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
         vocab->types++;
@@ -676,7 +684,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
         kept[n_kept++] = (TokenCount){sorted[i], run};
         bytes += strlen(sorted[i]) + 1;
     }
-#line 1188 "book/text.nw"
+#line 1214 "book/text.nw"
     qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
     ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
     vocab->size = (int)n_kept + VOCAB_SPECIALS;
@@ -692,7 +700,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     ENSURE(vocab_index(vocab) < 0, "a vocabulary with a repeated token");
     free(sorted), free(kept);
 }
-#line 1241 "book/text.nw"
+#line 1267 "book/text.nw"
 const char *vocab_save(Vocab *vocab, const char *path)
 {
     FILE *out = fopen(path, "w");
@@ -705,7 +713,7 @@ const char *vocab_save(Vocab *vocab, const char *path)
              strerror(errno));
     return vocab->error;
 }
-#line 1256 "book/text.nw"
+#line 1282 "book/text.nw"
 const char *vocab_load(Vocab *vocab, const char *path)
 {
     memset(vocab, 0, sizeof *vocab);
@@ -729,7 +737,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-#line 1305 "book/text.nw"
+#line 1331 "book/text.nw"
         TextLine check;   /* its error holds the complaint */
         uint32_t point[TEXT_MAX_LINE_BYTES];
         int n;
@@ -743,7 +751,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
                      vocab_specials[vocab->size]);
         else if (vocab->size == INT32_MAX / 4) strcpy(check.error, "too many tokens");
         if (check.error[0]) problem = located(vocab->error, path, reader.number, check.error);
-#line 1279 "book/text.nw"
+#line 1305 "book/text.nw"
         if (problem) break;
         vocab->storage = grow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
                               1);
@@ -767,7 +775,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
                           "a token that is already listed");
     return problem;
 }
-#line 1321 "book/text.nw"
+#line 1347 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);

@@ -30,7 +30,17 @@ typedef struct {
    with the file and line number. */
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result);
-#line 709 "book/text.nw"
+#line 667 "book/text.nw"
+typedef struct {
+    char *text;
+    size_t capacity;
+    long number;   /* of the line last read, from 1 */
+} LineReader;
+
+/* Read the next line of IN without its end (LF, CR LF or CR): its length, or -1 at the end
+   of the input or at a read error (ferror(in) tells which). Free reader->text at the end. */
+long read_line(FILE *in, LineReader *reader);
+#line 733 "book/text.nw"
 typedef struct {
     long lines, count;  /* lines read and tokens in them */
     char **token;       /* token[0 .. count): NUL-terminated */
@@ -43,7 +53,7 @@ typedef struct {
    file->error; call tokenized_file_free(file) in either case. */
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file);
 void tokenized_file_free(TokenizedFile *file);
-#line 792 "book/text.nw"
+#line 816 "book/text.nw"
 typedef struct {
     long lines, identical;
     char error[TEXT_ERROR_MAX];
@@ -55,12 +65,12 @@ typedef struct {
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result);
-#line 926 "book/text.nw"
+#line 950 "book/text.nw"
 /* Join the tokens of line[0..length) back into text ("a dog ." -> "a dog."). NULL on
    success, else a one-line message in result->error. */
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result);
-#line 1061 "book/text.nw"
+#line 1087 "book/text.nw"
 /* The indices of the special tokens, and their number. */
 enum { VOCAB_START = 0, VOCAB_END = 1, VOCAB_BLANK = 2, VOCAB_UNKNOWN = 3,
        VOCAB_SPECIALS };
@@ -75,16 +85,16 @@ typedef struct {
     long types;       /* distinct tokens seen by vocab_build (0 after vocab_load) */
     char error[TEXT_ERROR_MAX];
 } Vocab;
-#line 1123 "book/text.nw"
+#line 1149 "book/text.nw"
 /* The index of TOKEN, or VOCAB_UNKNOWN. */
 int vocab_lookup(const Vocab *vocab, const char *token);
 /* The token of INDEX, 0 <= index < size. */
 const char *vocab_token(const Vocab *vocab, int index);
-#line 1151 "book/text.nw"
+#line 1177 "book/text.nw"
 /* The vocabulary of TOKENS[0 .. count): the specials, then every token that occurs at
    least min_frequency times, the most frequent first, ties in byte order. */
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency);
-#line 1229 "book/text.nw"
+#line 1255 "book/text.nw"
 /* Write the tokens to PATH, one a line, in index order. NULL, or a message in
    vocab->error. */
 const char *vocab_save(Vocab *vocab, const char *path);

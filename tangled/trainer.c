@@ -14,11 +14,8 @@
 #include "checkpoint.h"
 #line 540 "book/checkpoint.nw"
 #include <fcntl.h>
-#line 568 "book/checkpoint.nw"
-#include <ctype.h>
-#include <dirent.h>
 /* <<trainer.c types>> */
-#line 423 "book/copy.nw"
+#line 426 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -75,42 +72,16 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     if (fd >= 0 && fcntl(fd, F_SETLK, &lock) == 0) return fd;
     const int failure = errno;
     if (fd >= 0) close(fd);
-    if (failure == EACCES || failure == EAGAIN)
+    if (fd >= 0 && (failure == EACCES || failure == EAGAIN))
         snprintf(message, size, "%.2000s is in use by another run (%.2000s is locked)", path,
                  lock_path);
     else
-        snprintf(message, size, "%.4000s: cannot lock: %s", lock_path, strerror(failure));
+        snprintf(message, size, "%.4000s: cannot %s: %s", lock_path,
+                 fd >= 0 ? "lock" : "create the lock file", strerror(failure));
     return -1;
 }
-#line 573 "book/checkpoint.nw"
-/* Remove PATH.XXXXXX, the temporary files of saves that were interrupted. */
-static void remove_interrupted_saves(const char *path)
-{
-    char directory[4200];
-    snprintf(directory, sizeof directory, "%s", path);
-    char *slash = strrchr(directory, '/');
-    const char *base = slash ? slash + 1 : path;
-    if (slash == directory) slash[1] = '\0';   /* a file in / */
-    else if (slash) *slash = '\0';
-    else strcpy(directory, ".");
-    const size_t length = strlen(base);
-    DIR *dir = opendir(directory);
-    for (struct dirent *entry; dir && (entry = readdir(dir)) != NULL;) {
-        const char *name = entry->d_name;
-        if (strlen(name) != length + 7 || strncmp(name, base, length) != 0
-            || name[length] != '.')
-            continue;
-        bool temporary = true;
-        for (size_t i = length + 1; i < length + 7; i++)
-            temporary = temporary && isalnum((unsigned char)name[i]);
-        char full[8500];
-        snprintf(full, sizeof full, "%s/%s", directory, name);
-        if (temporary) unlink(full);
-    }
-    if (dir) closedir(dir);
-}
 /* <<trainer.c helpers>> */
-#line 457 "book/copy.nw"
+#line 460 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -133,7 +104,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 490 "book/copy.nw"
+#line 493 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -176,18 +147,24 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 436 "book/copy.nw"
+#line 439 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 602 "book/checkpoint.nw"
+#line 573 "book/checkpoint.nw"
     if (settings->checkpoint_path) {
         clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
                                      sizeof trainer->message);
         if (clock.lock < 0) return TRAINER_FAILED;
-        remove_interrupted_saves(settings->checkpoint_path);
+        safetensors_remove_temporaries(settings->checkpoint_path);
+        Safetensors probe;
+        if (safetensors_can_write(settings->checkpoint_path, &probe)) {
+            snprintf(trainer->message, sizeof trainer->message, "%s", probe.error);
+            close(clock.lock);
+            return TRAINER_FAILED;
+        }
         catch_stop_signals();
     }
-#line 438 "book/copy.nw"
+#line 441 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -214,12 +191,14 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         const double loss = train_step(trainer->model, adam, trainer->batch, train,
                                        trainer->d_logprobs, &progress->dropout_rng);
         /* <<Stop if the loss is not finite>> */
-#line 408 "book/copy.nw"
+#line 409 "book/copy.nw"
         if (!isfinite(loss)) {
+            const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
                      adam->step, isnan(loss) ? "NaN" : "infinite",
-                     settings->checkpoint_path ? "; the last checkpoint is kept in " : "",
-                     settings->checkpoint_path ? settings->checkpoint_path : "");
+                     kept ? "; the last checkpoint is kept in "
+                          : settings->checkpoint_path ? "; no checkpoint was saved yet" : "",
+                     kept ? settings->checkpoint_path : "");
             outcome = TRAINER_FAILED;
             break;
         }
@@ -243,7 +222,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 617 "book/checkpoint.nw"
+#line 594 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -256,7 +235,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 637 "book/checkpoint.nw"
+#line 614 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -270,13 +249,13 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 629 "book/checkpoint.nw"
+#line 606 "book/checkpoint.nw"
             break;
         }
 #line 396 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 527 "book/copy.nw"
+#line 530 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
