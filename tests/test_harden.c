@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "modelfile.h"
 #include "tests.h"
@@ -227,6 +228,157 @@ START_TEST(safetensors_overlap_refused)
 }
 END_TEST
 
+/* True when r failed with status 1 and one line holding WANT. */
+static bool one_line(const Run *r, const char *want)
+{
+    const size_t n = strlen(r->err);
+    return r->status == 1 && strstr(r->err, want) && n > 0 && strchr(r->err, '\n') == r->err + n - 1;
+}
+
+/* A translation model trained for one epoch on 32 pairs, in dir/m.st (two seconds). */
+static void train_small(void)
+{
+    char command[1024];
+    snprintf(command, sizeof command,
+             "head -32 data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
+             "head -32 data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
+             dir, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    snprintf(command, sizeof command,
+             "train --data %s --layers 1 --d-model 16 --d-ff 32 --heads 2 --token-budget 200 "
+             "--epochs 1 --model %s/m.st --checkpoint %s/c.st", dir, dir, dir);
+    Run *r = run("", command);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+}
+
+/* Issue 19, item 10: a NUL byte gets the same one line from every command that reads lines
+   (translate said "longer than 1000 bytes"; detokenize and attention cut the line). */
+START_TEST(nul_bytes_one_way)
+{
+    make_dir();
+    train_small();
+    char arguments[512], command[256];
+    snprintf(command, sizeof command, "printf 'ein\\000Hund\\n' > %s/nul.txt && "
+             "printf 'a dog\\n' > %s/ref.txt", dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    const char *commands[] = {"tokenize <", "tokenize --detokenize <", "translate --model %s/m.st <",
+                              "attention --model %s/m.st <"};
+    for (int c = 0; c < 4; c++) {
+        char head[256];
+        snprintf(head, sizeof head, commands[c], dir);
+        snprintf(arguments, sizeof arguments, "%s %s/nul.txt", head, dir);
+        Run *r = run("", arguments);
+        ck_assert_msg(one_line(r, "standard input:1: a NUL byte at byte 4"), "%s: %d %s",
+                      arguments, r->status, r->err);
+    }
+    snprintf(arguments, sizeof arguments, "vocab %s/nul.txt", dir);
+    Run *r = run("", arguments);
+    ck_assert_msg(one_line(r, "nul.txt:1: a NUL byte at byte 4"), "%s", r->err);
+    snprintf(arguments, sizeof arguments, "bleu %s/nul.txt %s/ref.txt", dir, dir);
+    r = run("", arguments);
+    ck_assert_msg(one_line(r, "nul.txt:1: a NUL byte at byte 4"), "%s", r->err);
+    remove_dir();
+}
+END_TEST
+
+/* Issue 19, item 12: CR-only line endings (and CR LF) are line ends for every reader. */
+START_TEST(carriage_returns_end_lines)
+{
+    make_dir();
+    char arguments[512], command[512];
+    snprintf(command, sizeof command, "printf 'a big dog runs\\rthe cat sat here\\rruns on grass now\\r' > %s/cr.txt && "
+             "printf 'a big dog runs\\r\\nthe cat sat here\\r\\nruns on grass now' > %s/crlf.txt && "
+             "printf 'a big dog runs\\nthe cat sat here\\nruns on grass now\\n' > %s/lf.txt", dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    for (int f = 0; f < 2; f++) {
+        snprintf(arguments, sizeof arguments, "tokenize < %s/%s", dir, f ? "crlf.txt" : "cr.txt");
+        Run *r = run("", arguments);
+        ck_assert_int_eq(r->status, 0);
+        ck_assert_str_eq(r->out, "a big dog runs\nthe cat sat here\nruns on grass now\n");
+        snprintf(arguments, sizeof arguments, "bleu %s/%s %s/lf.txt", dir,
+                 f ? "crlf.txt" : "cr.txt", dir);
+        r = run("", arguments);
+        ck_assert_msg(r->status == 0 && strstr(r->out, "BLEU = 100.00"), "%s%s", r->out, r->err);
+        snprintf(arguments, sizeof arguments, "vocab --min-freq 1 %s/%s", dir,
+                 f ? "crlf.txt" : "cr.txt");
+        r = run("", arguments);
+        ck_assert_msg(strstr(r->out, "3 lines, 12 tokens"), "%s%s", r->out, r->err);
+    }
+    remove_dir();
+}
+END_TEST
+
+/* Issue 19, item 12: standard input that is a directory is an error (translate exited 0);
+   flags after the file arguments are flags; vocab on an empty file. */
+START_TEST(smaller_failures)
+{
+    make_dir();
+    train_small();
+    char arguments[512];
+    const char *readers[] = {"translate --model %s/m.st", "attention --model %s/m.st",
+                             "tokenize", "tokenize --detokenize"};
+    for (int c = 0; c < 4; c++) {
+        char head[256];
+        snprintf(head, sizeof head, readers[c], dir);
+        snprintf(arguments, sizeof arguments, "%s < %s", head, dir);
+        Run *r = run("", arguments);
+        ck_assert_msg(one_line(r, "cannot read standard input: Is a directory"), "%s: %d %s",
+                      arguments, r->status, r->err);
+    }
+    char command[256];
+    snprintf(command, sizeof command, ": > %s/empty.txt", dir);
+    ck_assert_int_eq(system(command), 0);
+    snprintf(arguments, sizeof arguments, "vocab %s/empty.txt --min-freq 1 --save %s/v.txt",
+             dir, dir);
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0 && strstr(r->out, "0 lines, 0 tokens")
+                  && strstr(r->out, "at least 1 time\n"), "%s%s", r->out, r->err);
+    remove_dir();
+}
+END_TEST
+
+/* Issue 19, item 11: a NaN loss before the first save names no checkpoint file (there is
+   none); item 12: a checkpoint directory that cannot be written is reported at the start,
+   before any step. */
+START_TEST(nan_and_read_only_reported_at_once)
+{
+    make_dir();
+    train_small();
+    char arguments[1024], path[128];
+    snprintf(path, sizeof path, "%s/fresh.st", dir);
+    snprintf(arguments, sizeof arguments,
+             "train --data %s --layers 1 --d-model 16 --d-ff 32 --heads 2 --token-budget 200 "
+             "--warmup 20 --factor 1e30 --checkpoint-every 1000 --model %s/m2.st "
+             "--checkpoint %s", dir, dir, path);
+    Run *r = run("", arguments);
+    ck_assert_msg(one_line(r, "the loss is NaN; stopping; no checkpoint was saved yet")
+                  && !strstr(r->err, path), "%d %s", r->status, r->err);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    /* a directory this user cannot write (root is run as nobody through setpriv) */
+    char ro[128], command[512];
+    snprintf(ro, sizeof ro, "%s/ro", dir);
+    snprintf(command, sizeof command, "mkdir %s && chmod 755 %s && chmod 555 %s", ro, dir, ro);
+    ck_assert_int_eq(system(command), 0);
+    const char *as = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+    for (int which = 0; which < 2; which++) {
+        snprintf(arguments, sizeof arguments,
+                 "%s %s train --data %s --layers 1 --d-model 16 --d-ff 32 --heads 2 "
+                 "--token-budget 200 --epochs 1 --model %s/m.st --checkpoint %s/c.st", as,
+                 transformer_binary(), dir, which ? "/tmp" : ro, which ? ro : "/tmp");
+        char shell[1200];
+        snprintf(shell, sizeof shell, "%s 2>&1", arguments);
+        FILE *p = popen(shell, "r");
+        char out[4096] = "";
+        const size_t got = fread(out, 1, sizeof out - 1, p);
+        out[got] = '\0';
+        const int status = pclose(p);
+        ck_assert_msg(WEXITSTATUS(status) == 1 && strstr(out, "Permission denied")
+                      && strstr(out, ro) && !strstr(out, "epoch 1"), "%s", out);
+    }
+    remove_dir();
+}
+END_TEST
+
 Suite *harden_suite(void)
 {
     Suite *suite = suite_create("harden");
@@ -235,5 +387,11 @@ Suite *harden_suite(void)
     tcase_add_test(model_file, model_file_fields_checked);
     tcase_add_test(model_file, safetensors_overlap_refused);
     suite_add_tcase(suite, model_file);
+    TCase *lines = tcase_create("lines and runs");
+    tcase_add_test(lines, nul_bytes_one_way);
+    tcase_add_test(lines, carriage_returns_end_lines);
+    tcase_add_test(lines, smaller_failures);
+    tcase_add_test(lines, nan_and_read_only_reported_at_once);
+    suite_add_tcase(suite, lines);
     return suite;
 }
