@@ -254,6 +254,46 @@ run-sanitize: build/asan/run-tests build/asan/transformer $(FIGURE_DATA)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  CK_DEFAULT_TIMEOUT=120 TRANSFORMER=build/asan/transformer build/asan/run-tests
 
+# ---------------------------------------------------------------- fuzzing
+# libFuzzer harnesses (tests/fuzz/, clang from Debian): every reader of outside input. `make
+# fuzz` runs each for FUZZ_SECONDS on its committed seeds (tests/fuzz/seeds/NAME) plus what
+# earlier runs found (build/fuzz/corpus/NAME); a crash leaves build/fuzz/crash-NAME-* and fails.
+# A long run by hand: make fuzz FUZZ_SECONDS=3600 (or FUZZ_RUNS=1000000).
+FUZZERS := tokenize detokenize vocab bleu model checkpoint cli
+FUZZ_SECONDS ?= 20
+FUZZ_RUNS ?= -1
+FUZZ_CC := clang
+FUZZ_SAN := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS = -std=c11 -Wno-pass-failed -fopenmp -D_POSIX_C_SOURCE=200809L -Itangled -Itests/fuzz $(DEPFLAGS) $(FUZZ_SAN)
+build/fuzz/%.o: tangled/%.c | build/tangle.stamp
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+FUZZ_OBJECTS := $(patsubst tangled/%.c,build/fuzz/%.o,$(LIB_SOURCES))
+build/fuzz/fuzz-cli: tests/fuzz/fuzz-cli.c build/fuzz/cli.o $(FUZZ_OBJECTS) tests/fuzz/fuzz.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Wl,--wrap=exit -o $@ $< build/fuzz/cli.o \
+	  $(FUZZ_OBJECTS) $(LIBS)
+build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_OBJECTS) tests/fuzz/fuzz.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJECTS) $(LIBS)
+.PHONY: fuzz fuzz-build fuzz-seeds
+fuzz-build: $(patsubst %,build/fuzz/fuzz-%,$(FUZZERS))
+fuzz: deps
+	$(MAKE) fuzz-build
+	@for f in $(FUZZERS); do \
+	  mkdir -p build/fuzz/corpus/$$f; \
+	  echo "== fuzz $$f ($(FUZZ_SECONDS) s)"; \
+	  TMPDIR=$$([ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp}) \
+	  ASAN_OPTIONS=detect_leaks=$$([ $$f = cli ] && echo 0 || echo 1) \
+	  build/fuzz/fuzz-$$f -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -rss_limit_mb=2048 \
+	    -timeout=10 -max_len=65536 $$([ $$f = cli ] && echo -close_fd_mask=2) -print_final_stats=1 -artifact_prefix=build/fuzz/crash-$$f- \
+	    build/fuzz/corpus/$$f tests/fuzz/seeds/$$f 2> build/fuzz/$$f.log \
+	    || { tail -40 build/fuzz/$$f.log; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units|^Done' build/fuzz/$$f.log | tr '\n' ' '; echo; \
+	done
+# The seeds of the model and checkpoint harnesses are written by the harnesses themselves.
+fuzz-seeds: build/fuzz/fuzz-model build/fuzz/fuzz-checkpoint
+	FUZZ_MAKE_SEED=tests/fuzz/seeds/model/tiny.st build/fuzz/fuzz-model
+	FUZZ_MAKE_SEED=tests/fuzz/seeds/checkpoint/tiny.st build/fuzz/fuzz-checkpoint
+
 # ---------------------------------------------------------------- exercises
 # The book's exercises that need the repository: `make exercise-NAME` runs one (NAME is the
 # exercise's label in the book without ex:, e.g. exercise-mask-count), in build/exercises/NAME/;
@@ -273,7 +313,7 @@ build/exercises/activations: tests/exercises/activations.c $(LIB_OBJECTS)
 gradcheck: transformer
 	./transformer gradcheck
 
--include $(wildcard build/*.d build/tests/*.d build/asan/*.d build/asan/tests/*.d)
+-include $(wildcard build/*.d build/tests/*.d build/asan/*.d build/asan/tests/*.d build/fuzz/*.d)
 
 clean:
 	rm -rf build transformer $(PDF) figures/*.dat figures/*.csv figures/*.tex figures/*.pdf
