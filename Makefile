@@ -234,6 +234,30 @@ check: deps
 # Check's default of 4 s per test is too short on a busy machine; a slow test is not a failure.
 run-check: build/run-tests transformer $(FIGURE_DATA)
 	CK_DEFAULT_TIMEOUT=60 TRANSFORMER=./transformer build/run-tests
+	TRANSFORMER=./transformer tests/faults.sh
+
+# Valgrind's memcheck on a tiny training run (copy task, with a checkpoint and a resume) and
+# a translation with a tiny translator: no invalid access, no use of uninitialized memory,
+# no leak. About a minute; .ci/run calls it.
+VALGRIND := valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite \
+            --show-leak-kinds=definite --track-origins=yes --quiet
+.PHONY: valgrind
+valgrind: transformer
+	@rm -rf build/valgrind && mkdir -p build/valgrind
+	head -24 data/multi30k/train.de > build/valgrind/train.de
+	head -24 data/multi30k/train.en > build/valgrind/train.en
+	cp build/valgrind/train.de build/valgrind/val.de && cp build/valgrind/train.en build/valgrind/val.en
+	OMP_NUM_THREADS=1 $(VALGRIND) ./transformer copy --epochs 1 --batches 4 --batch-size 4 \
+	  --layers 1 --d-model 16 --d-ff 32 --heads 2 --checkpoint build/valgrind/c.st > /dev/null || [ $$? = 1 ]
+	OMP_NUM_THREADS=1 $(VALGRIND) ./transformer copy --epochs 2 --batches 4 --batch-size 4 \
+	  --layers 1 --d-model 16 --d-ff 32 --heads 2 --resume build/valgrind/c.st > /dev/null || [ $$? = 1 ]
+	OMP_NUM_THREADS=1 $(VALGRIND) ./transformer train --data build/valgrind --epochs 1 --layers 1 \
+	  --d-model 16 --d-ff 32 --heads 2 --token-budget 200 --model build/valgrind/m.st \
+	  --checkpoint build/valgrind/t.st > /dev/null
+	head -3 data/multi30k/test2016.de | OMP_NUM_THREADS=1 $(VALGRIND) ./transformer translate \
+	  --model build/valgrind/m.st --beam 2 > build/valgrind/out.en
+	test "$$(wc -l < build/valgrind/out.en)" = 3
+	@echo "valgrind: no errors"
 
 # Sanitizers: a separate tree of objects so the normal build is untouched.
 build/asan/%.o: tangled/%.c | build/tangle.stamp

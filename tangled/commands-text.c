@@ -91,7 +91,8 @@ int run_vocab(int argc, char **argv)
     char **tokens = xmalloc((size_t)count * sizeof *tokens);
     long t = 0;
     for (int f = 0; f < n_files; t += files[f].count, f++)
-        memcpy(tokens + t, files[f].token, (size_t)files[f].count * sizeof *tokens);
+        if (files[f].count > 0)   /* an empty file has no token array: memcpy(.., NULL, 0) is UB */
+            memcpy(tokens + t, files[f].token, (size_t)files[f].count * sizeof *tokens);
     Vocab vocab;
     vocab_build(&vocab, tokens, count, min_frequency);
     printf("%ld lines, %ld tokens, %ld distinct\n", lines, count, vocab.types);

@@ -92,7 +92,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 1530 "book/text.nw"
+#line 1531 "book/text.nw"
     {"vocab", "build the vocabulary of text files (Chapter 15)",
      "usage: transformer vocab [--language en|de] [--lowercase] [--min-freq N]\n"
      "                         [--save VOCAB] FILE...\n\n"
