@@ -158,7 +158,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (!safetensors_metadata(file, "version", value, sizeof value)
         || strtol(value, NULL, 10) != CHECKPOINT_VERSION)
         return refuse(file, path, "checkpoint version '%s'; this program reads version %d",
-                      value, CHECKPOINT_VERSION);
+                      safetensors_printable(value, value, 24), CHECKPOINT_VERSION);
 #line 295 "book/checkpoint.nw"
     /* <<Check the checksum>> */
 #line 324 "book/checkpoint.nw"
@@ -196,7 +196,8 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
             if (!safetensors_metadata(file, run.key[i], value, sizeof value)
                 || strcmp(value, run.value[i]) != 0)
                 return refuse(file, path, "%s is %s in the checkpoint but %s in this run",
-                              run.key[i], *value ? value : "missing", run.value[i]);
+                              run.key[i], *value ? safetensors_printable(value, value, 80)
+                                                 : "missing", run.value[i]);
     }
 #line 297 "book/checkpoint.nw"
     const char *prefixes[3] = {"", "adam.m.", "adam.v."};
@@ -205,7 +206,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
             return error;
     /* <<Read the step, the position and the generators>> */
-#line 372 "book/checkpoint.nw"
+#line 373 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {

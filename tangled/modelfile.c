@@ -83,8 +83,8 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
                         model_format);
     if (!safetensors_metadata(file, "version", value, sizeof value)
         || strtol(value, NULL, 10) != MODEL_FILE_VERSION)
-        return refuse(file, path, "model file version '%.20s'; this program reads version %d",
-                      value, MODEL_FILE_VERSION);
+        return refuse(file, path, "model file version '%s'; this program reads version %d",
+                      safetensors_printable(value, value, 24), MODEL_FILE_VERSION);
     char expected[32];
     snprintf(expected, sizeof expected, "%016" PRIx64, safetensors_checksum(file));
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
@@ -101,8 +101,8 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
         const long number = strtol(value, &end, 10);
         const long most = i == 6 ? MODEL_MAX_LEN : MODEL_MAX_NUMBER;
         if (!*value || *end || number < 1 || number > most)
-            return refuse(file, path, "'%s' must be a whole number from 1 to %ld, not '%.20s'",
-                          number_keys[i], most, value);
+            return refuse(file, path, "'%s' must be a whole number from 1 to %ld, not '%s'",
+                          number_keys[i], most, safetensors_printable(value, value, 24));
         numbers[i] = (int)number;
     }
     config = config_default(numbers[0], numbers[1], numbers[2]);
@@ -118,8 +118,9 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     for (int k = 0; k < 3; k++) {
         if (!safetensors_metadata(file, settings_keys[k], value, sizeof value)) *value = '\0';
         if (strcmp(value, settings_words[k][0]) != 0 && strcmp(value, settings_words[k][1]) != 0)
-            return refuse(file, path, "'%s' must be '%s' or '%s', not '%.40s'", settings_keys[k],
-                          settings_words[k][0], settings_words[k][1], value);
+            return refuse(file, path, "'%s' must be '%s' or '%s', not '%s'", settings_keys[k],
+                          settings_words[k][0], settings_words[k][1],
+                          safetensors_printable(value, value, 44));
         chosen[k] = strcmp(value, settings_words[k][1]) == 0;
     }
     config.norm = chosen[0] ? NORM_POST : NORM_PRE;
@@ -127,7 +128,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config.tie_generator = chosen[2];
 #line 787 "book/translate.nw"
     /* <<Check the configuration against itself and against the file's size>> */
-#line 863 "book/translate.nw"
+#line 864 "book/translate.nw"
     if (config.max_len < 3)
         return refuse(file, path, "max_len %d is too small (at least 3)", config.max_len);
     if (config.d_model % config.heads)
@@ -144,14 +145,14 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
 #line 788 "book/translate.nw"
     model_init(model, config);
     /* <<Check that the file holds exactly the model's tensors, and load them>> */
-#line 883 "book/translate.nw"
+#line 884 "book/translate.nw"
     if (file->count != model->parameters.count)
         return refuse(file, path, "%d tensors, but the model it describes has %d", file->count,
                       model->parameters.count);
     if ((error = safetensors_load(file, &model->parameters, path))) return error;
 #line 790 "book/translate.nw"
     /* <<Read both vocabularies and check their sizes>> */
-#line 895 "book/translate.nw"
+#line 896 "book/translate.nw"
     cJSON *meta = cJSON_Parse(file->metadata_json);
     Vocab *vocabs[2] = {src_vocab, tgt_vocab};
     const int sizes[2] = {config.src_vocab, config.tgt_vocab};

@@ -379,6 +379,29 @@ START_TEST(nan_and_read_only_reported_at_once)
 }
 END_TEST
 
+/* Crashes the fuzzers found (tests/fuzz/regressions/): tensor names holding a newline and
+   binary bytes were quoted as they were, a message of several lines. */
+START_TEST(fuzz_regressions_one_line)
+{
+    static const char *const files[] = {"tests/fuzz/regressions/model-name-with-newline.st",
+                                        "tests/fuzz/regressions/checkpoint-name-with-newline.st"};
+    for (int f = 0; f < 2; f++) {
+        Safetensors file;
+        const char *error = safetensors_read(&file, files[f]);
+        ck_assert_msg(error && strstr(error, "tensor '") && !strchr(error, '\n'), "%s",
+                      error ? error : "loaded");
+        safetensors_free(&file);
+        char arguments[256];
+        snprintf(arguments, sizeof arguments, "translate --model %s < /dev/null", files[f]);
+        Run *r = run("", arguments);
+        ck_assert_msg(one_line(r, files[f]), "%s", r->err);
+    }
+    char out[8];
+    ck_assert_str_eq(safetensors_printable("a\nb\033c", out, sizeof out), "a?b?c");
+    ck_assert_str_eq(safetensors_printable("abcdefghij", out, sizeof out), "abcd...");
+}
+END_TEST
+
 Suite *harden_suite(void)
 {
     Suite *suite = suite_create("harden");
@@ -386,6 +409,7 @@ Suite *harden_suite(void)
     tcase_add_test(model_file, model_file_is_one_unit);
     tcase_add_test(model_file, model_file_fields_checked);
     tcase_add_test(model_file, safetensors_overlap_refused);
+    tcase_add_test(model_file, fuzz_regressions_one_line);
     suite_add_tcase(suite, model_file);
     TCase *lines = tcase_create("lines and runs");
     tcase_add_test(lines, nul_bytes_one_way);
