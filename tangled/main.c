@@ -120,7 +120,7 @@ static const Command commands[] = {
      "                         [--checkpoint-every N] [--stop-after STEP] [--subset N]\n\n"
      "Train on DIR/train.{de,en} (default data/multi30k), validating on DIR/val.{de,en} after\n"
      "every epoch. The model with the lowest validation loss is saved to FILE (default\n"
-     "multi30k.safetensors) with FILE.src.vocab and FILE.tgt.vocab; the whole training state\n"
+     "multi30k.safetensors), its vocabularies inside it; the whole training state\n"
      "to the checkpoint (default multi30k-last.safetensors) every N steps (500), after every\n"
      "epoch, at --stop-after, after --minutes and on SIGINT/SIGTERM. Defaults: 30 epochs,\n"
      "N = 3, d_model 256, d_ff 1024, 8 heads, dropout 0.1, smoothing 0.1, factor 0.5, warm-up\n"
