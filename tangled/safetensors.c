@@ -91,9 +91,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
             capacity *= 2;
         }
     }
-    bool read_error = ferror(in);
+    const int read_error = ferror(in) ? errno : 0;   /* a directory, say: EISDIR */
     fclose(in);
-    if (read_error) return fail(file, path, "read error");
+    if (read_error) return fail(file, path, "cannot read: %s", strerror(read_error));
 #line 185 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
 #line 219 "book/safetensors.nw"
