@@ -379,6 +379,30 @@ START_TEST(nan_and_read_only_reported_at_once)
 }
 END_TEST
 
+/* Issue 19, item 4: the temporary file of a model save that a kill interrupted (mkstemp's
+   name: the model's, a dot, six letters or digits) is removed by the next training run;
+   a file of another name is left alone. */
+START_TEST(interrupted_model_save_removed)
+{
+    make_dir();
+    train_small();
+    char command[512];
+    snprintf(command, sizeof command, "cp %s/m.st %s/m.st.Ab3xY9 && touch %s/m.st.keep",
+             dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    snprintf(command, sizeof command,
+             "train --data %s --layers 1 --d-model 16 --d-ff 32 --heads 2 --token-budget 200 "
+             "--stop-after 1 --model %s/m.st --checkpoint %s/c2.st", dir, dir, dir);
+    Run *r = run("", command);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    snprintf(command, sizeof command, "%s/m.st.Ab3xY9", dir);
+    ck_assert_int_ne(access(command, F_OK), 0);
+    snprintf(command, sizeof command, "%s/m.st.keep", dir);
+    ck_assert_int_eq(access(command, F_OK), 0);
+    remove_dir();
+}
+END_TEST
+
 /* Crashes the fuzzers found (tests/fuzz/regressions/): tensor names holding a newline and
    binary bytes were quoted as they were, a message of several lines. */
 START_TEST(fuzz_regressions_one_line)
@@ -416,6 +440,7 @@ Suite *harden_suite(void)
     tcase_add_test(lines, carriage_returns_end_lines);
     tcase_add_test(lines, smaller_failures);
     tcase_add_test(lines, nan_and_read_only_reported_at_once);
+    tcase_add_test(lines, interrupted_model_save_removed);
     suite_add_tcase(suite, lines);
     return suite;
 }
