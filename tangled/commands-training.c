@@ -73,7 +73,7 @@ int run_copy(int argc, char **argv)
         {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 418 "book/checkpoint.nw"
+#line 377 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
@@ -106,7 +106,7 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 487 "book/checkpoint.nw"
+#line 446 "book/checkpoint.nw"
     char recipe_text[6][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -247,7 +247,7 @@ int run_train(int argc, char **argv)
         {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL},
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 418 "book/checkpoint.nw"
+#line 377 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
