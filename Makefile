@@ -19,7 +19,7 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
             book/decode.nw book/text.nw book/beam.nw \
-            book/bleu.nw book/translate.nw book/fast.nw book/solutions.nw
+            book/bleu.nw book/translate.nw book/fast.nw book/refuses.nw book/solutions.nw
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \

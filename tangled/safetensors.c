@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 /* <<safetensors.c definitions>> */
-#line 108 "book/safetensors.nw"
+#line 109 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -41,18 +41,18 @@ const char *safetensors_vfail(Safetensors *file, const char *path, const char *f
     return file->error;
 }
 
-#line 142 "book/safetensors.nw"
+#line 144 "book/safetensors.nw"
 const char *safetensors_printable(const char *text, char *out, size_t size)
 {
     size_t n = 0;   /* out may be text itself: each byte is read before it is written */
     for (; text[n] && n < size - 1; n++)
-        out[n] = (unsigned char)text[n] < 0x20 || text[n] == 0x7f ? '?' : text[n];
+        out[n] = text[n] >= 0x20 && text[n] < 0x7f ? text[n] : '?';   /* printable ASCII */
     const bool longer = text[n] != '\0';
     out[n] = '\0';
     if (longer) strcpy(out + size - 4, "...");
     return out;
 }
-#line 155 "book/safetensors.nw"
+#line 157 "book/safetensors.nw"
 static const char *fail(Safetensors *file, const char *path, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 static const char *fail(Safetensors *file, const char *path, const char *format, ...)
@@ -63,7 +63,7 @@ static const char *fail(Safetensors *file, const char *path, const char *format,
     va_end(arguments);
     return file->error;
 }
-#line 171 "book/safetensors.nw"
+#line 173 "book/safetensors.nw"
 static int compare_places(const void *a, const void *b)
 {
     const SafetensorsEntry *x = *(const SafetensorsEntry *const *)a;
@@ -71,12 +71,12 @@ static int compare_places(const void *a, const void *b)
     if (x->data != y->data) return x->data < y->data ? -1 : 1;
     return (x->size > y->size) - (x->size < y->size);
 }
-#line 181 "book/safetensors.nw"
+#line 183 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 195 "book/safetensors.nw"
+#line 197 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
     size_t length = 0, capacity = 1 << 16;
@@ -94,9 +94,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
     const int read_error = ferror(in) ? errno : 0;   /* a directory, say: EISDIR */
     fclose(in);
     if (read_error) return fail(file, path, "cannot read: %s", strerror(read_error));
-#line 185 "book/safetensors.nw"
+#line 187 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 219 "book/safetensors.nw"
+#line 221 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
@@ -112,9 +112,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
         cJSON_Delete(header);
         return fail(file, path, "the header is not a JSON object");
     }
-#line 186 "book/safetensors.nw"
+#line 188 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 237 "book/safetensors.nw"
+#line 239 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -124,7 +124,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 258 "book/safetensors.nw"
+#line 260 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -156,7 +156,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
-#line 246 "book/safetensors.nw"
+#line 248 "book/safetensors.nw"
         if (problem) {
             char name[48];
             fail(file, path, "tensor '%s': %s", safetensors_printable(item->string, name, sizeof name),
@@ -166,11 +166,11 @@ const char *safetensors_read(Safetensors *file, const char *path)
         }
         file->count++;
     }
-#line 187 "book/safetensors.nw"
+#line 189 "book/safetensors.nw"
     cJSON_Delete(header);
     file->data = data, file->data_size = data_size;
     /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 298 "book/safetensors.nw"
+#line 300 "book/safetensors.nw"
     const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
     for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
     qsort(order, (size_t)file->count, sizeof *order, compare_places);
@@ -184,10 +184,10 @@ const char *safetensors_read(Safetensors *file, const char *path)
     if (covered != data_size)
         return fail(file, path, "%zu bytes after the last tensor (two files glued together?)",
                     data_size - covered);
-#line 190 "book/safetensors.nw"
+#line 192 "book/safetensors.nw"
     return NULL;
 }
-#line 314 "book/safetensors.nw"
+#line 316 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -213,7 +213,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 357 "book/safetensors.nw"
+#line 359 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -237,7 +237,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 406 "book/safetensors.nw"
+#line 408 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -252,7 +252,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 443 "book/safetensors.nw"
+#line 445 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -268,7 +268,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 464 "book/safetensors.nw"
+#line 466 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -294,17 +294,17 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 458 "book/safetensors.nw"
+#line 460 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 503 "book/safetensors.nw"
+#line 505 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         free(json);
         return fail(scratch, path, "not a regular file; refusing to replace it");
     }
 
-#line 511 "book/safetensors.nw"
+#line 513 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         free(json);
@@ -343,10 +343,10 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
         return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 459 "book/safetensors.nw"
+#line 461 "book/safetensors.nw"
     return NULL;
 }
-#line 564 "book/safetensors.nw"
+#line 566 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -379,7 +379,7 @@ void safetensors_remove_temporaries(const char *path)
     }
     if (dir) closedir(dir);
 }
-#line 602 "book/safetensors.nw"
+#line 604 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Safetensors *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
@@ -396,7 +396,7 @@ const char *safetensors_can_write(const char *path, Safetensors *scratch)
     unlink(temporary);
     return NULL;
 }
-#line 644 "book/safetensors.nw"
+#line 646 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -414,7 +414,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 669 "book/safetensors.nw"
+#line 671 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {
