@@ -13,7 +13,7 @@
 #line 550 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1199 "book/translate.nw"
+#line 1206 "book/translate.nw"
 #include "modelfile.h"
 /* <<commands-training.c functions>> */
 #line 586 "book/copy.nw"

@@ -111,7 +111,7 @@ static const Command commands[] = {
      "references per line. --lowercase (or -lc) scores lowercased text.\n"
      "Files must be UTF-8; different line counts are an error (status 1).\n",
      NULL, run_bleu},
-#line 1063 "book/translate.nw"
+#line 1070 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
      "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
      "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
@@ -133,7 +133,7 @@ static const Command commands[] = {
      "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
      "--batch: lines decoded together (32).\n",
      NULL, run_translate},
-#line 1309 "book/translate.nw"
+#line 1316 "book/translate.nw"
     {"attention", "print one attention map of a translation (Chapter 18)",
      "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
      "                             [--layer L] [--head H|mean] < sentence.de\n\n"

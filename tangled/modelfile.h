@@ -8,7 +8,7 @@
 #include "safetensors.h"
 #include "text.h"
 /* <<modelfile.h declarations>> */
-#line 689 "book/translate.nw"
+#line 693 "book/translate.nw"
 /* Save the weights, configuration and vocabularies to PATH as one file, atomically. NULL
    on success, else a one-line message (in scratch's error buffer). */
 const char *translation_model_save(const char *path, const Model *model,

@@ -70,7 +70,7 @@ void safetensors_remove_temporaries(const char *path);
 /* Whether PATH could be saved now: it is a regular file or absent, and a file can be
    created beside it. NULL, or a one-line message (in scratch's error buffer). */
 const char *safetensors_can_write(const char *path, Safetensors *scratch);
-#line 635 "book/safetensors.nw"
+#line 637 "book/safetensors.nw"
 /* The 64-bit FNV-1a checksum of the data the writer puts in a file for PARTS, followed by
    the METADATA pairs but one named "checksum", in their order. */
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
