@@ -357,14 +357,17 @@ START_TEST(nan_and_read_only_reported_at_once)
     /* a directory this user cannot write (root is run as nobody through setpriv) */
     char ro[128], command[512];
     snprintf(ro, sizeof ro, "%s/ro", dir);
-    snprintf(command, sizeof command, "mkdir %s && chmod 755 %s && chmod 555 %s", ro, dir, ro);
+    /* the binary is copied beside the data, so that nobody can run it wherever the
+       repository lies (a clone under /root, say) */
+    snprintf(command, sizeof command, "mkdir %s && cp %s %s/transformer && chmod 755 %s && "
+             "chmod 555 %s", ro, transformer_binary(), dir, dir, ro);
     ck_assert_int_eq(system(command), 0);
     const char *as = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
     for (int which = 0; which < 2; which++) {
         snprintf(arguments, sizeof arguments,
-                 "%s %s train --data %s --layers 1 --d-model 16 --d-ff 32 --heads 2 "
-                 "--token-budget 200 --epochs 1 --model %s/m.st --checkpoint %s/c.st", as,
-                 transformer_binary(), dir, which ? "/tmp" : ro, which ? ro : "/tmp");
+                 "%s %s/transformer train --data %s --layers 1 --d-model 16 --d-ff 32 "
+                 "--heads 2 --token-budget 200 --epochs 1 --model %s/m.st --checkpoint %s/c.st",
+                 as, dir, dir, which ? "/tmp" : ro, which ? ro : "/tmp");
         char shell[1200];
         snprintf(shell, sizeof shell, "%s 2>&1", arguments);
         FILE *p = popen(shell, "r");
