@@ -19,7 +19,7 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
             book/decode.nw book/text.nw book/beam.nw \
-            book/bleu.nw book/translate.nw book/fast.nw book/distributed.nw book/solutions.nw
+            book/bleu.nw book/translate.nw book/fast.nw book/distributed.nw book/refuses.nw book/solutions.nw
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
@@ -28,7 +28,7 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
            tangled/train.h tangled/train.c \
            tangled/checkpoint.h tangled/checkpoint.c tangled/trainer.h tangled/trainer.c tangled/decode.h tangled/decode.c \
            tangled/utf8.h tangled/utf8.c tangled/text.h tangled/text.c tangled/vocab.h tangled/vocab.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \
-           tangled/data.h tangled/data.c \
+           tangled/data.h tangled/data.c tangled/modelfile.h tangled/modelfile.c \
            tangled/figure.h tangled/figure.c \
            tangled/cli.h tangled/cli.c tangled/commands.h tangled/commands-tool.c \
            tangled/commands-training.c tangled/commands-text.c tangled/commands-translation.c \
@@ -254,6 +254,30 @@ check: deps
 # Check's default of 4 s per test is too short on a busy machine; a slow test is not a failure.
 run-check: build/run-tests transformer $(FIGURE_DATA)
 	CK_DEFAULT_TIMEOUT=60 MPI_TESTS=$(MPI) TRANSFORMER=./transformer build/run-tests
+	TRANSFORMER=./transformer tests/faults.sh
+
+# Valgrind's memcheck on a tiny training run (copy task, with a checkpoint and a resume) and
+# a translation with a tiny translator: no invalid access, no use of uninitialized memory,
+# no leak. About a minute; .ci/run calls it.
+VALGRIND := valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite \
+            --show-leak-kinds=definite --track-origins=yes --quiet
+.PHONY: valgrind
+valgrind: transformer
+	@rm -rf build/valgrind && mkdir -p build/valgrind
+	head -24 data/multi30k/train.de > build/valgrind/train.de
+	head -24 data/multi30k/train.en > build/valgrind/train.en
+	cp build/valgrind/train.de build/valgrind/val.de && cp build/valgrind/train.en build/valgrind/val.en
+	OMP_NUM_THREADS=1 $(VALGRIND) ./transformer copy --epochs 1 --batches 4 --batch-size 4 \
+	  --layers 1 --d-model 16 --d-ff 32 --heads 2 --checkpoint build/valgrind/c.st > /dev/null || [ $$? = 1 ]
+	OMP_NUM_THREADS=1 $(VALGRIND) ./transformer copy --epochs 2 --batches 4 --batch-size 4 \
+	  --layers 1 --d-model 16 --d-ff 32 --heads 2 --resume build/valgrind/c.st > /dev/null || [ $$? = 1 ]
+	OMP_NUM_THREADS=1 $(VALGRIND) ./transformer train --data build/valgrind --epochs 1 --layers 1 \
+	  --d-model 16 --d-ff 32 --heads 2 --token-budget 200 --model build/valgrind/m.st \
+	  --checkpoint build/valgrind/t.st > /dev/null
+	head -3 data/multi30k/test2016.de | OMP_NUM_THREADS=1 $(VALGRIND) ./transformer translate \
+	  --model build/valgrind/m.st --beam 2 > build/valgrind/out.en
+	test "$$(wc -l < build/valgrind/out.en)" = 3
+	@echo "valgrind: no errors"
 
 # Sanitizers: a separate tree of objects so the normal build is untouched. Its program is
 # built without MPI (whose libraries the leak checker would blame), so MPI_TESTS=no.
@@ -275,6 +299,46 @@ run-sanitize: build/asan/run-tests build/asan/transformer $(FIGURE_DATA)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  CK_DEFAULT_TIMEOUT=120 MPI_TESTS=no TRANSFORMER=build/asan/transformer build/asan/run-tests
 
+# ---------------------------------------------------------------- fuzzing
+# libFuzzer harnesses (tests/fuzz/, clang from Debian): every reader of outside input. `make
+# fuzz` runs each for FUZZ_SECONDS on its committed seeds (tests/fuzz/seeds/NAME) plus what
+# earlier runs found (build/fuzz/corpus/NAME); a crash leaves build/fuzz/crash-NAME-* and fails.
+# A long run by hand: make fuzz FUZZ_SECONDS=3600 (or FUZZ_RUNS=1000000).
+FUZZERS := tokenize detokenize vocab bleu model checkpoint cli
+FUZZ_SECONDS ?= 20
+FUZZ_RUNS ?= -1
+FUZZ_CC := clang
+FUZZ_SAN := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS = -std=c11 -Wno-pass-failed -fopenmp -D_POSIX_C_SOURCE=200809L -Itangled -Itests/fuzz $(DEPFLAGS) $(FUZZ_SAN)
+build/fuzz/%.o: tangled/%.c | build/tangle.stamp
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+FUZZ_OBJECTS := $(patsubst tangled/%.c,build/fuzz/%.o,$(LIB_SOURCES))
+build/fuzz/fuzz-cli: tests/fuzz/fuzz-cli.c build/fuzz/cli.o $(FUZZ_OBJECTS) tests/fuzz/fuzz.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Wl,--wrap=exit -o $@ $< build/fuzz/cli.o \
+	  $(FUZZ_OBJECTS) $(LIBS)
+build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_OBJECTS) tests/fuzz/fuzz.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJECTS) $(LIBS)
+.PHONY: fuzz fuzz-build fuzz-seeds
+fuzz-build: $(patsubst %,build/fuzz/fuzz-%,$(FUZZERS))
+fuzz: deps
+	$(MAKE) fuzz-build
+	@for f in $(FUZZERS); do \
+	  mkdir -p build/fuzz/corpus/$$f; \
+	  echo "== fuzz $$f ($(FUZZ_SECONDS) s)"; \
+	  TMPDIR=$$([ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp}) \
+	  ASAN_OPTIONS=detect_leaks=$$([ $$f = cli ] && echo 0 || echo 1) \
+	  build/fuzz/fuzz-$$f -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -rss_limit_mb=2048 \
+	    -timeout=10 -max_len=65536 $$([ $$f = cli ] && echo -close_fd_mask=2) -print_final_stats=1 -artifact_prefix=build/fuzz/crash-$$f- \
+	    build/fuzz/corpus/$$f tests/fuzz/seeds/$$f 2> build/fuzz/$$f.log \
+	    || { tail -40 build/fuzz/$$f.log; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units|^Done' build/fuzz/$$f.log | tr '\n' ' '; echo; \
+	done
+# The seeds of the model and checkpoint harnesses are written by the harnesses themselves.
+fuzz-seeds: build/fuzz/fuzz-model build/fuzz/fuzz-checkpoint
+	FUZZ_MAKE_SEED=tests/fuzz/seeds/model/tiny.st build/fuzz/fuzz-model
+	FUZZ_MAKE_SEED=tests/fuzz/seeds/checkpoint/tiny.st build/fuzz/fuzz-checkpoint
+
 # ---------------------------------------------------------------- exercises
 # The book's exercises that need the repository: `make exercise-NAME` runs one (NAME is the
 # exercise's label in the book without ex:, e.g. exercise-mask-count), in build/exercises/NAME/;
@@ -294,7 +358,7 @@ build/exercises/activations: tests/exercises/activations.c $(LIB_OBJECTS)
 gradcheck: transformer
 	./transformer gradcheck
 
--include $(wildcard build/*.d build/tests/*.d build/asan/*.d build/asan/tests/*.d)
+-include $(wildcard build/*.d build/tests/*.d build/asan/*.d build/asan/tests/*.d build/fuzz/*.d)
 
 clean:
 	rm -rf build transformer $(PDF) figures/*.dat figures/*.csv figures/*.tex figures/*.pdf

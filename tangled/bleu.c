@@ -430,7 +430,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 941 "book/bleu.nw"
+#line 944 "book/bleu.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -438,24 +438,31 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         long line = 1;
         size_t line_start = 0;
         for (size_t i = 0; i < bad; i++)
-            if (text[i] == '\n') line++, line_start = i + 1;
-        snprintf(error, size, "%s, line %ld: %s (byte 0x%02x at byte %zu of the line)", path,
-                 line, text[bad] == '\0' ? "a NUL byte, not text" : "not valid UTF-8",
-                 (unsigned char)text[bad], bad - line_start + 1);
+            if (text[i] == '\n' || (text[i] == '\r' && text[i + 1] != '\n'))
+                line++, line_start = i + 1;
+        if (text[bad] == '\0')   /* as every reader of lines says it (Chapter 15) */
+            snprintf(error, size, "%s:%ld: a NUL byte at byte %zu", path, line,
+                     bad - line_start + 1);
+        else
+            snprintf(error, size, "%s, line %ld: not valid UTF-8 (byte 0x%02x at byte %zu of "
+                     "the line)", path, line, (unsigned char)text[bad], bad - line_start + 1);
         free(text);
         return error;
     }
 #line 919 "book/bleu.nw"
     file->text = text;
-    file->count = 0;
-    for (size_t i = 0; i < t.length; i++) file->count += text[i] == '\n';
-    if (t.length > 0 && text[t.length - 1] != '\n') file->count++;
+    file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's (Chapter 15) */
+    for (size_t i = 0; i < t.length; i++)
+        file->count += text[i] == '\n' || (text[i] == '\r' && text[i + 1] != '\n');
+    if (t.length > 0 && text[t.length - 1] != '\n' && text[t.length - 1] != '\r')
+        file->count++;
     file->lines = xmalloc((size_t)file->count * sizeof *file->lines);
     char *line = text;
     for (long i = 0; i < file->count; i++) {
         file->lines[i] = line;
-        line += strcspn(line, "\n");
-        if (*line == '\n') *line++ = '\0';
+        line += strcspn(line, "\r\n");
+        if (*line == '\r' && line[1] == '\n') *line++ = '\0';
+        if (*line == '\r' || *line == '\n') *line++ = '\0';
     }
     return NULL;
 }

@@ -61,7 +61,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order);
 #line 886 "book/bleu.nw"
 typedef struct {
-    char *text;       /* the whole file, its line feeds replaced by NULs */
+    char *text;       /* the whole file, its line ends replaced by NULs */
     char **lines;
     long count;
 } BleuLines;

@@ -54,24 +54,7 @@ static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
     metadata_add(meta, "adam.beta2", "%.17g", adam->beta2);
     metadata_add(meta, "adam.eps", "%.17g", adam->eps);
 }
-#line 147 "book/checkpoint.nw"
-static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
-
-static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
-{
-    const unsigned char *b = bytes;
-    for (size_t i = 0; i < n; i++) hash = (hash ^ b[i]) * fnv_prime;
-    return hash;
-}
-
-static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
-{
-    hash = fnv1a(hash, key, strlen(key));
-    hash = fnv1a(hash, "=", 1);
-    hash = fnv1a(hash, value, strlen(value));
-    return fnv1a(hash, "\n", 1);
-}
-#line 186 "book/checkpoint.nw"
+#line 165 "book/checkpoint.nw"
 const char *checkpoint_save(const char *path, const Model *model, const Adam *adam,
                             const TrainingProgress *progress,
                             const char *const (*recipe)[2], int n_recipe,
@@ -79,7 +62,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 {
     memset(scratch, 0, sizeof *scratch);
     /* <<Refuse to save parameters that are not finite>> */
-#line 217 "book/checkpoint.nw"
+#line 196 "book/checkpoint.nw"
     for (size_t i = 0; i < model->parameters.total; i++)
         if (!isfinite(model->parameters.data[i])) {
             snprintf(scratch->error, sizeof scratch->error,
@@ -87,7 +70,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                      path);
             return scratch->error;
         }
-#line 193 "book/checkpoint.nw"
+#line 172 "book/checkpoint.nw"
     Metadata meta;   /* 5 kB on the stack: no state shared between saves */
     meta.count = 0;
     metadata_add(&meta, "magic", "%s", checkpoint_magic);
@@ -96,7 +79,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     for (int i = 0; i < n_recipe; i++)
         metadata_add(&meta, recipe[i][0], "%s", recipe[i][1]);
     /* <<Describe the progress of training>> */
-#line 227 "book/checkpoint.nw"
+#line 206 "book/checkpoint.nw"
     metadata_add(&meta, "progress.step", "%ld", adam->step);
     metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
     metadata_add(&meta, "progress.batch", "%d", progress->batch);
@@ -108,29 +91,27 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
         metadata_add(&meta, stream_keys[s][0], "%016" PRIx64, streams[s]->state);
         metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
     }
-#line 201 "book/checkpoint.nw"
+#line 180 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
 #line 566 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", threads_in_use);
-#line 202 "book/checkpoint.nw"
+#line 181 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
         {"", &model->parameters}, {"adam.m.", &adam->m}, {"adam.v.", &adam->v}};
     /* <<Hash the parts and the metadata, and add the checksum>> */
-#line 244 "book/checkpoint.nw"
-    uint64_t hash = fnv_offset;
-    for (int p = 0; p < 3; p++)
-        for (int i = 0; i < parts[p].buffer->count; i++)
-            hash = fnv1a(hash, flat_view(parts[p].buffer, i),
-                         parts[p].buffer->views[i].size * sizeof(float));
-    for (int i = 0; i < meta.count; i++) hash = hash_entry(hash, meta.key[i], meta.value[i]);
-    metadata_add(&meta, "checksum", "%016" PRIx64, hash);
-#line 205 "book/checkpoint.nw"
+#line 223 "book/checkpoint.nw"
+    const char *listed[METADATA_MAX][2];
+    for (int i = 0; i < meta.count; i++) listed[i][0] = meta.key[i], listed[i][1] = meta.value[i];
+    metadata_add(&meta, "checksum", "%016" PRIx64,
+                 safetensors_checksum_parts(parts, 3, (const char *const (*)[2])listed,
+                                            meta.count));
+#line 184 "book/checkpoint.nw"
     const char *pairs[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) pairs[i][0] = meta.key[i], pairs[i][1] = meta.value[i];
     return safetensors_write_parts(path, parts, 3, (const char *const (*)[2])pairs,
                                    meta.count, scratch);
 }
-#line 264 "book/checkpoint.nw"
+#line 241 "book/checkpoint.nw"
 static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
@@ -141,7 +122,7 @@ static const char *refuse(Safetensors *file, const char *path, const char *forma
     va_end(arguments);
     return file->error;
 }
-#line 287 "book/checkpoint.nw"
+#line 264 "book/checkpoint.nw"
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],
                             int n_recipe, Safetensors *file)
@@ -150,7 +131,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (error) return error;
     char value[128];
     /* <<Check the magic and the version>> */
-#line 309 "book/checkpoint.nw"
+#line 286 "book/checkpoint.nw"
     if (!safetensors_metadata(file, "magic", value, sizeof value)
         || strcmp(value, checkpoint_magic) != 0)
         return refuse(file, path, "not a checkpoint of this program (no magic '%s')",
@@ -158,35 +139,18 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (!safetensors_metadata(file, "version", value, sizeof value)
         || strtol(value, NULL, 10) != CHECKPOINT_VERSION)
         return refuse(file, path, "checkpoint version '%s'; this program reads version %d",
-                      value, CHECKPOINT_VERSION);
-#line 295 "book/checkpoint.nw"
+                      safetensors_printable(value, value, 24), CHECKPOINT_VERSION);
+#line 272 "book/checkpoint.nw"
     /* <<Check the checksum>> */
-#line 324 "book/checkpoint.nw"
-    uint64_t hash = fnv_offset;
-    {
-        const unsigned char *data_start = NULL, *data_end = NULL;
-        for (int i = 0; i < file->count; i++) {
-            const unsigned char *begin = file->entries[i].data;
-            const unsigned char *end = begin + file->entries[i].size * sizeof(float);
-            if (data_start == NULL || begin < data_start) data_start = begin;
-            if (data_end == NULL || end > data_end) data_end = end;
-        }
-        if (data_start) hash = fnv1a(hash, data_start, (size_t)(data_end - data_start));
-        cJSON *meta = cJSON_Parse(file->metadata_json);
-        const cJSON *entry;
-        cJSON_ArrayForEach(entry, meta)
-            if (cJSON_IsString(entry) && strcmp(entry->string, "checksum") != 0)
-                hash = hash_entry(hash, entry->string, entry->valuestring);
-        cJSON_Delete(meta);
-    }
+#line 300 "book/checkpoint.nw"
     char expected[32];
-    snprintf(expected, sizeof expected, "%016" PRIx64, hash);
+    snprintf(expected, sizeof expected, "%016" PRIx64, safetensors_checksum(file));
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
         return refuse(file, path, "checksum mismatch: the file is corrupt");
-#line 296 "book/checkpoint.nw"
+#line 273 "book/checkpoint.nw"
     /* <<Check that the file's configuration and recipe are this run's>> */
-#line 352 "book/checkpoint.nw"
+#line 311 "book/checkpoint.nw"
     {
         Metadata run;
         run.count = 0;
@@ -196,16 +160,17 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
             if (!safetensors_metadata(file, run.key[i], value, sizeof value)
                 || strcmp(value, run.value[i]) != 0)
                 return refuse(file, path, "%s is %s in the checkpoint but %s in this run",
-                              run.key[i], *value ? value : "missing", run.value[i]);
+                              run.key[i], *value ? safetensors_printable(value, value, 80)
+                                                 : "missing", run.value[i]);
     }
-#line 297 "book/checkpoint.nw"
+#line 274 "book/checkpoint.nw"
     const char *prefixes[3] = {"", "adam.m.", "adam.v."};
     const FlatBuffer *buffers[3] = {&model->parameters, &adam->m, &adam->v};
     for (int p = 0; p < 3; p++)
         if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
             return error;
     /* <<Read the step, the position and the generators>> */
-#line 372 "book/checkpoint.nw"
+#line 332 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {
@@ -238,7 +203,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
     progress->loss_sum = loss_sum;
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
-#line 303 "book/checkpoint.nw"
+#line 280 "book/checkpoint.nw"
     /* <<Warn if the checkpoint was written with another number of threads>> */
 #line 570 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
@@ -246,6 +211,6 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "
                         "one has %d: it continues, but not bit for bit\n", path, value,
                 strcmp(value, "1") == 0 ? "" : "s", threads_in_use);
-#line 304 "book/checkpoint.nw"
+#line 281 "book/checkpoint.nw"
     return NULL;
 }

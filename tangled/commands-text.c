@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-text.c includes>> */
-#line 1484 "book/text.nw"
+#line 1515 "book/text.nw"
 #include "vocab.h"
-#line 967 "book/bleu.nw"
+#line 974 "book/bleu.nw"
 #include "bleu.h"
 /* <<commands-text.c functions>> */
-#line 1491 "book/text.nw"
+#line 1522 "book/text.nw"
 #define LANGUAGE_OPTION(options) \
     {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de", "the language's rules"}
-#line 1496 "book/text.nw"
+#line 1527 "book/text.nw"
 int run_tokenize(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -33,7 +33,7 @@ int run_tokenize(int argc, char **argv)
         usage_error("tokenize", "--detokenize takes neither --compare nor --lowercase");
     if (compare) {
         /* <<Compare the tokens of standard input with a reference file>> */
-#line 1541 "book/text.nw"
+#line 1569 "book/text.nw"
         FILE *reference = fopen(compare, "r");
         if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
         Agreement agreement;
@@ -44,29 +44,26 @@ int run_tokenize(int argc, char **argv)
         const double lines = (double)(agreement.lines ? agreement.lines : 1);
         printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
                100.0 * (double)agreement.identical / lines);
-#line 1513 "book/text.nw"
+#line 1544 "book/text.nw"
     } else {
         /* <<Tokenize or detokenize standard input line by line>> */
-#line 1521 "book/text.nw"
+#line 1552 "book/text.nw"
         static TextLine line;
-        char *text = NULL;
-        size_t capacity = 0;
-        ssize_t length;
-        for (long number = 1; (length = getline(&text, &capacity, stdin)) >= 0; number++) {
-            if (length > 0 && text[length - 1] == '\n') text[--length] = '\0';
+        LineReader reader = {0};
+        for (long length; (length = read_line(stdin, &reader)) >= 0;) {
             const char *problem =
-                detokenize ? detokenize_line(options.language, text, (size_t)length, &line)
-                           : tokenize_line(options, text, (size_t)length, &line);
-            if (problem) die("standard input:%ld: %s", number, problem);
+                detokenize ? detokenize_line(options.language, reader.text, (size_t)length, &line)
+                           : tokenize_line(options, reader.text, (size_t)length, &line);
+            if (problem) die("standard input:%ld: %s", reader.number, problem);
             puts(line.text);
         }
         if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
-        free(text);
-#line 1515 "book/text.nw"
+        free(reader.text);
+#line 1546 "book/text.nw"
     }
     return 0;
 }
-#line 1575 "book/text.nw"
+#line 1603 "book/text.nw"
 int run_vocab(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -84,7 +81,7 @@ int run_vocab(int argc, char **argv)
                                          argv);
     if (first_file == argc) usage_error("vocab", "which files?");
     /* <<Tokenize the files and build their vocabulary>> */
-#line 1597 "book/text.nw"
+#line 1625 "book/text.nw"
     const int n_files = argc - first_file;
     TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
     long count = 0, lines = 0;
@@ -96,7 +93,8 @@ int run_vocab(int argc, char **argv)
     char **tokens = xmalloc((size_t)count * sizeof *tokens);
     long t = 0;
     for (int f = 0; f < n_files; t += files[f].count, f++)
-        memcpy(tokens + t, files[f].token, (size_t)files[f].count * sizeof *tokens);
+        if (files[f].count > 0)   /* an empty file has no token array: memcpy(.., NULL, 0) is UB */
+            memcpy(tokens + t, files[f].token, (size_t)files[f].count * sizeof *tokens);
     Vocab vocab;
     vocab_build(&vocab, tokens, count, min_frequency);
     printf("%ld lines, %ld tokens, %ld distinct\n", lines, count, vocab.types);
@@ -106,10 +104,10 @@ int run_vocab(int argc, char **argv)
     vocab_free(&vocab);
     for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
     free(files), free(tokens);
-#line 1592 "book/text.nw"
+#line 1620 "book/text.nw"
     return 0;
 }
-#line 971 "book/bleu.nw"
+#line 978 "book/bleu.nw"
 int run_bleu(int argc, char **argv)
 {
     bool lowercase = false;
@@ -133,7 +131,7 @@ int run_bleu(int argc, char **argv)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
     /* <<Score the lines and print the score and the signature>> */
-#line 1001 "book/bleu.nw"
+#line 1008 "book/bleu.nw"
     const int n_refs = n_paths - 1;
     const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
     BleuStats stats = {0};
@@ -148,7 +146,7 @@ int run_bleu(int argc, char **argv)
     printf("%s\n", line);
     bleu_signature(line, sizeof line, n_refs, lowercase, false);
     printf("%s\n", line);
-#line 994 "book/bleu.nw"
+#line 1001 "book/bleu.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files);
     return 0;

@@ -10,14 +10,16 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 553 "book/copy.nw"
+#line 556 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
+#line 1209 "book/translate.nw"
+#include "modelfile.h"
 #line 409 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
-#line 591 "book/copy.nw"
+#line 594 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -45,7 +47,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 625 "book/copy.nw"
+#line 628 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -55,7 +57,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 640 "book/copy.nw"
+#line 643 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -64,7 +66,7 @@ int run_copy(int argc, char **argv)
     const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     /* <<Read the copy command's flags>> */
-#line 688 "book/copy.nw"
+#line 691 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 1, 10000, NULL, "N epochs to train"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
@@ -77,7 +79,7 @@ int run_copy(int argc, char **argv)
          "F factor of the learning-rate schedule"},
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 417 "book/checkpoint.nw"
+#line 377 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
@@ -86,12 +88,12 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 700 "book/copy.nw"
+#line 703 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
-#line 648 "book/copy.nw"
+#line 651 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -114,7 +116,7 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 490 "book/checkpoint.nw"
+#line 450 "book/checkpoint.nw"
     char recipe_text[6][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -132,17 +134,17 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 670 "book/copy.nw"
+#line 673 "book/copy.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
 #line 390 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 671 "book/copy.nw"
+#line 674 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 725 "book/copy.nw"
+#line 728 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -170,7 +172,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 676 "book/copy.nw"
+#line 679 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     distributed_leave("copy", &model, &adam, &progress);   /* Chapter 20 */
@@ -244,7 +246,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 345 "book/translate.nw"
+#line 346 "book/translate.nw"
     int subset = 0;
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
@@ -266,7 +268,7 @@ int run_train(int argc, char **argv)
         {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL, "P dropout rate"},
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 417 "book/checkpoint.nw"
+#line 377 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
@@ -275,15 +277,23 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 366 "book/translate.nw"
+#line 367 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
     check_model_size("train", &config);
 #line 331 "book/translate.nw"
+    /* <<Check at once that the model can be saved>> */
+#line 378 "book/translate.nw"
+    {
+        Safetensors probe;
+        if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
+        safetensors_remove_temporaries(model_path);
+    }
+#line 332 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 623 "book/translate.nw"
+#line 636 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -292,9 +302,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 333 "book/translate.nw"
+#line 334 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 410 "book/translate.nw"
+#line 423 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -320,7 +330,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 442 "book/translate.nw"
+#line 455 "book/translate.nw"
     char recipe_text[5][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -343,9 +353,9 @@ int run_train(int argc, char **argv)
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
-#line 334 "book/translate.nw"
+#line 335 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 465 "book/translate.nw"
+#line 478 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL};   /* Chapter 20 */
@@ -357,15 +367,15 @@ int run_train(int argc, char **argv)
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
     distributed_leave("train", &model, &adam, &progress);   /* Chapter 20 */
-#line 335 "book/translate.nw"
+#line 336 "book/translate.nw"
     /* <<Free the training run>> */
-#line 479 "book/translate.nw"
+#line 492 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
-#line 336 "book/translate.nw"
+#line 337 "book/translate.nw"
     return status;
 }

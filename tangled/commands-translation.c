@@ -7,11 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1029 "book/translate.nw"
+#line 1201 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
+#include "modelfile.h"
 /* <<commands-translation.c functions>> */
-#line 774 "book/translate.nw"
+#line 947 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -40,7 +41,7 @@ int run_translate(int argc, char **argv)
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path, &model, &src_vocab, &tgt_vocab);
     /* <<Translate standard input in batches>> */
-#line 812 "book/translate.nw"
+#line 985 "book/translate.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     model_prepare(&model, batch_limit, max_len, 1);
     KVCache cache;
@@ -54,26 +55,25 @@ int run_translate(int argc, char **argv)
     int *out = xmalloc((size_t)batch_limit * max_len * sizeof *out);
     int *lengths = xmalloc((size_t)batch_limit * sizeof *lengths);
     static TextLine tokens, text;
-    char line[TEXT_MAX_LINE_BYTES + 2], joined[TEXT_MAX_TOKENIZED_BYTES + 1];
+    LineReader line = {0};
+    char joined[TEXT_MAX_TOKENIZED_BYTES + 1];
     const TextOptions german = {TEXT_GERMAN, true};
     long line_number = 0;
     bool more = true;
     while (more) {
         int batch = 0, src_len = 1;
         /* <<Read, tokenize and number up to a batch of lines>> */
-#line 848 "book/translate.nw"
+#line 1022 "book/translate.nw"
         int lengths_in[1024];
         while (batch < batch_limit) {
-            if (!fgets(line, sizeof line, stdin)) {
+            const long length = read_line(stdin, &line);
+            if (length < 0) {
+                if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
                 more = false;
                 break;
             }
-            line_number++;
-            size_t length = strlen(line);
-            if (length > 0 && line[length - 1] == '\n') line[--length] = '\0';
-            else if (!feof(stdin))
-                die("standard input:%ld: longer than %d bytes", line_number, TEXT_MAX_LINE_BYTES);
-            if (tokenize_line(german, line, length, &tokens))
+            line_number = line.number;
+            if (tokenize_line(german, line.text, (size_t)length, &tokens))
                 die("standard input:%ld: %s", line_number, tokens.error);
             const int n = number_sentence(src + (size_t)batch * max_len, tokens.text, &src_vocab,
                                           max_len);
@@ -85,7 +85,7 @@ int run_translate(int argc, char **argv)
             memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
             for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
         }
-#line 832 "book/translate.nw"
+#line 1006 "book/translate.nw"
         if (batch == 0) break;
         padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
         if (beam_size == 1)
@@ -95,7 +95,7 @@ int run_translate(int argc, char **argv)
             beam_search(&model, &cache, &beam, out, lengths, NULL,
                         &(SourceBatch){src, src_keep, batch, src_len}, &settings);
         /* <<Turn each output into text and print it>> */
-#line 884 "book/translate.nw"
+#line 1056 "book/translate.nw"
         for (int b = 0; b < batch; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -116,17 +116,17 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
             puts(text.text);
         }
-#line 841 "book/translate.nw"
+#line 1015 "book/translate.nw"
     }
-    free(src), free(src_keep), free(out), free(lengths);
+    free(src), free(src_keep), free(out), free(lengths), free(line.text);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 802 "book/translate.nw"
+#line 975 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1048 "book/translate.nw"
+#line 1227 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -153,14 +153,15 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1082 "book/translate.nw"
+#line 1261 "book/translate.nw"
     static TextLine tokens;
-    char line[TEXT_MAX_LINE_BYTES + 2];
-    if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
-    size_t length = strcspn(line, "\n");
-    line[length] = '\0';
-    if (tokenize_line((TextOptions){TEXT_GERMAN, true}, line, length, &tokens))
+    LineReader line = {0};
+    const long length = read_line(stdin, &line);
+    if (length < 0 && ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
+    if (length < 0) die("standard input: no sentence to translate");
+    if (tokenize_line((TextOptions){TEXT_GERMAN, true}, line.text, (size_t)length, &tokens))
         die("standard input:1: %s", tokens.error);
+    free(line.text);
     const int max_len = c->max_len;
     int *src = xmalloc((size_t)max_len * sizeof *src);
     const int src_len = number_sentence(src, tokens.text, &src_vocab, max_len);
@@ -174,9 +175,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1074 "book/translate.nw"
+#line 1253 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1108 "book/translate.nw"
+#line 1288 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -206,7 +207,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1075 "book/translate.nw"
+#line 1254 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

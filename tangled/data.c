@@ -1,5 +1,5 @@
 #line 29 "book/translate.nw"
-/* Translation data: token pairs, batches, model files -- generated: edit the book. */
+/* Translation data: token pairs and batches -- generated: edit the book. */
 #include "data.h"
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +92,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
-#line 390 "book/translate.nw"
+#line 403 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
     BatchBounds most = {0, 0, 0, 0, 0};
@@ -110,7 +110,7 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
         }
     return most;
 }
-#line 505 "book/translate.nw"
+#line 518 "book/translate.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
@@ -140,7 +140,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 547 "book/translate.nw"
+#line 560 "book/translate.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
     int n = 0;
@@ -151,7 +151,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
-#line 578 "book/translate.nw"
+#line 591 "book/translate.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   char *error, size_t size)
 {
@@ -191,104 +191,4 @@ void translation_data_free(TranslationData *data)
 {
     vocab_free(&data->src_vocab), vocab_free(&data->tgt_vocab);
     corpus_free(&data->train), corpus_free(&data->validation);
-}
-#line 654 "book/translate.nw"
-const char *translation_model_save(const char *path, const Model *model,
-                                   Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch)
-{
-    memset(scratch, 0, sizeof *scratch);
-    char vocab_path[2][4200];
-    Vocab *vocabs[2] = {src_vocab, tgt_vocab};
-    for (int v = 0; v < 2; v++) {
-        snprintf(vocab_path[v], sizeof vocab_path[v], "%s.%s.vocab", path, v ? "tgt" : "src");
-        const char *error = vocab_save(vocabs[v], vocab_path[v]);
-        if (error) {
-            snprintf(scratch->error, sizeof scratch->error, "%s", error);
-            return scratch->error;
-        }
-    }
-    const Config *c = &model->config;
-    char numbers[7][32];
-    const int values[7] = {c->src_vocab, c->tgt_vocab, c->layers, c->d_model, c->d_ff,
-                           c->heads, c->max_len};
-    for (int i = 0; i < 7; i++) snprintf(numbers[i], sizeof numbers[i], "%d", values[i]);
-    const char *const metadata[10][2] = {
-        {"src_vocab", numbers[0]}, {"tgt_vocab", numbers[1]}, {"layers", numbers[2]},
-        {"d_model", numbers[3]}, {"d_ff", numbers[4]}, {"heads", numbers[5]},
-        {"max_len", numbers[6]}, {"norm", c->norm == NORM_PRE ? "pre" : "post"},
-        {"layernorm", c->layernorm == LAYERNORM_ANNOTATED ? "annotated" : "standard"},
-        {"tied", c->tie_generator ? "1" : "0"}};
-    return safetensors_write(path, &model->parameters, metadata, 10, scratch);
-}
-
-const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
-                                   Vocab *tgt_vocab, Safetensors *file)
-{
-    const char *error = safetensors_read(file, path);
-    if (error) return error;
-    static const char *const keys[7] = {"src_vocab", "tgt_vocab", "layers", "d_model",
-                                        "d_ff", "heads", "max_len"};
-    int numbers[7];
-    char value[64];
-    for (int i = 0; i < 7; i++) {
-        char *end;
-        if (!safetensors_metadata(file, keys[i], value, sizeof value)) *value = '\0';
-        const long number = strtol(value, &end, 10);
-        if (!*value || *end || number < 1 || number > 10000000) {
-            snprintf(file->error, sizeof file->error,
-                     "%s: not a translation model (bad or missing '%s')", path, keys[i]);
-            return file->error;
-        }
-        numbers[i] = (int)number;
-    }
-    Config config = config_default(numbers[0], numbers[1], numbers[2]);
-    config.d_model = numbers[3], config.d_ff = numbers[4], config.heads = numbers[5];
-    config.max_len = numbers[6];
-    /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-#line 742 "book/translate.nw"
-    static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
-    static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
-                                                     {"0", "1"}};
-    int chosen[3] = {0, 0, 0};   /* absent: pre-norm, the standard formula, not tied */
-    for (int k = 0; k < 3; k++) {
-        if (!safetensors_metadata(file, settings_keys[k], value, sizeof value)) continue;
-        if (strcmp(value, settings_words[k][0]) != 0 && strcmp(value, settings_words[k][1]) != 0) {
-            snprintf(file->error, sizeof file->error, "%s: '%s' must be '%s' or '%s', not '%.40s'",
-                     path, settings_keys[k], settings_words[k][0], settings_words[k][1], value);
-            return file->error;
-        }
-        chosen[k] = strcmp(value, settings_words[k][1]) == 0;
-    }
-    config.norm = chosen[0] ? NORM_POST : NORM_PRE;
-    config.layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
-    config.tie_generator = chosen[2];
-#line 706 "book/translate.nw"
-    if (config.max_len < 3) {   /* <s>, a token and </s>: the shortest sentence */
-        snprintf(file->error, sizeof file->error, "%s: max_len %d is too small (at least 3)",
-                 path, config.max_len);
-        return file->error;
-    }
-    if (config.d_model % config.heads) {
-        snprintf(file->error, sizeof file->error, "%s: d_model %d is not a multiple of %d "
-                 "heads", path, config.d_model, config.heads);
-        return file->error;
-    }
-    model_init(model, config);
-    if ((error = safetensors_load(file, &model->parameters, path))) return error;
-    Vocab *vocabs[2] = {src_vocab, tgt_vocab};
-    const int sizes[2] = {config.src_vocab, config.tgt_vocab};
-    for (int v = 0; v < 2; v++) {
-        char vocab_path[4200];
-        snprintf(vocab_path, sizeof vocab_path, "%s.%s.vocab", path, v ? "tgt" : "src");
-        if ((error = vocab_load(vocabs[v], vocab_path))) {
-            snprintf(file->error, sizeof file->error, "%s", error);
-            return file->error;
-        }
-        if (vocabs[v]->size != sizes[v]) {
-            snprintf(file->error, sizeof file->error, "%.400s has %d tokens but the model %d",
-                     vocab_path, vocabs[v]->size, sizes[v]);
-            return file->error;
-        }
-    }
-    return NULL;
 }

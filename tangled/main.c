@@ -54,7 +54,7 @@ static const Command commands[] = {
      "feed-forward, embedding or log-softmax. Exits with status 1 if an error\n"
      "reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 755 "book/copy.nw"
+#line 758 "book/copy.nw"
     {"copy", "train the copy task and decode examples (Chapter 12)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"
@@ -76,7 +76,7 @@ static const Command commands[] = {
      "or both; print the time of one decoding and, for both, the speed-up. Exits\n"
      "with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 1554 "book/text.nw"
+#line 1582 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
      "usage: transformer tokenize [OPTIONS] < TEXT > TOKENS\n"
      "\n"
@@ -87,7 +87,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 1621 "book/text.nw"
+#line 1650 "book/text.nw"
     {"vocab", "build the vocabulary of text files (Chapter 15)",
      "usage: transformer vocab [OPTIONS] FILE...\n"
      "\n"
@@ -95,7 +95,7 @@ static const Command commands[] = {
      "the specials <s> </s> <blank> <unk>, then every token seen at least N times,\n"
      "the most frequent first, ties in byte order. Print its size.\n",
      NULL, run_vocab},
-#line 1018 "book/bleu.nw"
+#line 1025 "book/bleu.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [OPTIONS]\n"
      "\n"
@@ -106,13 +106,13 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 907 "book/translate.nw"
+#line 1079 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
      "Train on DIR/train.{de,en}, validating on DIR/val.{de,en} after every epoch.\n"
-     "The model with the lowest validation loss is saved to FILE with FILE.src.vocab\n"
-     "and FILE.tgt.vocab; the whole training state to the checkpoint every N steps,\n"
+     "The model with the lowest validation loss is saved to FILE, its vocabularies\n"
+     "inside it; the whole training state to the checkpoint every N steps,\n"
      "after every epoch, at --stop-after, after --minutes and on SIGINT/SIGTERM.\n"
      "Under mpirun -np P, P processes share every batch; rank 0 writes (Chapter 20).\n",
      NULL, run_train},
@@ -122,7 +122,7 @@ static const Command commands[] = {
      "Read German sentences, one a line, and print their English translations, one a\n"
      "line, decoded with a beam search (greedy with --beam 1).\n",
      NULL, run_translate},
-#line 1140 "book/translate.nw"
+#line 1320 "book/translate.nw"
     {"attention", "print one attention map of a translation (Chapter 18)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

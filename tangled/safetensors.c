@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 /* <<safetensors.c definitions>> */
-#line 101 "book/safetensors.nw"
+#line 109 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -39,6 +41,18 @@ const char *safetensors_vfail(Safetensors *file, const char *path, const char *f
     return file->error;
 }
 
+#line 144 "book/safetensors.nw"
+const char *safetensors_printable(const char *text, char *out, size_t size)
+{
+    size_t n = 0;   /* out may be text itself: each byte is read before it is written */
+    for (; text[n] && n < size - 1; n++)
+        out[n] = text[n] >= 0x20 && text[n] < 0x7f ? text[n] : '?';   /* printable ASCII */
+    const bool longer = text[n] != '\0';
+    out[n] = '\0';
+    if (longer) strcpy(out + size - 4, "...");
+    return out;
+}
+#line 157 "book/safetensors.nw"
 static const char *fail(Safetensors *file, const char *path, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 static const char *fail(Safetensors *file, const char *path, const char *format, ...)
@@ -49,12 +63,20 @@ static const char *fail(Safetensors *file, const char *path, const char *format,
     va_end(arguments);
     return file->error;
 }
-#line 140 "book/safetensors.nw"
+#line 173 "book/safetensors.nw"
+static int compare_places(const void *a, const void *b)
+{
+    const SafetensorsEntry *x = *(const SafetensorsEntry *const *)a;
+    const SafetensorsEntry *y = *(const SafetensorsEntry *const *)b;
+    if (x->data != y->data) return x->data < y->data ? -1 : 1;
+    return (x->size > y->size) - (x->size < y->size);
+}
+#line 183 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 152 "book/safetensors.nw"
+#line 197 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
     size_t length = 0, capacity = 1 << 16;
@@ -69,12 +91,12 @@ const char *safetensors_read(Safetensors *file, const char *path)
             capacity *= 2;
         }
     }
-    bool read_error = ferror(in);
+    const int read_error = ferror(in) ? errno : 0;   /* a directory, say: EISDIR */
     fclose(in);
-    if (read_error) return fail(file, path, "read error");
-#line 144 "book/safetensors.nw"
+    if (read_error) return fail(file, path, "cannot read: %s", strerror(read_error));
+#line 187 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 176 "book/safetensors.nw"
+#line 221 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
@@ -90,9 +112,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
         cJSON_Delete(header);
         return fail(file, path, "the header is not a JSON object");
     }
-#line 145 "book/safetensors.nw"
+#line 188 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 194 "book/safetensors.nw"
+#line 239 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -102,7 +124,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 213 "book/safetensors.nw"
+#line 260 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -134,19 +156,38 @@ const char *safetensors_read(Safetensors *file, const char *path)
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
-#line 203 "book/safetensors.nw"
+#line 248 "book/safetensors.nw"
         if (problem) {
-            fail(file, path, "tensor '%s': %s", item->string, problem);
+            char name[48];
+            fail(file, path, "tensor '%s': %s", safetensors_printable(item->string, name, sizeof name),
+                 problem);
             cJSON_Delete(header);
             return file->error;
         }
         file->count++;
     }
-#line 146 "book/safetensors.nw"
+#line 189 "book/safetensors.nw"
     cJSON_Delete(header);
+    file->data = data, file->data_size = data_size;
+    /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
+#line 300 "book/safetensors.nw"
+    const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
+    for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
+    qsort(order, (size_t)file->count, sizeof *order, compare_places);
+    size_t covered = 0;   /* the data up to here belongs to the tensors seen so far */
+    for (int i = 0; i < file->count && covered != SIZE_MAX; i++)
+        if ((size_t)(order[i]->data - data) == covered) covered += order[i]->size * 4;
+        else covered = SIZE_MAX;
+    free(order);
+    if (covered == SIZE_MAX)
+        return fail(file, path, "tensors overlap, or leave a gap between them");
+    if (covered != data_size)
+        return fail(file, path, "%zu bytes after the last tensor (two files glued together?)",
+                    data_size - covered);
+#line 192 "book/safetensors.nw"
     return NULL;
 }
-#line 247 "book/safetensors.nw"
+#line 316 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -172,7 +213,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 290 "book/safetensors.nw"
+#line 359 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -196,7 +237,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 339 "book/safetensors.nw"
+#line 408 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -211,7 +252,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 376 "book/safetensors.nw"
+#line 445 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -227,7 +268,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 397 "book/safetensors.nw"
+#line 466 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -253,17 +294,17 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 391 "book/safetensors.nw"
+#line 460 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 436 "book/safetensors.nw"
+#line 505 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         free(json);
         return fail(scratch, path, "not a regular file; refusing to replace it");
     }
 
-#line 444 "book/safetensors.nw"
+#line 513 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         free(json);
@@ -302,6 +343,97 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
         return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 392 "book/safetensors.nw"
+#line 461 "book/safetensors.nw"
     return NULL;
+}
+#line 568 "book/safetensors.nw"
+/* PATH's directory into directory (size bytes), and a pointer to its last component. */
+static const char *split_path(const char *path, char *directory, size_t size)
+{
+    snprintf(directory, size, "%s", path);
+    char *slash = strrchr(directory, '/');
+    const char *base = slash ? path + (slash - directory) + 1 : path;
+    if (slash == directory) slash[1] = '\0';   /* a file in / */
+    else if (slash) *slash = '\0';
+    else snprintf(directory, size, ".");
+    return base;
+}
+
+void safetensors_remove_temporaries(const char *path)
+{
+    char directory[4200];
+    const char *base = split_path(path, directory, sizeof directory);
+    const size_t length = strlen(base);
+    DIR *dir = opendir(directory);
+    for (struct dirent *entry; dir && (entry = readdir(dir)) != NULL;) {
+        const char *name = entry->d_name;
+        if (strlen(name) != length + 7 || strncmp(name, base, length) != 0
+            || name[length] != '.')
+            continue;
+        bool temporary = true;
+        for (size_t i = length + 1; i < length + 7; i++)
+            temporary = temporary && isalnum((unsigned char)name[i]);
+        char full[8500];
+        snprintf(full, sizeof full, "%s/%s", directory, name);
+        if (temporary) unlink(full);
+    }
+    if (dir) closedir(dir);
+}
+#line 606 "book/safetensors.nw"
+const char *safetensors_can_write(const char *path, Safetensors *scratch)
+{
+    memset(scratch, 0, sizeof *scratch);
+    struct stat existing;
+    if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode))
+        return fail(scratch, path, "not a regular file; refusing to replace it");
+    char temporary[4096];
+    if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary)
+        return fail(scratch, path, "file name too long");
+    const int fd = mkstemp(temporary);
+    if (fd < 0)
+        return fail(scratch, path, "cannot create a file beside it: %s", strerror(errno));
+    close(fd);
+    unlink(temporary);
+    return NULL;
+}
+#line 648 "book/safetensors.nw"
+static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
+
+static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
+{
+    const unsigned char *b = bytes;
+    for (size_t i = 0; i < n; i++) hash = (hash ^ b[i]) * fnv_prime;
+    return hash;
+}
+
+static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
+{
+    if (strcmp(key, "checksum") == 0) return hash;   /* the checksum does not hash itself */
+    hash = fnv1a(hash, key, strlen(key));
+    hash = fnv1a(hash, "=", 1);
+    hash = fnv1a(hash, value, strlen(value));
+    return fnv1a(hash, "\n", 1);
+}
+#line 673 "book/safetensors.nw"
+uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
+                                    const char *const (*metadata)[2], int n_metadata)
+{
+    uint64_t hash = fnv_offset;
+    for (int p = 0; p < n_parts; p++)
+        for (int i = 0; i < parts[p].buffer->count; i++)
+            hash = fnv1a(hash, flat_view(parts[p].buffer, i),
+                         parts[p].buffer->views[i].size * sizeof(float));
+    for (int i = 0; i < n_metadata; i++) hash = hash_entry(hash, metadata[i][0], metadata[i][1]);
+    return hash;
+}
+
+uint64_t safetensors_checksum(const Safetensors *file)
+{
+    uint64_t hash = fnv1a(fnv_offset, file->data, file->data_size);
+    cJSON *meta = cJSON_Parse(file->metadata_json ? file->metadata_json : "{}");
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, meta)
+        if (cJSON_IsString(entry)) hash = hash_entry(hash, entry->string, entry->valuestring);
+    cJSON_Delete(meta);
+    return hash;
 }

@@ -8,17 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#line 432 "book/checkpoint.nw"
+#line 392 "book/checkpoint.nw"
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
-#line 544 "book/checkpoint.nw"
+#line 504 "book/checkpoint.nw"
 #include <fcntl.h>
-#line 572 "book/checkpoint.nw"
-#include <ctype.h>
-#include <dirent.h>
 /* <<trainer.c types>> */
-#line 429 "book/copy.nw"
+#line 432 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -28,7 +25,7 @@ typedef struct {
     int lock;            /* the checkpoint's lock (Chapter 13), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
-#line 438 "book/checkpoint.nw"
+#line 398 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
 {
@@ -47,7 +44,7 @@ static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *sett
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error ? trainer->message : NULL;
 }
-#line 518 "book/checkpoint.nw"
+#line 478 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -64,7 +61,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
-#line 548 "book/checkpoint.nw"
+#line 508 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -75,42 +72,16 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     if (fd >= 0 && fcntl(fd, F_SETLK, &lock) == 0) return fd;
     const int failure = errno;
     if (fd >= 0) close(fd);
-    if (failure == EACCES || failure == EAGAIN)
+    if (fd >= 0 && (failure == EACCES || failure == EAGAIN))
         snprintf(message, size, "%.2000s is in use by another run (%.2000s is locked)", path,
                  lock_path);
     else
-        snprintf(message, size, "%.4000s: cannot lock: %s", lock_path, strerror(failure));
+        snprintf(message, size, "%.4000s: cannot %s: %s", lock_path,
+                 fd >= 0 ? "lock" : "create the lock file", strerror(failure));
     return -1;
 }
-#line 577 "book/checkpoint.nw"
-/* Remove PATH.XXXXXX, the temporary files of saves that were interrupted. */
-static void remove_interrupted_saves(const char *path)
-{
-    char directory[4200];
-    snprintf(directory, sizeof directory, "%s", path);
-    char *slash = strrchr(directory, '/');
-    const char *base = slash ? slash + 1 : path;
-    if (slash == directory) slash[1] = '\0';   /* a file in / */
-    else if (slash) *slash = '\0';
-    else strcpy(directory, ".");
-    const size_t length = strlen(base);
-    DIR *dir = opendir(directory);
-    for (struct dirent *entry; dir && (entry = readdir(dir)) != NULL;) {
-        const char *name = entry->d_name;
-        if (strlen(name) != length + 7 || strncmp(name, base, length) != 0
-            || name[length] != '.')
-            continue;
-        bool temporary = true;
-        for (size_t i = length + 1; i < length + 7; i++)
-            temporary = temporary && isalnum((unsigned char)name[i]);
-        char full[8500];
-        snprintf(full, sizeof full, "%s/%s", directory, name);
-        if (temporary) unlink(full);
-    }
-    if (dir) closedir(dir);
-}
 /* <<trainer.c helpers>> */
-#line 463 "book/copy.nw"
+#line 466 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -133,7 +104,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 496 "book/copy.nw"
+#line 499 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -224,18 +195,24 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 442 "book/copy.nw"
+#line 445 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 606 "book/checkpoint.nw"
+#line 537 "book/checkpoint.nw"
     if (settings->checkpoint_path) {
         clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
                                      sizeof trainer->message);
         if (clock.lock < 0) return TRAINER_FAILED;
-        remove_interrupted_saves(settings->checkpoint_path);
+        safetensors_remove_temporaries(settings->checkpoint_path);
+        Safetensors probe;
+        if (safetensors_can_write(settings->checkpoint_path, &probe)) {
+            snprintf(trainer->message, sizeof trainer->message, "%s", probe.error);
+            close(clock.lock);
+            return TRAINER_FAILED;
+        }
         catch_stop_signals();
     }
-#line 444 "book/copy.nw"
+#line 447 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -264,12 +241,14 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             : train_step(trainer->model, adam, trainer->batch, train, trainer->d_logprobs,
                          &progress->dropout_rng);
         /* <<Stop if the loss is not finite>> */
-#line 414 "book/copy.nw"
+#line 415 "book/copy.nw"
         if (!isfinite(loss)) {
+            const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
                      adam->step, isnan(loss) ? "NaN" : "infinite",
-                     settings->checkpoint_path ? "; the last checkpoint is kept in " : "",
-                     settings->checkpoint_path ? settings->checkpoint_path : "");
+                     kept ? "; the last checkpoint is kept in "
+                          : settings->checkpoint_path ? "; no checkpoint was saved yet" : "",
+                     kept ? settings->checkpoint_path : "");
             outcome = TRAINER_FAILED;
             break;
         }
@@ -294,7 +273,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 621 "book/checkpoint.nw"
+#line 558 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -307,7 +286,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 641 "book/checkpoint.nw"
+#line 578 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -321,13 +300,13 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 633 "book/checkpoint.nw"
+#line 570 "book/checkpoint.nw"
             break;
         }
 #line 402 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 533 "book/copy.nw"
+#line 536 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -338,7 +317,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 404 "book/copy.nw"
     return outcome;
 }
-#line 469 "book/checkpoint.nw"
+#line 429 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count)
 {

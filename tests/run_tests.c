@@ -139,6 +139,7 @@ int main(void)
     srunner_add_suite(runner, distributed_suite());
     srunner_add_suite(runner, figure_suite());
     srunner_add_suite(runner, cli_suite());
+    srunner_add_suite(runner, harden_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -412,7 +412,7 @@ START_TEST(bleu_command_errors)
         {"x\n\xed\xa0\x80\n", 0, "line 2: not valid UTF-8 (byte 0xed"},  /* a surrogate */
         {"\xf4\x90\x80\x80", 0, "line 1: not valid UTF-8"},             /* > U+10FFFF */
         {"caf\xc3", 0, "line 1: not valid UTF-8"},                      /* truncated */
-        {"a\n\nb\0c\n", 7, "line 3: a NUL byte"},
+        {"a\n\nb\0c\n", 7, ":3: a NUL byte at byte 2"},   /* as every reader says it */
     };
     const char *good = temp_text(1, "a\nb\nc\nd\n");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

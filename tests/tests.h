@@ -19,6 +19,7 @@ Suite *translate_suite(void);
 Suite *fast_suite(void);
 Suite *trainer_suite(void);
 Suite *distributed_suite(void);
+Suite *harden_suite(void);
 
 /* The data of the figure kind NAME drawn with the given option values, as the text that
    `transformer figure-data NAME` prints; free() it. */
@@ -42,6 +43,9 @@ Run *run(const char *environment, const char *arguments);
 #include "model.h"
 int fixture_metadata_int(const Safetensors *file, const char *key, int fallback);
 Config fixture_config(const Safetensors *file);
+/* Rewrite the translation model file at PATH with metadata KEY set to VALUE (NULL:
+   removed) and a checksum that matches (tests/test_harden.c). 0 on success. */
+int model_file_rewrite(const char *path, const char *key, const char *value);
 
 /* A golden model (tests/golden/model-VARIANT.safetensors) and its batch of sources: three
    of lengths 7, 5 and 3, padded. Used by test_decode.c and test_beam.c. */

@@ -1,0 +1,449 @@
+/* test_harden.c -- what the program refuses (issue 19): model files saved as one unit and
+   checked field by field, lines with NUL bytes or CR endings read one way everywhere, and
+   the smaller failures of the issue, each named by its item. */
+#include <cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "modelfile.h"
+#include "tests.h"
+
+/* Rewrite the model file at PATH with metadata KEY set to VALUE (NULL: removed), the
+   checksum recomputed so that the change is the only thing wrong. 0 on success. */
+int model_file_rewrite(const char *path, const char *key, const char *value)
+{
+    Safetensors file;
+    if (safetensors_read(&file, path)) return -1;
+    uint64_t length = 0;
+    for (int i = 7; i >= 0; i--) length = length << 8 | file.bytes[i];
+    cJSON *header = cJSON_ParseWithLength((const char *)file.bytes + 8, (size_t)length);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(header, "__metadata__");
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "checksum");
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, key);
+    if (value) cJSON_AddStringToObject(meta, key, value);
+    char *printed = cJSON_PrintUnformatted(meta);
+    Safetensors view = file;
+    view.metadata_json = printed;
+    char checksum[32];
+    snprintf(checksum, sizeof checksum, "%016" PRIx64, safetensors_checksum(&view));
+    free(printed);
+    cJSON_AddStringToObject(meta, "checksum", checksum);
+    char *json = cJSON_PrintUnformatted(header);
+    const size_t n = strlen(json);
+    FILE *out = fopen(path, "wb");
+    for (int i = 0; i < 8; i++) fputc((int)((uint64_t)n >> (8 * i) & 0xff), out);
+    fwrite(json, 1, n, out);
+    fwrite(file.data, 1, file.data_size, out);
+    const int status = fclose(out);
+    free(json);
+    cJSON_Delete(header);
+    safetensors_free(&file);
+    return status;
+}
+
+/* A small translation model with random weights and vocabularies of 9 and 8 tokens. */
+static void small_model(Model *model, Vocab *src, Vocab *tgt)
+{
+    static char words[][8] = {"ein", "hund", "und", "eine", "katze", "die", "der", "das",
+                              "a", "dog", "and", "cat", "the", "is", "on", "in"};
+    char *tokens[32];
+    for (int i = 0; i < 16; i++) tokens[2 * i] = tokens[2 * i + 1] = words[i];
+    vocab_build(src, tokens, 10, 2);    /* 5 German words twice: 4 specials + 5 */
+    vocab_build(tgt, tokens + 16, 8, 2);  /* 4 English words twice */
+    Config config = config_default(src->size, tgt->size, 1);
+    config.d_model = 16, config.d_ff = 32, config.heads = 2, config.max_len = 40;
+    model_init(model, config);
+    Rng rng;
+    rng_seed(&rng, 7, 1);
+    model_initialize_parameters(model, &rng);
+}
+
+static char dir[64];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/harden-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+
+/* The error of loading PATH, or "" when it loads. */
+static const char *load_error(const char *path)
+{
+    static char message[600];
+    Model model;
+    Vocab src, tgt;
+    Safetensors file;
+    const char *error = translation_model_load(path, &model, &src, &tgt, &file);
+    snprintf(message, sizeof message, "%s", error ? error : "");
+    safetensors_free(&file), model_free(&model), vocab_free(&src), vocab_free(&tgt);
+    return message;
+}
+
+/* Issue 19, item 4: the weights and both vocabularies are one file; it loads back exactly. */
+START_TEST(model_file_is_one_unit)
+{
+    make_dir();
+    Model model, back;
+    Vocab src, tgt, src_back, tgt_back;
+    small_model(&model, &src, &tgt);
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.st", dir);
+    Safetensors file;
+    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, &file));
+    struct stat st;
+    char other[160];
+    snprintf(other, sizeof other, "%s.src.vocab", path);
+    ck_assert_int_ne(stat(other, &st), 0);   /* no file beside it */
+    const char *error = translation_model_load(path, &back, &src_back, &tgt_back, &file);
+    ck_assert_msg(error == NULL, "%s", error);
+    safetensors_free(&file);
+    ck_assert_int_eq(src_back.size, src.size);
+    ck_assert_int_eq(tgt_back.size, tgt.size);
+    for (int i = 0; i < src.size; i++) ck_assert_str_eq(src_back.token[i], src.token[i]);
+    for (int i = 0; i < tgt.size; i++) ck_assert_str_eq(tgt_back.token[i], tgt.token[i]);
+    ck_assert_int_eq(back.parameters.total, model.parameters.total);
+    ck_assert(memcmp(back.parameters.data, model.parameters.data,
+                     model.parameters.total * sizeof(float)) == 0);
+    model_free(&model), model_free(&back);
+    vocab_free(&src), vocab_free(&tgt), vocab_free(&src_back), vocab_free(&tgt_back);
+    remove_dir();
+}
+END_TEST
+
+/* Issue 19, item 9: every field is checked against the model the file claims to be. */
+START_TEST(model_file_fields_checked)
+{
+    make_dir();
+    Model model;
+    Vocab src, tgt;
+    small_model(&model, &src, &tgt);
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.st", dir);
+    Safetensors scratch;
+    static const struct { const char *key, *value, *message; } cases[] = {
+        {"heads", "3", "d_model 16 is not a multiple of 3 heads"},
+        {"heads", "0", "'heads' must be a whole number from 1 to"},
+        {"norm", "sideways", "'norm' must be 'pre' or 'post', not 'sideways'"},
+        {"norm", NULL, "'norm' must be 'pre' or 'post', not ''"},
+        {"layernorm", NULL, "'layernorm' must be 'standard' or 'annotated'"},
+        {"max_len", "1", "max_len 1 is too small (at least 3)"},
+        {"max_len", "20", NULL},   /* within bounds: a model may be asked for less */
+        {"max_len", "99999999", "'max_len' must be a whole number from 1 to 10000"},
+        {"layers", "2", "tensors, but the model it describes has"},
+        {"d_ff", "16", "has the wrong dtype or shape"},
+        {"src_vocab", "100000", "the configuration needs at least"},
+        {"src_vocab", "8", "tensor 'src_embed.0.lut.weight' has the wrong dtype or shape"},
+        {"vocab.src", "<s>\n</s>\n<blank>\n<unk>\nein\nhund\nund\neine\n",
+         "'vocab.src' has 8 tokens but the model 9"},
+        {"tgt_vocab", "3", "a vocabulary of fewer than the 4 special tokens"},
+        {"vocab.src", "<s>\n</s>\n<blank>\n<unk>\nein\nhund\nund\neine\nein\n",
+         "vocab.src:9: a token that is already listed"},
+        {"vocab.tgt", NULL, "no vocabulary 'vocab.tgt'"},
+        {"version", "1", "model file version '1'; this program reads version 2"},
+        {"format", NULL, "a model file of an older version"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, &scratch));
+        ck_assert_int_eq(model_file_rewrite(path, cases[c].key, cases[c].value), 0);
+        const char *error = load_error(path);
+        if (cases[c].message == NULL)
+            ck_assert_msg(*error == '\0', "%s=%s: %s", cases[c].key, cases[c].value, error);
+        else
+            ck_assert_msg(strstr(error, cases[c].message) && strstr(error, path)
+                          && !strchr(error, '\n'),
+                          "%s=%s: '%s'", cases[c].key, cases[c].value, error);
+    }
+    /* a flipped byte of a weight, or of the metadata, fails the checksum */
+    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, &scratch));
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    const long offsets[2] = {(long)st.st_size - 5, 100};
+    for (int o = 0; o < 2; o++) {
+        ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, &scratch));
+        FILE *f = fopen(path, "r+b");
+        fseek(f, offsets[o], SEEK_SET);
+        const int byte = fgetc(f);
+        fseek(f, offsets[o], SEEK_SET);
+        fputc(o ? (byte == '1' ? '2' : '1') : byte ^ 0x10, f);
+        fclose(f);
+        ck_assert_msg(strstr(load_error(path), "checksum mismatch"), "%s", load_error(path));
+    }
+    model_free(&model), vocab_free(&src), vocab_free(&tgt);
+    remove_dir();
+}
+END_TEST
+
+/* Issue 19, item 9: tensors whose data overlap, or leave bytes unused, are refused by the
+   safetensors reader itself. */
+static void write_raw(const char *path, const char *json, size_t data_bytes)
+{
+    FILE *out = fopen(path, "wb");
+    const size_t n = strlen(json);
+    for (int i = 0; i < 8; i++) fputc((int)((uint64_t)n >> (8 * i) & 0xff), out);
+    fputs(json, out);
+    for (size_t i = 0; i < data_bytes; i++) fputc(0, out);
+    fclose(out);
+}
+
+START_TEST(safetensors_overlap_refused)
+{
+    make_dir();
+    char path[128];
+    snprintf(path, sizeof path, "%s/o.st", dir);
+    static const struct { const char *json; size_t bytes; const char *message; } cases[] = {
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12,
+         "tensors overlap, or leave a gap"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
+         "tensors overlap, or leave a gap"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8,
+         "tensors overlap, or leave a gap"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 12,
+         "8 bytes after the last tensor"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        write_raw(path, cases[c].json, cases[c].bytes);
+        Safetensors file;
+        const char *error = safetensors_read(&file, path);
+        if (cases[c].message == NULL) ck_assert_msg(error == NULL, "%zu: %s", c, error);
+        else ck_assert_msg(error && strstr(error, cases[c].message), "%zu: %s", c,
+                           error ? error : "loaded");
+        safetensors_free(&file);
+    }
+    remove_dir();
+}
+END_TEST
+
+/* True when r failed with status 1 and one line holding WANT. */
+static bool one_line(const Run *r, const char *want)
+{
+    const size_t n = strlen(r->err);
+    return r->status == 1 && strstr(r->err, want) && n > 0 && strchr(r->err, '\n') == r->err + n - 1;
+}
+
+/* A translation model trained for one epoch on 32 pairs, in dir/m.st (two seconds). */
+static void train_small(void)
+{
+    char command[1024];
+    snprintf(command, sizeof command,
+             "head -32 data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
+             "head -32 data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
+             dir, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    snprintf(command, sizeof command,
+             "train --data %s --layers 1 --d-model 16 --d-ff 32 --heads 2 --token-budget 200 "
+             "--epochs 1 --model %s/m.st --checkpoint %s/c.st", dir, dir, dir);
+    Run *r = run("", command);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+}
+
+/* Issue 19, item 10: a NUL byte gets the same one line from every command that reads lines
+   (translate said "longer than 1000 bytes"; detokenize and attention cut the line). */
+START_TEST(nul_bytes_one_way)
+{
+    make_dir();
+    train_small();
+    char arguments[512], command[256];
+    snprintf(command, sizeof command, "printf 'ein\\000Hund\\n' > %s/nul.txt && "
+             "printf 'a dog\\n' > %s/ref.txt", dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    const char *commands[] = {"tokenize <", "tokenize --detokenize <", "translate --model %s/m.st <",
+                              "attention --model %s/m.st <"};
+    for (int c = 0; c < 4; c++) {
+        char head[256];
+        snprintf(head, sizeof head, commands[c], dir);
+        snprintf(arguments, sizeof arguments, "%s %s/nul.txt", head, dir);
+        Run *r = run("", arguments);
+        ck_assert_msg(one_line(r, "standard input:1: a NUL byte at byte 4"), "%s: %d %s",
+                      arguments, r->status, r->err);
+    }
+    snprintf(arguments, sizeof arguments, "vocab %s/nul.txt", dir);
+    Run *r = run("", arguments);
+    ck_assert_msg(one_line(r, "nul.txt:1: a NUL byte at byte 4"), "%s", r->err);
+    snprintf(arguments, sizeof arguments, "bleu %s/nul.txt %s/ref.txt", dir, dir);
+    r = run("", arguments);
+    ck_assert_msg(one_line(r, "nul.txt:1: a NUL byte at byte 4"), "%s", r->err);
+    remove_dir();
+}
+END_TEST
+
+/* Issue 19, item 12: CR-only line endings (and CR LF) are line ends for every reader. */
+START_TEST(carriage_returns_end_lines)
+{
+    make_dir();
+    char arguments[512], command[512];
+    snprintf(command, sizeof command, "printf 'a big dog runs\\rthe cat sat here\\rruns on grass now\\r' > %s/cr.txt && "
+             "printf 'a big dog runs\\r\\nthe cat sat here\\r\\nruns on grass now' > %s/crlf.txt && "
+             "printf 'a big dog runs\\nthe cat sat here\\nruns on grass now\\n' > %s/lf.txt", dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    for (int f = 0; f < 2; f++) {
+        snprintf(arguments, sizeof arguments, "tokenize < %s/%s", dir, f ? "crlf.txt" : "cr.txt");
+        Run *r = run("", arguments);
+        ck_assert_int_eq(r->status, 0);
+        ck_assert_str_eq(r->out, "a big dog runs\nthe cat sat here\nruns on grass now\n");
+        snprintf(arguments, sizeof arguments, "bleu %s/%s %s/lf.txt", dir,
+                 f ? "crlf.txt" : "cr.txt", dir);
+        r = run("", arguments);
+        ck_assert_msg(r->status == 0 && strstr(r->out, "BLEU = 100.00"), "%s%s", r->out, r->err);
+        snprintf(arguments, sizeof arguments, "vocab --min-freq 1 %s/%s", dir,
+                 f ? "crlf.txt" : "cr.txt");
+        r = run("", arguments);
+        ck_assert_msg(strstr(r->out, "3 lines, 12 tokens"), "%s%s", r->out, r->err);
+    }
+    remove_dir();
+}
+END_TEST
+
+/* Issue 19, item 12: standard input that is a directory is an error (translate exited 0);
+   flags after the file arguments are flags; vocab on an empty file. */
+START_TEST(smaller_failures)
+{
+    make_dir();
+    train_small();
+    char arguments[512];
+    const char *readers[] = {"translate --model %s/m.st", "attention --model %s/m.st",
+                             "tokenize", "tokenize --detokenize"};
+    for (int c = 0; c < 4; c++) {
+        char head[256];
+        snprintf(head, sizeof head, readers[c], dir);
+        snprintf(arguments, sizeof arguments, "%s < %s", head, dir);
+        Run *r = run("", arguments);
+        ck_assert_msg(one_line(r, "cannot read standard input: Is a directory"), "%s: %d %s",
+                      arguments, r->status, r->err);
+    }
+    char command[256];
+    snprintf(command, sizeof command, ": > %s/empty.txt", dir);
+    ck_assert_int_eq(system(command), 0);
+    snprintf(arguments, sizeof arguments, "vocab %s/empty.txt --min-freq 1 --save %s/v.txt",
+             dir, dir);
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0 && strstr(r->out, "0 lines, 0 tokens")
+                  && strstr(r->out, "at least 1 time\n"), "%s%s", r->out, r->err);
+    remove_dir();
+}
+END_TEST
+
+/* Issue 19, item 11: a NaN loss before the first save names no checkpoint file (there is
+   none); item 12: a checkpoint directory that cannot be written is reported at the start,
+   before any step. */
+START_TEST(nan_and_read_only_reported_at_once)
+{
+    make_dir();
+    train_small();
+    char arguments[1024], path[128];
+    snprintf(path, sizeof path, "%s/fresh.st", dir);
+    snprintf(arguments, sizeof arguments,
+             "train --data %s --layers 1 --d-model 16 --d-ff 32 --heads 2 --token-budget 200 "
+             "--warmup 20 --factor 1e30 --checkpoint-every 1000 --model %s/m2.st "
+             "--checkpoint %s", dir, dir, path);
+    Run *r = run("", arguments);
+    ck_assert_msg(one_line(r, "the loss is NaN; stopping; no checkpoint was saved yet")
+                  && !strstr(r->err, path), "%d %s", r->status, r->err);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    /* a directory this user cannot write (root is run as nobody through setpriv) */
+    char ro[128], command[512];
+    snprintf(ro, sizeof ro, "%s/ro", dir);
+    /* the binary is copied beside the data, so that nobody can run it wherever the
+       repository lies (a clone under /root, say) */
+    snprintf(command, sizeof command, "mkdir %s && cp %s %s/transformer && chmod 755 %s && "
+             "chmod 555 %s", ro, transformer_binary(), dir, dir, ro);
+    ck_assert_int_eq(system(command), 0);
+    const char *as = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+    for (int which = 0; which < 2; which++) {
+        snprintf(arguments, sizeof arguments,
+                 "%s %s/transformer train --data %s --layers 1 --d-model 16 --d-ff 32 "
+                 "--heads 2 --token-budget 200 --epochs 1 --model %s/m.st --checkpoint %s/c.st",
+                 as, dir, dir, which ? "/tmp" : ro, which ? ro : "/tmp");
+        char shell[1200];
+        snprintf(shell, sizeof shell, "%s 2>&1", arguments);
+        FILE *p = popen(shell, "r");
+        char out[4096] = "";
+        const size_t got = fread(out, 1, sizeof out - 1, p);
+        out[got] = '\0';
+        const int status = pclose(p);
+        ck_assert_msg(WEXITSTATUS(status) == 1 && strstr(out, "Permission denied")
+                      && strstr(out, ro) && !strstr(out, "epoch 1"), "%s", out);
+    }
+    remove_dir();
+}
+END_TEST
+
+/* Issue 19, item 4: the temporary file of a model save that a kill interrupted (mkstemp's
+   name: the model's, a dot, six letters or digits) is removed by the next training run;
+   a file of another name is left alone. */
+START_TEST(interrupted_model_save_removed)
+{
+    make_dir();
+    train_small();
+    char command[512];
+    snprintf(command, sizeof command, "cp %s/m.st %s/m.st.Ab3xY9 && touch %s/m.st.keep",
+             dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    snprintf(command, sizeof command,
+             "train --data %s --layers 1 --d-model 16 --d-ff 32 --heads 2 --token-budget 200 "
+             "--stop-after 1 --model %s/m.st --checkpoint %s/c2.st", dir, dir, dir);
+    Run *r = run("", command);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    snprintf(command, sizeof command, "%s/m.st.Ab3xY9", dir);
+    ck_assert_int_ne(access(command, F_OK), 0);
+    snprintf(command, sizeof command, "%s/m.st.keep", dir);
+    ck_assert_int_eq(access(command, F_OK), 0);
+    remove_dir();
+}
+END_TEST
+
+/* Crashes the fuzzers found (tests/fuzz/regressions/): tensor names holding a newline and
+   binary bytes were quoted as they were, a message of several lines. */
+START_TEST(fuzz_regressions_one_line)
+{
+    static const char *const files[] = {"tests/fuzz/regressions/model-name-with-newline.st",
+                                        "tests/fuzz/regressions/checkpoint-name-with-newline.st"};
+    for (int f = 0; f < 2; f++) {
+        Safetensors file;
+        const char *error = safetensors_read(&file, files[f]);
+        ck_assert_msg(error && strstr(error, "tensor '") && !strchr(error, '\n'), "%s",
+                      error ? error : "loaded");
+        safetensors_free(&file);
+        char arguments[256];
+        snprintf(arguments, sizeof arguments, "translate --model %s < /dev/null", files[f]);
+        Run *r = run("", arguments);
+        ck_assert_msg(one_line(r, files[f]), "%s", r->err);
+    }
+    char out[8];
+    ck_assert_str_eq(safetensors_printable("a\nb\033c", out, sizeof out), "a?b?c");
+    ck_assert_str_eq(safetensors_printable("abcdefghij", out, sizeof out), "abcd...");
+}
+END_TEST
+
+Suite *harden_suite(void)
+{
+    Suite *suite = suite_create("harden");
+    TCase *model_file = tcase_create("model file");
+    tcase_add_test(model_file, model_file_is_one_unit);
+    tcase_add_test(model_file, model_file_fields_checked);
+    tcase_add_test(model_file, safetensors_overlap_refused);
+    tcase_add_test(model_file, fuzz_regressions_one_line);
+    suite_add_tcase(suite, model_file);
+    TCase *lines = tcase_create("lines and runs");
+    tcase_add_test(lines, nul_bytes_one_way);
+    tcase_add_test(lines, carriage_returns_end_lines);
+    tcase_add_test(lines, smaller_failures);
+    tcase_add_test(lines, nan_and_read_only_reported_at_once);
+    tcase_add_test(lines, interrupted_model_save_removed);
+    suite_add_tcase(suite, lines);
+    return suite;
+}
