@@ -5,6 +5,7 @@
 #   make sanitize   the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tangle     regenerate tangled/ from book/*.nw (only changed files are rewritten)
 #   make figures/mask-subsequent.tex   one figure (its .dat comes from the trainer)
+#   make figure NAME=learning-rate ARGS="--curve w=2000"   one figure with other settings
 #
 # The .nw chapters in book/ are the only source of the trainer; tangled/ is generated.
 
@@ -96,36 +97,46 @@ transformer: build/main.o $(COMMAND_OBJECTS) $(LIB_OBJECTS)
 
 # ---------------------------------------------------------------- figures
 # The data of every figure comes from the trainer itself: the chart shows what the code computes.
+# Every figure-data kind's defaults are the book's settings. FIGDIR and FIGURE_ARGS are set by
+# `make figure` (below), which draws one figure with the reader's settings in build/figure/.
 figures: $(FIGURE_TEX)
+FIGDIR := figures
+FIGURE_ARGS :=
 
 # cpif keeps a .dat's time stamp when the numbers did not change, so a rebuilt trainer
 # that computes the same masks does not redraw the figures or rebuild the PDF.
-figures/mask-subsequent.dat: transformer
-	./transformer figure-data mask subsequent --size 20 | cpif $@
-figures/mask-batch-%.dat: transformer
-	./transformer figure-data mask batch --sentence $* | cpif $@
-figures/positional-encoding.dat: transformer
-	./transformer figure-data pe --positions 100 --d-model 20 --first 4 | cpif $@
-figures/smoothing-distribution.dat: transformer
-	./transformer figure-data smoothing distribution | cpif $@
-figures/smoothing-confidence.dat: transformer
-	./transformer figure-data smoothing confidence | cpif $@
-figures/learning-rate.dat: transformer
-	./transformer figure-data lr --steps 20000 --every 20 | cpif $@
-# The loss curves come from a real (small, 2 s) training run of the copy task.
-figures/copy-loss.csv: transformer
-	./transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 --log $@.new > /dev/null
+$(FIGDIR)/mask-subsequent.dat: transformer
+	./transformer figure-data mask subsequent $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/mask-batch-%.dat: transformer
+	./transformer figure-data mask batch $(FIGURE_ARGS) --sentence $* | cpif $@
+$(FIGDIR)/positional-encoding.dat: transformer
+	./transformer figure-data pe $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/smoothing-distribution.dat: transformer
+	./transformer figure-data smoothing distribution $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/smoothing-confidence.dat: transformer
+	./transformer figure-data smoothing confidence $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/learning-rate.dat: transformer
+	./transformer figure-data lr $(FIGURE_ARGS) | cpif $@
+# The loss curves come from a real (small, 2 s) training run of the copy task; FIGURE_ARGS
+# are options of `transformer copy`. Its status 1 (a run that does not copy every sequence,
+# as a short one may not) still leaves a whole log to draw.
+COPY_LOSS_RUN := copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40
+$(FIGDIR)/copy-loss.csv: transformer
+	./transformer $(COPY_LOSS_RUN) $(FIGURE_ARGS) --log $@.new > /dev/null || test $$? = 1
 	cpif $@ < $@.new && rm -f $@.new
+# A figure's settings for its caption: the data's #tex lines (book/program.nw, "Figure data").
+$(FIGDIR)/%-settings.tex: $(FIGDIR)/%.dat
+	sed -n 's/^#tex //p' $< | cpif $@
 
-figures/mask-subsequent.tex: figures/mask-subsequent.gp figures/mask-subsequent.dat figures/style.gp
-figures/mask-batch.tex: figures/mask-batch.gp figures/style.gp \
-                        figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat
-figures/positional-encoding.tex: figures/positional-encoding.gp figures/positional-encoding.dat \
-                                 figures/style.gp
-figures/label-smoothing.tex: figures/label-smoothing.gp figures/smoothing-distribution.dat \
-                             figures/smoothing-confidence.dat figures/style.gp
-figures/learning-rate.tex: figures/learning-rate.gp figures/learning-rate.dat figures/style.gp
-figures/copy-loss.tex: figures/copy-loss.gp figures/copy-loss.csv figures/style.gp
+$(FIGDIR)/mask-subsequent.tex: figures/mask-subsequent.gp $(FIGDIR)/mask-subsequent.dat figures/style.gp
+$(FIGDIR)/mask-batch.tex: figures/mask-batch.gp figures/style.gp \
+             $(FIGDIR)/mask-batch-1.dat $(FIGDIR)/mask-batch-2.dat $(FIGDIR)/mask-batch-3.dat
+$(FIGDIR)/positional-encoding.tex: figures/positional-encoding.gp $(FIGDIR)/positional-encoding.dat \
+                                  figures/style.gp
+$(FIGDIR)/label-smoothing.tex: figures/label-smoothing.gp $(FIGDIR)/smoothing-distribution.dat \
+                               $(FIGDIR)/smoothing-confidence.dat figures/style.gp
+$(FIGDIR)/learning-rate.tex: figures/learning-rate.gp $(FIGDIR)/learning-rate.dat figures/style.gp
+$(FIGDIR)/copy-loss.tex: figures/copy-loss.gp $(FIGDIR)/copy-loss.csv figures/style.gp
 # The translator's figures: data recorded from a run of `make multi30k` (committed in
 # figures/multi30k/, since the run takes an hour); `make multi30k-figures` renews them.
 figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv figures/style.gp
@@ -135,9 +146,34 @@ figures/bench-table.tex: tools/bench-table.awk figures/bench/table.dat
 figures/bench-stages.tex: figures/bench-stages.gp figures/bench/stages.dat figures/style.gp
 figures/attention-maps.tex: figures/attention-maps.gp figures/style.gp \
                             $(patsubst %,figures/multi30k/attention-%.dat,encoder decoder cross)
-figures/%.tex: figures/%.gp
-	gnuplot $<
-	@test -s $@ && test -s figures/$*.pdf
+# Each script reads its data from, and writes its drawing into, the directory `dir`.
+$(FIGDIR)/%.tex: figures/%.gp
+	gnuplot -e "dir = '$(FIGDIR)/'" $<
+	@test -s $@ && test -s $(FIGDIR)/$*.pdf
+
+# The settings files of the captions (one per data file of the figures above).
+FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
+
+# One figure with the reader's settings, as a PDF of its own with its labels, legend and the
+# command that printed its data: make figure NAME=learning-rate ARGS="--curve w=2000".
+# NAME is a figure's file name in figures/; ARGS go to its figure-data (each panel's).
+.PHONY: figure
+FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
+                copy-loss
+figure:
+	@case ' $(FIGURE_NAMES) ' in *' $(NAME) '*) ;; \
+	  *) echo "make figure: NAME must be one of: $(FIGURE_NAMES)" >&2; exit 2;; esac
+	@rm -rf build/figure/$(NAME) && mkdir -p build/figure/$(NAME)
+	$(MAKE) --no-print-directory FIGDIR=build/figure/$(NAME) FIGURE_ARGS='$(ARGS)' \
+	  build/figure/$(NAME)/$(NAME).tex
+	@# Under the drawing: the command of each data file (its \figuresettings), or of the run.
+	cd build/figure/$(NAME) && if ls *.dat > /dev/null 2>&1; then \
+	  for data in *.dat; do sed -n 's/^#tex //p' $$data; echo '\figuresettings\par'; done; \
+	else echo '\texttt{transformer $(COPY_LOSS_RUN) $(ARGS)}' | sed 's/--/-{}-/g'; fi > captions.tex
+	pdflatex -interaction=nonstopmode -halt-on-error -output-directory=build/figure \
+	  -jobname=$(NAME) '\def\figuredir{build/figure/$(NAME)/}\def\figname{$(NAME)}\input{figures/page.ltx}' \
+	  > build/figure/$(NAME).out 2>&1 || { tail -20 build/figure/$(NAME).out; exit 1; }
+	@echo "make figure: build/figure/$(NAME).pdf"
 
 # ---------------------------------------------------------------- pdf
 # One noweave call over all chapters, so cross-references and the index span the book.
@@ -154,7 +190,7 @@ build/version.tex: tangled/cli.h
 	sed -n 's/^#define TRANSFORMER_VERSION "\(.*\)"$$/\\newcommand{\\transformerversion}{\1}/p' $< > $@
 	@test -s $@
 
-$(PDF): book/book.tex build/woven.tex build/version.tex $(FIGURE_TEX)
+$(PDF): book/book.tex build/woven.tex build/version.tex $(FIGURE_TEX) $(FIGURE_SETTINGS)
 	@mkdir -p build/pdf
 	$(LATEXMK) book/book.tex > build/pdf/latexmk.out 2>&1 || { tail -40 build/pdf/latexmk.out; exit 1; }
 	@# noweb's chunk labels (page numbers) can move after latexmk thinks the run converged;
