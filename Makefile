@@ -144,8 +144,20 @@ figures/bench-ratio.tex: figures/bench-ratio.gp figures/bench/table.dat figures/
 figures/bench-table.tex: tools/bench-table.awk figures/bench/table.dat
 	awk -f tools/bench-table.awk figures/bench/table.dat > $@
 figures/bench-stages.tex: figures/bench-stages.gp figures/bench/stages.dat figures/style.gp
-figures/attention-maps.tex: figures/attention-maps.gp figures/style.gp \
-                            $(patsubst %,figures/multi30k/attention-%.dat,encoder decoder cross)
+# The attention maps come from a trained translator (`transformer attention`, not figure-data);
+# the book's are recorded in figures/multi30k/. `make figure NAME=attention-maps` draws them
+# anew from MODEL (default: the model of `make multi30k`) for line SENTENCE of the 2016 test
+# set, ARGS being options of `transformer attention`: --layer L --head H|mean.
+MODEL = $(MT)/model.safetensors
+SENTENCE = $(MT_SENTENCE)
+ATTENTION_DIR := $(if $(filter figures,$(FIGDIR)),figures/multi30k,$(FIGDIR))
+ifneq ($(FIGDIR),figures)
+$(FIGDIR)/attention-%.dat: transformer
+	sed -n '$(SENTENCE)p' data/multi30k/test2016.de \
+	  | ./transformer attention --model $(MODEL) --kind $* $(FIGURE_ARGS) | cpif $@
+endif
+$(FIGDIR)/attention-maps.tex: figures/attention-maps.gp figures/style.gp \
+                              $(patsubst %,$(ATTENTION_DIR)/attention-%.dat,encoder decoder cross)
 # Each script reads its data from, and writes its drawing into, the directory `dir`.
 $(FIGDIR)/%.tex: figures/%.gp
 	gnuplot -e "dir = '$(FIGDIR)/'" $<
@@ -159,7 +171,7 @@ FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
 # NAME is a figure's file name in figures/; ARGS go to its figure-data (each panel's).
 .PHONY: figure
 FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
-                copy-loss
+                copy-loss attention-maps
 figure:
 	@case ' $(FIGURE_NAMES) ' in *' $(NAME) '*) ;; \
 	  *) echo "make figure: NAME must be one of: $(FIGURE_NAMES)" >&2; exit 2;; esac
@@ -167,9 +179,13 @@ figure:
 	$(MAKE) --no-print-directory FIGDIR=build/figure/$(NAME) FIGURE_ARGS='$(ARGS)' \
 	  build/figure/$(NAME)/$(NAME).tex
 	@# Under the drawing: the command of each data file (its \figuresettings), or of the run.
-	cd build/figure/$(NAME) && if ls *.dat > /dev/null 2>&1; then \
-	  for data in *.dat; do sed -n 's/^#tex //p' $$data; echo '\figuresettings\par'; done; \
-	else echo '\texttt{transformer $(COPY_LOSS_RUN) $(ARGS)}' | sed 's/--/-{}-/g'; fi > captions.tex
+	cd build/figure/$(NAME) && if [ $(NAME) = copy-loss ]; then \
+	  echo '\texttt{transformer $(COPY_LOSS_RUN) $(ARGS)}' | sed 's/--/-{}-/g'; \
+	elif [ $(NAME) = attention-maps ]; then \
+	  for data in *.dat; do sed -n '1s/^# \(.*\)/\\texttt{\1}\\par/p' $$data; done; \
+	  echo '\texttt{$(MODEL), line $(SENTENCE) of data/multi30k/test2016.de}' | sed 's/_/\\_/g'; \
+	else for data in *.dat; do sed -n 's/^#tex //p' $$data; echo '\figuresettings\par'; done; \
+	fi > captions.tex
 	pdflatex -interaction=nonstopmode -halt-on-error -output-directory=build/figure \
 	  -jobname=$(NAME) '\def\figuredir{build/figure/$(NAME)/}\def\figname{$(NAME)}\input{figures/page.ltx}' \
 	  > build/figure/$(NAME).out 2>&1 || { tail -20 build/figure/$(NAME).out; exit 1; }

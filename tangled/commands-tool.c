@@ -68,18 +68,24 @@ void print_figure_data_help(FILE *out)
                  "the defaults are the book's settings. `make figure NAME=... ARGS=...'\n"
                  "draws a figure with other settings.\n\n"
                  "figures:\n");
-    static const char *const forms[] = {"N", "X", "N,N,...", "K=X,..."};
+    static const char *const forms[] = {"N", "X", "N,N,...", ""};
     for (int k = 0; k < figure_kind_count; k++) {
         fprintf(out, "  %-16s %s\n", figure_kinds[k].name, figure_kinds[k].summary);
         for (int o = 0; o < FIGURE_MAX_OPTIONS && figure_kinds[k].options[o].flag; o++) {
             const FigureOption *option = &figure_kinds[k].options[o];
-            fprintf(out, "      %s %s   %s (%.10g to %.10g, default %s)\n", option->flag,
-                    forms[option->kind], option->help, option->low, option->high,
-                    option->fallback);
+            fprintf(out, "      %s %s", option->flag, forms[option->kind]);
+            if (option->kind == FIGURE_RECORD) {   /* --curve d=X,f=X,w=X */
+                for (const char *key = option->keys; *key; key++)
+                    fprintf(out, "%s%c=X", key == option->keys ? "" : ",", *key);
+                fprintf(out, "   %s\n          (default %s)\n", option->help, option->fallback);
+            } else {
+                fprintf(out, "   %s (%.10g to %.10g, default %s)\n", option->help,
+                        option->low, option->high, option->fallback);
+            }
         }
     }
 }
-#line 870 "book/program.nw"
+#line 876 "book/program.nw"
 int run_demo(int argc, char **argv)
 {
     no_operands("demo", parse_options("demo", NULL, 0, argc, argv), argc, argv);
@@ -95,7 +101,7 @@ int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 959 "book/program.nw"
+#line 965 "book/program.nw"
 int run_random(int argc, char **argv)
 {
     long seed = 42, stream = 54, count = 6;
@@ -118,7 +124,7 @@ int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 1021 "book/program.nw"
+#line 1027 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
     int n = 256, choice = matmul_kernel;   /* the choices in MatmulKernel's order */
@@ -131,7 +137,7 @@ int run_time_matmul(int argc, char **argv)
                 argc, argv);
     const MatmulKernel kernel = (MatmulKernel)choice;
     /* <<Fill two random matrices and time their product>> */
-#line 1041 "book/program.nw"
+#line 1047 "book/program.nw"
     size_t size = (size_t)n * n;
     float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
     Rng rng;
@@ -149,7 +155,7 @@ int run_time_matmul(int argc, char **argv)
     printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
            kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
     free(a);
-#line 1033 "book/program.nw"
+#line 1039 "book/program.nw"
     return 0;
 }
 #line 536 "book/gradcheck.nw"

@@ -229,7 +229,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     free(text);
     return problem;
 }
-#line 904 "book/program.nw"
+#line 910 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
@@ -246,7 +246,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 936 "book/program.nw"
+#line 942 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -261,7 +261,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 920 "book/program.nw"
+#line 926 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -443,7 +443,7 @@ const FigureKind figure_kinds[] = {
 #line 311 "book/training.nw"
     {"lr", "the learning-rate schedule, one curve per setting (Figure 11.2)",
      {{"--curve", FIGURE_RECORD, 0, 1e7, "d=512,f=1,w=4000 d=512,f=1,w=8000 d=256,f=1,w=4000",
-       "one curve: d_model, factor, warm-up (repeat for more)", "dfw"},
+       "one curve: d_model, factor, warm-up; repeat for more", "dfw"},
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
