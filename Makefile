@@ -168,13 +168,17 @@ FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
 
 # One figure with the reader's settings, as a PDF of its own with its labels, legend and the
 # command that printed its data: make figure NAME=learning-rate ARGS="--curve w=2000".
-# NAME is a figure's file name in figures/; ARGS go to its figure-data (each panel's).
+# NAME is a figure's file name in figures/; ARGS go to its figure-data (each panel's), or to
+# `transformer copy` (copy-loss) or `transformer attention` (attention-maps, see above).
 .PHONY: figure
 FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
                 copy-loss attention-maps
 figure:
 	@case ' $(FIGURE_NAMES) ' in *' $(NAME) '*) ;; \
 	  *) echo "make figure: NAME must be one of: $(FIGURE_NAMES)" >&2; exit 2;; esac
+	@[ $(NAME) != attention-maps ] || [ -f '$(MODEL)' ] || { \
+	  echo "make figure: no model '$(MODEL)' (make multi30k trains one; or MODEL=FILE)" >&2; \
+	  exit 2; }
 	@rm -rf build/figure/$(NAME) && mkdir -p build/figure/$(NAME)
 	$(MAKE) --no-print-directory FIGDIR=build/figure/$(NAME) FIGURE_ARGS='$(ARGS)' \
 	  build/figure/$(NAME)/$(NAME).tex
@@ -187,7 +191,7 @@ figure:
 	else for data in *.dat; do sed -n 's/^#tex //p' $$data; echo '\figuresettings\par'; done; \
 	fi > captions.tex
 	pdflatex -interaction=nonstopmode -halt-on-error -output-directory=build/figure \
-	  -jobname=$(NAME) '\def\figuredir{build/figure/$(NAME)/}\def\figname{$(NAME)}\input{figures/page.ltx}' \
+	  -jobname=$(NAME) '\def\figuredir{build/figure/$(NAME)/}\def\figname{$(NAME)}$(if $(filter attention-maps,$(NAME)),\def\figurefont{\scriptsize})\input{figures/page.ltx}' \
 	  > build/figure/$(NAME).out 2>&1 || { tail -20 build/figure/$(NAME).out; exit 1; }
 	@echo "make figure: build/figure/$(NAME).pdf"
 
