@@ -41,7 +41,7 @@ typedef struct {
 } Option;
 
 enum { MAX_OPTIONS = 24 };
-#line 381 "book/program.nw"
+#line 380 "book/program.nw"
 /* Read the options of argv[0 .. argc) (the arguments after the command's name) into their
    targets; return the index of the first operand, the operands being argv[index .. argc). */
 int parse_options(const char *command, const Option *options, int count, int argc,

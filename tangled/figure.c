@@ -1,4 +1,4 @@
-#line 575 "book/program.nw"
+#line 572 "book/program.nw"
 /* The data behind the book's figures -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -41,7 +41,7 @@ static const int example_words[EXAMPLE_BATCH][8] = {
     {11, 12, 13, -1},               /* two men talk              */
     {14, 15, 10, -1},               /* children play .           */
 };
-#line 313 "book/masks.nw"
+#line 312 "book/masks.nw"
 static void example_batch(int *tokens, const int *lengths, int batch, int longest)
 {
     for (int b = 0; b < batch; b++) {
@@ -55,7 +55,7 @@ static void example_batch(int *tokens, const int *lengths, int batch, int longes
                    : t < lengths[b] ? words[(t - 1) % available] : EXAMPLE_PAD;
     }
 }
-#line 335 "book/masks.nw"
+#line 334 "book/masks.nw"
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
 {
     ENSURE(batch >= 1 && batch <= EXAMPLE_MAX_BATCH && sentence >= 1 && sentence <= batch,
@@ -87,7 +87,7 @@ void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
     }
     free(keep);
 }
-#line 387 "book/masks.nw"
+#line 386 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const FigureValue *option)
 {
     const int size = (int)option[0].number[0];
@@ -114,7 +114,7 @@ static const char *emit_mask_batch(FILE *out, const FigureValue *option)
     figure_mask_batch(out, lengths, batch, sentence);
     return NULL;
 }
-#line 606 "book/program.nw"
+#line 603 "book/program.nw"
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
                         FigureValue *value, char *problem, size_t size)
 {
@@ -123,7 +123,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
     bool good = *p != '\0';
     if (option->kind == FIGURE_RECORD) {
         /* <<Read one record of named numbers>> */
-#line 656 "book/program.nw"
+#line 654 "book/program.nw"
         const int keys = (int)strlen(option->keys);
         double record[FIGURE_MAX_NUMBERS];
         for (int k = 0; k < keys; k++) {
@@ -144,10 +144,10 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
         }
         good = good && value->count + keys <= FIGURE_MAX_NUMBERS;
         for (int k = 0; good && k < keys; k++) value->number[value->count++] = record[k];
-#line 614 "book/program.nw"
+#line 611 "book/program.nw"
     } else {
         /* <<Read numbers separated by commas>> */
-#line 637 "book/program.nw"
+#line 635 "book/program.nw"
         const bool integer = option->kind != FIGURE_REAL;
         const int most = option->kind == FIGURE_INTEGERS ? FIGURE_MAX_NUMBERS : 1;
         while (good) {
@@ -155,13 +155,13 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             errno = 0;
             const double x = strtod(p, &end);
             good = end != p && errno != ERANGE && x >= option->low && x <= option->high
-                && (!integer || strspn(p, "+-0123456789") == (size_t)(end - p))
+                && (!integer || strspn(p, " \t\n\v\f\r+-0123456789") == (size_t)(end - p))
                 && value->count < most && (*end == '\0' || *end == ',');
             if (good) value->number[value->count++] = x;
             if (!good || *end == '\0') break;
             p = end + 1;
         }
-#line 616 "book/program.nw"
+#line 613 "book/program.nw"
     }
     if (good) return true;
     const char *what = option->kind == FIGURE_INTEGER ? "an integer"
@@ -176,7 +176,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
                  what, option->low, option->high, text ? text : "nothing");
     return false;
 }
-#line 688 "book/program.nw"
+#line 686 "book/program.nw"
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size)
 {
     for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++) {
@@ -194,7 +194,7 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
     return true;
 }
 /* <<Print the command of a figure>> */
-#line 750 "book/program.nw"
+#line 748 "book/program.nw"
 static void print_command(FILE *out, const FigureKind *kind, const FigureValue *value,
                           const char *dashes)
 {
@@ -211,7 +211,7 @@ static void print_command(FILE *out, const FigureKind *kind, const FigureValue *
     }
 }
 
-#line 725 "book/program.nw"
+#line 723 "book/program.nw"
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value)
 {
     char *text = NULL;
@@ -229,7 +229,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     free(text);
     return problem;
 }
-#line 910 "book/program.nw"
+#line 908 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
@@ -246,7 +246,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 942 "book/program.nw"
+#line 940 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -261,7 +261,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 926 "book/program.nw"
+#line 924 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -412,10 +412,10 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 584 "book/program.nw"
+#line 581 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
-#line 372 "book/masks.nw"
+#line 371 "book/masks.nw"
     {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
      {{"--size", FIGURE_INTEGER, 1, 512, "20", "T, the sequence length", NULL}},
      emit_mask_subsequent},
@@ -447,6 +447,6 @@ const FigureKind figure_kinds[] = {
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
-#line 586 "book/program.nw"
+#line 583 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "bleu.h"   /* the help of bleu names sacreBLEU's version */
 /* <<main.c definitions>> */
-#line 425 "book/program.nw"
+#line 424 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for 'transformer --help' */
@@ -18,18 +18,18 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 435 "book/program.nw"
+#line 434 "book/program.nw"
 static const Command commands[] = {
     /* <<Commands>> */
-#line 861 "book/program.nw"
+#line 859 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 894 "book/program.nw"
+#line 892 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 990 "book/program.nw"
+#line 988 "book/program.nw"
     {"random", "print numbers from the seeded generator (Chapter 2)",
      "usage: transformer random [--seed S] [--stream N] [--count N]\n"
      "                          [--bits | --uniform | --normal]\n\n"
@@ -38,7 +38,7 @@ static const Command commands[] = {
      "or standard normal (--normal).\n"
      "Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 1067 "book/program.nw"
+#line 1065 "book/program.nw"
     {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
      "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
      "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
@@ -158,10 +158,10 @@ static const Command commands[] = {
      "Defaults: the copy task's model (N 2, d_model 512, d_ff 2048, 8 heads, V 11), B 80,\n"
      "L 10, S 20, W 3, K 10, 1 thread.\n",
      NULL, run_benchmark},
-#line 437 "book/program.nw"
+#line 436 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
-#line 442 "book/program.nw"
+#line 441 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -179,7 +179,7 @@ static void print_usage(FILE *out)
                  "(default split)\n"
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
-#line 466 "book/program.nw"
+#line 465 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -202,7 +202,7 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         /* <<Choose the kernels from the environment>> */
-#line 500 "book/program.nw"
+#line 499 "book/program.nw"
         const char *kernel = getenv("TRANSFORMER_MATMUL");
         if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
@@ -220,7 +220,7 @@ int main(int argc, char **argv)
             usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                         products);
         set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
-#line 488 "book/program.nw"
+#line 487 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

@@ -361,6 +361,8 @@ START_TEST(figure_options_refuse_bad_values)
                                           sizeof problem), "%s", bad_integers[i]);
         ck_assert_ptr_nonnull(strstr(problem, "--size expects an integer from 1 to 512"));
     }
+    ck_assert(figure_option_read(size, " +3", true, &value, problem, sizeof problem));
+    ck_assert_double_eq(value.number[0], 3);   /* as parse_integer reads it */
     ck_assert(!figure_option_read(size, NULL, true, &value, problem, sizeof problem));
     ck_assert_ptr_nonnull(strstr(problem, "got 'nothing'"));
     static const char *const bad_lists[] = {"9,,5", "9,5,", ",9", "9;5", "1,5"};
