@@ -53,11 +53,11 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
 #line 681 "book/program.nw"
 /* Set every option of kind to its default. Returns false with a message if one is bad. */
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size);
-#line 715 "book/program.nw"
+#line 717 "book/program.nw"
 /* Print the data of kind for the given option values, after the comment lines that name
    the command and its settings. Returns NULL or the emit function's usage error. */
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value);
-#line 903 "book/program.nw"
+#line 905 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option);
 #line 218 "book/embeddings.nw"
