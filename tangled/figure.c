@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<figure.c includes>> */
-#line 193 "book/training.nw"
+#line 198 "book/training.nw"
 #include <math.h>
 #include "train.h"
 /* <<figure.c definitions>> */
@@ -355,7 +355,7 @@ static const char *emit_smoothing_confidence(FILE *out, const FigureValue *optio
     }
     return NULL;
 }
-#line 248 "book/training.nw"
+#line 253 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const FigureValue *option)
 {
     const FigureValue *curve = &option[0];
@@ -369,7 +369,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
         if (w < 1 || w != floor(w)) return "--curve: w (warm-up steps) must be a positive integer";
     }
     /* <<Print the curves' settings for the legend and the caption>> */
-#line 283 "book/training.nw"
+#line 288 "book/training.nw"
     static const char *const symbol[3] = {"d_\\mathrm{model}", "f", "w"};
     bool differs[3] = {false, false, false}, any = false;
     for (int k = 0; k < 3; k++) {
@@ -395,7 +395,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     for (int i = 0; i < length; i++)
         fprintf(out, "%s%c", i > 0 && length > 4 && (length - i) % 3 == 0 ? "\\," : "", digits[i]);
     fputs("}\n", out);
-#line 261 "book/training.nw"
+#line 266 "book/training.nw"
     fputs("# learning rate: step, then one column per curve [d_model, factor, warmup]:", out);
     for (int c = 0; c < curves; c++)
         fprintf(out, " [%g, %g, %g]", curve->number[3 * c], curve->number[3 * c + 1],
@@ -424,14 +424,14 @@ const FigureKind figure_kinds[] = {
        "the sentences' lengths, <s> and </s> included", NULL},
       {"--sentence", FIGURE_INTEGER, 1, EXAMPLE_MAX_BATCH, "1", "which sentence", NULL}},
      emit_mask_batch},
-#line 222 "book/embeddings.nw"
+#line 225 "book/embeddings.nw"
     {"pe", "dimensions of the positional encoding (Figure 5.1)",
      {{"--positions", FIGURE_INTEGER, 1, 10000, "100", "positions", NULL},
       {"--d-model", FIGURE_INTEGER, 2, 4096, "20", "d_model, even", NULL},
       {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
       {"--count", FIGURE_INTEGER, 1, 8, "4", "how many dimensions", NULL}},
      emit_positional_encoding},
-#line 182 "book/training.nw"
+#line 185 "book/training.nw"
     {"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.4", "epsilon, the smoothing", NULL},
       {"--vocab", FIGURE_INTEGER, 4, 64, "5", "V, words in the vocabulary", NULL}},
@@ -440,7 +440,7 @@ const FigureKind figure_kinds[] = {
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.1", "epsilon, the smoothing", NULL},
       {"--vocab", FIGURE_INTEGER, 3, 64, "5", "V, words in the vocabulary", NULL}},
      emit_smoothing_confidence},
-#line 311 "book/training.nw"
+#line 318 "book/training.nw"
     {"lr", "the learning-rate schedule, one curve per setting (Figure 11.2)",
      {{"--curve", FIGURE_RECORD, 0, 1e7, "d=512,f=1,w=4000 d=512,f=1,w=8000 d=256,f=1,w=4000",
        "one curve: d_model, factor, warm-up; repeat for more", "dfw"},
