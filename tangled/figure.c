@@ -123,7 +123,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
     bool good = *p != '\0';
     if (option->kind == FIGURE_RECORD) {
         /* <<Read one record of named numbers>> */
-#line 654 "book/program.nw"
+#line 655 "book/program.nw"
         const int keys = (int)strlen(option->keys);
         double record[FIGURE_MAX_NUMBERS];
         for (int k = 0; k < keys; k++) {
@@ -142,7 +142,11 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             if (!good || *end == '\0') break;
             p = end + 1;
         }
-        good = good && value->count + keys <= FIGURE_MAX_NUMBERS;
+        if (good && value->count + keys > FIGURE_MAX_NUMBERS) {
+            snprintf(problem, size, "%s given too often (at most %d times)", option->flag,
+                     FIGURE_MAX_NUMBERS / keys);
+            return false;
+        }
         for (int k = 0; good && k < keys; k++) value->number[value->count++] = record[k];
 #line 611 "book/program.nw"
     } else {
@@ -176,7 +180,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
                  what, option->low, option->high, text ? text : "nothing");
     return false;
 }
-#line 686 "book/program.nw"
+#line 691 "book/program.nw"
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size)
 {
     for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++) {
@@ -194,7 +198,7 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
     return true;
 }
 /* <<Print the command of a figure>> */
-#line 750 "book/program.nw"
+#line 755 "book/program.nw"
 static void print_command(FILE *out, const FigureKind *kind, const FigureValue *value,
                           const char *dashes)
 {
@@ -211,7 +215,7 @@ static void print_command(FILE *out, const FigureKind *kind, const FigureValue *
     }
 }
 
-#line 725 "book/program.nw"
+#line 730 "book/program.nw"
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value)
 {
     char *text = NULL;
@@ -229,7 +233,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     free(text);
     return problem;
 }
-#line 910 "book/program.nw"
+#line 915 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
@@ -246,7 +250,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 942 "book/program.nw"
+#line 947 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -261,7 +265,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 926 "book/program.nw"
+#line 931 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }

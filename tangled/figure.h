@@ -50,14 +50,14 @@ void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence);
    Returns false with a message in problem[size] if the text is not a value of the option. */
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
                         FigureValue *value, char *problem, size_t size);
-#line 681 "book/program.nw"
+#line 686 "book/program.nw"
 /* Set every option of kind to its default. Returns false with a message if one is bad. */
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size);
-#line 717 "book/program.nw"
+#line 722 "book/program.nw"
 /* Print the data of kind for the given option values, after the comment lines that name
    the command and its settings. Returns NULL or the emit function's usage error. */
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value);
-#line 905 "book/program.nw"
+#line 910 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option);
 #line 221 "book/embeddings.nw"

@@ -21,15 +21,15 @@ typedef struct {
 #line 434 "book/program.nw"
 static const Command commands[] = {
     /* <<Commands>> */
-#line 861 "book/program.nw"
+#line 866 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 894 "book/program.nw"
+#line 899 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 990 "book/program.nw"
+#line 995 "book/program.nw"
     {"random", "print numbers from the seeded generator (Chapter 2)",
      "usage: transformer random [--seed S] [--stream N] [--count N]\n"
      "                          [--bits | --uniform | --normal]\n\n"
@@ -38,7 +38,7 @@ static const Command commands[] = {
      "or standard normal (--normal).\n"
      "Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 1067 "book/program.nw"
+#line 1072 "book/program.nw"
     {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
      "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
      "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"

@@ -381,6 +381,11 @@ START_TEST(figure_options_refuse_bad_values)
     ck_assert(figure_option_read(curve, "w=2000", true, &value, problem, sizeof problem));
     ck_assert(figure_option_read(curve, "f=0.5,d=64", false, &value, problem, sizeof problem));
     ck_assert_int_eq(value.count, 6);
+    FigureValue full = value;
+    for (int more = 2; more < FIGURE_MAX_NUMBERS / 3; more++)
+        ck_assert(figure_option_read(curve, "w=1", false, &full, problem, sizeof problem));
+    ck_assert(!figure_option_read(curve, "w=1", false, &full, problem, sizeof problem));
+    ck_assert_str_eq(problem, "--curve given too often (at most 8 times)");
     static const double expected[6] = {512, 1, 2000, 64, 0.5, 4000};
     for (int i = 0; i < 6; i++) ck_assert_double_eq(value.number[i], expected[i]);
 }
