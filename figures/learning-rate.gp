@@ -7,7 +7,7 @@ set output dir.'learning-rate.tex'
 set xlabel 'step'
 set ylabel 'learning rate'
 set xrange [0:steps]
-set xtics 0,steps/4,steps out
+set xtics 0,steps/4.0,steps out
 set ytics out format '%.4f'
 set key top right
 plot for [c = 1:curves] dir.'learning-rate.dat' using 1:c+1 with lines lw 2 \
