@@ -158,9 +158,10 @@ $(FIGDIR)/attention-%.dat: transformer
 endif
 $(FIGDIR)/attention-maps.tex: figures/attention-maps.gp figures/style.gp \
                               $(patsubst %,$(ATTENTION_DIR)/attention-%.dat,encoder decoder cross)
-# Each script reads its data from, and writes its drawing into, the directory `dir`.
+# Each script reads its data from, and writes its drawing into, the directory `dir`; the
+# recorded figures read `source` when `make figure` gives them DATA.
 $(FIGDIR)/%.tex: figures/%.gp
-	gnuplot -e "dir = '$(FIGDIR)/'" $<
+	gnuplot -e "dir = '$(FIGDIR)/'$(if $(filter-out figures,$(FIGDIR)),$(if $(DATA),; source = '$(DATA)'))" $<
 	@test -s $@ && test -s $(FIGDIR)/$*.pdf
 
 # The settings files of the captions (one per data file of the figures above).
@@ -170,21 +171,32 @@ FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
 # command that printed its data: make figure NAME=learning-rate ARGS="--curve w=2000".
 # NAME is a figure's file name in figures/; ARGS go to its figure-data (each panel's), or to
 # `transformer copy` (copy-loss) or `transformer attention` (attention-maps, see above).
+# The recorded figures take a file of one's own measurements instead, DATA: a log of
+# `make multi30k` (multi30k-loss; default its own), a table of `make bench` (bench-ratio;
+# default its own) or of bench/stages.py --dat (bench-stages).
 .PHONY: figure
 FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
-                copy-loss attention-maps
+                copy-loss attention-maps multi30k-loss bench-ratio bench-stages
+RECORDED := multi30k-loss bench-ratio bench-stages
+DATA_multi30k-loss = $(MT)/log.csv
+DATA_bench-ratio = build/bench/table.dat
+DATA = $(DATA_$(NAME))
 figure:
 	@case ' $(FIGURE_NAMES) ' in *' $(NAME) '*) ;; \
 	  *) echo "make figure: NAME must be one of: $(FIGURE_NAMES)" >&2; exit 2;; esac
 	@[ $(NAME) != attention-maps ] || [ -f '$(MODEL)' ] || { \
 	  echo "make figure: no model '$(MODEL)' (make multi30k trains one; or MODEL=FILE)" >&2; \
 	  exit 2; }
+	@[ -z '$(filter $(NAME),$(RECORDED))' ] || [ -f '$(DATA)' ] || { \
+	  echo "make figure: no data '$(DATA)' for $(NAME) (DATA=FILE)" >&2; exit 2; }
 	@rm -rf build/figure/$(NAME) && mkdir -p build/figure/$(NAME)
 	$(MAKE) --no-print-directory FIGDIR=build/figure/$(NAME) FIGURE_ARGS='$(ARGS)' \
 	  build/figure/$(NAME)/$(NAME).tex
 	@# Under the drawing: the command of each data file (its \figuresettings), or of the run.
 	cd build/figure/$(NAME) && if [ $(NAME) = copy-loss ]; then \
 	  echo '\texttt{transformer $(COPY_LOSS_RUN) $(ARGS)}' | sed 's/--/-{}-/g'; \
+	elif [ -n '$(filter $(NAME),$(RECORDED))' ]; then \
+	  echo '\texttt{data: $(DATA)}' | sed 's/_/\\_/g'; \
 	elif [ $(NAME) = attention-maps ]; then \
 	  for data in *.dat; do sed -n '1s/^# \(.*\)/\\texttt{\1}\\par/p' $$data; done; \
 	  echo '\texttt{$(MODEL), line $(SENTENCE) of data/multi30k/test2016.de}' | sed 's/_/\\_/g'; \
