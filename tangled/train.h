@@ -17,7 +17,7 @@ double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int 
                             int rows, int vocab, int pad, float smoothing, int *tokens);
 #line 236 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup);
-#line 370 "book/training.nw"
+#line 373 "book/training.nw"
 typedef struct {
     double beta1, beta2, eps;
     long step;                  /* steps taken */
