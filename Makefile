@@ -5,6 +5,7 @@
 #   make sanitize   the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tangle     regenerate tangled/ from book/*.nw (only changed files are rewritten)
 #   make figures/mask-subsequent.tex   one figure (its .dat comes from the trainer)
+#   make figure NAME=learning-rate ARGS="--curve w=2000"   one figure with other settings
 #
 # The .nw chapters in book/ are the only source of the trainer; tangled/ is generated.
 
@@ -110,42 +111,52 @@ transformer: build/main.o $(COMMAND_OBJECTS) $(LIB_OBJECTS)
 
 # ---------------------------------------------------------------- figures
 # The data of every figure comes from the trainer itself: the chart shows what the code computes.
+# Every figure-data kind's defaults are the book's settings. FIGDIR and FIGURE_ARGS are set by
+# `make figure` (below), which draws one figure with the reader's settings in build/figure/.
 figures: $(FIGURE_TEX)
+FIGDIR := figures
+FIGURE_ARGS :=
 
 # cpif keeps a .dat's time stamp when the numbers did not change, so a rebuilt trainer
 # that computes the same masks does not redraw the figures or rebuild the PDF.
-figures/mask-subsequent.dat: transformer
-	./transformer figure-data mask subsequent --size 20 | cpif $@
-figures/mask-batch-%.dat: transformer
-	./transformer figure-data mask batch --sentence $* | cpif $@
-figures/positional-encoding.dat: transformer
-	./transformer figure-data pe --positions 100 --d-model 20 --first 4 | cpif $@
-figures/smoothing-distribution.dat: transformer
-	./transformer figure-data smoothing distribution | cpif $@
-figures/smoothing-confidence.dat: transformer
-	./transformer figure-data smoothing confidence | cpif $@
-figures/learning-rate.dat: transformer
-	./transformer figure-data lr --steps 20000 --every 20 | cpif $@
+$(FIGDIR)/mask-subsequent.dat: transformer
+	./transformer figure-data mask subsequent $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/mask-batch-%.dat: transformer
+	./transformer figure-data mask batch $(FIGURE_ARGS) --sentence $* | cpif $@
+$(FIGDIR)/positional-encoding.dat: transformer
+	./transformer figure-data pe $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/smoothing-distribution.dat: transformer
+	./transformer figure-data smoothing distribution $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/smoothing-confidence.dat: transformer
+	./transformer figure-data smoothing confidence $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/learning-rate.dat: transformer
+	./transformer figure-data lr $(FIGURE_ARGS) | cpif $@
 # Data-parallel training projected to 64 processes (Chapter 20), from the compute times
 # measured there (the defaults of the figure kind) and the cost of the ring allreduce.
-figures/distributed-scaling.dat: transformer
-	./transformer figure-data scaling | cpif $@
-# The loss curves come from a real (small, 2 s) training run of the copy task.
-figures/copy-loss.csv: transformer
-	./transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 --log $@.new > /dev/null
+$(FIGDIR)/distributed-scaling.dat: transformer
+	./transformer figure-data scaling $(FIGURE_ARGS) | cpif $@
+# The loss curves come from a real (small, 2 s) training run of the copy task; FIGURE_ARGS
+# are options of `transformer copy`. Its status 1 (a run that does not copy every sequence,
+# as a short one may not) still leaves a whole log to draw.
+COPY_LOSS_RUN := copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40
+$(FIGDIR)/copy-loss.csv: transformer
+	./transformer $(COPY_LOSS_RUN) $(FIGURE_ARGS) --log $@.new > /dev/null || test $$? = 1
 	cpif $@ < $@.new && rm -f $@.new
+# A figure's settings for its caption: the data's #tex lines (book/program.nw, "Figure data").
+$(FIGDIR)/%-settings.tex: $(FIGDIR)/%.dat
+	sed -n 's/^#tex //p' $< | cpif $@
 
-figures/mask-subsequent.tex: figures/mask-subsequent.gp figures/mask-subsequent.dat figures/style.gp
-figures/mask-batch.tex: figures/mask-batch.gp figures/style.gp \
-                        figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat
-figures/positional-encoding.tex: figures/positional-encoding.gp figures/positional-encoding.dat \
-                                 figures/style.gp
-figures/label-smoothing.tex: figures/label-smoothing.gp figures/smoothing-distribution.dat \
-                             figures/smoothing-confidence.dat figures/style.gp
-figures/learning-rate.tex: figures/learning-rate.gp figures/learning-rate.dat figures/style.gp
-figures/copy-loss.tex: figures/copy-loss.gp figures/copy-loss.csv figures/style.gp
-figures/distributed-scaling.tex: figures/distributed-scaling.gp figures/distributed-scaling.dat \
-                                 figures/style.gp
+$(FIGDIR)/mask-subsequent.tex: figures/mask-subsequent.gp $(FIGDIR)/mask-subsequent.dat figures/style.gp
+$(FIGDIR)/mask-batch.tex: figures/mask-batch.gp figures/style.gp \
+             $(FIGDIR)/mask-batch-1.dat $(FIGDIR)/mask-batch-2.dat $(FIGDIR)/mask-batch-3.dat
+$(FIGDIR)/positional-encoding.tex: figures/positional-encoding.gp $(FIGDIR)/positional-encoding.dat \
+                                  figures/style.gp
+$(FIGDIR)/label-smoothing.tex: figures/label-smoothing.gp $(FIGDIR)/smoothing-distribution.dat \
+                               $(FIGDIR)/smoothing-confidence.dat figures/style.gp
+$(FIGDIR)/learning-rate.tex: figures/learning-rate.gp $(FIGDIR)/learning-rate.dat figures/style.gp
+$(FIGDIR)/copy-loss.tex: figures/copy-loss.gp $(FIGDIR)/copy-loss.csv figures/style.gp
+$(FIGDIR)/distributed-scaling.tex: figures/distributed-scaling.gp \
+                                  $(FIGDIR)/distributed-scaling.dat figures/style.gp
 # The translator's figures: data recorded from a run of `make multi30k` (committed in
 # figures/multi30k/, since the run takes an hour); `make multi30k-figures` renews them.
 figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv figures/style.gp
@@ -153,11 +164,69 @@ figures/bench-ratio.tex: figures/bench-ratio.gp figures/bench/table.dat figures/
 figures/bench-table.tex: tools/bench-table.awk figures/bench/table.dat
 	awk -f tools/bench-table.awk figures/bench/table.dat > $@
 figures/bench-stages.tex: figures/bench-stages.gp figures/bench/stages.dat figures/style.gp
-figures/attention-maps.tex: figures/attention-maps.gp figures/style.gp \
-                            $(patsubst %,figures/multi30k/attention-%.dat,encoder decoder cross)
-figures/%.tex: figures/%.gp
-	gnuplot $<
-	@test -s $@ && test -s figures/$*.pdf
+# The attention maps come from a trained translator (`transformer attention`, not figure-data);
+# the book's are recorded in figures/multi30k/. `make figure NAME=attention-maps` draws them
+# anew from MODEL (default: the model of `make multi30k`) for line SENTENCE of the 2016 test
+# set, ARGS being options of `transformer attention`: --layer L --head H|mean.
+MODEL = $(MT)/model.safetensors
+SENTENCE = $(MT_SENTENCE)
+ATTENTION_DIR := $(if $(filter figures,$(FIGDIR)),figures/multi30k,$(FIGDIR))
+ifneq ($(FIGDIR),figures)
+$(FIGDIR)/attention-%.dat: transformer
+	sed -n '$(SENTENCE)p' data/multi30k/test2016.de \
+	  | ./transformer attention --model $(MODEL) --kind $* $(FIGURE_ARGS) | cpif $@
+endif
+$(FIGDIR)/attention-maps.tex: figures/attention-maps.gp figures/style.gp \
+                              $(patsubst %,$(ATTENTION_DIR)/attention-%.dat,encoder decoder cross)
+# Each script reads its data from, and writes its drawing into, the directory `dir`; the
+# recorded figures read `source` when `make figure` gives them DATA.
+$(FIGDIR)/%.tex: figures/%.gp
+	gnuplot -e "dir = '$(FIGDIR)/'$(if $(filter-out figures,$(FIGDIR)),$(if $(DATA),; source = '$(DATA)'))" $<
+	@test -s $@ && test -s $(FIGDIR)/$*.pdf
+
+# The settings files of the captions (one per data file of the figures above).
+FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
+
+# One figure with the reader's settings, as a PDF of its own with its labels, legend and the
+# command that printed its data: make figure NAME=learning-rate ARGS="--curve w=2000".
+# NAME is a figure's file name in figures/; ARGS go to its figure-data (each panel's), or to
+# `transformer copy` (copy-loss) or `transformer attention` (attention-maps, see above).
+# The recorded figures take a file of one's own measurements instead, DATA: a log of
+# `make multi30k` (multi30k-loss; default its own), a table of `make bench` (bench-ratio;
+# default its own) or of bench/stages.py --dat (bench-stages).
+.PHONY: figure
+FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
+                copy-loss attention-maps multi30k-loss bench-ratio bench-stages \
+                distributed-scaling
+RECORDED := multi30k-loss bench-ratio bench-stages
+DATA_multi30k-loss = $(MT)/log.csv
+DATA_bench-ratio = build/bench/table.dat
+DATA = $(DATA_$(NAME))
+figure:
+	@case ' $(FIGURE_NAMES) ' in *' $(NAME) '*) ;; \
+	  *) echo "make figure: NAME must be one of: $(FIGURE_NAMES)" >&2; exit 2;; esac
+	@[ $(NAME) != attention-maps ] || [ -f '$(MODEL)' ] || { \
+	  echo "make figure: no model '$(MODEL)' (make multi30k trains one; or MODEL=FILE)" >&2; \
+	  exit 2; }
+	@[ -z '$(filter $(NAME),$(RECORDED))' ] || [ -f '$(DATA)' ] || { \
+	  echo "make figure: no data '$(DATA)' for $(NAME) (DATA=FILE)" >&2; exit 2; }
+	@rm -rf build/figure/$(NAME) && mkdir -p build/figure/$(NAME)
+	$(MAKE) --no-print-directory FIGDIR=build/figure/$(NAME) FIGURE_ARGS='$(ARGS)' \
+	  build/figure/$(NAME)/$(NAME).tex
+	@# Under the drawing: the command of each data file (its \figuresettings), or of the run.
+	cd build/figure/$(NAME) && if [ $(NAME) = copy-loss ]; then \
+	  echo '\texttt{transformer $(COPY_LOSS_RUN) $(ARGS)}' | sed 's/--/-{}-/g'; \
+	elif [ -n '$(filter $(NAME),$(RECORDED))' ]; then \
+	  echo '\texttt{data: $(DATA)}' | sed 's/_/\\_/g'; \
+	elif [ $(NAME) = attention-maps ]; then \
+	  for data in *.dat; do sed -n '1s/^# \(.*\)/\\texttt{\1}\\par/p' $$data; done; \
+	  echo '\texttt{$(MODEL), line $(SENTENCE) of data/multi30k/test2016.de}' | sed 's/_/\\_/g'; \
+	else for data in *.dat; do sed -n 's/^#tex //p' $$data; echo '\figuresettings\par'; done; \
+	fi > captions.tex
+	pdflatex -interaction=nonstopmode -halt-on-error -output-directory=build/figure \
+	  -jobname=$(NAME) '\def\figuredir{build/figure/$(NAME)/}\def\figname{$(NAME)}$(if $(filter attention-maps,$(NAME)),\def\figurefont{\scriptsize})\input{figures/page.ltx}' \
+	  > build/figure/$(NAME).out 2>&1 || { tail -20 build/figure/$(NAME).out; exit 1; }
+	@echo "make figure: build/figure/$(NAME).pdf"
 
 # ---------------------------------------------------------------- pdf
 # One noweave call over all chapters, so cross-references and the index span the book.
@@ -174,7 +243,7 @@ build/version.tex: tangled/cli.h
 	sed -n 's/^#define TRANSFORMER_VERSION "\(.*\)"$$/\\newcommand{\\transformerversion}{\1}/p' $< > $@
 	@test -s $@
 
-$(PDF): book/book.tex build/woven.tex build/version.tex $(FIGURE_TEX)
+$(PDF): book/book.tex build/woven.tex build/version.tex $(FIGURE_TEX) $(FIGURE_SETTINGS)
 	@mkdir -p build/pdf
 	$(LATEXMK) book/book.tex > build/pdf/latexmk.out 2>&1 || { tail -40 build/pdf/latexmk.out; exit 1; }
 	@# noweb's chunk labels (page numbers) can move after latexmk thinks the run converged;

@@ -1,9 +1,11 @@
 # Figure: attention maps of the Multi30k translator for one test sentence (Chapter 18).
-# Data: transformer attention --kind encoder|decoder|cross --layer L --head mean, kept in
-# figures/multi30k/attention-{encoder,decoder,cross}.dat (labelled matrices).
+# Data: transformer attention --kind encoder|decoder|cross --layer L --head H|mean, kept in
+# figures/multi30k/attention-{encoder,decoder,cross}.dat (labelled matrices) for the book.
 set terminal cairolatex pdf size 15cm,6.2cm
 load 'figures/style.gp'
-set output 'figures/attention-maps.tex'
+set output dir.'attention-maps.tex'
+# The book's data are recorded in figures/multi30k/; `make figure` writes them beside the drawing.
+data = dir eq 'figures/' ? 'figures/multi30k/' : dir
 set palette defined (0 '#ffffff', 1 '#2b4c7e')
 set cbrange [0:1]
 unset key
@@ -13,9 +15,9 @@ set ytics out
 set yrange [*:*] reverse   # the first query on top, as in the mask figures
 set multiplot layout 1,3
 set title 'encoder self-attention'
-plot 'figures/multi30k/attention-encoder.dat' matrix rowheaders columnheaders with image
+plot data.'attention-encoder.dat' matrix rowheaders columnheaders with image
 set title 'decoder self-attention'
-plot 'figures/multi30k/attention-decoder.dat' matrix rowheaders columnheaders with image
+plot data.'attention-decoder.dat' matrix rowheaders columnheaders with image
 set title 'cross-attention'
-plot 'figures/multi30k/attention-cross.dat' matrix rowheaders columnheaders with image
+plot data.'attention-cross.dat' matrix rowheaders columnheaders with image
 unset multiplot

@@ -4,7 +4,9 @@
 # rows in the order copy 1, copy 2, small 1, small 2, base 1, base 2, decode 1, decode 2.
 set terminal cairolatex pdf size 11cm,5.5cm
 load 'figures/style.gp'
-set output 'figures/bench-ratio.tex'
+set output dir.'bench-ratio.tex'
+# The book's recorded table, or another (make figure NAME=bench-ratio DATA=FILE).
+if (!exists('source')) source = 'figures/bench/table.dat'
 set datafile missing '-'
 set style data histograms
 set style histogram clustered gap 1
@@ -17,5 +19,5 @@ set xtics out
 set ytics out
 # the training target, twice PyTorch's speed, over the three training groups only
 set arrow from first -0.5, first 2 to first 2.5, first 2 nohead dt 2 lw 1.5
-plot 'figures/bench/table.dat' every 2::0 using 9:xtic(1) title '1 thread' lc rgb '#9bb1d4', \
+plot source every 2::0 using 9:xtic(1) title '1 thread' lc rgb '#9bb1d4', \
      '' every 2::1 using 9 title '2 threads' lc rgb '#2b4c7e'

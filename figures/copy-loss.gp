@@ -3,14 +3,14 @@
 # (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second)
 set terminal cairolatex pdf size 11cm,6cm
 load 'figures/style.gp'
-set output 'figures/copy-loss.tex'
+set output dir.'copy-loss.tex'
 set datafile separator ','
 set key top right
 set xlabel 'epoch'
 set ylabel 'loss per token'
-set xrange [1:20]
+set xrange [1:*]
 set yrange [0:*]
-set xtics 0,5,20 out
+set xtics 0,5 out
 set ytics out
-plot 'figures/copy-loss.csv' using 1:3 skip 1 with linespoints lw 2 pt 7 ps 0.5 title 'training (dropout on)', \
+plot dir.'copy-loss.csv' using 1:3 skip 1 with linespoints lw 2 pt 7 ps 0.5 title 'training (dropout on)', \
      '' using 1:4 skip 1 with linespoints lw 2 pt 5 ps 0.5 title 'validation'

@@ -1,14 +1,14 @@
-# Figure: the learning-rate schedule. Data: transformer figure-data lr --steps 20000 --every 20
-# (columns: step, then [512, 1, 4000], [512, 1, 8000], [256, 1, 4000]).
+# Figure: the learning-rate schedule. Data: transformer figure-data lr [--curve d=D,f=F,w=W ...]
+# (columns: step, then one per curve); its #gp lines give curves, steps and each curve's title.
 set terminal cairolatex pdf size 12.5cm,6cm
 load 'figures/style.gp'
-set output 'figures/learning-rate.tex'
+load settings(dir.'learning-rate.dat')
+set output dir.'learning-rate.tex'
 set xlabel 'step'
 set ylabel 'learning rate'
-set xrange [0:20000]
-set xtics 0,5000,20000 out
+set xrange [0:steps]
+set xtics 0,steps/4.0,steps out
 set ytics out format '%.4f'
 set key top right
-plot 'figures/learning-rate.dat' using 1:2 with lines lw 2 title '$d = 512$, $w = 4000$', \
-     '' using 1:3 with lines lw 2 title '$d = 512$, $w = 8000$', \
-     '' using 1:4 with lines lw 2 title '$d = 256$, $w = 4000$'
+plot for [c = 1:curves] dir.'learning-rate.dat' using 1:c+1 with lines lw 2 \
+     title value(sprintf('title%d', c))

@@ -3,7 +3,9 @@
 # (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second)
 set terminal cairolatex pdf size 11cm,6cm
 load 'figures/style.gp'
-set output 'figures/multi30k-loss.tex'
+set output dir.'multi30k-loss.tex'
+# The book's recorded log, or another (make figure NAME=multi30k-loss DATA=FILE).
+if (!exists('source')) source = 'figures/multi30k/log.csv'
 set datafile separator ','
 set key top right
 set xlabel 'epoch'
@@ -11,5 +13,5 @@ set ylabel 'loss per token'
 set yrange [0:*]
 set xtics out
 set ytics out
-plot 'figures/multi30k/log.csv' using 1:3 skip 1 with linespoints lw 2 pt 7 ps 0.5 title 'training (dropout, smoothing)', \
+plot source using 1:3 skip 1 with linespoints lw 2 pt 7 ps 0.5 title 'training (dropout, smoothing)', \
      '' using 1:4 skip 1 with linespoints lw 2 pt 5 ps 0.5 title 'validation (smoothing)'

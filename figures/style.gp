@@ -7,3 +7,9 @@ set cbrange [0:1]
 unset colorbox
 set border lw 0.5
 set tics scale 0.5 nomirror
+# The directory of the data and the drawing: figures/ for the book; `make figure` draws into
+# build/figure/NAME/ (gnuplot -e "dir = '...'").
+if (!exists('dir')) dir = 'figures/'
+# A data file's settings: its lines '#gp NAME = VALUE' (book/program.nw, "Figure data"),
+# loaded with `load settings(FILE)` before the plot, so legends and axes follow the data.
+settings(file) = sprintf("< sed -n 's/^#gp //p' '%s'", file)

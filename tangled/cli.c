@@ -56,7 +56,7 @@ double parse_number(const char *command, const char *flag, const char *text,
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 317 "book/program.nw"
+#line 316 "book/program.nw"
 static void read_option(const char *command, const Option *option, const char *text)
 {
     char flag[64];
@@ -84,7 +84,7 @@ static void read_option(const char *command, const Option *option, const char *t
         break;
     case OPTION_CHOICE:
         /* <<Look the value up among the choices>> */
-#line 352 "book/program.nw"
+#line 351 "book/program.nw"
         {
             const char *word = option->choices;
             for (int index = 0; *word; index++) {
@@ -105,13 +105,13 @@ static void read_option(const char *command, const Option *option, const char *t
             }
             usage_error(command, "%s expects %s, got '%s'", flag, list, text ? text : "nothing");
         }
-#line 344 "book/program.nw"
+#line 343 "book/program.nw"
         break;
     case OPTION_SWITCH: *(bool *)option->target = true; break;
     case OPTION_SET: *(int *)option->target = (int)option->low; break;
     }
 }
-#line 392 "book/program.nw"
+#line 391 "book/program.nw"
 int parse_options(const char *command, const Option *options, int count, int argc,
                          char **argv)
 {
@@ -142,7 +142,7 @@ void no_operands(const char *command, int first, int argc, char **argv)
 {
     if (first < argc) usage_error(command, "unexpected argument '%s'", argv[first]);
 }
-#line 432 "book/program.nw"
+#line 431 "book/program.nw"
 static void print_option(FILE *out, const Option *option)
 {
     const char *help = option->help ? option->help : "";
@@ -159,7 +159,7 @@ static void print_option(FILE *out, const Option *option)
     else fprintf(out, "  %s\n%27s%s", flag, "", help);
     if (strstr(help, "default") == NULL) 
                                          /* <<Print the default value of [[option]]>> */
-#line 467 "book/program.nw"
+#line 466 "book/program.nw"
                                          switch (option->kind) {
                                          case OPTION_INT: fprintf(out, " (default %d)", *(const int *)option->target); break;
                                          case OPTION_LONG: fprintf(out, " (default %ld)", *(const long *)option->target); break;
@@ -178,7 +178,7 @@ static void print_option(FILE *out, const Option *option)
                                          }
                                          case OPTION_SWITCH: case OPTION_SET: break;
                                          }
-#line 447 "book/program.nw"
+#line 446 "book/program.nw"
     fputc('\n', out);
 }
 

@@ -42,14 +42,14 @@ typedef struct {
 } Option;
 
 enum { MAX_OPTIONS = 24 };
-#line 383 "book/program.nw"
+#line 382 "book/program.nw"
 /* Read the options of argv[0 .. argc) (the arguments after the command's name) into their
    targets; return the index of the first operand, the operands being argv[index .. argc). */
 int parse_options(const char *command, const Option *options, int count, int argc,
                   char **argv);
 /* For a command that takes no operands: refuse any. */
 void no_operands(const char *command, int first, int argc, char **argv);
-#line 459 "book/program.nw"
+#line 458 "book/program.nw"
 /* Print the table's flags, one a line, with their help and defaults. */
 void print_options(FILE *out, const Option *options, int count);
 #line 566 "book/copy.nw"

@@ -9,10 +9,12 @@
 #include <string.h>
 #include "figure.h"
 /* <<commands-tool.c includes>> */
+#line 908 "book/program.nw"
+#include <getopt.h>
 #line 532 "book/gradcheck.nw"
 #include "gradcheck.h"
 /* <<commands-tool.c functions>> */
-#line 643 "book/program.nw"
+#line 854 "book/program.nw"
 int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -28,56 +30,78 @@ int run_figure_data(int argc, char **argv)
     for (int k = 0; k < figure_kind_count; k++)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
-    /* <<Read the figure's options, starting from their defaults>> */
-#line 666 "book/program.nw"
-    int value[FIGURE_MAX_OPTIONS] = {0};
-    Option options[FIGURE_MAX_OPTIONS];
+    FigureValue value[FIGURE_MAX_OPTIONS];
+    char problem[256];
+    if (!figure_defaults(kind, value, problem, sizeof problem))
+        usage_error("figure-data", "%s", problem);
+    /* <<Read the figure's options>> */
+#line 886 "book/program.nw"
+    struct option table[FIGURE_MAX_OPTIONS + 1];
+    bool given[FIGURE_MAX_OPTIONS] = {false};
     int count = 0;
-    for (; count < FIGURE_MAX_OPTIONS && kind->options[count].flag; count++) {
-        const FigureOption *option = &kind->options[count];
-        value[count] = option->fallback;
-        options[count] = (Option){option->flag + 2, OPTION_INT, &value[count], option->low,
-                                  option->high, NULL, option->help};   /* + 2: no "--" */
+    for (; count < FIGURE_MAX_OPTIONS && kind->options[count].flag; count++)
+        table[count] = (struct option){kind->options[count].flag + 2, required_argument, NULL,
+                                       count};   /* + 2: the name without "--" */
+    table[count] = (struct option){NULL, 0, NULL, 0};
+    char **arguments = argv + a - 1;   /* arguments[0]: the figure's last word */
+    opterr = 0, optind = 0;
+    int found;
+    while ((found = getopt_long(argc - a + 1, arguments, ":", table, NULL)) != -1) {
+        if (found == '?') usage_error("figure-data", "unknown option '%s'", arguments[optind - 1]);
+        const int o = found == ':' ? optopt : found;
+        if (!figure_option_read(&kind->options[o], found == ':' ? NULL : optarg, !given[o],
+                                &value[o], problem, sizeof problem))
+            usage_error("figure-data", "%s", problem);
+        given[o] = true;
     }
-    no_operands("figure-data", a + parse_options("figure-data", options, count, argc - a,
-                                                 argv + a), argc, argv);
-#line 659 "book/program.nw"
-    const char *problem = kind->emit(stdout, value);
-    if (problem) usage_error("figure-data", "%s", problem);
+    no_operands("figure-data", a + optind - 1, argc, argv);
+#line 874 "book/program.nw"
+    const char *refused = figure_emit(stdout, kind, value);
+    if (refused) usage_error("figure-data", "%s", refused);
     return 0;
 }
-#line 683 "book/program.nw"
+#line 915 "book/program.nw"
 void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
-                 "Print the numbers behind one figure of the book, "
-                 "as gnuplot reads them.\n\n"
+                 "Print the numbers behind one figure of the book, as gnuplot reads them;\n"
+                 "the defaults are the book's settings. `make figure NAME=... ARGS=...'\n"
+                 "draws a figure with other settings.\n\n"
                  "figures:\n");
+    static const char *const forms[] = {"N", "X", "N,N,...", ""};
     for (int k = 0; k < figure_kind_count; k++) {
         fprintf(out, "  %-16s %s\n", figure_kinds[k].name, figure_kinds[k].summary);
         for (int o = 0; o < FIGURE_MAX_OPTIONS && figure_kinds[k].options[o].flag; o++) {
             const FigureOption *option = &figure_kinds[k].options[o];
-            fprintf(out, "      %s N   %s (%d to %d, default %d)\n", option->flag,
-                    option->help, option->low, option->high, option->fallback);
+            fprintf(out, "      %s %s", option->flag, forms[option->kind]);
+            if (option->kind == FIGURE_RECORD) {   /* --curve d=X,f=X,w=X */
+                for (const char *key = option->keys; *key; key++)
+                    fprintf(out, "%s%c=X", key == option->keys ? "" : ",", *key);
+                fprintf(out, "   %s\n          (default %s)\n", option->help, option->fallback);
+            } else {
+                fprintf(out, "   %s (%.10g to %.10g, default %s)\n", option->help,
+                        option->low, option->high, option->fallback);
+            }
         }
     }
 }
-#line 717 "book/program.nw"
+#line 957 "book/program.nw"
 int run_demo(int argc, char **argv)
 {
     no_operands("demo", parse_options("demo", NULL, 0, argc, argv), argc, argv);
     printf("The Annotated Transformer in C, version " TRANSFORMER_VERSION
            ": the data of the book's figures\n");
     for (int k = 0; k < figure_kind_count; k++) {
-        int value[FIGURE_MAX_OPTIONS] = {0};
-        for (int o = 0; o < FIGURE_MAX_OPTIONS && figure_kinds[k].options[o].flag; o++)
-            value[o] = figure_kinds[k].options[o].fallback;
+        FigureValue value[FIGURE_MAX_OPTIONS];
+        char problem[256];
+        if (!figure_defaults(&figure_kinds[k], value, problem, sizeof problem))
+            die("figure '%s': %s", figure_kinds[k].name, problem);
         printf("\n%s: %s\n", figure_kinds[k].name, figure_kinds[k].summary);
         figure_summary(stdout, &figure_kinds[k], value);
     }
     return 0;
 }
-#line 806 "book/program.nw"
+#line 1047 "book/program.nw"
 int run_random(int argc, char **argv)
 {
     long seed = 42, stream = 54, count = 6;
@@ -102,7 +126,7 @@ int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 868 "book/program.nw"
+#line 1109 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
     int n = 256, choice = matmul_kernel;   /* the choices in MatmulKernel's order */
@@ -115,7 +139,7 @@ int run_time_matmul(int argc, char **argv)
                 argc, argv);
     const MatmulKernel kernel = (MatmulKernel)choice;
     /* <<Fill two random matrices and time their product>> */
-#line 888 "book/program.nw"
+#line 1129 "book/program.nw"
     size_t size = (size_t)n * n;
     float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
     Rng rng;
@@ -133,7 +157,7 @@ int run_time_matmul(int argc, char **argv)
     printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
            kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
     free(a);
-#line 880 "book/program.nw"
+#line 1121 "book/program.nw"
     return 0;
 }
 #line 536 "book/gradcheck.nw"

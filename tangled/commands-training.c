@@ -13,7 +13,7 @@
 #line 556 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1209 "book/translate.nw"
+#line 1211 "book/translate.nw"
 #include "modelfile.h"
 #line 409 "book/distributed.nw"
 #include <limits.h>

@@ -1,15 +1,16 @@
-#line 624 "book/program.nw"
+#line 648 "book/program.nw"
 /* The data behind the book's figures -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 /* <<figure.c includes>> */
-#line 174 "book/training.nw"
+#line 198 "book/training.nw"
 #include <math.h>
 #include "train.h"
 /* <<figure.c definitions>> */
-#line 263 "book/masks.nw"
+#line 265 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -17,7 +18,7 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
-#line 273 "book/masks.nw"
+#line 275 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
     ENSURE(size >= 1, "subsequent mask of size %d", size);
@@ -28,61 +29,218 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
-#line 290 "book/masks.nw"
-enum { EXAMPLE_BATCH = 3, EXAMPLE_TARGET_LEN = 9, EXAMPLE_PAD = 2 };
+#line 295 "book/masks.nw"
+enum { EXAMPLE_BATCH = 3, EXAMPLE_MAX_BATCH = 8, EXAMPLE_MAX_LEN = 32, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
     "two", "men", "talk", "children", "play",
 };
-/* Whole target sentences, <s> ... </s>, padded with <blank> to the longest. */
-static const int example_targets[EXAMPLE_BATCH][EXAMPLE_TARGET_LEN] = {
-    {0, 4, 5, 6, 7, 8, 9, 10, 1},       /* <s> a dog runs on the beach . </s> */
-    {0, 11, 12, 13, 1, 2, 2, 2, 2},     /* <s> two men talk </s>              */
-    {0, 14, 15, 10, 1, 2, 2, 2, 2},     /* <s> children play . </s>           */
+/* The words between <s> and </s> of the book's three sentences; -1 ends each. */
+static const int example_words[EXAMPLE_BATCH][8] = {
+    {4, 5, 6, 7, 8, 9, 10, -1},     /* a dog runs on the beach . */
+    {11, 12, 13, -1},               /* two men talk              */
+    {14, 15, 10, -1},               /* children play .           */
 };
-#line 309 "book/masks.nw"
-void figure_mask_batch(FILE *out, int sentence)
+#line 312 "book/masks.nw"
+static void example_batch(int *tokens, const int *lengths, int batch, int longest)
 {
-    enum { LEN = EXAMPLE_TARGET_LEN - 1 };
-    ENSURE(sentence >= 1 && sentence <= EXAMPLE_BATCH, "sentence %d", sentence);
-    int tokens[EXAMPLE_BATCH][LEN];
-    uint8_t keep[EXAMPLE_BATCH][LEN][LEN];
-    for (int b = 0; b < EXAMPLE_BATCH; b++)
-        for (int t = 0; t < LEN; t++) tokens[b][t] = example_targets[b][t];
-    target_mask(&keep[0][0][0], &tokens[0][0], EXAMPLE_BATCH, LEN, EXAMPLE_PAD);
-
-    const int *words = tokens[sentence - 1];
-    fprintf(out, "# target mask of sentence %d of %d (padding token %s): row = query, "
-                 "column = key, 1 = may attend\nkey", sentence, EXAMPLE_BATCH,
-            example_vocabulary[EXAMPLE_PAD]);
-    for (int j = 0; j < LEN; j++) fprintf(out, " %s", example_vocabulary[words[j]]);
-    fputc('\n', out);
-    for (int i = 0; i < LEN; i++) {
-        fprintf(out, "%s", example_vocabulary[words[i]]);
-        for (int j = 0; j < LEN; j++) fprintf(out, " %d", keep[sentence - 1][i][j]);
-        fputc('\n', out);
+    for (int b = 0; b < batch; b++) {
+        const int *words = example_words[b % EXAMPLE_BATCH];
+        int available = 0;
+        while (words[available] >= 0) available++;
+        int *row = tokens + (size_t)b * longest;
+        for (int t = 0; t < longest; t++)
+            row[t] = t == 0 ? 0
+                   : t == lengths[b] - 1 ? 1
+                   : t < lengths[b] ? words[(t - 1) % available] : EXAMPLE_PAD;
     }
 }
-#line 344 "book/masks.nw"
-static const char *emit_mask_subsequent(FILE *out, const int *option)
+#line 334 "book/masks.nw"
+void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
 {
-    figure_mask_subsequent(out, option[0]);
+    ENSURE(batch >= 1 && batch <= EXAMPLE_MAX_BATCH && sentence >= 1 && sentence <= batch,
+           "sentence %d of %d", sentence, batch);
+    int longest = 0;
+    for (int b = 0; b < batch; b++) {
+        ENSURE(lengths[b] >= 2 && lengths[b] <= EXAMPLE_MAX_LEN, "length %d", lengths[b]);
+        if (lengths[b] > longest) longest = lengths[b];
+    }
+    const int len = longest - 1;
+    int tokens[EXAMPLE_MAX_BATCH * EXAMPLE_MAX_LEN], inputs[EXAMPLE_MAX_BATCH * EXAMPLE_MAX_LEN];
+    example_batch(tokens, lengths, batch, longest);
+    for (int b = 0; b < batch; b++)
+        for (int t = 0; t < len; t++) inputs[b * len + t] = tokens[b * longest + t];
+    uint8_t *keep = xmalloc((size_t)batch * len * len);
+    target_mask(keep, inputs, batch, len, EXAMPLE_PAD);
+
+    const int *words = inputs + (size_t)(sentence - 1) * len;
+    const uint8_t *flags = keep + (size_t)(sentence - 1) * len * len;
+    fprintf(out, "# target mask of sentence %d of %d (padding token %s): row = query, "
+                 "column = key, 1 = may attend\nkey", sentence, batch,
+            example_vocabulary[EXAMPLE_PAD]);
+    for (int j = 0; j < len; j++) fprintf(out, " %s", example_vocabulary[words[j]]);
+    fputc('\n', out);
+    for (int i = 0; i < len; i++) {
+        fprintf(out, "%s", example_vocabulary[words[i]]);
+        for (int j = 0; j < len; j++) fprintf(out, " %d", flags[(size_t)i * len + j]);
+        fputc('\n', out);
+    }
+    free(keep);
+}
+#line 386 "book/masks.nw"
+static const char *emit_mask_subsequent(FILE *out, const FigureValue *option)
+{
+    const int size = (int)option[0].number[0];
+    fprintf(out, "#gp size = %d\n#tex \\def\\masksize{%d}\n", size, size);
+    figure_mask_subsequent(out, size);
     return NULL;
 }
 
-static const char *emit_mask_batch(FILE *out, const int *option)
+static const char *emit_mask_batch(FILE *out, const FigureValue *option)
 {
-    figure_mask_batch(out, option[0]);
+    const int batch = option[0].count, sentence = (int)option[1].number[0];
+    if (batch > EXAMPLE_MAX_BATCH) return "--lengths: at most 8 sentences";
+    if (sentence > batch) return "--sentence: the batch has fewer sentences (see --lengths)";
+    int lengths[EXAMPLE_MAX_BATCH], longest = 0;
+    fputs("#tex \\def\\maskbatchlengths{", out);
+    for (int b = 0; b < batch; b++) {
+        lengths[b] = (int)option[0].number[b];
+        if (lengths[b] > longest) longest = lengths[b];
+        fprintf(out, "%s%d", b == 0 ? "" : b + 1 < batch ? ", " : " and ", lengths[b]);
+    }
+    fputs("}\\def\\maskbatchlengthsoption{", out);
+    for (int b = 0; b < batch; b++) fprintf(out, "%s%d", b ? "," : "", lengths[b]);
+    fprintf(out, "}\n#gp len = %d\n#gp sentences = %d\n", longest - 1, batch);
+    figure_mask_batch(out, lengths, batch, sentence);
     return NULL;
 }
-#line 751 "book/program.nw"
-void figure_summary(FILE *out, const FigureKind *kind, const int *option)
+#line 679 "book/program.nw"
+bool figure_option_read(const FigureOption *option, const char *text, bool replace,
+                        FigureValue *value, char *problem, size_t size)
+{
+    if (replace || option->kind != FIGURE_RECORD) value->count = 0;
+    const char *p = text ? text : "";
+    bool good = *p != '\0';
+    if (option->kind == FIGURE_RECORD) {
+        /* <<Read one record of named numbers>> */
+#line 731 "book/program.nw"
+        const int keys = (int)strlen(option->keys);
+        double record[FIGURE_MAX_NUMBERS];
+        for (int k = 0; k < keys; k++) {
+            char *end;
+            const char *key = strchr(option->fallback, option->keys[k]);
+            record[k] = key && key[1] == '=' ? strtod(key + 2, &end) : 0.0;
+        }
+        while (good) {
+            const char *key = strchr(option->keys, *p);
+            char *end;
+            errno = 0;
+            const double x = key && *p && p[1] == '=' ? strtod(p + 2, &end) : 0.0;
+            good = key && *p && p[1] == '=' && end != p + 2 && errno != ERANGE
+                && x >= option->low && x <= option->high && (*end == '\0' || *end == ',');
+            if (good) record[key - option->keys] = x;
+            if (!good || *end == '\0') break;
+            p = end + 1;
+        }
+        if (good && value->count + keys > FIGURE_MAX_NUMBERS) {
+            snprintf(problem, size, "%s given too often (at most %d times)", option->flag,
+                     FIGURE_MAX_NUMBERS / keys);
+            return false;
+        }
+        for (int k = 0; good && k < keys; k++) value->number[value->count++] = record[k];
+#line 687 "book/program.nw"
+    } else {
+        /* <<Read numbers separated by commas>> */
+#line 711 "book/program.nw"
+        const bool integer = option->kind != FIGURE_REAL;
+        const int most = option->kind == FIGURE_INTEGERS ? FIGURE_MAX_NUMBERS : 1;
+        while (good) {
+            char *end;
+            errno = 0;
+            const double x = strtod(p, &end);
+            good = end != p && errno != ERANGE && x >= option->low && x <= option->high
+                && (!integer || strspn(p, " \t\n\v\f\r+-0123456789") == (size_t)(end - p))
+                && value->count < most && (*end == '\0' || *end == ',');
+            if (good) value->number[value->count++] = x;
+            if (!good || *end == '\0') break;
+            p = end + 1;
+        }
+#line 689 "book/program.nw"
+    }
+    if (good) return true;
+    const char *what = option->kind == FIGURE_INTEGER ? "an integer"
+                     : option->kind == FIGURE_REAL ? "a number"
+                     : option->kind == FIGURE_INTEGERS ? "integers separated by commas, each"
+                     : "KEY=NUMBER pairs separated by commas, keys";
+    if (option->kind == FIGURE_RECORD)
+        snprintf(problem, size, "%s expects %s among '%s', got '%s'", option->flag, what,
+                 option->keys, text ? text : "nothing");
+    else
+        snprintf(problem, size, "%s expects %s from %.10g to %.10g, got '%s'", option->flag,
+                 what, option->low, option->high, text ? text : "nothing");
+    return false;
+}
+#line 767 "book/program.nw"
+bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size)
+{
+    for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++) {
+        const FigureOption *option = &kind->options[o];
+        char text[256];
+        value[o].count = 0;
+        for (const char *p = option->fallback; *p; ) {
+            const size_t length = strcspn(p, " ");
+            snprintf(text, sizeof text, "%.*s", (int)length, p);
+            if (!figure_option_read(option, text, false, &value[o], problem, size))
+                return false;
+            p += length + (p[length] == ' ');
+        }
+    }
+    return true;
+}
+/* <<Print the command of a figure>> */
+#line 831 "book/program.nw"
+static void print_command(FILE *out, const FigureKind *kind, const FigureValue *value,
+                          const char *dashes)
+{
+    fprintf(out, "figure-data %s", kind->name);
+    for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++) {
+        const FigureOption *option = &kind->options[o];
+        const int keys = option->kind == FIGURE_RECORD ? (int)strlen(option->keys) : 0;
+        for (int i = 0; i < value[o].count; i++) {
+            if (keys ? i % keys == 0 : i == 0) fprintf(out, " %s%s ", dashes, option->flag + 2);
+            else fputc(',', out);
+            if (keys) fprintf(out, "%c=", option->keys[i % keys]);
+            fprintf(out, "%.10g", value[o].number[i]);
+        }
+    }
+}
+
+#line 806 "book/program.nw"
+const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value)
+{
+    char *text = NULL;
+    size_t length = 0;
+    FILE *data = open_memstream(&text, &length);
+    if (data == NULL) die("cannot open a memory stream");
+    fputs("# transformer ", data);
+    print_command(data, kind, value, "--");
+    fputs("\n#tex \\def\\figuresettings{\\texttt{transformer ", data);
+    print_command(data, kind, value, "-{}-");   /* -- would be a dash in LaTeX */
+    fputs("}}\n", data);
+    const char *problem = kind->emit(data, value);
+    if (fclose(data) != 0) die("cannot write the data of figure '%s'", kind->name);
+    if (problem == NULL) fwrite(text, 1, length, out);
+    free(text);
+    return problem;
+}
+#line 992 "book/program.nw"
+void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
     size_t text_length = 0, picture_length = 0;
     FILE *data = open_memstream(&text, &text_length);
     if (data == NULL) die("cannot open a memory stream");
-    const char *problem = kind->emit(data, option);
+    const char *problem = figure_emit(data, kind, option);
     ENSURE(problem == NULL, "figure '%s' refused its defaults: %s", kind->name, problem);
     FILE *drawing = fclose(data) == 0 ? open_memstream(&picture, &picture_length) : NULL;
     if (drawing == NULL) die("cannot capture the data of figure '%s'", kind->name);
@@ -92,7 +250,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 783 "book/program.nw"
+#line 1024 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -107,7 +265,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 767 "book/program.nw"
+#line 1008 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -119,7 +277,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
     free(text);
     free(picture);
 }
-#line 173 "book/embeddings.nw"
+#line 175 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -136,25 +294,40 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
     }
     free(table);
 }
-
-static const char *emit_positional_encoding(FILE *out, const int *option)
+#line 198 "book/embeddings.nw"
+static const char *emit_positional_encoding(FILE *out, const FigureValue *option)
 {
-    if (option[1] % 2 != 0) return "--d-model must be even";
-    if (option[2] >= option[1]) return "--first must be smaller than --d-model";
-    int count = option[1] - option[2] < 4 ? option[1] - option[2] : 4;
-    figure_positional_encoding(out, option[0], option[1], option[2], count);
+    const int positions = (int)option[0].number[0], d_model = (int)option[1].number[0],
+              first = (int)option[2].number[0], count = (int)option[3].number[0];
+    if (d_model % 2 != 0) return "--d-model must be even";
+    if (first >= d_model) return "--first must be smaller than --d-model";
+    if (first + count > d_model) return "--first plus --count goes past --d-model";
+    fprintf(out, "#gp positions = %d\n#gp first = %d\n#gp count = %d\n", positions, first,
+            count);
+    fprintf(out, "#tex \\def\\pepositions{%d}\\def\\pedmodel{%d}\\def\\pedimensions{%s %d%s",
+            positions, d_model, count > 1 ? "Dimensions" : "Dimension", first,
+            count > 2 ? " to " : count > 1 ? " and " : "");
+    if (count > 1) fprintf(out, "%d", first + count - 1);
+    fputs("}\n", out);
+    figure_positional_encoding(out, positions, d_model, first, count);
     return NULL;
 }
-#line 122 "book/training.nw"
-static const char *emit_smoothing_distribution(FILE *out, const int *option)
+#line 124 "book/training.nw"
+static const char *emit_smoothing_distribution(FILE *out, const FigureValue *option)
 {
-    enum { V = 5, ROWS = 5 };
+    enum { ROWS = 5, MAX_V = 64 };
+    const float epsilon = (float)option[0].number[0];
+    const int V = (int)option[1].number[0];
     const int targets[ROWS] = {2, 1, 0, 3, 3};
-    float dist[ROWS * V];
-    label_smoothing_distribution(dist, targets, ROWS, V, 0, 0.4f);
-    fprintf(out, "# label smoothing, V = 5, eps = 0.4, padding 0: "
-                 "row = target, column = word\n");
-    fprintf(out, "target 0 1 2 3 4\n");
+    float dist[ROWS * MAX_V];
+    label_smoothing_distribution(dist, targets, ROWS, V, 0, epsilon);
+    fprintf(out, "#gp epsilon = %g\n#gp vocab = %d\n"
+                 "#tex \\def\\smoothingepsilon{%g}\\def\\smoothingvocab{%d}\n",
+            epsilon, V, epsilon, V);
+    fprintf(out, "# label smoothing, V = %d, eps = %g, padding 0: "
+                 "row = target, column = word\ntarget", V, epsilon);
+    for (int w = 0; w < V; w++) fprintf(out, " %d", w);
+    fputc('\n', out);
     for (int r = 0; r < ROWS; r++) {
         fprintf(out, "%d", targets[r]);
         for (int w = 0; w < V; w++) fprintf(out, " %.4g", dist[r * V + w]);
@@ -162,33 +335,84 @@ static const char *emit_smoothing_distribution(FILE *out, const int *option)
     }
     return NULL;
 }
-#line 147 "book/training.nw"
-static const char *emit_smoothing_confidence(FILE *out, const int *option)
+#line 156 "book/training.nw"
+static const char *emit_smoothing_confidence(FILE *out, const FigureValue *option)
 {
-    enum { V = 5 };
+    enum { MAX_V = 64 };
+    const float epsilon = (float)option[0].number[0];
+    const int V = (int)option[1].number[0];
     const int target = 1;
-    fprintf(out, "# label smoothing, eps = 0.1: "
-                 "x, loss for p proportional to (0, x, 1, 1, 1)\n");
+    fprintf(out, "#gp epsilon = %g\n#gp vocab = %d\n"
+                 "#tex \\def\\confidenceepsilon{%g}\\def\\confidencevocab{%d}\n",
+            epsilon, V, epsilon, V);
+    fprintf(out, "# label smoothing, V = %d, eps = %g: "
+                 "x, loss for p proportional to (0, x, 1, ..., 1)\n", V, epsilon);
     for (int x = 1; x <= 99; x++) {
-        const float d = (float)x + 3.0f;
-        const float logprobs[V] = {-INFINITY, logf((float)x / d), logf(1.0f / d),
-                                   logf(1.0f / d), logf(1.0f / d)};
-        float grad[V];
+        const float d = (float)x + (float)(V - 2);
+        float logprobs[MAX_V], grad[MAX_V];
+        logprobs[0] = -INFINITY;
+        logprobs[1] = logf((float)x / d);
+        for (int w = 2; w < V; w++) logprobs[w] = logf(1.0f / d);
         int tokens;
         fprintf(out, "%d %.6g\n", x,
-                label_smoothing_loss(grad, logprobs, &target, 1, V, 0, 0.1f, &tokens));
+                label_smoothing_loss(grad, logprobs, &target, 1, V, 0, epsilon, &tokens));
     }
     return NULL;
 }
-#line 223 "book/training.nw"
-static const char *emit_learning_rate(FILE *out, const int *option)
+#line 253 "book/training.nw"
+static const char *emit_learning_rate(FILE *out, const FigureValue *option)
 {
-    const int every = option[1];
-    fprintf(out, "# learning rate: step, then "
-                 "[512, 1, 4000], [512, 1, 8000], [256, 1, 4000]\n");
-    for (long s = 0; s <= option[0]; s += every)
-        fprintf(out, "%ld %.6g %.6g %.6g\n", s, learning_rate(s, 512, 1.0, 4000),
-                learning_rate(s, 512, 1.0, 8000), learning_rate(s, 256, 1.0, 4000));
+    const FigureValue *curve = &option[0];
+    const int curves = curve->count / 3;
+    const long steps = (long)option[1].number[0], every = (long)option[2].number[0];
+    for (int c = 0; c < curves; c++) {
+        const double d = curve->number[3 * c], f = curve->number[3 * c + 1],
+                     w = curve->number[3 * c + 2];
+        if (d < 1 || d != floor(d)) return "--curve: d (d_model) must be a positive integer";
+        if (f <= 0) return "--curve: f (the factor) must be positive";
+        if (w < 1 || w != floor(w)) return "--curve: w (warm-up steps) must be a positive integer";
+    }
+    /* <<Print the curves' settings for the legend and the caption>> */
+#line 288 "book/training.nw"
+    static const char *const symbol[3] = {"d_\\mathrm{model}", "f", "w"};
+    bool differs[3] = {false, false, false}, any = false;
+    for (int k = 0; k < 3; k++) {
+        for (int c = 1; c < curves; c++)
+            differs[k] = differs[k] || curve->number[3 * c + k] != curve->number[k];
+        any = any || differs[k];
+    }
+    fprintf(out, "#gp curves = %d\n#gp steps = %ld\n", curves, steps);
+    for (int c = 0; c < curves; c++) {
+        fprintf(out, "#gp title%d = '", c + 1);
+        for (int k = 0, shown = 0; k < 3; k++)
+            if (differs[k] || !any)
+                fprintf(out, "%s$%s = %g$", shown++ ? ", " : "", symbol[k], curve->number[3 * c + k]);
+        fputs("'\n", out);
+    }
+    fputs("#tex \\def\\lrcurves{", out);
+    for (int c = 0; c < curves; c++)
+        fprintf(out, "%s$(%g, %g, %g)$", c == 0 ? "" : c + 1 < curves ? ", " : " and ",
+                curve->number[3 * c], curve->number[3 * c + 1], curve->number[3 * c + 2]);
+    fputs("}\\def\\lrsteps{", out);   /* 20\\,000: digits in groups of three */
+    char digits[24];
+    const int length = snprintf(digits, sizeof digits, "%ld", steps);
+    for (int i = 0; i < length; i++)
+        fprintf(out, "%s%c", i > 0 && length > 4 && (length - i) % 3 == 0 ? "\\," : "", digits[i]);
+    fputs("}\n", out);
+#line 266 "book/training.nw"
+    fputs("# learning rate: step, then one column per curve [d_model, factor, warmup]:", out);
+    for (int c = 0; c < curves; c++)
+        fprintf(out, " [%g, %g, %g]", curve->number[3 * c], curve->number[3 * c + 1],
+                curve->number[3 * c + 2]);
+    fputc('\n', out);
+    for (long s = 0; s <= steps; s += every) {
+        fprintf(out, "%ld", s);
+        for (int c = 0; c < curves; c++)
+            fprintf(out, " %.6g", learning_rate(s, (int)curve->number[3 * c],
+                                                 curve->number[3 * c + 1],
+                                                 (long)curve->number[3 * c + 2]));
+        fputc('\n', out);
+    }
     return NULL;
 }
 #line 451 "book/distributed.nw"
@@ -204,18 +428,20 @@ size_t parameter_count_of(const Config *c)
     return count;
 }
 #line 468 "book/distributed.nw"
-static const char *emit_scaling(FILE *out, const int *option)
+static const char *emit_scaling(FILE *out, const FigureValue *option)
 {
     Config base = config_default(8315, 6384, 6), multi30k = config_default(7859, 5920, 3);
     multi30k.d_model = 256, multi30k.d_ff = 1024;
     const Config *models[2] = {&base, &multi30k};
-    const double compute[2] = {option[0] * 1e-3, option[1] * 1e-3};   /* seconds a step */
-    const double alpha = option[2] * 1e-6, bandwidth[2] = {10e9 / 8, 100e9 / 8};  /* bytes/s */
+    const double compute[2] = {option[0].number[0] * 1e-3, option[1].number[0] * 1e-3};  /* s */
+    const double alpha = option[2].number[0] * 1e-6, bandwidth[2] = {10e9 / 8, 100e9 / 8};  /* bytes/s */
     fprintf(out, "# P, then for the base model (%zu parameters, %.3f s a step) and the "
                  "Multi30k model (%zu, %.3f s),\n# over 10 and 100 Gbit/s: step time (s) and "
                  "efficiency; latency %.0f us a message\n",
             parameter_count_of(&base), compute[0], parameter_count_of(&multi30k), compute[1],
             alpha * 1e6);
+    fprintf(out, "#tex \\def\\scalingbase{%.3g}\\def\\scalingmulti{%.3g}"
+                 "\\def\\scalinglatency{%.0f}\n", compute[0], compute[1], alpha * 1e6);
     for (int p = 1; p <= 64; p *= 2) {
         fprintf(out, "%d", p);
         for (int m = 0; m < 2; m++)
@@ -230,34 +456,50 @@ static const char *emit_scaling(FILE *out, const int *option)
     return NULL;
 }
 
-#line 632 "book/program.nw"
+#line 657 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
-#line 337 "book/masks.nw"
+#line 371 "book/masks.nw"
     {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
-     {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
-    {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
-     {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
-#line 205 "book/embeddings.nw"
-    {"pe", "dimensions FIRST..FIRST+3 of the positional encoding (Figure 5.1)",
-     {{"--positions", 1, 10000, 100, "positions"},
-      {"--d-model", 2, 4096, 20, "d_model, even"},
-      {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
-#line 167 "book/training.nw"
+     {{"--size", FIGURE_INTEGER, 1, 512, "20", "T, the sequence length", NULL}},
+     emit_mask_subsequent},
+    {"mask batch", "the target mask of one sentence of a padded batch (Figure 3.2)",
+     {{"--lengths", FIGURE_INTEGERS, 2, EXAMPLE_MAX_LEN, "9,5,5",
+       "the sentences' lengths, <s> and </s> included", NULL},
+      {"--sentence", FIGURE_INTEGER, 1, EXAMPLE_MAX_BATCH, "1", "which sentence", NULL}},
+     emit_mask_batch},
+#line 225 "book/embeddings.nw"
+    {"pe", "dimensions of the positional encoding (Figure 5.1)",
+     {{"--positions", FIGURE_INTEGER, 1, 10000, "100", "positions", NULL},
+      {"--d-model", FIGURE_INTEGER, 2, 4096, "20", "d_model, even", NULL},
+      {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
+      {"--count", FIGURE_INTEGER, 1, 8, "4", "how many dimensions", NULL}},
+     emit_positional_encoding},
+#line 185 "book/training.nw"
     {"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
-     {{NULL, 0, 0, 0, NULL}}, emit_smoothing_distribution},
+     {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.4", "epsilon, the smoothing", NULL},
+      {"--vocab", FIGURE_INTEGER, 4, 64, "5", "V, words in the vocabulary", NULL}},
+     emit_smoothing_distribution},
     {"smoothing confidence", "the loss as the model grows confident (Figure 11.1)",
-     {{NULL, 0, 0, 0, NULL}}, emit_smoothing_confidence},
-#line 236 "book/training.nw"
-    {"lr", "the learning-rate schedule of the course's three settings (Figure 11.2)",
-     {{"--steps", 1, 1000000, 20000, "last step"},
-      {"--every", 1, 100000, 20, "print every Nth step"}},
+     {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.1", "epsilon, the smoothing", NULL},
+      {"--vocab", FIGURE_INTEGER, 3, 64, "5", "V, words in the vocabulary", NULL}},
+     emit_smoothing_confidence},
+#line 318 "book/training.nw"
+    {"lr", "the learning-rate schedule, one curve per setting (Figure 11.2)",
+     {{"--curve", FIGURE_RECORD, 0, 1e7, "d=512,f=1,w=4000 d=512,f=1,w=8000 d=256,f=1,w=4000",
+       "one curve: d_model, factor, warm-up; repeat for more", "dfw"},
+      {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
+      {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
-#line 498 "book/distributed.nw"
+#line 500 "book/distributed.nw"
     {"scaling", "step time and efficiency of P processes, projected (Figure 20.1)",
-     {{"--base-ms", 1, 1000000, 1850, "compute time of a base-model step, ms"},
-      {"--multi30k-ms", 1, 1000000, 940, "compute time of a Multi30k-model step, ms"},
-      {"--latency-us", 0, 100000, 30, "latency of one message, microseconds"}}, emit_scaling},
-#line 634 "book/program.nw"
+     {{"--base-ms", FIGURE_INTEGER, 1, 1000000, "1850", "compute time of a base-model step, ms",
+       NULL},
+      {"--multi30k-ms", FIGURE_INTEGER, 1, 1000000, "940",
+       "compute time of a Multi30k-model step, ms", NULL},
+      {"--latency-us", FIGURE_INTEGER, 0, 100000, "30", "latency of one message, microseconds",
+       NULL}},
+     emit_scaling},
+#line 659 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -32,7 +32,7 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
                 keep[((size_t)b * len + i) * len + j] =
                     tokens[(size_t)b * len + j] != pad && j <= i;
 }
-#line 235 "book/masks.nw"
+#line 237 "book/masks.nw"
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols)
 {

@@ -19,7 +19,7 @@ void subsequent_mask(uint8_t *keep, int len);
 /* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
    keep: [batch][len][len], tokens: [batch][len]. */
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 224 "book/masks.nw"
+#line 226 "book/masks.nw"
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 

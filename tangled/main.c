@@ -10,7 +10,7 @@
 #include <string.h>
 #include "bleu.h"   /* the help of bleu names sacreBLEU's version */
 /* <<main.c definitions>> */
-#line 494 "book/program.nw"
+#line 493 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for 'transformer --help' */
@@ -18,26 +18,26 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 504 "book/program.nw"
+#line 503 "book/program.nw"
 static const Command commands[] = {
     /* <<Commands>> */
-#line 702 "book/program.nw"
+#line 942 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 734 "book/program.nw"
+#line 975 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n"
      "\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 833 "book/program.nw"
+#line 1074 "book/program.nw"
     {"random", "print numbers from the seeded generator (Chapter 2)",
      "usage: transformer random [OPTIONS]\n"
      "\n"
      "Print numbers of the PCG32 stream: 32-bit outputs, uniform numbers in [0,1) or\n"
      "standard normal numbers. Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 908 "book/program.nw"
+#line 1149 "book/program.nw"
     {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
      "usage: transformer time-matmul [OPTIONS]\n"
      "\n"
@@ -122,7 +122,7 @@ static const Command commands[] = {
      "Read German sentences, one a line, and print their English translations, one a\n"
      "line, decoded with a beam search (greedy with --beam 1).\n",
      NULL, run_translate},
-#line 1320 "book/translate.nw"
+#line 1322 "book/translate.nw"
     {"attention", "print one attention map of a translation (Chapter 18)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
@@ -143,10 +143,10 @@ static const Command commands[] = {
      "symbols, one at a time; prints sentences/s. The model is the copy task's\n"
      "unless sizes are given.\n",
      NULL, run_benchmark},
-#line 506 "book/program.nw"
+#line 505 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
-#line 511 "book/program.nw"
+#line 510 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -164,7 +164,7 @@ static void print_usage(FILE *out)
                  "(default split)\n"
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
-#line 538 "book/program.nw"
+#line 537 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         /* <<Choose the kernels from the environment>> */
-#line 576 "book/program.nw"
+#line 575 "book/program.nw"
         const char *kernel = getenv("TRANSFORMER_MATMUL");
         if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
@@ -209,7 +209,7 @@ int main(int argc, char **argv)
             usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                         products);
         set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
-#line 564 "book/program.nw"
+#line 563 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

@@ -48,6 +48,10 @@ st-header|data start at byte 19880|$8 + 19\,872 = 19\,880$
 st-corrupt|data_offsets outside the data (truncated file?)|
 rate-peak|4000 0.000698771 0.000247053 0.000988212|6.99\cdot 10^{-4}$ at step 4000
 rate-peak|8000 0.000494106 0.000494106 0.000698771|4.94\cdot 10^{-4}$ at step 8000
+rate-copy|last line: 400 0.00110485 0.00220971|[[400 0.00110485 0.00220971]]
+rate-copy|legend 1: '$f = 0.5$'|$f = 0.5$ and $f = 1$
+rate-copy|legend 2: '$f = 1$'|$f = 0.5$ and $f = 1$
+rate-copy|under the chart: transformer figure-data lr --curve d=512,f=0.5,w=400|the command that printed the
 copy-start|copied exactly: 0 of 8|none of the eight
 copy-small|d_model 32: all eight: yes|suffice for an exact copy
 copy-small|d_model 16: all eight: no, at most one: yes|$d_\mathrm{model} = 16$ copies at most one
@@ -179,8 +183,8 @@ ex_cli-atoi() {
   echo "refused (status 2):$refused"; echo "accepted (status 0):$accepted"
 }
 ex_pe-values() {
-  "$T" figure-data pe | sed -n 3p
-  "$T" figure-data pe | awk 'NR == 3 { printf "%.6f %.6f\n", $2, $3 }'
+  "$T" figure-data pe | grep -v '^#' | sed -n 2p
+  "$T" figure-data pe | awk '/^1 / { printf "%.6f %.6f\n", $2, $3 }'
 }
 ex_attention-scale() {
   "$T" random --normal --count 1280000 | awk '
@@ -229,7 +233,15 @@ ex_dist-gpu() {
     printf "64 processes, 3150 ms, 10 Gbit/s: efficiency %.3f\n", $3 }'
 }
 ex_dist-speed() { cd "$ROOT" && bench/distributed.sh 1; }
-ex_rate-peak() { "$T" figure-data lr --every 1000 | sed -n '1p; /^4000 /p; /^8000 /p'; }
+ex_rate-peak() { "$T" figure-data lr --every 1000 | sed -n '/^# learning/p; /^4000 /p; /^8000 /p'; }
+ex_rate-copy() {
+  make -s -C "$ROOT" figure NAME=learning-rate \
+    ARGS="--curve d=512,f=0.5,w=400 --curve f=1,w=400 --steps 400 --every 1"
+  local data=$ROOT/build/figure/learning-rate/learning-rate.dat
+  sed -n 's/^#gp title\([0-9]\) = /legend \1: /p' "$data"
+  echo "last line: $(tail -n 1 "$data")"
+  echo "under the chart: $(pdftotext "$ROOT/build/figure/learning-rate.pdf" - | grep figure-data)"
+}
 ex_copy-start() {
   local tree; tree=$(patched_tree copy-start)
   cd "$tree" && make -s transformer > /dev/null

@@ -43,18 +43,34 @@ Run *run(const char *environment, const char *arguments)
     return &result;
 }
 
-char *figure_text(const char *name, const int *option)
+char *figure_text(const char *name, const char *arguments)
 {
     const FigureKind *kind = NULL;
     for (int k = 0; k < figure_kind_count; k++)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     ck_assert_msg(kind != NULL, "no figure kind '%s'", name);
+    FigureValue value[FIGURE_MAX_OPTIONS];
+    bool given[FIGURE_MAX_OPTIONS] = {false};
+    char problem[256], copy[512], *save = NULL;
+    ck_assert_msg(figure_defaults(kind, value, problem, sizeof problem), "%s", problem);
+    snprintf(copy, sizeof copy, "%s", arguments);
+    for (char *flag = strtok_r(copy, " ", &save); flag; flag = strtok_r(NULL, " ", &save)) {
+        const char *text = strtok_r(NULL, " ", &save);
+        int o = 0;
+        while (o < FIGURE_MAX_OPTIONS && kind->options[o].flag
+               && strcmp(kind->options[o].flag, flag) != 0)
+            o++;
+        ck_assert_msg(o < FIGURE_MAX_OPTIONS && kind->options[o].flag, "no option %s", flag);
+        ck_assert_msg(figure_option_read(&kind->options[o], text, !given[o], &value[o], problem,
+                                         sizeof problem), "%s", problem);
+        given[o] = true;
+    }
     char *text = NULL;
     size_t length = 0;
     FILE *out = open_memstream(&text, &length);
     ck_assert_ptr_nonnull(out);
-    const char *problem = kind->emit(out, option);
-    ck_assert_msg(problem == NULL, "%s", problem);
+    const char *refused = figure_emit(out, kind, value);
+    ck_assert_msg(refused == NULL, "%s", refused);
     fclose(out);
     return text;
 }

@@ -194,7 +194,8 @@ START_TEST(cli_rejects_bad_values)
         assert_usage_error("", arguments, "--size expects an integer from 1 to 512");
     }
     assert_usage_error("", "figure-data mask subsequent --size", "got 'nothing'");
-    assert_usage_error("", "figure-data mask batch --sentence 4", "--sentence expects an integer from 1 to 3");
+    assert_usage_error("", "figure-data mask batch --sentence 4", "--sentence: the batch has fewer sentences");
+    assert_usage_error("", "figure-data mask batch --sentence 9", "--sentence expects an integer from 1 to 8");
     assert_usage_error("", "random --count 0", "--count expects");
     assert_usage_error("", "figure-data pe --d-model 21", "--d-model must be even");
     assert_usage_error("", "gradcheck --layer nothing", "unknown layer 'nothing'");
@@ -259,9 +260,11 @@ START_TEST(cli_prints_figure_data_and_random_numbers)
 {
     Run *r = run("", "figure-data mask subsequent --size 3");
     ck_assert_int_eq(r->status, 0);
-    const char *data = strchr(r->out, '\n');   /* after the comment line */
+    const char *data = strstr(r->out, "\n1 0 0");   /* after the comment lines */
     ck_assert_ptr_nonnull(data);
     ck_assert_str_eq(data + 1, "1 0 0\n1 1 0\n1 1 1\n");
+    static const char command[] = "# transformer figure-data mask subsequent --size 3\n";
+    ck_assert_msg(strncmp(r->out, command, strlen(command)) == 0, "%s", r->out);
     r = run("", "random --bits --count 2");
     ck_assert_int_eq(r->status, 0);
     ck_assert_str_eq(r->out, "0xa15c02b7\n0x7b47f409\n");

@@ -21,9 +21,10 @@ Suite *trainer_suite(void);
 Suite *distributed_suite(void);
 Suite *harden_suite(void);
 
-/* The data of the figure kind NAME drawn with the given option values, as the text that
-   `transformer figure-data NAME` prints; free() it. */
-char *figure_text(const char *name, const int *option);
+/* The data of the figure kind NAME drawn with ARGUMENTS ("--size 3": flags and values as on
+   the command line, one word each; "" for the defaults), as the text that
+   `transformer figure-data NAME ARGUMENTS` prints; free() it. */
+char *figure_text(const char *name, const char *arguments);
 
 /* A run of the transformer binary named by $TRANSFORMER (default ./transformer). */
 typedef struct {
