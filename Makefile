@@ -59,7 +59,8 @@ FIGURE_DATA := figures/mask-subsequent.dat \
                figures/smoothing-confidence.dat figures/learning-rate.dat
 PDF := book/transformer.pdf
 
-FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex
+FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex \
+              figures/architecture.tex
 
 .PHONY: all deps tangle build figures pdf demo copy-full multi30k multi30k-figures bench bench-figures check run-check sanitize run-sanitize clean
 # deps first, on its own: the rest needs pkg-config files and tools that deps installs.
@@ -112,6 +113,9 @@ figures/smoothing-confidence.dat: transformer
 	./transformer figure-data smoothing confidence | cpif $@
 figures/learning-rate.dat: transformer
 	./transformer figure-data lr --steps 20000 --every 20 | cpif $@
+# The shapes and parameter counts of the architecture figure (Chapter 1), as LaTeX macros.
+figures/architecture.tex: transformer
+	./transformer figure-data architecture | cpif $@
 # The loss curves come from a real (small, 2 s) training run of the copy task.
 figures/copy-loss.csv: transformer
 	./transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 --log $@.new > /dev/null

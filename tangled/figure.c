@@ -75,7 +75,83 @@ static const char *emit_mask_batch(FILE *out, const int *option)
     figure_mask_batch(out, option[0]);
     return NULL;
 }
-#line 674 "book/program.nw"
+#line 642 "book/program.nw"
+/* Which part of the model a parameter belongs to, from its PyTorch name. */
+typedef enum { PART_ATTENTION, PART_FEED_FORWARD, PART_NORM, PART_EMBEDDING,
+               PART_GENERATOR, PART_COUNT } ModelPart;
+
+static ModelPart model_part(const char *name)
+{
+    if (strstr(name, "attn.")) return PART_ATTENTION;
+    if (strstr(name, "feed_forward.")) return PART_FEED_FORWARD;
+    if (strstr(name, "embed.")) return PART_EMBEDDING;
+    if (strstr(name, "generator.")) return PART_GENERATOR;
+    return PART_NORM;   /* a_2 and b_2 of a sublayer's or a stack's norm */
+}
+
+/* The sum of the sizes of the parameter views whose names start with prefix. */
+static size_t parameters_under(const Model *model, const char *prefix)
+{
+    size_t count = 0;
+    for (int i = 0; i < model->parameters.count; i++)
+        if (strncmp(model->parameters.views[i].name, prefix, strlen(prefix)) == 0)
+            count += model->parameters.views[i].size;
+    return count;
+}
+#line 670 "book/program.nw"
+static void print_count_macro(FILE *out, const char *name, size_t count)
+{
+    char digits[32], grouped[96] = "";
+    int n = snprintf(digits, sizeof digits, "%zu", count);
+    for (int i = 0; i < n; i++) {
+        size_t at = strlen(grouped);
+        if (i > 0 && (n - i) % 3 == 0) strcpy(grouped + at, "\\,"), at += 2;
+        grouped[at] = digits[i], grouped[at + 1] = '\0';
+    }
+    fprintf(out, "\\newcommand{\\arch%s}{%s}\n", name, grouped);
+}
+#line 688 "book/program.nw"
+static const char *emit_architecture(FILE *out, const int *option)
+{
+    Config config = config_default(option[4], option[5], option[0]);
+    config.d_model = option[1], config.d_ff = option[2], config.heads = option[3];
+    config.max_len = 1;   /* the positional table is not a parameter */
+    if (config.d_model % config.heads != 0 || config.d_model % 2 != 0)
+        return "--d-model must be even and a multiple of --heads";
+    Model model;
+    model_init(&model, config);
+    size_t part[PART_COUNT] = {0}, total = model_parameter_count(&model);
+    for (int i = 0; i < model.parameters.count; i++)
+        part[model_part(model.parameters.views[i].name)] += model.parameters.views[i].size;
+    /* <<Print the architecture's sizes and counts as macros>> */
+#line 711 "book/program.nw"
+    fprintf(out, "%% transformer figure-data architecture --layers %d --d-model %d --d-ff %d"
+                 " --heads %d --src-vocab %d --tgt-vocab %d (pre-norm, generator not tied)\n",
+            option[0], option[1], option[2], option[3], option[4], option[5]);
+    const char *size_name[] = {"Layers", "DModel", "Dff", "Heads", "SrcVocab", "TgtVocab"};
+    for (int o = 0; o < 6; o++) print_count_macro(out, size_name[o], (size_t)option[o]);
+    print_count_macro(out, "Dk", (size_t)(config.d_model / config.heads));
+    print_count_macro(out, "Attention", parameters_under(&model, "encoder.layers.0.self_attn."));
+    print_count_macro(out, "FeedForward",
+                      parameters_under(&model, "encoder.layers.0.feed_forward."));
+    print_count_macro(out, "Norm", parameters_under(&model, "encoder.layers.0.sublayer.0."));
+    print_count_macro(out, "EncoderLayer", parameters_under(&model, "encoder.layers.0."));
+    print_count_macro(out, "DecoderLayer", parameters_under(&model, "decoder.layers.0."));
+    print_count_macro(out, "SrcEmbedding", parameters_under(&model, "src_embed."));
+    print_count_macro(out, "TgtEmbedding", parameters_under(&model, "tgt_embed."));
+    const char *part_name[PART_COUNT] = {"AttentionTotal", "FeedForwardTotal", "NormTotal",
+                                         "EmbeddingTotal", "GeneratorTotal"};
+    for (int p = 0; p < PART_COUNT; p++) {
+        print_count_macro(out, part_name[p], part[p]);
+        fprintf(out, "\\newcommand{\\arch%sPercent}{%.0f}\n", part_name[p],
+                100.0 * (double)part[p] / (double)total);
+    }
+    print_count_macro(out, "Total", total);
+#line 701 "book/program.nw"
+    model_free(&model);
+    return NULL;
+}
+#line 791 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const int *option)
 {
     char *text = NULL, *picture = NULL;
@@ -92,7 +168,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 706 "book/program.nw"
+#line 823 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -107,7 +183,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 690 "book/program.nw"
+#line 807 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -200,6 +276,14 @@ const FigureKind figure_kinds[] = {
      {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
     {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
      {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
+#line 738 "book/program.nw"
+    {"architecture", "sizes and parameter counts of a model, as LaTeX macros (Figure 1.1)",
+     {{"--layers", 1, 64, 6, "N, layers in the encoder and in the decoder"},
+      {"--d-model", 2, 8192, 512, "d_model"},
+      {"--d-ff", 1, 32768, 2048, "d_ff"},
+      {"--heads", 1, 256, 8, "h, attention heads"},
+      {"--src-vocab", 1, 1000000, 8315, "source vocabulary"},
+      {"--tgt-vocab", 1, 1000000, 6384, "target vocabulary"}}, emit_architecture},
 #line 205 "book/embeddings.nw"
     {"pe", "dimensions FIRST..FIRST+3 of the positional encoding (Figure 5.1)",
      {{"--positions", 1, 10000, 100, "positions"},

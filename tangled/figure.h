@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include "model.h"
 
-enum { FIGURE_MAX_OPTIONS = 3 };
+enum { FIGURE_MAX_OPTIONS = 6 };
 typedef struct {
     const char *flag;        /* "--size"; NULL ends the list */
     int low, high, fallback; /* accepted range and default */
@@ -28,7 +28,7 @@ extern const int figure_kind_count;
 #line 358 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
-#line 669 "book/program.nw"
+#line 786 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const int *option);
 #line 201 "book/embeddings.nw"

@@ -18,6 +18,7 @@ Suite *bleu_suite(void);
 Suite *translate_suite(void);
 Suite *fast_suite(void);
 Suite *trainer_suite(void);
+Suite *architecture_suite(void);
 
 /* The data of the figure kind NAME drawn with the given option values, as the text that
    `transformer figure-data NAME` prints; free() it. */
