@@ -14,12 +14,23 @@ SHELL := /bin/bash
 .SUFFIXES:
 MAKEFLAGS += --no-builtin-rules
 
-# Chapters in reading order: notangle and noweave both see them in this order.
+# The chapters in the order notangle sees them (the order they were written, bottom up): a
+# chunk defined in pieces is tangled in this order, so changing it changes tangled/.
 CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embeddings.nw \
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
             book/decode.nw book/text.nw book/beam.nw \
             book/bleu.nw book/translate.nw book/fast.nw book/solutions.nw
+
+# The reading order, in four parts, that noweave sees: the model first, its training, then
+# translation, then the engineering. Every chapter of CHAPTERS must be in it.
+READING := book/part-transformer.nw book/intro.nw book/embeddings.nw book/attention.nw \
+           book/masks.nw book/layernorm.nw book/model.nw \
+           book/part-learning.nw book/training.nw book/gradcheck.nw book/copy.nw \
+           book/part-translation.nw book/decode.nw book/beam.nw book/bleu.nw book/translate.nw \
+           book/part-engineering.nw book/build.nw book/tensor.nw book/program.nw \
+           book/safetensors.nw book/checkpoint.nw book/text.nw book/fast.nw book/solutions.nw
+$(if $(filter-out $(READING),$(CHAPTERS)),$(error chapters missing from READING: $(filter-out $(READING),$(CHAPTERS))))
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
@@ -144,13 +155,14 @@ figures/%.tex: figures/%.gp
 	@test -s $@ && test -s figures/$*.pdf
 
 # ---------------------------------------------------------------- pdf
-# One noweave call over all chapters, so cross-references and the index span the book.
+# One noweave call over all chapters, in reading order, so cross-references and the index
+# span the book.
 LATEXMK := latexmk -pdf -interaction=nonstopmode -halt-on-error -silent -jobname=transformer \
            -outdir=build/pdf
 pdf: $(PDF)
-build/woven.tex: $(CHAPTERS)
+build/woven.tex: $(READING)
 	@mkdir -p build
-	noweave -n -index $(CHAPTERS) > $@
+	noweave -n -index $(READING) > $@
 
 # The title page's version is the program's (one source: TRANSFORMER_VERSION in tangled/cli.h).
 build/version.tex: tangled/cli.h
