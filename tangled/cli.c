@@ -138,7 +138,7 @@ void no_operands(const char *command, int first, int argc, char **argv)
 {
     if (first < argc) usage_error(command, "unexpected argument '%s'", argv[first]);
 }
-#line 570 "book/copy.nw"
+#line 581 "book/copy.nw"
 void check_model_size(const char *command, const Config *config)
 {
     if (config->d_model % config->heads || config->d_model % 2)

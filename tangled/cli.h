@@ -48,7 +48,7 @@ int parse_options(const char *command, const Option *options, int count, int arg
                   char **argv);
 /* For a command that takes no operands: refuse any. */
 void no_operands(const char *command, int first, int argc, char **argv);
-#line 557 "book/copy.nw"
+#line 568 "book/copy.nw"
 /* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
 #define MODEL_SIZE_OPTIONS(config)                                  \
     {"layers", OPTION_INT, &(config).layers, 1, 24, NULL},          \

@@ -10,11 +10,11 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 547 "book/copy.nw"
+#line 558 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
 /* <<commands-training.c functions>> */
-#line 583 "book/copy.nw"
+#line 594 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -42,7 +42,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 617 "book/copy.nw"
+#line 628 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -52,7 +52,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 632 "book/copy.nw"
+#line 643 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -61,7 +61,7 @@ int run_copy(int argc, char **argv)
     const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     /* <<Read the copy command's flags>> */
-#line 678 "book/copy.nw"
+#line 689 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 1, 10000, NULL},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL},
@@ -76,12 +76,12 @@ int run_copy(int argc, char **argv)
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 687 "book/copy.nw"
+#line 698 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
-#line 640 "book/copy.nw"
+#line 651 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -122,13 +122,13 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 662 "book/copy.nw"
+#line 673 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 712 "book/copy.nw"
+#line 723 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -156,7 +156,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 667 "book/copy.nw"
+#line 678 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     free(copy.data), free(trainer.d_logprobs);

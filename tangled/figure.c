@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<figure.c includes>> */
-#line 174 "book/training.nw"
+#line 187 "book/training.nw"
 #include <math.h>
 #include "train.h"
 /* <<figure.c definitions>> */
-#line 263 "book/masks.nw"
+#line 275 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -17,7 +17,7 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
-#line 273 "book/masks.nw"
+#line 285 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
     ENSURE(size >= 1, "subsequent mask of size %d", size);
@@ -28,7 +28,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
-#line 290 "book/masks.nw"
+#line 302 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_TARGET_LEN = 9, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -40,7 +40,7 @@ static const int example_targets[EXAMPLE_BATCH][EXAMPLE_TARGET_LEN] = {
     {0, 11, 12, 13, 1, 2, 2, 2, 2},     /* <s> two men talk </s>              */
     {0, 14, 15, 10, 1, 2, 2, 2, 2},     /* <s> children play . </s>           */
 };
-#line 309 "book/masks.nw"
+#line 321 "book/masks.nw"
 void figure_mask_batch(FILE *out, int sentence)
 {
     enum { LEN = EXAMPLE_TARGET_LEN - 1 };
@@ -63,7 +63,7 @@ void figure_mask_batch(FILE *out, int sentence)
         fputc('\n', out);
     }
 }
-#line 344 "book/masks.nw"
+#line 356 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const int *option)
 {
     figure_mask_subsequent(out, option[0]);
@@ -195,7 +195,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
     free(text);
     free(picture);
 }
-#line 173 "book/embeddings.nw"
+#line 193 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -221,7 +221,7 @@ static const char *emit_positional_encoding(FILE *out, const int *option)
     figure_positional_encoding(out, option[0], option[1], option[2], count);
     return NULL;
 }
-#line 122 "book/training.nw"
+#line 135 "book/training.nw"
 static const char *emit_smoothing_distribution(FILE *out, const int *option)
 {
     enum { V = 5, ROWS = 5 };
@@ -238,7 +238,7 @@ static const char *emit_smoothing_distribution(FILE *out, const int *option)
     }
     return NULL;
 }
-#line 147 "book/training.nw"
+#line 160 "book/training.nw"
 static const char *emit_smoothing_confidence(FILE *out, const int *option)
 {
     enum { V = 5 };
@@ -256,7 +256,7 @@ static const char *emit_smoothing_confidence(FILE *out, const int *option)
     }
     return NULL;
 }
-#line 223 "book/training.nw"
+#line 249 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const int *option)
 {
     const int every = option[1];
@@ -271,7 +271,7 @@ static const char *emit_learning_rate(FILE *out, const int *option)
 #line 556 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
-#line 337 "book/masks.nw"
+#line 349 "book/masks.nw"
     {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
      {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
     {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
@@ -284,17 +284,17 @@ const FigureKind figure_kinds[] = {
       {"--heads", 1, 256, 8, "h, attention heads"},
       {"--src-vocab", 1, 1000000, 8315, "source vocabulary"},
       {"--tgt-vocab", 1, 1000000, 6384, "target vocabulary"}}, emit_architecture},
-#line 205 "book/embeddings.nw"
+#line 225 "book/embeddings.nw"
     {"pe", "dimensions FIRST..FIRST+3 of the positional encoding (Figure 5.1)",
      {{"--positions", 1, 10000, 100, "positions"},
       {"--d-model", 2, 4096, 20, "d_model, even"},
       {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
-#line 167 "book/training.nw"
+#line 180 "book/training.nw"
     {"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
      {{NULL, 0, 0, 0, NULL}}, emit_smoothing_distribution},
     {"smoothing confidence", "the loss as the model grows confident (Figure 11.1)",
      {{NULL, 0, 0, 0, NULL}}, emit_smoothing_confidence},
-#line 236 "book/training.nw"
+#line 262 "book/training.nw"
     {"lr", "the learning-rate schedule of the course's three settings (Figure 11.2)",
      {{"--steps", 1, 1000000, 20000, "last step"},
       {"--every", 1, 100000, 20, "print every Nth step"}},

@@ -25,13 +25,13 @@ typedef struct {
 extern const FigureKind figure_kinds[];
 extern const int figure_kind_count;
 /* <<figure.h declarations>> */
-#line 358 "book/masks.nw"
+#line 370 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
 #line 786 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const int *option);
-#line 201 "book/embeddings.nw"
+#line 221 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
 #line 544 "book/program.nw"
 #endif

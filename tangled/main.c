@@ -53,7 +53,7 @@ static const Command commands[] = {
      "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
      "bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 742 "book/copy.nw"
+#line 753 "book/copy.nw"
     {"copy", "train the copy task and decode examples (Chapter 12)",
      "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
      "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"

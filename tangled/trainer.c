@@ -1,8 +1,8 @@
-#line 265 "book/copy.nw"
+#line 276 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 278 "book/copy.nw"
+#line 289 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #include <ctype.h>
 #include <dirent.h>
 /* <<trainer.c types>> */
-#line 423 "book/copy.nw"
+#line 434 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -110,7 +110,7 @@ static void remove_interrupted_saves(const char *path)
     if (dir) closedir(dir);
 }
 /* <<trainer.c helpers>> */
-#line 457 "book/copy.nw"
+#line 468 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -133,7 +133,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 490 "book/copy.nw"
+#line 501 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -167,7 +167,7 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     return error == NULL;
 }
 /* <<trainer.c definitions>> */
-#line 356 "book/copy.nw"
+#line 367 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -176,7 +176,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 436 "book/copy.nw"
+#line 447 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
 #line 602 "book/checkpoint.nw"
@@ -187,7 +187,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         remove_interrupted_saves(settings->checkpoint_path);
         catch_stop_signals();
     }
-#line 438 "book/copy.nw"
+#line 449 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -200,7 +200,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 364 "book/copy.nw"
+#line 375 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -214,7 +214,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         const double loss = train_step(trainer->model, adam, trainer->batch, train,
                                        trainer->d_logprobs, &progress->dropout_rng);
         /* <<Stop if the loss is not finite>> */
-#line 408 "book/copy.nw"
+#line 419 "book/copy.nw"
         if (!isfinite(loss)) {
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
                      adam->step, isnan(loss) ? "NaN" : "infinite",
@@ -223,7 +223,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 377 "book/copy.nw"
+#line 388 "book/copy.nw"
         const Batch *batch = trainer->batch;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
             clock.tokens_seen += batch->tgt_y[i] != train->pad;
@@ -273,10 +273,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 629 "book/checkpoint.nw"
             break;
         }
-#line 396 "book/copy.nw"
+#line 407 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 527 "book/copy.nw"
+#line 538 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -284,7 +284,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 398 "book/copy.nw"
+#line 409 "book/copy.nw"
     return outcome;
 }
 #line 465 "book/checkpoint.nw"

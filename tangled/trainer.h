@@ -1,4 +1,4 @@
-#line 250 "book/copy.nw"
+#line 261 "book/copy.nw"
 /* The training loop of every task: steps, progress line, CSV log, validation, best model,
    checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -6,7 +6,7 @@
 #define TRAINER_H
 #include "train.h"
 /* <<trainer.h declarations>> */
-#line 290 "book/copy.nw"
+#line 301 "book/copy.nw"
 typedef struct {
     Model *model;
     Adam *adam;
@@ -18,7 +18,7 @@ typedef struct {
     char message[4400];              /* why trainer_run stopped early */
     int signal_number;               /* the signal that stopped it (Chapter 13) */
 } Trainer;
-#line 308 "book/copy.nw"
+#line 319 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -31,7 +31,7 @@ typedef struct {
     /* Save the model, the best so far: NULL, or a one-line error. NULL: keep no model. */
     const char *(*save_best)(void *task, const Model *model);
 } BatchSource;
-#line 328 "book/copy.nw"
+#line 339 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -57,5 +57,5 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count);
-#line 257 "book/copy.nw"
+#line 268 "book/copy.nw"
 #endif
