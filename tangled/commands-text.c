@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-text.c includes>> */
-#line 1361 "book/text.nw"
+#line 1364 "book/text.nw"
 #include "text.h"
 #line 1004 "book/bleu.nw"
 #include "bleu.h"
 /* <<commands-text.c functions>> */
-#line 1368 "book/text.nw"
+#line 1371 "book/text.nw"
 #define LANGUAGE_OPTION(options) \
     {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de"}
-#line 1373 "book/text.nw"
+#line 1376 "book/text.nw"
 int run_tokenize(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -33,7 +33,7 @@ int run_tokenize(int argc, char **argv)
         usage_error("tokenize", "--detokenize takes neither --compare nor --lowercase");
     if (compare) {
         /* <<Compare the tokens of standard input with a reference file>> */
-#line 1418 "book/text.nw"
+#line 1421 "book/text.nw"
         FILE *reference = fopen(compare, "r");
         if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
         Agreement agreement;
@@ -44,10 +44,10 @@ int run_tokenize(int argc, char **argv)
         const double lines = (double)(agreement.lines ? agreement.lines : 1);
         printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
                100.0 * (double)agreement.identical / lines);
-#line 1390 "book/text.nw"
+#line 1393 "book/text.nw"
     } else {
         /* <<Tokenize or detokenize standard input line by line>> */
-#line 1398 "book/text.nw"
+#line 1401 "book/text.nw"
         static TextLine line;
         char *text = NULL;
         size_t capacity = 0;
@@ -62,11 +62,11 @@ int run_tokenize(int argc, char **argv)
         }
         if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
         free(text);
-#line 1392 "book/text.nw"
+#line 1395 "book/text.nw"
     }
     return 0;
 }
-#line 1454 "book/text.nw"
+#line 1457 "book/text.nw"
 int run_vocab(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -82,7 +82,7 @@ int run_vocab(int argc, char **argv)
                                          argv);
     if (first_file == argc) usage_error("vocab", "which files?");
     /* <<Tokenize the files and build their vocabulary>> */
-#line 1474 "book/text.nw"
+#line 1477 "book/text.nw"
     const int n_files = argc - first_file;
     TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
     long count = 0, lines = 0;
@@ -104,7 +104,7 @@ int run_vocab(int argc, char **argv)
     vocab_free(&vocab);
     for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
     free(files), free(tokens);
-#line 1469 "book/text.nw"
+#line 1472 "book/text.nw"
     return 0;
 }
 #line 1008 "book/bleu.nw"

@@ -277,7 +277,7 @@ const FigureKind figure_kinds[] = {
     {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
      {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
 #line 738 "book/program.nw"
-    {"architecture", "sizes and parameter counts of a model, as LaTeX macros (Figure 1.1)",
+    {"architecture", "sizes and parameter counts of a model, as LaTeX macros",
      {{"--layers", 1, 64, 6, "N, layers in the encoder and in the decoder"},
       {"--d-model", 2, 8192, 512, "d_model"},
       {"--d-ff", 1, 32768, 2048, "d_ff"},

@@ -79,7 +79,7 @@ static const Command commands[] = {
      "recomputing decoder, the cached one, or (without --decoder) both; print the time of\n"
      "one decoding and, for both, the speed-up. Exits with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 1431 "book/text.nw"
+#line 1434 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
      "usage: transformer tokenize [--language en|de] [--lowercase] < TEXT > TOKENS\n"
      "       transformer tokenize [--language en|de] --detokenize < TOKENS > TEXT\n"
@@ -92,7 +92,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 1498 "book/text.nw"
+#line 1501 "book/text.nw"
     {"vocab", "build the vocabulary of text files (Chapter 15)",
      "usage: transformer vocab [--language en|de] [--lowercase] [--min-freq N]\n"
      "                         [--save VOCAB] FILE...\n\n"

@@ -588,9 +588,9 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     result->count = count;
     return count ? NULL : refuse_line(result, "empty line");
 }
-#line 1078 "book/text.nw"
+#line 1081 "book/text.nw"
 const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
-#line 1089 "book/text.nw"
+#line 1092 "book/text.nw"
 static uint32_t token_hash(const char *token)
 {
     uint32_t hash = 2166136261u;
@@ -622,7 +622,7 @@ static int vocab_index(Vocab *vocab)
     }
     return -1;
 }
-#line 1130 "book/text.nw"
+#line 1133 "book/text.nw"
 int vocab_lookup(const Vocab *vocab, const char *token)
 {
     const int s = vocab_slot(vocab, token);
@@ -635,7 +635,7 @@ const char *vocab_token(const Vocab *vocab, int index)
            index, vocab->size);
     return vocab->token[index];
 }
-#line 1157 "book/text.nw"
+#line 1160 "book/text.nw"
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -652,7 +652,7 @@ static int more_frequent_first(const void *a, const void *b)
     if (x->count != y->count) return x->count > y->count ? -1 : 1;
     return strcmp(x->token, y->token);
 }
-#line 1176 "book/text.nw"
+#line 1179 "book/text.nw"
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
 {
     ENSURE(count >= 0 && min_frequency >= 1, "count %ld, min_frequency %d", count,
@@ -665,7 +665,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     long n_kept = 0;
     size_t bytes = 0;
     /* <<Count the runs of equal tokens and keep the frequent ones>> */
-#line 1206 "book/text.nw"
+#line 1209 "book/text.nw"
     for (long i = 0, run; i < count; i += run) {
         for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
         vocab->types++;
@@ -676,7 +676,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
         kept[n_kept++] = (TokenCount){sorted[i], run};
         bytes += strlen(sorted[i]) + 1;
     }
-#line 1188 "book/text.nw"
+#line 1191 "book/text.nw"
     qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
     ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
     vocab->size = (int)n_kept + VOCAB_SPECIALS;
@@ -692,7 +692,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     ENSURE(vocab_index(vocab) < 0, "a vocabulary with a repeated token");
     free(sorted), free(kept);
 }
-#line 1239 "book/text.nw"
+#line 1242 "book/text.nw"
 const char *vocab_save(Vocab *vocab, const char *path)
 {
     FILE *out = fopen(path, "w");
@@ -705,7 +705,7 @@ const char *vocab_save(Vocab *vocab, const char *path)
              strerror(errno));
     return vocab->error;
 }
-#line 1254 "book/text.nw"
+#line 1257 "book/text.nw"
 const char *vocab_load(Vocab *vocab, const char *path)
 {
     memset(vocab, 0, sizeof *vocab);
@@ -721,7 +721,7 @@ const char *vocab_load(Vocab *vocab, const char *path)
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-#line 1296 "book/text.nw"
+#line 1299 "book/text.nw"
         TextLine check;   /* its error holds the complaint */
         uint32_t point[TEXT_MAX_LINE_BYTES];
         int n;
@@ -735,7 +735,7 @@ const char *vocab_load(Vocab *vocab, const char *path)
                      vocab_specials[vocab->size]);
         else if (vocab->size == INT32_MAX / 4) strcpy(check.error, "too many tokens");
         if (check.error[0]) problem = located(vocab->error, path, reader.number, check.error);
-#line 1269 "book/text.nw"
+#line 1272 "book/text.nw"
         if (problem) break;
         vocab->storage = grow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
                               1);
@@ -760,7 +760,7 @@ const char *vocab_load(Vocab *vocab, const char *path)
                           "a token that is already listed");
     return problem;
 }
-#line 1312 "book/text.nw"
+#line 1315 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);

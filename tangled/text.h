@@ -60,7 +60,7 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
    success, else a one-line message in result->error. */
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result);
-#line 1061 "book/text.nw"
+#line 1064 "book/text.nw"
 /* The indices of the special tokens, and their number. */
 enum { VOCAB_START = 0, VOCAB_END = 1, VOCAB_BLANK = 2, VOCAB_UNKNOWN = 3,
        VOCAB_SPECIALS };
@@ -75,16 +75,16 @@ typedef struct {
     long types;       /* distinct tokens seen by vocab_build (0 after vocab_load) */
     char error[TEXT_ERROR_MAX];
 } Vocab;
-#line 1123 "book/text.nw"
+#line 1126 "book/text.nw"
 /* The index of TOKEN, or VOCAB_UNKNOWN. */
 int vocab_lookup(const Vocab *vocab, const char *token);
 /* The token of INDEX, 0 <= index < size. */
 const char *vocab_token(const Vocab *vocab, int index);
-#line 1151 "book/text.nw"
+#line 1154 "book/text.nw"
 /* The vocabulary of TOKENS[0 .. count): the specials, then every token that occurs at
    least min_frequency times, the most frequent first, ties in byte order. */
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency);
-#line 1229 "book/text.nw"
+#line 1232 "book/text.nw"
 /* Write the tokens to PATH, one a line, in index order. NULL, or a message in
    vocab->error. */
 const char *vocab_save(Vocab *vocab, const char *path);

@@ -23,8 +23,9 @@ static long long macro_value(const char *text, const char *name)
 }
 
 /* The copy model (V = 11, N = 2, 512, 2048, 8 heads): 14 731 787 parameters, the count of the
-   PyTorch reference (tests/golden/parameter-counts.txt, Table 8.1), split by the formulas
-   of Section 8.3: attention 4(d^2 + d), feed-forward 2 d d_ff + d_ff + d, norm 2d. */
+   PyTorch reference (tests/golden/parameter-counts.txt, the model chapter's table of counts),
+   split by the formulas of its section on initialization: attention 4(d^2 + d), feed-forward
+   2 d d_ff + d_ff + d, norm 2d. */
 START_TEST(architecture_counts_of_the_copy_model)
 {
     char *text = figure_text("architecture", (int[]){2, 512, 2048, 8, 11, 11});
@@ -48,8 +49,8 @@ START_TEST(architecture_counts_of_the_copy_model)
 }
 END_TEST
 
-/* The base model with the reference's Multi30k vocabularies: 54 941 424 (Table 8.1), and the
-   parts add up to the total. */
+/* The base model with the reference's Multi30k vocabularies: 54 941 424 (the same table), and
+   the parts add up to the total. */
 START_TEST(architecture_parts_add_up_for_the_base_model)
 {
     char *text = figure_text("architecture", (int[]){6, 512, 2048, 8, 8315, 6384});
