@@ -1,5 +1,5 @@
 /* test_architecture.c -- figure-data architecture: the sizes and parameter counts that the
-   architecture figure of Chapter 1 prints, against counts derived here independently. */
+   architecture figure of the first chapter prints, against counts derived here independently. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
