@@ -1,6 +1,6 @@
 #line 115 "book/program.nw"
-/* The commands about text: tokenize, vocab (Chapter 15) and bleu (Chapter 17). Generated
-   from the book's chapters by notangle: edit the book, not this file. */
+/* The commands about text: tokenize, vocab (the text chapter) and bleu (the BLEU chapter).
+   Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
 #include "commands.h"
 #include <errno.h>

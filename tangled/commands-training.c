@@ -1,6 +1,6 @@
 #line 100 "book/program.nw"
-/* The commands that train: copy (Chapter 12) and train (Chapter 18). Generated from the
-   book's chapters by notangle: edit the book, not this file. */
+/* The commands that train: copy (the copy-task chapter) and train (the translation
+   chapter). Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
 #include "commands.h"
 #include <errno.h>
@@ -58,7 +58,7 @@ int run_copy(int argc, char **argv)
     Config config = config_default(11, 11, 2);
     int epochs = 20, batches = 20, batch_size = 80, len = 10, seed = 1;
     TrainerSettings run = {0};
-    const char *resume_path = NULL;   /* Chapter 13 */
+    const char *resume_path = NULL;   /* the checkpoint chapter */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     /* <<Read the copy command's flags>> */
 #line 689 "book/copy.nw"

@@ -1,5 +1,5 @@
 #line 127 "book/program.nw"
-/* The commands that use a trained translator: translate and attention (Chapter 18).
+/* The commands that use a trained translator: translate and attention (the translation chapter).
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
 #include "commands.h"

@@ -272,9 +272,9 @@ static const char *emit_learning_rate(FILE *out, const int *option)
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
 #line 349 "book/masks.nw"
-    {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
+    {"mask subsequent", "the subsequent mask of size T",
      {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
-    {"mask batch", "the target mask of one sentence of a padded batch of three (Figure 3.2)",
+    {"mask batch", "the target mask of one sentence of a padded batch of three",
      {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
 #line 738 "book/program.nw"
     {"architecture", "sizes and parameter counts of a model, as LaTeX macros",
@@ -285,17 +285,17 @@ const FigureKind figure_kinds[] = {
       {"--src-vocab", 1, 1000000, 8315, "source vocabulary"},
       {"--tgt-vocab", 1, 1000000, 6384, "target vocabulary"}}, emit_architecture},
 #line 225 "book/embeddings.nw"
-    {"pe", "dimensions FIRST..FIRST+3 of the positional encoding (Figure 5.1)",
+    {"pe", "dimensions FIRST..FIRST+3 of the positional encoding",
      {{"--positions", 1, 10000, 100, "positions"},
       {"--d-model", 2, 4096, 20, "d_model, even"},
       {"--first", 0, 4095, 4, "first dimension shown"}}, emit_positional_encoding},
 #line 180 "book/training.nw"
-    {"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
+    {"smoothing distribution", "the smoothed targets of the course's example",
      {{NULL, 0, 0, 0, NULL}}, emit_smoothing_distribution},
-    {"smoothing confidence", "the loss as the model grows confident (Figure 11.1)",
+    {"smoothing confidence", "the loss as the model grows confident",
      {{NULL, 0, 0, 0, NULL}}, emit_smoothing_confidence},
 #line 262 "book/training.nw"
-    {"lr", "the learning-rate schedule of the course's three settings (Figure 11.2)",
+    {"lr", "the learning-rate schedule of the course's three settings",
      {{"--steps", 1, 1000000, 20000, "last step"},
       {"--every", 1, 100000, 20, "print every Nth step"}},
      emit_learning_rate},

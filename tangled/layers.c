@@ -166,7 +166,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
                q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
         const uint8_t *keep = mask->keep + (size_t)b * mask->batch_stride;
-        if (fast_kernels) {   /* the same numbers in one pass (Chapter 19) */
+        if (fast_kernels) {   /* the same numbers in one pass (the speed chapter) */
             masked_softmax_rows(p, keep, mask->row_stride, len_q, len_k);
         } else {
             mask_scores(p, keep, mask->row_stride, len_q, len_k);
@@ -240,7 +240,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
-    if (fast_kernels) { dropout_mask_parallel(keep_scale, n, p, rng); return; }   /* Ch. 19 */
+    if (fast_kernels) { dropout_mask_parallel(keep_scale, n, p, rng); return; }   /* speed */
     const float scale = 1.0f / (1.0f - p);
     for (size_t i = 0; i < n; i++) keep_scale[i] = rng_uniform(rng) < p ? 0.0f : scale;
 }
@@ -262,7 +262,7 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
         const float *x = in + (size_t)r * d;
         float *y = out + (size_t)r * d;
         double sum = 0.0, squares = 0.0, mu;
-        if (fast_kernels) {   /* one pass over x for both sums (Chapter 19) */
+        if (fast_kernels) {   /* one pass over x for both sums (the speed chapter) */
             row_moments(x, d, &mu, &squares);
         } else {
             for (int i = 0; i < d; i++) sum += x[i];
@@ -360,7 +360,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
 #line 918 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
-    if (fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* Chapter 19 */
+    if (fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* the speed chapter */
     PARALLEL_FOR((size_t)rows * cols)
     for (int r = 0; r < rows; r++) {
         float *x_r = x + (size_t)r * cols;

@@ -1,7 +1,7 @@
 #line 24 "book/masks.nw"
 /* The Transformer's layers: masks, embeddings, attention, layer norm, feed-forward, the
    log-softmax and the loss, each a forward function and its backward, and their faster
-   twins of Chapter 19.
+   twins of the speed chapter.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef LAYERS_H
 #define LAYERS_H

@@ -30,7 +30,7 @@ static const Command commands[] = {
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
 #line 871 "book/program.nw"
-    {"random", "print numbers from the seeded generator (Chapter 2)",
+    {"random", "print numbers from the seeded generator (the tensor chapter)",
      "usage: transformer random [--seed S] [--stream N] [--count N]\n"
      "                          [--bits | --uniform | --normal]\n\n"
      "Print COUNT numbers of the PCG32 stream (default seed 42, stream 54, count 6),\n"
@@ -39,7 +39,7 @@ static const Command commands[] = {
      "Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
 #line 948 "book/program.nw"
-    {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
+    {"time-matmul", "time one matrix-multiplication kernel (the tensor chapter)",
      "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
      "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"
      "the time of one product and the rate in GFLOP/s.\n",
@@ -54,7 +54,7 @@ static const Command commands[] = {
      "bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
 #line 753 "book/copy.nw"
-    {"copy", "train the copy task and decode examples (Chapter 12)",
+    {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
      "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
      "                        [--log FILE.csv] [--checkpoint FILE] [--checkpoint-every N]\n"
@@ -71,7 +71,7 @@ static const Command commands[] = {
      "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n",
      NULL, run_copy},
 #line 619 "book/decode.nw"
-    {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
+    {"time-decode", "time greedy decoding with and without the key-value cache",
      "usage: transformer time-decode [--decoder cached|recompute] [--batch N] [--len N]\n"
      "                               [--layers N] [--d-model N] [--d-ff N] [--heads N]\n\n"
      "Decode BATCH random sources of LEN tokens (default 8 of 10) greedily with a random\n"
@@ -80,7 +80,7 @@ static const Command commands[] = {
      "one decoding and, for both, the speed-up. Exits with status 1 if they differ.\n",
      NULL, run_time_decode},
 #line 1434 "book/text.nw"
-    {"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
+    {"tokenize", "split lines of text into tokens, or join tokens back (the text chapter)",
      "usage: transformer tokenize [--language en|de] [--lowercase] < TEXT > TOKENS\n"
      "       transformer tokenize [--language en|de] --detokenize < TOKENS > TEXT\n"
      "       transformer tokenize [--language en|de] [--lowercase] --compare REFERENCE\n"
@@ -93,7 +93,7 @@ static const Command commands[] = {
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
 #line 1501 "book/text.nw"
-    {"vocab", "build the vocabulary of text files (Chapter 15)",
+    {"vocab", "build the vocabulary of text files (the text chapter)",
      "usage: transformer vocab [--language en|de] [--lowercase] [--min-freq N]\n"
      "                         [--save VOCAB] FILE...\n\n"
      "Tokenize the FILEs as 'transformer tokenize' does and build their vocabulary: the\n"
@@ -112,7 +112,7 @@ static const Command commands[] = {
      "Files must be UTF-8; different line counts are an error (status 1).\n",
      NULL, run_bleu},
 #line 898 "book/translate.nw"
-    {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
+    {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
      "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
      "                         [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
@@ -126,7 +126,7 @@ static const Command commands[] = {
      "N = 3, d_model 256, d_ff 1024, 8 heads, dropout 0.1, smoothing 0.1, factor 0.5, warm-up\n"
      "400, 2000 padded tokens per batch. --subset N uses the first N pairs of each file.\n",
      NULL, run_train},
-    {"translate", "translate German lines on standard input into English (Chapter 18)",
+    {"translate", "translate German lines on standard input into English",
      "usage: transformer translate [--model FILE] [--beam K] [--alpha A] [--batch N]\n\n"
      "Read German sentences, one a line, and print their English translations, one a line.\n"
      "--model: what 'transformer train' saved (default multi30k.safetensors); --beam: beam\n"
@@ -134,7 +134,7 @@ static const Command commands[] = {
      "--batch: lines decoded together (32).\n",
      NULL, run_translate},
 #line 1137 "book/translate.nw"
-    {"attention", "print one attention map of a translation (Chapter 18)",
+    {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
      "                             [--layer L] [--head H|mean] < sentence.de\n\n"
      "Translate the German sentence on standard input and print the attention weights of\n"
@@ -144,14 +144,14 @@ static const Command commands[] = {
      "decoder's attention to the source (cross, the default).\n",
      NULL, run_attention},
 #line 373 "book/fast.nw"
-    {"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
+    {"benchmark", "time training or decoding, for comparison with PyTorch",
      "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
      "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
      "                                   [--warmup-steps W] [--threads T]\n"
      "       transformer benchmark decode [same sizes] [--len L] [--sentences K]\n"
      "                                    [--warmup-sentences W] [--threads T]\n\n"
      "train: W warm-up steps, then S timed training steps on random copy-task batches of\n"
-     "B sequences of L symbols (dropout 0.1, label smoothing 0.1, Chapter 11's optimizer);\n"
+     "B sequences of L symbols (dropout 0.1, label smoothing 0.1, Adam of the training chapter);\n"
      "prints target tokens/s, ms per step, peak RSS, the FLOPs of a step's matrix products\n"
      "and the rate of OpenBLAS on exactly those products. decode: greedy decoding with the\n"
      "key-value cache of K random sources of L symbols, one at a time; prints sentences/s.\n"

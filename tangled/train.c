@@ -26,7 +26,7 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens)
 {
-    if (fast_kernels)   /* the same sums without a logarithm per word (Chapter 19) */
+    if (fast_kernels)   /* the same sums without a logarithm per word (the speed chapter) */
         return label_smoothing_loss_fast(d_logprobs, logprobs, targets, rows, vocab, pad,
                                          smoothing, tokens);
     label_smoothing_distribution(d_logprobs, targets, rows, vocab, pad, smoothing);

@@ -25,7 +25,7 @@ typedef struct {
     double start;        /* seconds_now() when the run started */
     long first_step;     /* the step it started from */
     long tokens_seen;    /* target tokens trained on since */
-    int lock;            /* the checkpoint's lock (Chapter 13), or -1 */
+    int lock;            /* the checkpoint's lock (the checkpoint chapter), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
 #line 434 "book/checkpoint.nw"

@@ -16,7 +16,7 @@ typedef struct {
     float *d_logprobs;               /* [batch tokens][tgt_vocab]: train_step's scratch */
     double best_validation;          /* lowest validation loss so far; INFINITY at first */
     char message[4400];              /* why trainer_run stopped early */
-    int signal_number;               /* the signal that stopped it (Chapter 13) */
+    int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
 } Trainer;
 #line 319 "book/copy.nw"
 typedef struct {
@@ -37,7 +37,7 @@ typedef struct {
     long stop_after;            /* stop after this step; 0: no limit */
     int max_minutes;            /* stop after this much time; 0: no limit */
     const char *log_path;       /* the CSV log; NULL: none */
-    const char *checkpoint_path;             /* Chapter 13 */
+    const char *checkpoint_path;             /* the checkpoint chapter */
     long checkpoint_every;
     const char *const (*recipe)[2];
     int recipe_count;
