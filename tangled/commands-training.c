@@ -60,8 +60,9 @@ int run_copy(int argc, char **argv)
     TrainerSettings run = {0};
     const char *resume_path = NULL;   /* the checkpoint chapter */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
+    int norm = 0;                     /* --norm: 0 pre, 1 post */
     /* <<Read the copy command's flags>> */
-#line 689 "book/copy.nw"
+#line 690 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 1, 10000, NULL},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL},
@@ -69,6 +70,11 @@ int run_copy(int argc, char **argv)
         {"seed", OPTION_INT, &seed, 0, 1000000000, NULL},
         {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL},
         {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
+        /* <<The copy command's experiment options>> */
+#line 713 "book/copy.nw"
+        {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post"},
+        {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL},
+#line 698 "book/copy.nw"
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
 #line 417 "book/checkpoint.nw"
@@ -76,12 +82,13 @@ int run_copy(int argc, char **argv)
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 698 "book/copy.nw"
+#line 700 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
-#line 651 "book/copy.nw"
+    config.norm = norm == 1 ? NORM_POST : NORM_PRE;
+#line 652 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -122,13 +129,13 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 673 "book/copy.nw"
+#line 674 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 723 "book/copy.nw"
+#line 736 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -156,7 +163,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 678 "book/copy.nw"
+#line 679 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     free(copy.data), free(trainer.d_logprobs);

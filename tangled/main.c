@@ -53,12 +53,13 @@ static const Command commands[] = {
      "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
      "bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 753 "book/copy.nw"
+#line 766 "book/copy.nw"
     {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
      "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
      "                        [--log FILE.csv] [--checkpoint FILE] [--checkpoint-every N]\n"
-     "                        [--resume FILE] [--stop-after STEP] [--seed S]\n\n"
+     "                        [--resume FILE] [--stop-after STEP] [--seed S]\n"
+     "                        [--norm pre|post] [--warmup N]\n\n"
      "Train a model to copy sequences of 10 symbols (vocabulary 11; the course's recipe by\n"
      "default: 20 epochs of 20 batches of 80, N = 2, d_model 512, d_ff 2048, 8 heads), then\n"
      "decode 1..10 and random sequences. Exits with status 1 unless every decoding is exact.\n"
@@ -68,7 +69,9 @@ static const Command commands[] = {
      "every epoch, every N steps with --checkpoint-every, at --stop-after, and on SIGINT or\n"
      "SIGTERM (exit status 130 or 143). --resume continues the run saved in FILE, bit for bit,\n"
      "and keeps saving there; give it the same sizes (--epochs may grow).\n"
-     "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n",
+     "--seed seeds the three random streams (initial weights, data, dropout; default 1).\n"
+     "--norm places the layer norms before (pre, the default) or after (post) each sublayer.\n"
+     "--warmup sets the schedule's warm-up in steps (default 400; 0: none).\n",
      NULL, run_copy},
 #line 619 "book/decode.nw"
     {"time-decode", "time greedy decoding with and without the key-value cache",

@@ -138,6 +138,7 @@ int main(void)
     srunner_add_suite(runner, fast_suite());
     srunner_add_suite(runner, figure_suite());
     srunner_add_suite(runner, architecture_suite());
+    srunner_add_suite(runner, experiments_suite());
     srunner_add_suite(runner, cli_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);

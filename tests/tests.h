@@ -19,6 +19,7 @@ Suite *translate_suite(void);
 Suite *fast_suite(void);
 Suite *trainer_suite(void);
 Suite *architecture_suite(void);
+Suite *experiments_suite(void);
 
 /* The data of the figure kind NAME drawn with the given option values, as the text that
    `transformer figure-data NAME` prints; free() it. */
