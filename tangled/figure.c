@@ -256,7 +256,7 @@ static const char *emit_smoothing_confidence(FILE *out, const int *option)
     }
     return NULL;
 }
-#line 249 "book/training.nw"
+#line 251 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const int *option)
 {
     const int every = option[1];
@@ -294,7 +294,7 @@ const FigureKind figure_kinds[] = {
      {{NULL, 0, 0, 0, NULL}}, emit_smoothing_distribution},
     {"smoothing confidence", "the loss as the model grows confident",
      {{NULL, 0, 0, 0, NULL}}, emit_smoothing_confidence},
-#line 262 "book/training.nw"
+#line 264 "book/training.nw"
     {"lr", "the learning-rate schedule of the course's three settings",
      {{"--steps", 1, 1000000, 20000, "last step"},
       {"--every", 1, 100000, 20, "print every Nth step"}},
