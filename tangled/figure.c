@@ -124,9 +124,9 @@ static const char *emit_architecture(FILE *out, const int *option)
     for (int i = 0; i < model.parameters.count; i++)
         part[model_part(model.parameters.views[i].name)] += model.parameters.views[i].size;
     /* <<Print the architecture's sizes and counts as macros>> */
-#line 711 "book/program.nw"
-    fprintf(out, "%% transformer figure-data architecture --layers %d --d-model %d --d-ff %d"
-                 " --heads %d --src-vocab %d --tgt-vocab %d (pre-norm, generator not tied)\n",
+#line 712 "book/program.nw"
+    fprintf(out, "%% transformer figure-data architecture --layers=%d --d-model=%d --d-ff=%d"
+                 " --heads=%d --src-vocab=%d --tgt-vocab=%d (pre-norm, generator not tied)\n",
             option[0], option[1], option[2], option[3], option[4], option[5]);
     const char *size_name[] = {"Layers", "DModel", "Dff", "Heads", "SrcVocab", "TgtVocab"};
     for (int o = 0; o < 6; o++) print_count_macro(out, size_name[o], (size_t)option[o]);
@@ -151,7 +151,7 @@ static const char *emit_architecture(FILE *out, const int *option)
     model_free(&model);
     return NULL;
 }
-#line 791 "book/program.nw"
+#line 792 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const int *option)
 {
     char *text = NULL, *picture = NULL;
@@ -168,7 +168,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 823 "book/program.nw"
+#line 824 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -183,7 +183,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const int *option)
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 807 "book/program.nw"
+#line 808 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -276,7 +276,7 @@ const FigureKind figure_kinds[] = {
      {{"--size", 1, 512, 20, "T, the sequence length"}}, emit_mask_subsequent},
     {"mask batch", "the target mask of one sentence of a padded batch of three",
      {{"--sentence", 1, EXAMPLE_BATCH, 1, "which sentence"}}, emit_mask_batch},
-#line 738 "book/program.nw"
+#line 739 "book/program.nw"
     {"architecture", "sizes and parameter counts of a model, as LaTeX macros",
      {{"--layers", 1, 64, 6, "N, layers in the encoder and in the decoder"},
       {"--d-model", 2, 8192, 512, "d_model"},

@@ -28,7 +28,7 @@ extern const int figure_kind_count;
 #line 370 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, int sentence);   /* sentence: 1 to 3 */
-#line 786 "book/program.nw"
+#line 787 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const int *option);
 #line 221 "book/embeddings.nw"

@@ -24,12 +24,12 @@ static const Command commands[] = {
 #line 626 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 775 "book/program.nw"
+#line 776 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 871 "book/program.nw"
+#line 872 "book/program.nw"
     {"random", "print numbers from the seeded generator (the tensor chapter)",
      "usage: transformer random [--seed S] [--stream N] [--count N]\n"
      "                          [--bits | --uniform | --normal]\n\n"
@@ -38,7 +38,7 @@ static const Command commands[] = {
      "or standard normal (--normal).\n"
      "Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 948 "book/program.nw"
+#line 949 "book/program.nw"
     {"time-matmul", "time one matrix-multiplication kernel (the tensor chapter)",
      "usage: transformer time-matmul [--size N] [--kernel blas|reference]\n\n"
      "Multiply two random N x N matrices (default 256) repeatedly for 0.1 s and print\n"

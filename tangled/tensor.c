@@ -12,7 +12,7 @@
 #include <math.h>
 #line 538 "book/tensor.nw"
 #include <cblas.h>
-#line 895 "book/program.nw"
+#line 896 "book/program.nw"
 #include <time.h>
 /* <<tensor.c definitions>> */
 #line 76 "book/tensor.nw"
@@ -277,7 +277,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
         matmul_blas(transpose_a, transpose_b, m, n, k,
                     alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 899 "book/program.nw"
+#line 900 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;
