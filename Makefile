@@ -15,12 +15,24 @@ SHELL := /bin/bash
 .SUFFIXES:
 MAKEFLAGS += --no-builtin-rules
 
-# Chapters in reading order: notangle and noweave both see them in this order.
+# The chapters in the order notangle sees them (the order they were written, bottom up): a
+# chunk defined in pieces is tangled in this order, so changing it changes tangled/.
 CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embeddings.nw \
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
             book/decode.nw book/text.nw book/beam.nw \
             book/bleu.nw book/translate.nw book/fast.nw book/distributed.nw book/refuses.nw book/solutions.nw
+
+# The reading order, in four parts, that noweave sees: the model first, its training, then
+# translation, then the engineering. Every chapter of CHAPTERS must be in it.
+READING := book/part-transformer.nw book/intro.nw book/embeddings.nw book/attention.nw \
+           book/masks.nw book/layernorm.nw book/model.nw \
+           book/part-learning.nw book/training.nw book/gradcheck.nw book/copy.nw \
+           book/part-translation.nw book/decode.nw book/beam.nw book/bleu.nw book/translate.nw \
+           book/part-engineering.nw book/build.nw book/tensor.nw book/program.nw \
+           book/safetensors.nw book/checkpoint.nw book/text.nw book/fast.nw \
+           book/distributed.nw book/refuses.nw book/solutions.nw
+$(if $(filter-out $(READING),$(CHAPTERS)),$(error chapters missing from READING: $(filter-out $(READING),$(CHAPTERS))))
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
@@ -71,7 +83,8 @@ FIGURE_DATA := figures/mask-subsequent.dat \
                figures/distributed-scaling.dat
 PDF := book/transformer.pdf
 
-FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex
+FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex \
+              figures/architecture.tex
 
 .PHONY: all deps tangle build figures pdf demo copy-full multi30k multi30k-figures bench bench-figures check run-check sanitize run-sanitize clean
 # deps first, on its own: the rest needs pkg-config files and tools that deps installs.
@@ -135,6 +148,10 @@ $(FIGDIR)/learning-rate.dat: transformer
 # measured there (the defaults of the figure kind) and the cost of the ring allreduce.
 $(FIGDIR)/distributed-scaling.dat: transformer
 	./transformer figure-data scaling $(FIGURE_ARGS) | cpif $@
+# The shapes and parameter counts of the architecture figure (Chapter 1), as LaTeX macros
+# (without the comment lines that open every figure's data).
+figures/architecture.tex: transformer
+	./transformer figure-data architecture | sed '/^#/d' | cpif $@
 # The loss curves come from a real (small, 2 s) training run of the copy task; FIGURE_ARGS
 # are options of `transformer copy`. Its status 1 (a run that does not copy every sequence,
 # as a short one may not) still leaves a whole log to draw.
@@ -229,13 +246,14 @@ figure:
 	@echo "make figure: build/figure/$(NAME).pdf"
 
 # ---------------------------------------------------------------- pdf
-# One noweave call over all chapters, so cross-references and the index span the book.
+# One noweave call over all chapters, in reading order, so cross-references and the index
+# span the book.
 LATEXMK := latexmk -pdf -interaction=nonstopmode -halt-on-error -silent -jobname=transformer \
            -outdir=build/pdf
 pdf: $(PDF)
-build/woven.tex: $(CHAPTERS)
+build/woven.tex: $(READING)
 	@mkdir -p build
-	noweave -n -index $(CHAPTERS) > $@
+	noweave -n -index $(READING) > $@
 
 # The title page's version is the program's (one source: TRANSFORMER_VERSION in tangled/cli.h).
 build/version.tex: tangled/cli.h

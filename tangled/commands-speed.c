@@ -1,6 +1,6 @@
 #line 139 "book/program.nw"
-/* The commands that time the program: time-decode (Chapter 14) and benchmark (Chapter 19).
-   Generated from the book's chapters by notangle: edit the book, not this file. */
+/* The commands that time the program: time-decode (the decoding chapter) and benchmark
+   (the speed chapter). Generated from the book's chapters by notangle: edit the book. */
 #include "cli.h"
 #include "commands.h"
 #include <errno.h>

@@ -85,7 +85,7 @@ void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 957 "book/program.nw"
+#line 1077 "book/program.nw"
 int run_demo(int argc, char **argv)
 {
     no_operands("demo", parse_options("demo", NULL, 0, argc, argv), argc, argv);
@@ -101,7 +101,7 @@ int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 1047 "book/program.nw"
+#line 1167 "book/program.nw"
 int run_random(int argc, char **argv)
 {
     long seed = 42, stream = 54, count = 6;
@@ -126,7 +126,7 @@ int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 1109 "book/program.nw"
+#line 1229 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
     int n = 256, choice = matmul_kernel;   /* the choices in MatmulKernel's order */
@@ -139,7 +139,7 @@ int run_time_matmul(int argc, char **argv)
                 argc, argv);
     const MatmulKernel kernel = (MatmulKernel)choice;
     /* <<Fill two random matrices and time their product>> */
-#line 1129 "book/program.nw"
+#line 1249 "book/program.nw"
     size_t size = (size_t)n * n;
     float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
     Rng rng;
@@ -157,7 +157,7 @@ int run_time_matmul(int argc, char **argv)
     printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
            kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
     free(a);
-#line 1121 "book/program.nw"
+#line 1241 "book/program.nw"
     return 0;
 }
 #line 536 "book/gradcheck.nw"

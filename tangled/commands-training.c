@@ -1,6 +1,6 @@
 #line 100 "book/program.nw"
-/* The commands that train: copy (Chapter 12) and train (Chapter 18). Generated from the
-   book's chapters by notangle: edit the book, not this file. */
+/* The commands that train: copy (the copy-task chapter) and train (the translation
+   chapter). Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
 #include "commands.h"
 #include <errno.h>
@@ -10,16 +10,16 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 556 "book/copy.nw"
+#line 567 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1211 "book/translate.nw"
+#line 1212 "book/translate.nw"
 #include "modelfile.h"
 #line 409 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
-#line 594 "book/copy.nw"
+#line 605 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -47,7 +47,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 628 "book/copy.nw"
+#line 639 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -57,16 +57,17 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 643 "book/copy.nw"
+#line 654 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int epochs = 20, batches = 20, batch_size = 80, len = 10, seed = 1;
     TrainerSettings run = {0};
-    const char *resume_path = NULL;   /* Chapter 13 */
+    const char *resume_path = NULL;   /* the checkpoint chapter */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
+    int norm = 0;                     /* --norm: 0 pre, 1 post */
     /* <<Read the copy command's flags>> */
-#line 691 "book/copy.nw"
+#line 703 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 1, 10000, NULL, "N epochs to train"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
@@ -77,6 +78,13 @@ int run_copy(int argc, char **argv)
          "FILE.csv write a row per epoch: losses, rate, time"},
         {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL,
          "F factor of the learning-rate schedule"},
+        /* <<The copy command's experiment options>> */
+#line 729 "book/copy.nw"
+        {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
+         "the layer norms before (pre) or after (post) each sublayer"},
+        {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL,
+         "N warm-up steps of the learning-rate schedule (0: none)"},
+#line 714 "book/copy.nw"
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
 #line 377 "book/checkpoint.nw"
@@ -88,12 +96,13 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 703 "book/copy.nw"
+#line 716 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
-#line 651 "book/copy.nw"
+    config.norm = norm == 1 ? NORM_POST : NORM_PRE;
+#line 663 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -134,17 +143,17 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 673 "book/copy.nw"
+#line 685 "book/copy.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
 #line 390 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 674 "book/copy.nw"
+#line 686 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 728 "book/copy.nw"
+#line 754 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -172,7 +181,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 679 "book/copy.nw"
+#line 691 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     distributed_leave("copy", &model, &adam, &progress);   /* Chapter 20 */

@@ -1,5 +1,5 @@
 #line 127 "book/program.nw"
-/* The commands that use a trained translator: translate and attention (Chapter 18).
+/* The commands that use a trained translator: translate and attention (the translation chapter).
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
 #include "commands.h"
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1203 "book/translate.nw"
+#line 1204 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #include "modelfile.h"
@@ -126,7 +126,7 @@ int run_translate(int argc, char **argv)
     model_free(&model);
     return finish_output();
 }
-#line 1229 "book/translate.nw"
+#line 1230 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -153,7 +153,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1263 "book/translate.nw"
+#line 1264 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -175,9 +175,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1255 "book/translate.nw"
+#line 1256 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1290 "book/translate.nw"
+#line 1291 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -207,7 +207,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1256 "book/translate.nw"
+#line 1257 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

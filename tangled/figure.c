@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<figure.c includes>> */
-#line 198 "book/training.nw"
+#line 211 "book/training.nw"
 #include <math.h>
 #include "train.h"
 /* <<figure.c definitions>> */
-#line 265 "book/masks.nw"
+#line 277 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -18,7 +18,7 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
-#line 275 "book/masks.nw"
+#line 287 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
     ENSURE(size >= 1, "subsequent mask of size %d", size);
@@ -29,7 +29,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
-#line 295 "book/masks.nw"
+#line 307 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_MAX_BATCH = 8, EXAMPLE_MAX_LEN = 32, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -41,7 +41,7 @@ static const int example_words[EXAMPLE_BATCH][8] = {
     {11, 12, 13, -1},               /* two men talk              */
     {14, 15, 10, -1},               /* children play .           */
 };
-#line 312 "book/masks.nw"
+#line 324 "book/masks.nw"
 static void example_batch(int *tokens, const int *lengths, int batch, int longest)
 {
     for (int b = 0; b < batch; b++) {
@@ -55,7 +55,7 @@ static void example_batch(int *tokens, const int *lengths, int batch, int longes
                    : t < lengths[b] ? words[(t - 1) % available] : EXAMPLE_PAD;
     }
 }
-#line 334 "book/masks.nw"
+#line 346 "book/masks.nw"
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
 {
     ENSURE(batch >= 1 && batch <= EXAMPLE_MAX_BATCH && sentence >= 1 && sentence <= batch,
@@ -87,7 +87,7 @@ void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
     }
     free(keep);
 }
-#line 386 "book/masks.nw"
+#line 398 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const FigureValue *option)
 {
     const int size = (int)option[0].number[0];
@@ -233,7 +233,83 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     free(text);
     return problem;
 }
-#line 992 "book/program.nw"
+#line 958 "book/program.nw"
+/* Which part of the model a parameter belongs to, from its PyTorch name. */
+typedef enum { PART_ATTENTION, PART_FEED_FORWARD, PART_NORM, PART_EMBEDDING,
+               PART_GENERATOR, PART_COUNT } ModelPart;
+
+static ModelPart model_part(const char *name)
+{
+    if (strstr(name, "attn.")) return PART_ATTENTION;
+    if (strstr(name, "feed_forward.")) return PART_FEED_FORWARD;
+    if (strstr(name, "embed.")) return PART_EMBEDDING;
+    if (strstr(name, "generator.")) return PART_GENERATOR;
+    return PART_NORM;   /* a_2 and b_2 of a sublayer's or a stack's norm */
+}
+
+/* The sum of the sizes of the parameter views whose names start with prefix. */
+static size_t parameters_under(const Model *model, const char *prefix)
+{
+    size_t count = 0;
+    for (int i = 0; i < model->parameters.count; i++)
+        if (strncmp(model->parameters.views[i].name, prefix, strlen(prefix)) == 0)
+            count += model->parameters.views[i].size;
+    return count;
+}
+#line 986 "book/program.nw"
+static void print_count_macro(FILE *out, const char *name, size_t count)
+{
+    char digits[32], grouped[96] = "";
+    int n = snprintf(digits, sizeof digits, "%zu", count);
+    for (int i = 0; i < n; i++) {
+        size_t at = strlen(grouped);
+        if (i > 0 && (n - i) % 3 == 0) strcpy(grouped + at, "\\,"), at += 2;
+        grouped[at] = digits[i], grouped[at + 1] = '\0';
+    }
+    fprintf(out, "\\newcommand{\\arch%s}{%s}\n", name, grouped);
+}
+#line 1004 "book/program.nw"
+static const char *emit_architecture(FILE *out, const FigureValue *option)
+{
+    int value[6];
+    for (int o = 0; o < 6; o++) value[o] = (int)option[o].number[0];
+    Config config = config_default(value[4], value[5], value[0]);
+    config.d_model = value[1], config.d_ff = value[2], config.heads = value[3];
+    config.max_len = 1;   /* the positional table is not a parameter */
+    if (config.d_model % config.heads != 0 || config.d_model % 2 != 0)
+        return "--d-model must be even and a multiple of --heads";
+    Model model;
+    model_init(&model, config);
+    size_t part[PART_COUNT] = {0}, total = model_parameter_count(&model);
+    for (int i = 0; i < model.parameters.count; i++)
+        part[model_part(model.parameters.views[i].name)] += model.parameters.views[i].size;
+    /* <<Print the architecture's sizes and counts as macros>> */
+#line 1030 "book/program.nw"
+    fprintf(out, "%% a pre-norm model, the generator not tied to the target embedding\n");
+    const char *size_name[] = {"Layers", "DModel", "Dff", "Heads", "SrcVocab", "TgtVocab"};
+    for (int o = 0; o < 6; o++) print_count_macro(out, size_name[o], (size_t)value[o]);
+    print_count_macro(out, "Dk", (size_t)(config.d_model / config.heads));
+    print_count_macro(out, "Attention", parameters_under(&model, "encoder.layers.0.self_attn."));
+    print_count_macro(out, "FeedForward",
+                      parameters_under(&model, "encoder.layers.0.feed_forward."));
+    print_count_macro(out, "Norm", parameters_under(&model, "encoder.layers.0.sublayer.0."));
+    print_count_macro(out, "EncoderLayer", parameters_under(&model, "encoder.layers.0."));
+    print_count_macro(out, "DecoderLayer", parameters_under(&model, "decoder.layers.0."));
+    print_count_macro(out, "SrcEmbedding", parameters_under(&model, "src_embed."));
+    print_count_macro(out, "TgtEmbedding", parameters_under(&model, "tgt_embed."));
+    const char *part_name[PART_COUNT] = {"AttentionTotal", "FeedForwardTotal", "NormTotal",
+                                         "EmbeddingTotal", "GeneratorTotal"};
+    for (int p = 0; p < PART_COUNT; p++) {
+        print_count_macro(out, part_name[p], part[p]);
+        fprintf(out, "\\newcommand{\\arch%sPercent}{%.0f}\n", part_name[p],
+                100.0 * (double)part[p] / (double)total);
+    }
+    print_count_macro(out, "Total", total);
+#line 1019 "book/program.nw"
+    model_free(&model);
+    return NULL;
+}
+#line 1112 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
@@ -250,7 +326,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 1024 "book/program.nw"
+#line 1144 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -265,7 +341,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 1008 "book/program.nw"
+#line 1128 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -277,7 +353,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
     free(text);
     free(picture);
 }
-#line 175 "book/embeddings.nw"
+#line 195 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -294,7 +370,7 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
     }
     free(table);
 }
-#line 198 "book/embeddings.nw"
+#line 218 "book/embeddings.nw"
 static const char *emit_positional_encoding(FILE *out, const FigureValue *option)
 {
     const int positions = (int)option[0].number[0], d_model = (int)option[1].number[0],
@@ -312,7 +388,7 @@ static const char *emit_positional_encoding(FILE *out, const FigureValue *option
     figure_positional_encoding(out, positions, d_model, first, count);
     return NULL;
 }
-#line 124 "book/training.nw"
+#line 137 "book/training.nw"
 static const char *emit_smoothing_distribution(FILE *out, const FigureValue *option)
 {
     enum { ROWS = 5, MAX_V = 64 };
@@ -335,7 +411,7 @@ static const char *emit_smoothing_distribution(FILE *out, const FigureValue *opt
     }
     return NULL;
 }
-#line 156 "book/training.nw"
+#line 169 "book/training.nw"
 static const char *emit_smoothing_confidence(FILE *out, const FigureValue *option)
 {
     enum { MAX_V = 64 };
@@ -359,7 +435,7 @@ static const char *emit_smoothing_confidence(FILE *out, const FigureValue *optio
     }
     return NULL;
 }
-#line 253 "book/training.nw"
+#line 281 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const FigureValue *option)
 {
     const FigureValue *curve = &option[0];
@@ -373,7 +449,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
         if (w < 1 || w != floor(w)) return "--curve: w (warm-up steps) must be a positive integer";
     }
     /* <<Print the curves' settings for the legend and the caption>> */
-#line 288 "book/training.nw"
+#line 316 "book/training.nw"
     static const char *const symbol[3] = {"d_\\mathrm{model}", "f", "w"};
     bool differs[3] = {false, false, false}, any = false;
     for (int k = 0; k < 3; k++) {
@@ -399,7 +475,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     for (int i = 0; i < length; i++)
         fprintf(out, "%s%c", i > 0 && length > 4 && (length - i) % 3 == 0 ? "\\," : "", digits[i]);
     fputs("}\n", out);
-#line 266 "book/training.nw"
+#line 294 "book/training.nw"
     fputs("# learning rate: step, then one column per curve [d_model, factor, warmup]:", out);
     for (int c = 0; c < curves; c++)
         fprintf(out, " [%g, %g, %g]", curve->number[3 * c], curve->number[3 * c + 1],
@@ -459,40 +535,50 @@ static const char *emit_scaling(FILE *out, const FigureValue *option)
 #line 657 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
-#line 371 "book/masks.nw"
-    {"mask subsequent", "the subsequent mask of size T (Figure 3.1)",
+#line 383 "book/masks.nw"
+    {"mask subsequent", "the subsequent mask of size T",
      {{"--size", FIGURE_INTEGER, 1, 512, "20", "T, the sequence length", NULL}},
      emit_mask_subsequent},
-    {"mask batch", "the target mask of one sentence of a padded batch (Figure 3.2)",
+    {"mask batch", "the target mask of one sentence of a padded batch",
      {{"--lengths", FIGURE_INTEGERS, 2, EXAMPLE_MAX_LEN, "9,5,5",
        "the sentences' lengths, <s> and </s> included", NULL},
       {"--sentence", FIGURE_INTEGER, 1, EXAMPLE_MAX_BATCH, "1", "which sentence", NULL}},
      emit_mask_batch},
-#line 225 "book/embeddings.nw"
-    {"pe", "dimensions of the positional encoding (Figure 5.1)",
+#line 1055 "book/program.nw"
+    {"architecture", "sizes and parameter counts of a model, as LaTeX macros",
+     {{"--layers", FIGURE_INTEGER, 1, 64, "6", "N, layers in the encoder and in the decoder",
+       NULL},
+      {"--d-model", FIGURE_INTEGER, 2, 8192, "512", "d_model", NULL},
+      {"--d-ff", FIGURE_INTEGER, 1, 32768, "2048", "d_ff", NULL},
+      {"--heads", FIGURE_INTEGER, 1, 256, "8", "h, attention heads", NULL},
+      {"--src-vocab", FIGURE_INTEGER, 1, 1000000, "8315", "source vocabulary", NULL},
+      {"--tgt-vocab", FIGURE_INTEGER, 1, 1000000, "6384", "target vocabulary", NULL}},
+     emit_architecture},
+#line 245 "book/embeddings.nw"
+    {"pe", "dimensions of the positional encoding ",
      {{"--positions", FIGURE_INTEGER, 1, 10000, "100", "positions", NULL},
       {"--d-model", FIGURE_INTEGER, 2, 4096, "20", "d_model, even", NULL},
       {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
       {"--count", FIGURE_INTEGER, 1, 8, "4", "how many dimensions", NULL}},
      emit_positional_encoding},
-#line 185 "book/training.nw"
-    {"smoothing distribution", "the smoothed targets of the course's example (Figure 11.1)",
+#line 198 "book/training.nw"
+    {"smoothing distribution", "the smoothed targets of the course's example",
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.4", "epsilon, the smoothing", NULL},
       {"--vocab", FIGURE_INTEGER, 4, 64, "5", "V, words in the vocabulary", NULL}},
      emit_smoothing_distribution},
-    {"smoothing confidence", "the loss as the model grows confident (Figure 11.1)",
+    {"smoothing confidence", "the loss as the model grows confident",
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.1", "epsilon, the smoothing", NULL},
       {"--vocab", FIGURE_INTEGER, 3, 64, "5", "V, words in the vocabulary", NULL}},
      emit_smoothing_confidence},
-#line 318 "book/training.nw"
-    {"lr", "the learning-rate schedule, one curve per setting (Figure 11.2)",
+#line 346 "book/training.nw"
+    {"lr", "the learning-rate schedule, one curve per setting",
      {{"--curve", FIGURE_RECORD, 0, 1e7, "d=512,f=1,w=4000 d=512,f=1,w=8000 d=256,f=1,w=4000",
        "one curve: d_model, factor, warm-up; repeat for more", "dfw"},
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
 #line 500 "book/distributed.nw"
-    {"scaling", "step time and efficiency of P processes, projected (Figure 20.1)",
+    {"scaling", "step time and efficiency of P processes, projected",
      {{"--base-ms", FIGURE_INTEGER, 1, 1000000, "1850", "compute time of a base-model step, ms",
        NULL},
       {"--multi30k-ms", FIGURE_INTEGER, 1, 1000000, "940",

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include "model.h"
 
-enum { FIGURE_MAX_OPTIONS = 4, FIGURE_MAX_NUMBERS = 24 };
+enum { FIGURE_MAX_OPTIONS = 6, FIGURE_MAX_NUMBERS = 24 };
 typedef enum {
     FIGURE_INTEGER,    /* one integer in [low, high] */
     FIGURE_REAL,       /* one number in [low, high] */
@@ -41,7 +41,7 @@ typedef struct {
 extern const FigureKind figure_kinds[];
 extern const int figure_kind_count;
 /* <<figure.h declarations>> */
-#line 417 "book/masks.nw"
+#line 429 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 /* Sentence (1 to batch) of a batch of example sentences of the given lengths (2 to 32). */
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence);
@@ -57,10 +57,10 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
 /* Print the data of kind for the given option values, after the comment lines that name
    the command and its settings. Returns NULL or the emit function's usage error. */
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value);
-#line 987 "book/program.nw"
+#line 1107 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option);
-#line 221 "book/embeddings.nw"
+#line 241 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
 #line 446 "book/distributed.nw"
 /* The number of parameters of a model of configuration c, without building it. */

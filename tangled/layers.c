@@ -1,4 +1,4 @@
-#line 39 "book/masks.nw"
+#line 40 "book/masks.nw"
 /* The layers of the Transformer, forward and backward, with no knowledge of the model
    that assembles them -- generated from the book's chapters by notangle: edit the book,
    not this file. */
@@ -7,14 +7,14 @@
 #line 30 "book/attention.nw"
 #include <string.h>
 /* <<layers.c definitions>> */
-#line 86 "book/masks.nw"
+#line 87 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "padding mask of %d x %d", batch, len);
     for (size_t bj = 0; bj < (size_t)batch * len; bj++)
         keep[bj] = tokens[bj] != pad;
 }
-#line 119 "book/masks.nw"
+#line 120 "book/masks.nw"
 void subsequent_mask(uint8_t *keep, int len)
 {
     ENSURE(len >= 0, "subsequent mask of length %d", len);
@@ -22,7 +22,7 @@ void subsequent_mask(uint8_t *keep, int len)
         for (int j = 0; j < len; j++)
             keep[(size_t)i * len + j] = j <= i;
 }
-#line 159 "book/masks.nw"
+#line 160 "book/masks.nw"
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "target mask of %d x %d", batch, len);
@@ -32,7 +32,7 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
                 keep[((size_t)b * len + i) * len + j] =
                     tokens[(size_t)b * len + j] != pad && j <= i;
 }
-#line 237 "book/masks.nw"
+#line 249 "book/masks.nw"
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols)
 {
@@ -117,7 +117,7 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
                 d_bias[o] += d_out[(size_t)r * out_features + o];
     }
 }
-#line 120 "book/attention.nw"
+#line 149 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -131,7 +131,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 154 "book/attention.nw"
+#line 183 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -142,7 +142,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
-#line 239 "book/attention.nw"
+#line 281 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape)
@@ -159,14 +159,14 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head [[a]] of sequence [[b]]>> */
-#line 265 "book/attention.nw"
+#line 307 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
         matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
                q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
         const uint8_t *keep = mask->keep + (size_t)b * mask->batch_stride;
-        if (fast_kernels) {   /* the same numbers in one pass (Chapter 19) */
+        if (fast_kernels) {   /* the same numbers in one pass (the speed chapter) */
             masked_softmax_rows(p, keep, mask->row_stride, len_q, len_k);
         } else {
             mask_scores(p, keep, mask->row_stride, len_q, len_k);
@@ -182,11 +182,11 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         }
         matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
                0.0f, saved->context + q_offset, d_model);
-#line 255 "book/attention.nw"
+#line 297 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
-#line 333 "book/attention.nw"
+#line 375 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -208,7 +208,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head [[a]] of sequence [[b]]>> */
-#line 369 "book/attention.nw"
+#line 411 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -227,7 +227,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                1.0f, scratch->d_q + q_offset, d_model);
         matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, saved->q + q_offset, d_model,
                1.0f, scratch->d_k + k_offset, d_model);
-#line 354 "book/attention.nw"
+#line 396 "book/attention.nw"
     }
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
@@ -236,11 +236,11 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     linear_backward(d_memory_in, d_w->w_v, d_w->b_v, scratch->d_v, memory_in, w->w_v,
                     batch * len_k, d_model, d_model);
 }
-#line 408 "book/attention.nw"
+#line 450 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
-    if (fast_kernels) { dropout_mask_parallel(keep_scale, n, p, rng); return; }   /* Ch. 19 */
+    if (fast_kernels) { dropout_mask_parallel(keep_scale, n, p, rng); return; }   /* speed */
     const float scale = 1.0f / (1.0f - p);
     for (size_t i = 0; i < n; i++) keep_scale[i] = rng_uniform(rng) < p ? 0.0f : scale;
 }
@@ -250,7 +250,7 @@ void dropout_apply(float *x, const float *keep_scale, size_t n)
     PARALLEL_FOR(n)
     for (size_t i = 0; i < n; i++) x[i] *= keep_scale[i];
 }
-#line 73 "book/layernorm.nw"
+#line 95 "book/layernorm.nw"
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps)
 {
@@ -262,7 +262,7 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
         const float *x = in + (size_t)r * d;
         float *y = out + (size_t)r * d;
         double sum = 0.0, squares = 0.0, mu;
-        if (fast_kernels) {   /* one pass over x for both sums (Chapter 19) */
+        if (fast_kernels) {   /* one pass over x for both sums (the speed chapter) */
             row_moments(x, d, &mu, &squares);
         } else {
             for (int i = 0; i < d; i++) sum += x[i];
@@ -278,7 +278,7 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
         rstd[r] = (float)r_factor;
     }
 }
-#line 131 "book/layernorm.nw"
+#line 153 "book/layernorm.nw"
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps)
@@ -297,7 +297,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             gc_sum += g * (x[i] - mu);
         }
         /* <<Find [[dr_per_c]], the derivative of the factor over [[c_i]]>> */
-#line 179 "book/layernorm.nw"
+#line 201 "book/layernorm.nw"
         double dr_per_c;
         if (formula == LAYERNORM_STANDARD) {
             dr_per_c = -factor * factor * factor / d;
@@ -305,7 +305,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             const double s = 1.0 / factor - eps;
             dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
         }
-#line 149 "book/layernorm.nw"
+#line 171 "book/layernorm.nw"
         for (int i = 0; i < d; i++) {
             const double c = x[i] - mu;
             dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
@@ -313,7 +313,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
         }
     }
     /* <<Add the gain's and the bias's gradients, row after row>> */
-#line 164 "book/layernorm.nw"
+#line 186 "book/layernorm.nw"
     PARALLEL_FOR((size_t)n * d)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         const int first = block_start(block, d), end = block_start(block + 1, d);
@@ -326,9 +326,9 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             }
         }
     }
-#line 156 "book/layernorm.nw"
+#line 178 "book/layernorm.nw"
 }
-#line 246 "book/layernorm.nw"
+#line 294 "book/layernorm.nw"
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff)
@@ -342,7 +342,7 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
     if (saved->hidden_keep) dropout_apply(hidden, saved->hidden_keep, size);
     linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
 }
-#line 286 "book/layernorm.nw"
+#line 334 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
@@ -357,10 +357,10 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
         d_hidden[i] = hidden[i] > 0.0f ? d_hidden[i] * (keep ? keep[i] : 1.0f) : 0.0f;
     linear_backward(d_in, d_w->w_1, d_w->b_1, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
-#line 913 "book/model.nw"
+#line 935 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
-    if (fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* Chapter 19 */
+    if (fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* the speed chapter */
     PARALLEL_FOR((size_t)rows * cols)
     for (int r = 0; r < rows; r++) {
         float *x_r = x + (size_t)r * cols;
@@ -372,7 +372,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 1001 "book/model.nw"
+#line 1023 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -386,7 +386,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 1020 "book/model.nw"
+#line 1042 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     if (fast_kernels) { log_softmax_backward_fast(d_x, d_y, y, rows, cols); return; }

@@ -1,25 +1,25 @@
-#line 23 "book/masks.nw"
+#line 24 "book/masks.nw"
 /* The Transformer's layers: masks, embeddings, attention, layer norm, feed-forward, the
    log-softmax and the loss, each a forward function and its backward, and their faster
-   twins of Chapter 19.
+   twins of the speed chapter.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef LAYERS_H
 #define LAYERS_H
 #include <math.h>
 #include "tensor.h"
 /* <<layers.h declarations>> */
-#line 81 "book/masks.nw"
+#line 82 "book/masks.nw"
 /* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 113 "book/masks.nw"
+#line 114 "book/masks.nw"
 /* keep[i][j] = 1 if j <= i: position i may attend to itself and earlier positions;
    keep: [len][len]. */
 void subsequent_mask(uint8_t *keep, int len);
-#line 153 "book/masks.nw"
+#line 154 "book/masks.nw"
 /* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
    keep: [batch][len][len], tokens: [batch][len]. */
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 226 "book/masks.nw"
+#line 238 "book/masks.nw"
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 
@@ -58,15 +58,15 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features);
-#line 114 "book/attention.nw"
+#line 143 "book/attention.nw"
 /* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
    all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
 void softmax_rows(float *p, const float *s, int rows, int cols);
-#line 148 "book/attention.nw"
+#line 177 "book/attention.nw"
 /* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
-#line 202 "book/attention.nw"
+#line 244 "book/attention.nw"
 /* The four linear layers of an attention, the reference's linears.0 to linears.3 (query,
    key, value, output): w_q, w_k, w_v, w_o: [d][d]; b_q, b_k, b_v, b_o: [d]. The same
    structure names their gradients. */
@@ -86,13 +86,13 @@ typedef struct { const uint8_t *keep; size_t batch_stride, row_stride; } Mask;
 
 /* B = batch sequences of Tq = len_q queries over Tk = len_k keys, d = d_model wide. */
 typedef struct { int batch, len_q, len_k, d_model, heads; } AttentionShape;
-#line 227 "book/attention.nw"
+#line 269 "book/attention.nw"
 /* Multi-head attention of query_in: [B][Tq][d] over memory_in: [B][Tk][d] (the same tensor
    for self-attention) under mask, into out: [B][Tq][d]; fills saved's arrays. */
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
-#line 315 "book/attention.nw"
+#line 357 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -105,12 +105,12 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const AttentionWeights *w, const AttentionSaved *saved,
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
-#line 401 "book/attention.nw"
+#line 443 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
 void dropout_apply(float *x, const float *keep_scale, size_t n);
-#line 55 "book/layernorm.nw"
+#line 77 "book/layernorm.nw"
 typedef enum { LAYERNORM_STANDARD, LAYERNORM_ANNOTATED } LayerNormFormula;
 
 /* A layer norm's gain and bias (the reference's a_2, b_2), or their gradients: [d]. */
@@ -123,13 +123,13 @@ typedef struct { float *mean, *rstd; } LayerNormSaved;
    saved's arrays. */
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps);
-#line 120 "book/layernorm.nw"
+#line 142 "book/layernorm.nw"
 /* Gradients of layernorm_forward, added into d_in: [n][d] and d_w's arrays, from
    d_out: [n][d]; in: [n][d] and saved as in the forward. */
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps);
-#line 229 "book/layernorm.nw"
+#line 277 "book/layernorm.nw"
 /* The two linear layers (or their gradients): w_1: [d_ff][d_model], b_1: [d_ff],
    w_2: [d_model][d_ff], b_2: [d_model]. */
 typedef struct { float *w_1, *b_1, *w_2, *b_2; } FeedForwardWeights;
@@ -141,7 +141,7 @@ typedef struct { float *hidden; const float *hidden_keep; } FeedForwardSaved;
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff);
-#line 273 "book/layernorm.nw"
+#line 321 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and d_w's arrays, from
    d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; in: [n][d_model], w and saved as in
    the forward. */
@@ -149,10 +149,10 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff);
-#line 908 "book/model.nw"
+#line 930 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
-#line 981 "book/model.nw"
+#line 1003 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
@@ -199,5 +199,5 @@ static inline float vector_expf(float x)
 void log_softmax_rows_fast(float *x, int rows, int cols);
 void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
                                int cols);
-#line 32 "book/masks.nw"
+#line 33 "book/masks.nw"
 #endif

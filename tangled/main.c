@@ -24,21 +24,21 @@ static const Command commands[] = {
 #line 942 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 975 "book/program.nw"
+#line 1095 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n"
      "\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 1074 "book/program.nw"
-    {"random", "print numbers from the seeded generator (Chapter 2)",
+#line 1194 "book/program.nw"
+    {"random", "print numbers from the seeded generator (the tensor chapter)",
      "usage: transformer random [OPTIONS]\n"
      "\n"
      "Print numbers of the PCG32 stream: 32-bit outputs, uniform numbers in [0,1) or\n"
      "standard normal numbers. Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 1149 "book/program.nw"
-    {"time-matmul", "time one matrix-multiplication kernel (Chapter 2)",
+#line 1269 "book/program.nw"
+    {"time-matmul", "time one matrix-multiplication kernel (the tensor chapter)",
      "usage: transformer time-matmul [OPTIONS]\n"
      "\n"
      "Multiply two random N x N matrices repeatedly for 0.1 s and print the time of\n"
@@ -54,8 +54,8 @@ static const Command commands[] = {
      "feed-forward, embedding or log-softmax. Exits with status 1 if an error\n"
      "reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 758 "book/copy.nw"
-    {"copy", "train the copy task and decode examples (Chapter 12)",
+#line 784 "book/copy.nw"
+    {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"
      "Train a model to copy sequences of 10 symbols (vocabulary 11; the course's\n"
@@ -65,10 +65,10 @@ static const Command commands[] = {
      "--stop-after, and on SIGINT or SIGTERM (exit status 130 or 143); --resume\n"
      "keeps saving to its file unless --checkpoint names another. Give a resumed run\n"
      "the same sizes (--epochs may grow).\n"
-     "Under mpirun -np P, P processes share every batch; rank 0 writes (Chapter 20).\n",
+     "Under mpirun -np P, P processes share every batch; rank 0 writes the files.\n",
      NULL, run_copy},
 #line 620 "book/decode.nw"
-    {"time-decode", "time greedy decoding with and without the key-value cache (Chapter 14)",
+    {"time-decode", "time greedy decoding with and without the key-value cache",
      "usage: transformer time-decode [OPTIONS]\n"
      "\n"
      "Decode BATCH random sources of LEN tokens greedily with a random model (the\n"
@@ -76,8 +76,8 @@ static const Command commands[] = {
      "or both; print the time of one decoding and, for both, the speed-up. Exits\n"
      "with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 1582 "book/text.nw"
-    {"tokenize", "split lines of text into tokens, or join tokens back (Chapter 15)",
+#line 1585 "book/text.nw"
+    {"tokenize", "split lines of text into tokens, or join tokens back (the text chapter)",
      "usage: transformer tokenize [OPTIONS] < TEXT > TOKENS\n"
      "\n"
      "Split each line of standard input into tokens separated by single spaces, in\n"
@@ -87,8 +87,8 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 1650 "book/text.nw"
-    {"vocab", "build the vocabulary of text files (Chapter 15)",
+#line 1653 "book/text.nw"
+    {"vocab", "build the vocabulary of text files (the text chapter)",
      "usage: transformer vocab [OPTIONS] FILE...\n"
      "\n"
      "Tokenize the FILEs as 'transformer tokenize' does and build their vocabulary:\n"
@@ -107,23 +107,23 @@ static const Command commands[] = {
      "(status 1).\n",
      NULL, run_bleu},
 #line 1079 "book/translate.nw"
-    {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
+    {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
      "Train on DIR/train.{de,en}, validating on DIR/val.{de,en} after every epoch.\n"
      "The model with the lowest validation loss is saved to FILE, its vocabularies\n"
      "inside it; the whole training state to the checkpoint every N steps,\n"
      "after every epoch, at --stop-after, after --minutes and on SIGINT/SIGTERM.\n"
-     "Under mpirun -np P, P processes share every batch; rank 0 writes (Chapter 20).\n",
+     "Under mpirun -np P, P processes share every batch; rank 0 writes the files.\n",
      NULL, run_train},
-    {"translate", "translate German lines on standard input into English (Chapter 18)",
+    {"translate", "translate German lines on standard input into English (the translation chapter)",
      "usage: transformer translate [OPTIONS] < GERMAN > ENGLISH\n"
      "\n"
      "Read German sentences, one a line, and print their English translations, one a\n"
      "line, decoded with a beam search (greedy with --beam 1).\n",
      NULL, run_translate},
-#line 1322 "book/translate.nw"
-    {"attention", "print one attention map of a translation (Chapter 18)",
+#line 1323 "book/translate.nw"
+    {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
      "Translate the German sentence on standard input and print the attention\n"
@@ -132,13 +132,13 @@ static const Command commands[] = {
      "columnheaders).\n",
      NULL, run_attention},
 #line 376 "book/fast.nw"
-    {"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
+    {"benchmark", "time training or decoding, for comparison with PyTorch",
      "usage: transformer benchmark train|decode [OPTIONS]\n"
      "\n"
      "train: W warm-up steps, then S timed training steps on random copy-task\n"
-     "batches of B sequences of L symbols (dropout 0.1, label smoothing 0.1, Chapter\n"
-     "11's optimizer); prints target tokens/s, ms per step, peak RSS, the FLOPs of a\n"
-     "step's matrix products and the rate of OpenBLAS on exactly those products.\n"
+     "batches of B sequences of L symbols (dropout 0.1, label smoothing 0.1, Adam);\n"
+     "prints target tokens/s, ms per step, peak RSS, the FLOPs of a step's matrix\n"
+     "products and the rate of OpenBLAS on exactly those products.\n"
      "decode: greedy decoding with the key-value cache of K random sources of L\n"
      "symbols, one at a time; prints sentences/s. The model is the copy task's\n"
      "unless sizes are given.\n",

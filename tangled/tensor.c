@@ -12,7 +12,7 @@
 #include <math.h>
 #line 562 "book/tensor.nw"
 #include <cblas.h>
-#line 1096 "book/program.nw"
+#line 1216 "book/program.nw"
 #include <time.h>
 /* <<tensor.c definitions>> */
 #line 76 "book/tensor.nw"
@@ -288,7 +288,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
         matmul_blas(transpose_a, transpose_b, m, n, k,
                     alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 1100 "book/program.nw"
+#line 1220 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;

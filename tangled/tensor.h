@@ -93,7 +93,7 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
 #line 628 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 extern MatmulKernel matmul_kernel;
-#line 1091 "book/program.nw"
+#line 1211 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
 #line 91 "book/fast.nw"

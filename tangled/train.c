@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<train.c definitions>> */
-#line 75 "book/training.nw"
+#line 88 "book/training.nw"
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
                                   int pad, float smoothing)
 {
@@ -22,11 +22,11 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
         t[targets[r]] = 1.0f - smoothing;
     }
 }
-#line 97 "book/training.nw"
+#line 110 "book/training.nw"
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens)
 {
-    if (fast_kernels)   /* the same sums without a logarithm per word (Chapter 19) */
+    if (fast_kernels)   /* the same sums without a logarithm per word (the speed chapter) */
         return label_smoothing_loss_fast(d_logprobs, logprobs, targets, rows, vocab, pad,
                                          smoothing, tokens);
     label_smoothing_distribution(d_logprobs, targets, rows, vocab, pad, smoothing);
@@ -41,13 +41,13 @@ double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int 
     }
     return n > 0 ? sum / n : 0.0;
 }
-#line 240 "book/training.nw"
+#line 268 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup)
 {
     const double s = step < 1 ? 1.0 : (double)step;
     return factor * pow(d_model, -0.5) * fmin(pow(s, -0.5), s * pow((double)warmup, -1.5));
 }
-#line 386 "book/training.nw"
+#line 428 "book/training.nw"
 void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double beta2,
                double eps)
 {
@@ -148,7 +148,7 @@ double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *set
                                 batch->batch * batch->tgt_len, model->config.tgt_vocab,
                                 settings->pad, settings->smoothing, &tokens);
 }
-#line 160 "book/copy.nw"
+#line 171 "book/copy.nw"
 double train_accumulate(Model *model, const Batch *part, const TrainSettings *settings,
                         float *d_logprobs, Rng *dropout_rng, double norm)
 {

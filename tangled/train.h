@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include "model.h"
 /* <<train.h declarations>> */
-#line 64 "book/training.nw"
+#line 77 "book/training.nw"
 /* dist[r] = the smoothed target distribution of targets[r] (all zero for a padding target);
    dist: [rows][vocab]. */
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
@@ -15,9 +15,9 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
    *tokens); writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab]. */
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens);
-#line 236 "book/training.nw"
+#line 264 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup);
-#line 373 "book/training.nw"
+#line 415 "book/training.nw"
 typedef struct {
     double beta1, beta2, eps;
     long step;                  /* steps taken */
@@ -59,7 +59,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
                       float *d_logprobs);
-#line 150 "book/copy.nw"
+#line 161 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
@@ -67,7 +67,7 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 715 "book/copy.nw"
+#line 741 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */

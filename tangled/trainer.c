@@ -1,8 +1,8 @@
-#line 265 "book/copy.nw"
+#line 276 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 278 "book/copy.nw"
+#line 289 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,14 +15,14 @@
 #line 504 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 432 "book/copy.nw"
+#line 443 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
     double start;        /* seconds_now() when the run started */
     long first_step;     /* the step it started from */
     long tokens_seen;    /* target tokens trained on since */
-    int lock;            /* the checkpoint's lock (Chapter 13), or -1 */
+    int lock;            /* the checkpoint's lock (the checkpoint chapter), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
 #line 398 "book/checkpoint.nw"
@@ -81,7 +81,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 /* <<trainer.c helpers>> */
-#line 466 "book/copy.nw"
+#line 477 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -104,7 +104,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 499 "book/copy.nw"
+#line 510 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -186,7 +186,7 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 359 "book/copy.nw"
+#line 370 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -195,7 +195,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 445 "book/copy.nw"
+#line 456 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
 #line 537 "book/checkpoint.nw"
@@ -212,7 +212,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         }
         catch_stop_signals();
     }
-#line 447 "book/copy.nw"
+#line 458 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -225,7 +225,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 367 "book/copy.nw"
+#line 378 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -241,7 +241,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             : train_step(trainer->model, adam, trainer->batch, train, trainer->d_logprobs,
                          &progress->dropout_rng);
         /* <<Stop if the loss is not finite>> */
-#line 415 "book/copy.nw"
+#line 426 "book/copy.nw"
         if (!isfinite(loss)) {
             const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
@@ -252,7 +252,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 382 "book/copy.nw"
+#line 393 "book/copy.nw"
         const Batch *batch = trainer->batch;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
             clock.tokens_seen += batch->tgt_y[i] != train->pad;
@@ -303,10 +303,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 570 "book/checkpoint.nw"
             break;
         }
-#line 402 "book/copy.nw"
+#line 413 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 536 "book/copy.nw"
+#line 547 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -314,7 +314,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 404 "book/copy.nw"
+#line 415 "book/copy.nw"
     return outcome;
 }
 #line 429 "book/checkpoint.nw"

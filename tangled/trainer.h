@@ -1,4 +1,4 @@
-#line 250 "book/copy.nw"
+#line 261 "book/copy.nw"
 /* The training loop of every task: steps, progress line, CSV log, validation, best model,
    checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -6,7 +6,7 @@
 #define TRAINER_H
 #include "train.h"
 /* <<trainer.h declarations>> */
-#line 290 "book/copy.nw"
+#line 301 "book/copy.nw"
 typedef struct {
     Model *model;
     Adam *adam;
@@ -16,9 +16,9 @@ typedef struct {
     float *d_logprobs;               /* [batch tokens][tgt_vocab]: train_step's scratch */
     double best_validation;          /* lowest validation loss so far; INFINITY at first */
     char message[4400];              /* why trainer_run stopped early */
-    int signal_number;               /* the signal that stopped it (Chapter 13) */
+    int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
 } Trainer;
-#line 308 "book/copy.nw"
+#line 319 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -31,13 +31,13 @@ typedef struct {
     /* Save the model, the best so far: NULL, or a one-line error. NULL: keep no model. */
     const char *(*save_best)(void *task, const Model *model);
 } BatchSource;
-#line 328 "book/copy.nw"
+#line 339 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
     int max_minutes;            /* stop after this much time; 0: no limit */
     const char *log_path;       /* the CSV log; NULL: none */
-    const char *checkpoint_path;             /* Chapter 13 */
+    const char *checkpoint_path;             /* the checkpoint chapter */
     long checkpoint_every;
     const char *const (*recipe)[2];
     int recipe_count;
@@ -70,5 +70,5 @@ typedef struct DataParallel {
     double compute_seconds;               /* in them: forward, backward and update */
     double communication_seconds;         /* in sum, waiting for the others included */
 } DataParallel;
-#line 257 "book/copy.nw"
+#line 268 "book/copy.nw"
 #endif

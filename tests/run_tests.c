@@ -154,6 +154,8 @@ int main(void)
     srunner_add_suite(runner, fast_suite());
     srunner_add_suite(runner, distributed_suite());
     srunner_add_suite(runner, figure_suite());
+    srunner_add_suite(runner, architecture_suite());
+    srunner_add_suite(runner, experiments_suite());
     srunner_add_suite(runner, cli_suite());
     srunner_add_suite(runner, harden_suite());
     srunner_run_all(runner, CK_NORMAL);

@@ -1,0 +1,96 @@
+/* test_experiments.c -- the copy command's experiment flags: --norm pre|post and --warmup N
+   (the placement of the layer norm, the length of the warm-up). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tests.h"
+
+/* A tiny copy run (d_model 16, 5 steps of 8 sequences, well under a second) with EXTRA
+   flags; its one log row's learning rate, and whether the checkpoint FILE names the tensor
+   encoder.norm.a_2 (the final norm of a pre-norm encoder). */
+typedef struct { int status; double rate; bool final_norm; } TinyRun;
+
+static TinyRun tiny_copy(const char *extra)
+{
+    char dir[] = "/tmp/transformer-test-experiment-XXXXXX", command[512], path[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "copy --epochs 1 --batches 5 --batch-size 8 --d-model 16 --d-ff 32 --heads 2 "
+             "--log %s/log.csv --checkpoint %s/c.st %s", dir, dir, extra);
+    TinyRun result = {run("", command)->status, NAN, false};
+    snprintf(path, sizeof path, "%s/log.csv", dir);
+    static char text[1 << 20];
+    read_text(path, text, sizeof text);
+    const char *row = strchr(text, '\n');
+    ck_assert_ptr_nonnull(row);
+    int epoch, step;
+    double train, validation;
+    ck_assert_int_eq(sscanf(row + 1, "%d,%d,%lf,%lf,%lf", &epoch, &step, &train, &validation,
+                            &result.rate), 5);
+    ck_assert_int_eq(step, 5);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/c.st", dir);
+    read_text(path, text, sizeof text);   /* the header (JSON) comes first, after 8 bytes */
+    result.final_norm = strstr(text + 8, "\"encoder.norm.a_2\"") != NULL;
+    unlink(path);
+    rmdir(dir);
+    return result;
+}
+
+/* --norm post builds the model without the final norms of a pre-norm stack, and trains it
+   (the default, pre, has them). The copy run may fail to copy after 5 steps (status 1), but
+   must not refuse (2) or crash. */
+START_TEST(copy_norm_flag_chooses_the_placement)
+{
+    TinyRun pre = tiny_copy(""), post = tiny_copy("--norm post"),
+            explicit_pre = tiny_copy("--norm pre");
+    ck_assert_int_le(pre.status, 1);
+    ck_assert_int_le(post.status, 1);
+    ck_assert(pre.final_norm);
+    ck_assert(explicit_pre.final_norm);
+    ck_assert(!post.final_norm);
+}
+END_TEST
+
+/* The log's rate is that of the step just taken, learning_rate(step - 1): after 5 steps
+   s = 4, d_model 16, f 0.5. With the default warm-up of 400 it is 0.5 * 16^-1/2 * 4 *
+   400^-3/2 = 6.25e-5; with --warmup 0 there is no warm-up branch, 0.5 * 16^-1/2 * 4^-1/2 =
+   0.0625; with --warmup 2 the step is past the peak, the same 0.0625. The log prints 7
+   significant digits: relative tolerance 1e-6. */
+START_TEST(copy_warmup_flag_sets_the_schedule)
+{
+    ck_assert_double_eq_tol(tiny_copy("").rate, 6.25e-5, 6.25e-11);
+    ck_assert_double_eq_tol(tiny_copy("--warmup 0").rate, 0.0625, 6.25e-8);
+    ck_assert_double_eq_tol(tiny_copy("--warmup 2").rate, 0.0625, 6.25e-8);
+    ck_assert_double_eq_tol(tiny_copy("--warmup 8").rate, 0.5 * 0.25 * 4 / pow(8, 1.5),
+                            2.3e-8);
+}
+END_TEST
+
+/* A bad value is one line naming the flag, status 2, and no training. */
+START_TEST(copy_experiment_flags_refuse_bad_values)
+{
+    const char *bad[] = {"copy --norm sideways", "copy --warmup -1", "copy --warmup x"};
+    const char *flag[] = {"--norm", "--warmup", "--warmup"};
+    for (int i = 0; i < 3; i++) {
+        Run *r = run("", bad[i]);
+        ck_assert_int_eq(r->status, 2);
+        ck_assert_msg(strstr(r->err, flag[i]) != NULL, "%s: %s", bad[i], r->err);
+        ck_assert_str_eq(r->out, "");
+    }
+}
+END_TEST
+
+Suite *experiments_suite(void)
+{
+    Suite *suite = suite_create("experiments");
+    TCase *flags = tcase_create("experiment flags");
+    tcase_add_test(flags, copy_norm_flag_chooses_the_placement);
+    tcase_add_test(flags, copy_warmup_flag_sets_the_schedule);
+    tcase_add_test(flags, copy_experiment_flags_refuse_bad_values);
+    tcase_set_timeout(flags, 120);
+    suite_add_tcase(suite, flags);
+    return suite;
+}
