@@ -41,7 +41,8 @@ CC      ?= cc
 CFLAGS  ?= -O3 -g
 WARN    := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wno-unused-parameter $(EXTRA_WARN)
 DEPFLAGS = $(shell pkg-config --cflags openblas libcjson)
-LIBS     = $(shell pkg-config --libs openblas libcjson) -lm -fopenmp
+# oneDNN (Debian's libdnnl-dev, 2.x) has no pkg-config file: its header is in the default path.
+LIBS     = $(shell pkg-config --libs openblas libcjson) -ldnnl -lm -fopenmp
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 # -fopenmp: threads (Chapter 19); -fno-trapping-math: the program never reads the floating-point

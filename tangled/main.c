@@ -143,7 +143,7 @@ static const Command commands[] = {
      "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
      "decoder's attention to the source (cross, the default).\n",
      NULL, run_attention},
-#line 373 "book/fast.nw"
+#line 410 "book/fast.nw"
     {"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
      "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
      "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
@@ -204,18 +204,18 @@ int main(int argc, char **argv)
         /* <<Choose the kernels from the environment>> */
 #line 500 "book/program.nw"
         const char *kernel = getenv("TRANSFORMER_MATMUL");
-        if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
+        if (kernel && strcmp(kernel, "reference") == 0) compute.matmul = MATMUL_REFERENCE;
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 592 "book/fast.nw"
+#line 649 "book/fast.nw"
         const char *kernels = getenv("TRANSFORMER_KERNELS");
-        if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
+        if (kernels && strcmp(kernels, "reference") == 0) compute.fast_kernels = false;
         else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
             usage_error(NULL, "TRANSFORMER_KERNELS must be 'fast' or 'reference', not '%s'",
                         kernels);
         const char *products = getenv("TRANSFORMER_PRODUCTS");
-        if (products && strcmp(products, "openblas") == 0) split_products = false;
+        if (products && strcmp(products, "openblas") == 0) compute.split_products = false;
         else if (products && *products && strcmp(products, "split") != 0)
             usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                         products);
