@@ -57,11 +57,12 @@ int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int epochs = 20, batches = 20, batch_size = 80, len = 10, seed = 1;
+    int precision = default_precision();   /* Chapter 19 */
     TrainerSettings run = {0};
     const char *resume_path = NULL;   /* Chapter 13 */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     /* <<Read the copy command's flags>> */
-#line 678 "book/copy.nw"
+#line 679 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 1, 10000, NULL},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL},
@@ -69,6 +70,7 @@ int run_copy(int argc, char **argv)
         {"seed", OPTION_INT, &seed, 0, 1000000000, NULL},
         {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL},
         {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
+        PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
 #line 417 "book/checkpoint.nw"
@@ -76,12 +78,13 @@ int run_copy(int argc, char **argv)
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 687 "book/copy.nw"
+#line 689 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
-#line 640 "book/copy.nw"
+    set_precision("copy", precision);
+#line 641 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -122,13 +125,13 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 662 "book/copy.nw"
+#line 663 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 712 "book/copy.nw"
+#line 715 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -156,7 +159,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 667 "book/copy.nw"
+#line 668 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     free(copy.data), free(trainer.d_logprobs);
@@ -230,7 +233,7 @@ int run_train(int argc, char **argv)
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
 #line 345 "book/translate.nw"
-    int subset = 0;
+    int subset = 0, precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL},
         {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
@@ -243,6 +246,7 @@ int run_train(int argc, char **argv)
         {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL},
         {"smoothing", OPTION_FLOAT, &settings.smoothing, 0.0, 0.99, NULL},
         {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL},
+        PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
 #line 417 "book/checkpoint.nw"
@@ -250,15 +254,16 @@ int run_train(int argc, char **argv)
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL},
         {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL},
-#line 360 "book/translate.nw"
+#line 361 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
     check_model_size("train", &config);
+    set_precision("train", precision);
 #line 331 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 614 "book/translate.nw"
+#line 616 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -269,7 +274,7 @@ int run_train(int argc, char **argv)
     fflush(stdout);
 #line 333 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 404 "book/translate.nw"
+#line 406 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -295,7 +300,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 435 "book/translate.nw"
+#line 437 "book/translate.nw"
     char recipe_text[5][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -314,7 +319,7 @@ int run_train(int argc, char **argv)
     }
 #line 334 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 458 "book/translate.nw"
+#line 460 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate, translation_save_best};
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
@@ -326,7 +331,7 @@ int run_train(int argc, char **argv)
                run.checkpoint_path);
 #line 335 "book/translate.nw"
     /* <<Free the training run>> */
-#line 470 "book/translate.nw"
+#line 472 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1026 "book/translate.nw"
+#line 1031 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 /* <<commands-translation.c functions>> */
-#line 765 "book/translate.nw"
+#line 767 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -25,22 +25,29 @@ static void load_translator(const char *path, Model *model, Vocab *src_vocab,
 int run_translate(int argc, char **argv)
 {
     const char *model_path = "multi30k.safetensors";
-    int beam_size = 4, batch_limit = 32;
+    int beam_size = 4, batch_limit = 32, precision = PRECISION_FP32;   /* Chapter 19 */
     double alpha = 0.6;
     const Option options[] = {
         {"model", OPTION_TEXT, &model_path, 0, 0, NULL},
         {"beam", OPTION_INT, &beam_size, 1, 64, NULL},
         {"batch", OPTION_INT, &batch_limit, 1, 1024, NULL},
         {"alpha", OPTION_REAL, &alpha, 0.0, 10.0, NULL},
+        PRECISION_OPTION(precision),
     };
     no_operands("translate", parse_options("translate", options,
                                            sizeof options / sizeof *options, argc, argv),
                 argc, argv);
+    set_precision("translate", precision);
     Model model;
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path, &model, &src_vocab, &tgt_vocab);
+    /* <<Round the loaded weights to bfloat16 once, if asked>> */
+#line 1416 "book/fast.nw"
+    if (compute.precision == PRECISION_BF16)
+        bf16_weights_use(model.parameters.data, model.parameters.total);
+#line 797 "book/translate.nw"
     /* <<Translate standard input in batches>> */
-#line 803 "book/translate.nw"
+#line 808 "book/translate.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     model_prepare(&model, batch_limit, max_len, 1);
     KVCache cache;
@@ -61,7 +68,7 @@ int run_translate(int argc, char **argv)
     while (more) {
         int batch = 0, src_len = 1;
         /* <<Read, tokenize and number up to a batch of lines>> */
-#line 839 "book/translate.nw"
+#line 844 "book/translate.nw"
         int lengths_in[1024];
         while (batch < batch_limit) {
             if (!fgets(line, sizeof line, stdin)) {
@@ -85,7 +92,7 @@ int run_translate(int argc, char **argv)
             memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
             for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
         }
-#line 823 "book/translate.nw"
+#line 828 "book/translate.nw"
         if (batch == 0) break;
         padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
         if (beam_size == 1)
@@ -95,7 +102,7 @@ int run_translate(int argc, char **argv)
             beam_search(&model, &cache, &beam, out, lengths, NULL,
                         &(SourceBatch){src, src_keep, batch, src_len}, &settings);
         /* <<Turn each output into text and print it>> */
-#line 875 "book/translate.nw"
+#line 880 "book/translate.nw"
         for (int b = 0; b < batch; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -116,17 +123,17 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
             puts(text.text);
         }
-#line 832 "book/translate.nw"
+#line 837 "book/translate.nw"
     }
     free(src), free(src_keep), free(out), free(lengths);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 793 "book/translate.nw"
+#line 798 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1045 "book/translate.nw"
+#line 1050 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -152,7 +159,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1078 "book/translate.nw"
+#line 1083 "book/translate.nw"
     static TextLine tokens;
     char line[TEXT_MAX_LINE_BYTES + 2];
     if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
@@ -173,9 +180,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1070 "book/translate.nw"
+#line 1075 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1104 "book/translate.nw"
+#line 1109 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -205,7 +212,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1071 "book/translate.nw"
+#line 1076 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

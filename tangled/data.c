@@ -92,7 +92,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
-#line 384 "book/translate.nw"
+#line 386 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
     BatchBounds most = {0, 0, 0, 0, 0};
@@ -110,7 +110,7 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
         }
     return most;
 }
-#line 496 "book/translate.nw"
+#line 498 "book/translate.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
@@ -140,7 +140,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 538 "book/translate.nw"
+#line 540 "book/translate.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
     int n = 0;
@@ -151,7 +151,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
-#line 569 "book/translate.nw"
+#line 571 "book/translate.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   char *error, size_t size)
 {
@@ -192,7 +192,7 @@ void translation_data_free(TranslationData *data)
     vocab_free(&data->src_vocab), vocab_free(&data->tgt_vocab);
     corpus_free(&data->train), corpus_free(&data->validation);
 }
-#line 645 "book/translate.nw"
+#line 647 "book/translate.nw"
 const char *translation_model_save(const char *path, const Model *model,
                                    Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch)
 {
@@ -245,7 +245,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config.d_model = numbers[3], config.d_ff = numbers[4], config.heads = numbers[5];
     config.max_len = numbers[6];
     /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-#line 733 "book/translate.nw"
+#line 735 "book/translate.nw"
     static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
     static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
                                                      {"0", "1"}};
@@ -262,7 +262,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config.norm = chosen[0] ? NORM_POST : NORM_PRE;
     config.layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     config.tie_generator = chosen[2];
-#line 697 "book/translate.nw"
+#line 699 "book/translate.nw"
     if (config.max_len < 3) {   /* <s>, a token and </s>: the shortest sentence */
         snprintf(file->error, sizeof file->error, "%s: max_len %d is too small (at least 3)",
                  path, config.max_len);

@@ -53,7 +53,7 @@ static const Command commands[] = {
      "feed-forward, embedding or log-softmax. Exits with status 1 if an error reaches its\n"
      "bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 742 "book/copy.nw"
+#line 745 "book/copy.nw"
     {"copy", "train the copy task and decode examples (Chapter 12)",
      "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
      "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
@@ -111,7 +111,7 @@ static const Command commands[] = {
      "references per line. --lowercase (or -lc) scores lowercased text.\n"
      "Files must be UTF-8; different line counts are an error (status 1).\n",
      NULL, run_bleu},
-#line 898 "book/translate.nw"
+#line 903 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (Chapter 18)",
      "usage: transformer train [--data DIR] [--model FILE] [--checkpoint FILE] [--resume FILE]\n"
      "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
@@ -133,7 +133,7 @@ static const Command commands[] = {
      "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
      "--batch: lines decoded together (32).\n",
      NULL, run_translate},
-#line 1136 "book/translate.nw"
+#line 1141 "book/translate.nw"
     {"attention", "print one attention map of a translation (Chapter 18)",
      "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
      "                             [--layer L] [--head H|mean] < sentence.de\n\n"
@@ -148,15 +148,17 @@ static const Command commands[] = {
      "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
      "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
      "                                   [--warmup-steps W] [--threads T]\n"
+     "                                   [--precision fp32|bf16]\n"
      "       transformer benchmark decode [same sizes] [--len L] [--sentences K]\n"
      "                                    [--warmup-sentences W] [--threads T]\n\n"
      "train: W warm-up steps, then S timed training steps on random copy-task batches of\n"
      "B sequences of L symbols (dropout 0.1, label smoothing 0.1, Chapter 11's optimizer);\n"
      "prints target tokens/s, ms per step, peak RSS, the FLOPs of a step's matrix products\n"
-     "and the rate of OpenBLAS on exactly those products. decode: greedy decoding with the\n"
+     "and the rate of OpenBLAS on exactly those products (and of the bfloat16 products, where\n"
+     "the processor has them). decode: greedy decoding with the\n"
      "key-value cache of K random sources of L symbols, one at a time; prints sentences/s.\n"
      "Defaults: the copy task's model (N 2, d_model 512, d_ff 2048, 8 heads, V 11), B 80,\n"
-     "L 10, S 20, W 3, K 10, 1 thread.\n",
+     "L 10, S 20, W 3, K 10, 1 thread, bf16 where the processor has it (else fp32).\n",
      NULL, run_benchmark},
 #line 437 "book/program.nw"
 };
@@ -208,7 +210,7 @@ int main(int argc, char **argv)
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 649 "book/fast.nw"
+#line 658 "book/fast.nw"
         const char *kernels = getenv("TRANSFORMER_KERNELS");
         if (kernels && strcmp(kernels, "reference") == 0) compute.fast_kernels = false;
         else if (kernels && *kernels && strcmp(kernels, "fast") != 0)

@@ -14,7 +14,7 @@
 #include <cblas.h>
 #line 778 "book/program.nw"
 #include <time.h>
-#line 1193 "book/fast.nw"
+#line 1202 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
@@ -234,7 +234,7 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     }
 #line 588 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
-#line 538 "book/fast.nw"
+#line 540 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
         && (double)m * n * k >= MATMUL_SPLIT_WORK) {
         matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
@@ -247,7 +247,7 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 590 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
-#line 606 "book/fast.nw"
+#line 608 "book/fast.nw"
     if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
         cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
                     transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
@@ -265,14 +265,16 @@ ComputeSettings compute = {
     /* <<Initial values of the compute settings>> */
 #line 103 "book/fast.nw"
     .log = NULL,
-#line 515 "book/fast.nw"
+#line 517 "book/fast.nw"
     .threads = 1,
-#line 554 "book/fast.nw"
+#line 556 "book/fast.nw"
     .split_products = true,
-#line 642 "book/fast.nw"
+#line 651 "book/fast.nw"
     .fast_kernels = true,
-#line 1056 "book/fast.nw"
+#line 1065 "book/fast.nw"
     .precision = PRECISION_FP32,
+#line 1381 "book/fast.nw"
+    .bf16_min_work = 1e6,
 #line 625 "book/tensor.nw"
 };
 
@@ -291,9 +293,9 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 1370 "book/fast.nw"
+#line 1385 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
-             && (double)m * n * k >= BF16_MIN_WORK)
+             && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #line 636 "book/tensor.nw"
     else
@@ -333,7 +335,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 565 "book/fast.nw"
+#line 567 "book/fast.nw"
 void set_threads(int n)
 {
     ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
@@ -365,7 +367,7 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 691 "book/fast.nw"
+#line 700 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -380,7 +382,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     }
     rng->state = total_multiplier * rng->state + total_increment;
 }
-#line 1084 "book/fast.nw"
+#line 1093 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -391,7 +393,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
         for (int j = 0; j < cols; j++) out_r[j] = bf16_from_float(x_r[j]);
     }
 }
-#line 1120 "book/fast.nw"
+#line 1129 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 typedef struct {
@@ -410,7 +412,7 @@ typedef struct {
 } Bf16State;
 
 static Bf16State bf16;
-#line 1141 "book/fast.nw"
+#line 1150 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -432,7 +434,7 @@ void bf16_weights_forget(void)
 {
     bf16.weights = NULL, bf16.weight_count = 0;
 }
-#line 1169 "book/fast.nw"
+#line 1178 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -445,7 +447,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
     *ld = cols;
     return bf16.scratch[which];
 }
-#line 1198 "book/fast.nw"
+#line 1207 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -453,7 +455,7 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
-#line 1216 "book/fast.nw"
+#line 1225 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -493,7 +495,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1271 "book/fast.nw"
+#line 1280 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -504,14 +506,14 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1255 "book/fast.nw"
+#line 1264 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
-#line 1287 "book/fast.nw"
+#line 1296 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -539,7 +541,7 @@ static Bf16Product *bf16_product(Bf16Product key)
     bf16_make_product(p);
     return p;
 }
-#line 1329 "book/fast.nw"
+#line 1338 "book/fast.nw"
 void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
@@ -553,7 +555,7 @@ void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 1334 "book/fast.nw"
+#line 1343 "book/fast.nw"
     if (m == 0 || n == 0) return;
     if (alpha == 0.0f || k == 0) {
         matmul_blas(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -574,14 +576,14 @@ void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
     DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
-#line 1389 "book/fast.nw"
+#line 1404 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
-#line 1447 "book/fast.nw"
+#line 1470 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

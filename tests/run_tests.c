@@ -136,6 +136,7 @@ int main(void)
     srunner_add_suite(runner, bleu_suite());
     srunner_add_suite(runner, translate_suite());
     srunner_add_suite(runner, fast_suite());
+    srunner_add_suite(runner, bf16_suite());
     srunner_add_suite(runner, figure_suite());
     srunner_add_suite(runner, cli_suite());
     srunner_run_all(runner, CK_NORMAL);

@@ -17,6 +17,7 @@ Suite *beam_suite(void);
 Suite *bleu_suite(void);
 Suite *translate_suite(void);
 Suite *fast_suite(void);
+Suite *bf16_suite(void);
 Suite *trainer_suite(void);
 
 /* The data of the figure kind NAME drawn with the given option values, as the text that
