@@ -11,7 +11,7 @@
 /* <<commands-speed.c includes>> */
 #line 542 "book/decode.nw"
 #include "decode.h"
-#line 196 "book/fast.nw"
+#line 198 "book/fast.nw"
 #include <sys/resource.h>
 /* <<commands-speed.c functions>> */
 #line 546 "book/decode.nw"
@@ -79,7 +79,7 @@ int run_time_decode(int argc, char **argv)
     model_free(&model);
     return status;
 }
-#line 200 "book/fast.nw"
+#line 202 "book/fast.nw"
 typedef struct {
     bool decoding;                   /* true: time greedy decoding, not training */
     int batch, len, steps, warmup_steps, sentences, warmup_sentences, threads;
@@ -91,7 +91,7 @@ static double peak_rss_mib(void)
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
 }
-#line 221 "book/fast.nw"
+#line 223 "book/fast.nw"
 typedef void MatmulFunction(bool transpose_a, bool transpose_b, int m, int n, int k,
                             float alpha, const float *a, int lda, const float *b, int ldb,
                             float beta, float *c, int ldc);
@@ -122,7 +122,7 @@ static double replay_gflops(const MatmulLog *log, MatmulFunction *multiply)
     free(a);
     return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
 }
-#line 259 "book/fast.nw"
+#line 261 "book/fast.nw"
 static int benchmark_training(Config config, const BenchmarkSettings *s)
 {
     const int batch = s->batch, len = s->len, vocab = config.tgt_vocab;
@@ -143,7 +143,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     float *d_logprobs = xmalloc((size_t)batch * (len - 1) * vocab * sizeof *d_logprobs);
     MatmulLog log = {0};
     /* <<Warm up, logging the products of the first step>> */
-#line 301 "book/fast.nw"
+#line 303 "book/fast.nw"
     for (int step = 0; step < s->warmup_steps; step++) {
         copy_task_batch(full, batch, len, vocab, &data_rng);
         batch_fill(&data, full, full, 0);
@@ -151,9 +151,9 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
         train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
         compute.log = NULL;
     }
-#line 279 "book/fast.nw"
+#line 281 "book/fast.nw"
     /* <<Time the training steps>> */
-#line 323 "book/fast.nw"
+#line 325 "book/fast.nw"
     double loss = 0.0;
     const double start = seconds_now();
     for (int step = 0; step < s->steps; step++) {
@@ -163,7 +163,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     }
     const double elapsed = seconds_now() - start;
     if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
-#line 280 "book/fast.nw"
+#line 282 "book/fast.nw"
     const double seconds_per_step = elapsed / s->steps;
     const int tokens_per_step = batch * (len - 1);
     const double training_rss = peak_rss_mib();   /* before the replay's matrices */
@@ -174,14 +174,14 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
            model_parameter_count(&model), s->threads, precision_name(compute.precision),
            matmul_log_flops(&log), replay_gflops(&log, matmul_blas));
     /* <<Print the rate of bfloat16 products on the logged shapes, where the processor has them>> */
-#line 314 "book/fast.nw"
+#line 316 "book/fast.nw"
     if (bf16_hardware()) {
         const Precision precision = compute.precision;
         compute.precision = PRECISION_BF16;
         printf(" bf16_gflops=%.2f", replay_gflops(&log, matmul));
         compute.precision = precision;
     }
-#line 290 "book/fast.nw"
+#line 292 "book/fast.nw"
     putchar('\n');
     matmul_log_free(&log);
     free(full), free(d_logprobs);
@@ -190,7 +190,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 339 "book/fast.nw"
+#line 341 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
     const int len = s->len;
@@ -200,6 +200,11 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     Rng rng;
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
+    /* <<Round the loaded weights to bfloat16 once, if asked>> */
+#line 1608 "book/fast.nw"
+    if (compute.precision == PRECISION_BF16)
+        bf16_weights_use(model.parameters.data, model.parameters.total);
+#line 351 "book/fast.nw"
     model_prepare(&model, 1, len, len);
     KVCache cache;
     decoder_cache_init(&cache, &model, 1, len, len);
@@ -220,7 +225,7 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 374 "book/fast.nw"
+#line 377 "book/fast.nw"
 int run_benchmark(int argc, char **argv)
 {
     if (argc < 1 || (strcmp(argv[0], "train") != 0 && strcmp(argv[0], "decode") != 0))
@@ -230,7 +235,7 @@ int run_benchmark(int argc, char **argv)
                            .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     /* <<Read the benchmark's flags>> */
-#line 389 "book/fast.nw"
+#line 392 "book/fast.nw"
     int vocab = config.tgt_vocab, precision = default_precision();
     const Option options[] = {
         {"vocab", OPTION_INT, &vocab, 3, 1000000, NULL},
@@ -249,7 +254,7 @@ int run_benchmark(int argc, char **argv)
     check_model_size("benchmark", &config);
     set_precision("benchmark", precision);
     config.src_vocab = config.tgt_vocab = vocab;
-#line 383 "book/fast.nw"
+#line 386 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }

@@ -143,7 +143,7 @@ static const Command commands[] = {
      "columnheaders). --kind: encoder self-attention, decoder self-attention or the\n"
      "decoder's attention to the source (cross, the default).\n",
      NULL, run_attention},
-#line 410 "book/fast.nw"
+#line 413 "book/fast.nw"
     {"benchmark", "time training or decoding, for comparison with PyTorch (Chapter 19)",
      "usage: transformer benchmark train [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
      "                                   [--vocab V] [--batch B] [--len L] [--steps S]\n"
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 658 "book/fast.nw"
+#line 661 "book/fast.nw"
         const char *kernels = getenv("TRANSFORMER_KERNELS");
         if (kernels && strcmp(kernels, "reference") == 0) compute.fast_kernels = false;
         else if (kernels && *kernels && strcmp(kernels, "fast") != 0)

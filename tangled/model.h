@@ -126,7 +126,7 @@ void model_zero_gradients(Model *model);
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt);
 float *model_gradient(const Model *model, int view);
-#line 62 "book/fast.nw"
+#line 64 "book/fast.nw"
 /* The floating-point operations of the matrix products of one training step (forward and
    backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len);

@@ -14,7 +14,9 @@
 #include <cblas.h>
 #line 778 "book/program.nw"
 #include <time.h>
-#line 1202 "book/fast.nw"
+#line 1254 "book/fast.nw"
+#include <immintrin.h>
+#line 1394 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
@@ -234,7 +236,7 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     }
 #line 588 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
-#line 540 "book/fast.nw"
+#line 543 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
         && (double)m * n * k >= MATMUL_SPLIT_WORK) {
         matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
@@ -247,7 +249,7 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 590 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
-#line 608 "book/fast.nw"
+#line 611 "book/fast.nw"
     if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
         cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
                     transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
@@ -263,17 +265,17 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
     /* <<Initial values of the compute settings>> */
-#line 103 "book/fast.nw"
+#line 105 "book/fast.nw"
     .log = NULL,
-#line 517 "book/fast.nw"
+#line 520 "book/fast.nw"
     .threads = 1,
-#line 556 "book/fast.nw"
+#line 559 "book/fast.nw"
     .split_products = true,
-#line 651 "book/fast.nw"
+#line 654 "book/fast.nw"
     .fast_kernels = true,
-#line 1065 "book/fast.nw"
+#line 1217 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 1381 "book/fast.nw"
+#line 1573 "book/fast.nw"
     .bf16_min_work = 1e6,
 #line 625 "book/tensor.nw"
 };
@@ -283,7 +285,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
             float beta, float *c, int ldc)
 {
     /* <<Note the product's shape when a log is kept>> */
-#line 126 "book/fast.nw"
+#line 128 "book/fast.nw"
     if (compute.log)
         #pragma omp critical(matmul_log)
         matmul_log_add(compute.log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
@@ -293,7 +295,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 1385 "book/fast.nw"
+#line 1577 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -309,7 +311,7 @@ double seconds_now(void)
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
-#line 133 "book/fast.nw"
+#line 135 "book/fast.nw"
 void matmul_log_add(MatmulLog *log, MatmulShape shape)
 {
     if (log->count == log->capacity) {
@@ -335,7 +337,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 567 "book/fast.nw"
+#line 570 "book/fast.nw"
 void set_threads(int n)
 {
     ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
@@ -367,7 +369,7 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 700 "book/fast.nw"
+#line 703 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -382,18 +384,37 @@ void rng_advance(Rng *rng, uint64_t delta)
     }
     rng->state = total_multiplier * rng->state + total_increment;
 }
-#line 1093 "book/fast.nw"
+#line 1258 "book/fast.nw"
+/* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
+__attribute__((target("avx512f,avx512bf16")))
+static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
+{
+    size_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        const __m512bh pair = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + j + 16),
+                                                  _mm512_loadu_ps(x + j));
+        _mm512_storeu_si512((void *)(out + j), (__m512i)pair);
+    }
+    for (; j < n; j++) out[j] = bf16_from_float(x[j]);
+}
+
+static void bf16_round_row(uint16_t *out, const float *x, size_t n)
+{
+    if (__builtin_cpu_supports("avx512bf16")) {
+        bf16_round_row_avx512(out, x, n);
+        return;
+    }
+    for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
+}
+#line 1285 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
     PARALLEL_FOR((size_t)rows * cols)
-    for (int r = 0; r < rows; r++) {
-        const float *x_r = x + (size_t)r * ld;
-        uint16_t *out_r = out + (size_t)r * cols;
-        for (int j = 0; j < cols; j++) out_r[j] = bf16_from_float(x_r[j]);
-    }
+    for (int r = 0; r < rows; r++)
+        bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
-#line 1129 "book/fast.nw"
+#line 1318 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 typedef struct {
@@ -412,7 +433,7 @@ typedef struct {
 } Bf16State;
 
 static Bf16State bf16;
-#line 1150 "book/fast.nw"
+#line 1339 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -426,7 +447,10 @@ void bf16_weights_use(const float *weights, size_t n)
 {
     bf16_reserve(&bf16.weights_bf16, &bf16.weights_capacity, n);
     PARALLEL_FOR(n)
-    for (size_t i = 0; i < n; i++) bf16.weights_bf16[i] = bf16_from_float(weights[i]);
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+        const size_t first = n * block / PARALLEL_BLOCKS, end = n * (block + 1) / PARALLEL_BLOCKS;
+        bf16_round_row(bf16.weights_bf16 + first, weights + first, end - first);
+    }
     bf16.weights = weights, bf16.weight_count = n;
 }
 
@@ -434,7 +458,7 @@ void bf16_weights_forget(void)
 {
     bf16.weights = NULL, bf16.weight_count = 0;
 }
-#line 1178 "book/fast.nw"
+#line 1370 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -447,7 +471,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
     *ld = cols;
     return bf16.scratch[which];
 }
-#line 1207 "book/fast.nw"
+#line 1399 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -455,7 +479,7 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
-#line 1225 "book/fast.nw"
+#line 1417 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -495,7 +519,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1280 "book/fast.nw"
+#line 1472 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -506,14 +530,14 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1264 "book/fast.nw"
+#line 1456 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
-#line 1296 "book/fast.nw"
+#line 1488 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -541,7 +565,7 @@ static Bf16Product *bf16_product(Bf16Product key)
     bf16_make_product(p);
     return p;
 }
-#line 1338 "book/fast.nw"
+#line 1530 "book/fast.nw"
 void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
@@ -555,7 +579,7 @@ void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 1343 "book/fast.nw"
+#line 1535 "book/fast.nw"
     if (m == 0 || n == 0) return;
     if (alpha == 0.0f || k == 0) {
         matmul_blas(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -576,14 +600,14 @@ void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
     DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
-#line 1404 "book/fast.nw"
+#line 1596 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
-#line 1470 "book/fast.nw"
+#line 1663 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

@@ -275,13 +275,17 @@ END_TEST
 
 /* ---- the command line ---- */
 
-/* The copy task of `make demo` (d_model 64: its products reach the bf16 threshold) still
-   copies every example exactly (status 0) when it computes in bf16. */
+/* The small copy task of cli_copy_task_learns, twice as wide so that its products (400 rows
+   by 64 by 64 and more) reach the bf16 threshold, still copies every example exactly
+   (status 0, eight "exact") when it computes in bf16. */
 START_TEST(cli_copy_task_decodes_exactly_in_bf16)
 {
     SKIP_WITHOUT_BF16();
-    Run *r = run("", "copy --d-model 64 --d-ff 256 --heads 4 --epochs 30 --precision bf16");
+    Run *r = run("", "copy --d-model 64 --d-ff 128 --heads 2 --batch-size 40 --precision bf16");
     ck_assert_msg(r->status == 0, "status %d: %s\n%s", r->status, r->err, r->out);
+    int exact = 0;
+    for (const char *p = r->out; (p = strstr(p, " exact\n")) != NULL; p++) exact++;
+    ck_assert_int_eq(exact, 8);
 }
 END_TEST
 
@@ -291,7 +295,7 @@ END_TEST
 START_TEST(cli_resume_is_bit_exact_in_bf16)
 {
     SKIP_WITHOUT_BF16();
-    const char *small = "copy --d-model 64 --d-ff 128 --heads 4 --batch-size 16 --batches 5 "
+    const char *small = "copy --d-model 64 --d-ff 128 --heads 4 --batch-size 40 --batches 5 "
                         "--epochs 2 --precision bf16";
     char a[64], b[64], arguments[1024];
     snprintf(a, sizeof a, "/tmp/bf16-a-%d.safetensors", (int)getpid());
@@ -318,7 +322,7 @@ START_TEST(cli_resume_is_bit_exact_in_bf16)
     fclose(fa), fclose(fb);
     /* the other precision warns */
     snprintf(arguments, sizeof arguments,
-             "copy --d-model 64 --d-ff 128 --heads 4 --batch-size 16 --batches 5 --epochs 3 "
+             "copy --d-model 64 --d-ff 128 --heads 4 --batch-size 40 --batches 5 --epochs 3 "
              "--precision fp32 --resume %s --stop-after 11", b);
     r = run("OMP_NUM_THREADS=1", arguments);
     ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
