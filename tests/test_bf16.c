@@ -281,7 +281,8 @@ END_TEST
 START_TEST(cli_copy_task_decodes_exactly_in_bf16)
 {
     SKIP_WITHOUT_BF16();
-    Run *r = run("", "copy --d-model 64 --d-ff 128 --heads 2 --batch-size 40 --precision bf16");
+    Run *r = run("OMP_NUM_THREADS=1",
+                 "copy --d-model 64 --d-ff 128 --heads 2 --batch-size 40 --precision bf16");
     ck_assert_msg(r->status == 0, "status %d: %s\n%s", r->status, r->err, r->out);
     int exact = 0;
     for (const char *p = r->out; (p = strstr(p, " exact\n")) != NULL; p++) exact++;
@@ -366,7 +367,7 @@ Suite *bf16_suite(void)
     tcase_add_test(steps, bf16_training_is_deterministic);
     suite_add_tcase(suite, steps);
     TCase *command = tcase_create("command line");
-    tcase_set_timeout(command, 600);
+    tcase_set_timeout(command, 1200);   /* the copy task: 20 s on a quiet machine */
     tcase_add_test(command, cli_copy_task_decodes_exactly_in_bf16);
     tcase_add_test(command, cli_resume_is_bit_exact_in_bf16);
     tcase_add_test(command, cli_bf16_is_refused_without_the_instructions);

@@ -1,6 +1,8 @@
 /* test_fast.c -- Chapter 19: the FLOP count, threads, the faster kernels against the
-   chapters' first versions, and no allocation inside a training step. */
+   chapters' first versions, and no allocation inside a training step (in float and in
+   bfloat16). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "train.h"
@@ -427,6 +429,31 @@ START_TEST(training_steps_do_not_allocate)
 }
 END_TEST
 
+/* The same in bfloat16, with every product outside the heads' loops sent to oneDNN: the
+   first step makes the primitives and grows the buffers (the weights' copy, the rounded
+   operands, the scratchpad); the steps after it allocate nothing. */
+START_TEST(bf16_training_steps_do_not_allocate)
+{
+    if (!bf16_hardware()) {
+        printf("bf16_training_steps_do_not_allocate: skipped: this processor has no "
+               "AVX512_BF16 (or ONEDNN_MAX_CPU_ISA hides it)\n");
+        return;
+    }
+    const ComputeSettings saved = compute;
+    compute.precision = PRECISION_BF16, compute.bf16_min_work = 0;
+    Trainer t;
+    trainer_init(&t);
+    trainer_step(&t);
+    allocations = 0;
+    counting = true;
+    for (int s = 0; s < 3; s++) trainer_step(&t);
+    counting = false;
+    compute = saved;
+    ck_assert_int_eq(allocations, 0);
+    trainer_free(&t);
+}
+END_TEST
+
 /* The recorded measurements of the chapter's figures (figures/bench/): the rows in the
    order the bar charts label them, and columns that agree with each other: the ratio is
    C's median over PyTorch's, the percentage of sgemm is C's model rate over the sgemm rate,
@@ -509,6 +536,7 @@ Suite *fast_suite(void)
     tcase_add_test(steps, training_with_threads_is_deterministic);
     tcase_add_test(steps, fast_and_reference_kernels_train_alike);
     tcase_add_test(steps, training_steps_do_not_allocate);
+    tcase_add_test(steps, bf16_training_steps_do_not_allocate);
     suite_add_tcase(suite, steps);
     return suite;
 }
