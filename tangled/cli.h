@@ -57,7 +57,7 @@ void no_operands(const char *command, int first, int argc, char **argv);
     {"heads", OPTION_INT, &(config).heads, 1, 64, NULL}
 
 void check_model_size(const char *command, const Config *config);
-#line 1627 "book/fast.nw"
+#line 1642 "book/fast.nw"
 /* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
 #define PRECISION_OPTION(choice) {"precision", OPTION_CHOICE, &(choice), 0, 0, "fp32|bf16"}
 /* The precision a command uses when not told: bf16 where the processor has it. */

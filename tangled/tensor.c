@@ -607,7 +607,7 @@ bool bf16_hardware(void)
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
-#line 1663 "book/fast.nw"
+#line 1678 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

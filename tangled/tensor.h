@@ -179,7 +179,7 @@ void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
 #line 1591 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
-#line 1659 "book/fast.nw"
+#line 1674 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 18 "book/tensor.nw"
 #endif

@@ -7,5 +7,5 @@ function rate(x) { return x >= 100 ? sprintf("%.0f", x) : sprintf("%.1f", x) }
 /^#/ || NF < 15 { next }
 {
     printf "  %s & %d & %s & %s & %s & %s & %.2f & %.2f & %.2f & %.0f & %.0f & %.0f \\\\\n",
-           $1, $2, rate($3), rate($4), rate($5), rate($6), $8, $9, $10, $11, $12, $13
+           $1, $2, rate($3), rate($4), rate($5), rate($6), $7, $8, $9, $11, $12, $13
 }
