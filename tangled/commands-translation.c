@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1031 "book/translate.nw"
+#line 1033 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 /* <<commands-translation.c functions>> */
@@ -133,7 +133,7 @@ int run_translate(int argc, char **argv)
     model_free(&model);
     return finish_output();
 }
-#line 1050 "book/translate.nw"
+#line 1052 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -159,7 +159,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1083 "book/translate.nw"
+#line 1085 "book/translate.nw"
     static TextLine tokens;
     char line[TEXT_MAX_LINE_BYTES + 2];
     if (!fgets(line, sizeof line, stdin)) die("standard input: no sentence to translate");
@@ -180,9 +180,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1075 "book/translate.nw"
+#line 1077 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1109 "book/translate.nw"
+#line 1111 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -212,7 +212,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1076 "book/translate.nw"
+#line 1078 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

@@ -58,7 +58,8 @@ static const Command commands[] = {
      "usage: transformer copy [--epochs N] [--batches N] [--batch-size N] [--layers N]\n"
      "                        [--d-model N] [--d-ff N] [--heads N] [--factor F]\n"
      "                        [--log FILE.csv] [--checkpoint FILE] [--checkpoint-every N]\n"
-     "                        [--resume FILE] [--stop-after STEP] [--seed S]\n\n"
+     "                        [--resume FILE] [--stop-after STEP] [--seed S]\n"
+     "                        [--precision fp32|bf16]   (default bf16 where the CPU has it)\n\n"
      "Train a model to copy sequences of 10 symbols (vocabulary 11; the course's recipe by\n"
      "default: 20 epochs of 20 batches of 80, N = 2, d_model 512, d_ff 2048, 8 heads), then\n"
      "decode 1..10 and random sequences. Exits with status 1 unless every decoding is exact.\n"
@@ -117,7 +118,8 @@ static const Command commands[] = {
      "                         [--log FILE.csv] [--epochs N] [--minutes N] [--token-budget N]\n"
      "                         [--layers N] [--d-model N] [--d-ff N] [--heads N]\n"
      "                         [--dropout P] [--smoothing E] [--factor F] [--warmup N]\n"
-     "                         [--checkpoint-every N] [--stop-after STEP] [--subset N]\n\n"
+     "                         [--checkpoint-every N] [--stop-after STEP] [--subset N]\n"
+     "                         [--precision fp32|bf16]   (default bf16 where the CPU has it)\n\n"
      "Train on DIR/train.{de,en} (default data/multi30k), validating on DIR/val.{de,en} after\n"
      "every epoch. The model with the lowest validation loss is saved to FILE (default\n"
      "multi30k.safetensors) with FILE.src.vocab and FILE.tgt.vocab; the whole training state\n"
@@ -127,13 +129,14 @@ static const Command commands[] = {
      "400, 2000 padded tokens per batch. --subset N uses the first N pairs of each file.\n",
      NULL, run_train},
     {"translate", "translate German lines on standard input into English (Chapter 18)",
-     "usage: transformer translate [--model FILE] [--beam K] [--alpha A] [--batch N]\n\n"
+     "usage: transformer translate [--model FILE] [--beam K] [--alpha A] [--batch N]\n"
+     "                             [--precision fp32|bf16]   (default fp32)\n\n"
      "Read German sentences, one a line, and print their English translations, one a line.\n"
      "--model: what 'transformer train' saved (default multi30k.safetensors); --beam: beam\n"
      "size (default 4; 1 is greedy decoding); --alpha: the length penalty's exponent (0.6);\n"
      "--batch: lines decoded together (32).\n",
      NULL, run_translate},
-#line 1141 "book/translate.nw"
+#line 1143 "book/translate.nw"
     {"attention", "print one attention map of a translation (Chapter 18)",
      "usage: transformer attention [--model FILE] [--kind encoder|decoder|cross]\n"
      "                             [--layer L] [--head H|mean] < sentence.de\n\n"
