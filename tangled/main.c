@@ -158,8 +158,8 @@ static const Command commands[] = {
      "B sequences of L symbols (dropout 0.1, label smoothing 0.1, Chapter 11's optimizer);\n"
      "prints target tokens/s, ms per step, peak RSS, the FLOPs of a step's matrix products\n"
      "and the rate of OpenBLAS on exactly those products (and of the bfloat16 products, where\n"
-     "the processor has them). decode: greedy decoding with the\n"
-     "key-value cache of K random sources of L symbols, one at a time; prints sentences/s.\n"
+     "the processor has them). decode: greedy decoding with the key-value cache of K random\n"
+     "sources of L symbols, one at a time; prints sentences/s.\n"
      "Defaults: the copy task's model (N 2, d_model 512, d_ff 2048, 8 heads, V 11), B 80,\n"
      "L 10, S 20, W 3, K 10, 1 thread, bf16 where the processor has it (else fp32).\n",
      NULL, run_benchmark},
