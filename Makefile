@@ -55,7 +55,8 @@ CC      ?= cc
 CFLAGS  ?= -O3 -g
 WARN    := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wno-unused-parameter $(EXTRA_WARN)
 DEPFLAGS = $(shell pkg-config --cflags openblas libcjson)
-LIBS     = $(shell pkg-config --libs openblas libcjson) -lm -fopenmp
+# oneDNN (Debian's libdnnl-dev, 2.x) has no pkg-config file: its header is in the default path.
+LIBS     = $(shell pkg-config --libs openblas libcjson) -ldnnl -lm -fopenmp
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 # -fopenmp: threads (Chapter 19); -fno-trapping-math: the program never reads the floating-point
@@ -84,7 +85,8 @@ FIGURE_DATA := figures/mask-subsequent.dat \
 PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex \
-              figures/architecture.tex
+              figures/architecture.tex \
+              figures/bench-precision.tex
 
 .PHONY: all deps tangle build figures pdf demo copy-full multi30k multi30k-figures bench bench-figures check run-check sanitize run-sanitize clean
 # deps first, on its own: the rest needs pkg-config files and tools that deps installs.
@@ -180,6 +182,8 @@ figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv fig
 figures/bench-ratio.tex: figures/bench-ratio.gp figures/bench/table.dat figures/style.gp
 figures/bench-table.tex: tools/bench-table.awk figures/bench/table.dat
 	awk -f tools/bench-table.awk figures/bench/table.dat > $@
+figures/bench-precision.tex: tools/bench-precision.awk figures/bench/precision.dat
+	awk -f tools/bench-precision.awk figures/bench/precision.dat > $@
 figures/bench-stages.tex: figures/bench-stages.gp figures/bench/stages.dat figures/style.gp
 # The attention maps come from a trained translator (`transformer attention`, not figure-data);
 # the book's are recorded in figures/multi30k/. `make figure NAME=attention-maps` draws them
@@ -311,16 +315,18 @@ multi30k-figures: transformer
 	done
 
 # ---------------------------------------------------------------- benchmarks
-# Run by hand, never by `make check`: C against PyTorch side by side (Chapter 19, ~9 min).
+# Run by hand, never by `make check`: C against PyTorch side by side, in fp32 and bf16
+# (Chapter 19, ~20 min).
 bench: build
 	@mkdir -p build/bench
 	/usr/bin/python3 bench/bench.py --out build/bench/runs --dat build/bench/table.dat \
-	  | tee build/bench/table.txt
-# Renew the chapter's recorded measurements (figures/bench/, ~17 min): the table above and
+	  --precisions fp32,bf16 --precision-dat build/bench/precision.dat | tee build/bench/table.txt
+# Renew the chapter's recorded measurements (figures/bench/, ~30 min): the tables above and
 # bench/stages.py, what each optimization bought.
 bench-figures: build
 	@mkdir -p figures/bench
 	/usr/bin/python3 bench/bench.py --out build/bench/runs --dat figures/bench/table.dat \
+	  --precisions fp32,bf16 --precision-dat figures/bench/precision.dat \
 	  | tee figures/bench/table.txt
 	cd bench && /usr/bin/python3 stages.py --dat ../figures/bench/stages.dat \
 	  | tee ../figures/bench/stages.txt

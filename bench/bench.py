@@ -13,6 +13,11 @@ are met. See bench/BENCH.md.
                    [--steps S] [--warmup-steps W] [--sentences K] [--warmup-sentences W]
                    [--binary ./transformer] [--unset-openblas-env]
                    [--omp-wait-policy PASSIVE] [--out DIR] [--dat FILE]
+                   [--precisions fp32[,bf16]] [--precision-dat FILE]
+
+With --precisions fp32,bf16 every training configuration also runs the C trainer with
+--precision bf16 and PyTorch under torch.autocast(bfloat16), and a second table compares
+the four (see BENCH.md).
 
 Exit status: 0 when every run succeeded (whether or not the targets are met: this is a
 measurement), 1 when a run failed (its stderr is shown), 2 for bad options.
@@ -58,6 +63,9 @@ DECODE_KEYS = ("sentences_per_s", "peak_rss_mib", "threads")
 TARGET_TRAIN_RATIO = 2.0
 TARGET_DECODE_RATIO = 10.0
 TARGET_PCT_SGEMM = 55.0
+TARGET_BF16_OVER_PT_FP32 = 2.0
+TARGET_BF16_OVER_PT_BF16 = 1.3
+TARGET_FP32_OVER_PT_FP32 = 1.3
 
 
 class RunFailed(Exception):
@@ -160,7 +168,7 @@ class Bench:
         env["OPENBLAS_NUM_THREADS"] = str(threads)
         return env
 
-    def commands(self, name, threads):
+    def commands(self, name, threads, precision="fp32"):
         a = self.args
         if name == "decode":
             c = DECODE_CONFIG
@@ -180,16 +188,21 @@ class Bench:
                       "--threads", threads]
             mode = "train"
         common = [str(x) for x in common]
-        return {"c": [self.binary, "benchmark", mode] + common,
-                "pytorch": [PYTHON, PYTORCH_SCRIPT, mode] + common}
+        # the C trainer's default precision depends on the processor: always say which
+        c_extra = ["--precision", precision]
+        pt_extra = ["--precision", precision] if mode == "train" else []
+        return {"c": [self.binary, "benchmark", mode] + common + c_extra,
+                "pytorch": [PYTHON, PYTORCH_SCRIPT, mode] + common + pt_extra}
 
-    def run(self, name, threads, side, rep):
+    def run(self, name, threads, side, rep, precision="fp32"):
         mode = "decode" if name == "decode" else "train"
-        cmd = self.commands(name, threads)[side]
-        label = "%s threads=%d %s rep %d/%d" % (name, threads, "C" if side == "c" else "PyTorch",
-                                               rep, self.args.repeats)
+        cmd = self.commands(name, threads, precision)[side]
+        label = "%s threads=%d %s %s rep %d/%d" % (name, threads,
+                                                  "C" if side == "c" else "PyTorch",
+                                                  precision, rep, self.args.repeats)
         progress("bench: %s ..." % label)
-        stem = os.path.join(self.out, "%s-t%d-%s-%d" % (name, threads, side, rep))
+        suffix = "" if precision == "fp32" else "-" + precision
+        stem = os.path.join(self.out, "%s-t%d-%s%s-%d" % (name, threads, side, suffix, rep))
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, env=self.env(threads), stdout=subprocess.PIPE,
@@ -222,8 +235,8 @@ class Bench:
         if int(values["threads"]) != threads:
             progress("bench: warning: %s reports threads=%s, asked for %d"
                      % (what, values["threads"], threads))
-        self.runs_log.write("%s threads=%d rep=%d wall_s=%.2f | %s\n"
-                            % (name, threads, rep, wall, line))
+        self.runs_log.write("%s threads=%d precision=%s rep=%d wall_s=%.2f | %s\n"
+                            % (name, threads, precision, rep, wall, line))
         self.runs_log.flush()
         rate = values["tokens_per_s" if mode == "train" else "sentences_per_s"]
         progress("bench:   %s %s (%.1f s wall)" % (fmt_rate(rate),
@@ -232,11 +245,18 @@ class Bench:
         return values
 
     def measure(self, name, threads):
-        runs = {"c": [], "pytorch": []}
+        """Every side of the configuration R times, in turns (the order reversed in even
+        repetitions). runs["c"], runs["pytorch"]: fp32; runs["c-bf16"], runs["pytorch-bf16"]
+        with --precisions fp32,bf16 (training configurations only)."""
+        sides = [("c", "fp32"), ("pytorch", "fp32")]
+        if "bf16" in self.args.precisions and name != "decode":
+            sides += [("c", "bf16"), ("pytorch", "bf16")]
+        runs = {}
         for rep in range(1, self.args.repeats + 1):
-            order = ("c", "pytorch") if rep % 2 else ("pytorch", "c")
-            for side in order:
-                runs[side].append(self.run(name, threads, side, rep))
+            order = sides if rep % 2 else sides[::-1]
+            for side, precision in order:
+                key = side if precision == "fp32" else side + "-" + precision
+                runs.setdefault(key, []).append(self.run(name, threads, side, rep, precision))
         return runs
 
 
@@ -342,6 +362,86 @@ def print_targets(rows, file):
         print("  %-6s threads=%d  %s" % (r["config"], r["threads"], ";  ".join(parts)), file=file)
 
 
+def summarize_precision(name, threads, runs):
+    """The four training sides of one configuration: C and PyTorch, each in fp32 and bf16."""
+    med = {k: statistics.median(r["tokens_per_s"] for r in v) for k, v in runs.items()}
+    spread = {k: (min(r["tokens_per_s"] for r in v), max(r["tokens_per_s"] for r in v))
+              for k, v in runs.items()}
+    c = runs["c"]
+    fps = c[0]["flops_per_step"]
+    row = dict(config=name, threads=threads, med=med, spread=spread,
+               c_fp32=med["c"], c_bf16=med["c-bf16"], pt_fp32=med["pytorch"],
+               pt_bf16=med["pytorch-bf16"],
+               sgemm_gflops=statistics.median(r["sgemm_gflops"] for r in c),
+               bf16_gflops=statistics.median(r.get("bf16_gflops", float("nan"))
+                                             for r in c + runs["c-bf16"]),
+               c_bf16_rss=max(r["peak_rss_mib"] for r in runs["c-bf16"]),
+               pt_bf16_rss=max(r["peak_rss_mib"] for r in runs["pytorch-bf16"]))
+    step_s = statistics.median(r["step_ms"] for r in runs["c-bf16"]) / 1000.0
+    row["c_bf16_gflops"] = fps / step_s / 1e9
+    row["bf16_over_fp32"] = row["c_bf16"] / row["c_fp32"]
+    row["bf16_over_pt_fp32"] = row["c_bf16"] / row["pt_fp32"]
+    row["bf16_over_pt_bf16"] = row["c_bf16"] / row["pt_bf16"]
+    row["fp32_over_pt_fp32"] = row["c_fp32"] / row["pt_fp32"]
+    row["pt_bf16_over_pt_fp32"] = row["pt_bf16"] / row["pt_fp32"]
+    return row
+
+
+PRECISION_COLUMNS = ["config", "threads", "c_fp32", "c_bf16", "pt_fp32", "pt_bf16",
+                     "bf16_over_fp32", "bf16_over_pt_fp32", "bf16_over_pt_bf16",
+                     "fp32_over_pt_fp32", "sgemm_gflops", "bf16_gflops", "c_bf16_gflops",
+                     "c_bf16_rss", "pt_bf16_rss"]
+
+
+def print_precision_table(rows, file):
+    print("\nPrecision (training, target tokens/s, medians; C bf16: --precision bf16, "
+          "PyTorch bf16: torch.autocast)", file=file)
+    head = ["config", "threads", "C fp32", "C bf16", "PT fp32", "PT bf16", "Cbf16/Cfp32",
+            "Cbf16/PTfp32", "Cbf16/PTbf16", "Cfp32/PTfp32", "sgemm GF/s", "bf16 GF/s",
+            "C bf16 model GF/s", "RSS C/PT bf16"]
+    body = []
+    for r in rows:
+        body.append([r["config"], str(r["threads"]), fmt_rate(r["c_fp32"]),
+                     fmt_rate(r["c_bf16"]), fmt_rate(r["pt_fp32"]), fmt_rate(r["pt_bf16"]),
+                     "%.2f" % r["bf16_over_fp32"], "%.2f" % r["bf16_over_pt_fp32"],
+                     "%.2f" % r["bf16_over_pt_bf16"], "%.2f" % r["fp32_over_pt_fp32"],
+                     "%.1f" % r["sgemm_gflops"], "%.1f" % r["bf16_gflops"],
+                     "%.1f" % r["c_bf16_gflops"],
+                     "%.0f/%.0f" % (r["c_bf16_rss"], r["pt_bf16_rss"])])
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    for i, line in enumerate([head] + body):
+        cells = [line[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(line[1:], widths[1:])]
+        print("  ".join(cells).rstrip(), file=file)
+        if i == 0:
+            print("  ".join("-" * w for w in widths), file=file)
+    print("\nTargets (precision)", file=file)
+    for r in rows:
+        def mark(ok):
+            return "met" if ok else "NOT met"
+        print("  %-6s threads=%d  C bf16/PyTorch fp32 %.2f >= %g: %s;  C bf16/PyTorch bf16 "
+              "%.2f >= %g: %s;  C fp32/PyTorch fp32 %.2f >= %g: %s;  C bf16 RSS %.0f <= "
+              "PyTorch bf16 RSS %.0f MiB: %s"
+              % (r["config"], r["threads"], r["bf16_over_pt_fp32"], TARGET_BF16_OVER_PT_FP32,
+                 mark(r["bf16_over_pt_fp32"] >= TARGET_BF16_OVER_PT_FP32),
+                 r["bf16_over_pt_bf16"], TARGET_BF16_OVER_PT_BF16,
+                 mark(r["bf16_over_pt_bf16"] >= TARGET_BF16_OVER_PT_BF16),
+                 r["fp32_over_pt_fp32"], TARGET_FP32_OVER_PT_FP32,
+                 mark(r["fp32_over_pt_fp32"] >= TARGET_FP32_OVER_PT_FP32),
+                 r["c_bf16_rss"], r["pt_bf16_rss"], mark(r["c_bf16_rss"] <= r["pt_bf16_rss"])),
+              file=file)
+
+
+def write_precision_dat(rows, path, header_lines):
+    with open(path, "w") as f:
+        for h in header_lines:
+            f.write("# %s\n" % h)
+        f.write("# training rates in target tokens/s (medians); ratios of medians; GFLOP/s\n")
+        f.write("# " + " ".join(PRECISION_COLUMNS) + "\n")
+        for r in rows:
+            f.write(" ".join([r["config"], "%d" % r["threads"]]
+                             + ["%.6g" % r[k] for k in PRECISION_COLUMNS[2:]]) + "\n")
+
+
 def write_dat(rows, path, header_lines):
     cols = ["config", "threads", "c_median", "c_min", "c_max", "pt_median", "pt_min",
             "pt_max", "ratio", "c_gflops", "sgemm_gflops", "pct_sgemm", "c_rss", "pt_rss"]
@@ -394,8 +494,17 @@ def main():
                    help="directory for every run's output (default: a new /tmp/bench.* dir)")
     p.add_argument("--dat", default=None,
                    help="also write the table as a whitespace-separated data file (gnuplot)")
+    p.add_argument("--precisions", default="fp32",
+                   help="fp32 (default), or fp32,bf16: training configurations also run "
+                        "C with --precision bf16 and PyTorch under bf16 autocast")
+    p.add_argument("--precision-dat", default=None,
+                   help="with --precisions fp32,bf16: write the precision table as data")
     args = p.parse_args()
 
+    args.precisions = [x for x in args.precisions.split(",") if x]
+    if not args.precisions or set(args.precisions) - {"fp32", "bf16"} or \
+            "fp32" not in args.precisions:
+        p.error("--precisions: fp32 or fp32,bf16")
     configs = [c for c in args.configs.split(",") if c]
     bad = [c for c in configs if c not in ALL_CONFIGS]
     if bad or not configs:
@@ -465,11 +574,14 @@ def main():
             f.write(h + "\n")
     sys.stdout.flush()
 
-    rows = []
+    rows, precision_rows = [], []
     try:
         for name in configs:
             for t in threads:
-                rows.append(summarize(name, t, bench.measure(name, t)))
+                runs = bench.measure(name, t)
+                rows.append(summarize(name, t, runs))
+                if "c-bf16" in runs:
+                    precision_rows.append(summarize_precision(name, t, runs))
     except RunFailed as e:
         print("bench: %s" % e, file=sys.stderr)
         print("bench: outputs in %s" % args.out, file=sys.stderr)
@@ -487,8 +599,12 @@ def main():
             print_table(rows, file)
             print_notes(rows, file)
             print_targets(rows, file)
+            if precision_rows:
+                print_precision_table(precision_rows, file)
     if args.dat:
         write_dat(rows, args.dat, header)
+    if args.precision_dat and precision_rows:
+        write_precision_dat(precision_rows, args.precision_dat, header)
     return 0
 
 

@@ -46,7 +46,7 @@ def command(binary, name, threads):
             "--d-model", str(c["d_model"]), "--d-ff", str(c["d_ff"]), "--heads", str(c["heads"]),
             "--vocab", str(c["vocab"]), "--batch", str(c["batch"]), "--len", str(c["len"]),
             "--steps", str(c["steps"]), "--warmup-steps", str(c["warmup"]),
-            "--threads", str(threads)], "c train", "tokens_per_s"
+            "--threads", str(threads), "--precision", "fp32"], "c train", "tokens_per_s"
 
 
 def main():

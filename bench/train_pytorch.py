@@ -5,7 +5,7 @@ decoding, timed. The model and the training pieces are those of bench/copy_pytor
 
     train_pytorch.py train --layers N --d-model D --d-ff F --heads H --batch B --len L
         --vocab V --steps S --warmup-steps W --threads T [--seed 1] [--smoothing 0.1]
-        [--dropout 0.1]
+        [--dropout 0.1] [--precision fp32|bf16]
     train_pytorch.py decode --layers N --d-model D --d-ff F --heads H --vocab V --len L
         --sentences K --warmup-sentences W --threads T [--seed 1]
 
@@ -15,7 +15,10 @@ decoder reads L-1 symbols and there are B*(L-1) target tokens per step. One step
 notebook's run_epoch body: forward, LabelSmoothing + KLDivLoss(sum) through
 SimpleLossCompute with norm = ntokens, backward, Adam(lr 0.5, betas (0.9, 0.98),
 eps 1e-9), zero_grad(set_to_none=True), LambdaLR(rate(step, D, 1, 400)). W untimed
-warm-up steps, then S timed steps; drawing the batch is inside the timed loop.
+warm-up steps, then S timed steps; drawing the batch is inside the timed loop. With
+--precision bf16 the forward pass and the loss run under
+torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's mixed precision on processors
+(products in bfloat16 through oneDNN, master weights and Adam in float).
 
 decode: the model in eval mode under torch.no_grad(); each sentence is a random source of
 L symbols (the first one 1) decoded by the notebook's greedy_decode (which recomputes the
@@ -99,11 +102,14 @@ def train(args):
     scheduler = LambdaLR(optimizer=optimizer,
                          lr_lambda=lambda step: rate(step, D, 1.0, 400))
 
+    bf16 = args.precision == "bf16"
+
     def step():
         data = random_sequences(args.batch, args.len, V)
         batch = Batch(src=data, tgt=data, pad=PAD)
-        out = model.forward(batch.src, batch.tgt, batch.src_mask, batch.tgt_mask)
-        loss, loss_node = loss_compute(out, batch.tgt_y, batch.ntokens)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            out = model.forward(batch.src, batch.tgt, batch.src_mask, batch.tgt_mask)
+            loss, loss_node = loss_compute(out, batch.tgt_y, batch.ntokens)
         loss_node.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -117,10 +123,10 @@ def train(args):
 
     tokens_per_step = args.batch * (args.len - 1)
     print("pytorch train tokens_per_s=%.1f step_ms=%.2f steps=%d tokens_per_step=%d "
-          "peak_rss_mib=%.1f params=%d threads=%d"
+          "peak_rss_mib=%.1f params=%d threads=%d precision=%s"
           % (args.steps * tokens_per_step / seconds, 1000.0 * seconds / args.steps,
              args.steps, tokens_per_step, peak_rss_mib(), param_count(model),
-             torch.get_num_threads()), flush=True)
+             torch.get_num_threads(), args.precision), flush=True)
 
 
 def decode(args):
@@ -168,6 +174,8 @@ def main():
     p.add_argument("--warmup-steps", type=natural, required=True)
     p.add_argument("--smoothing", type=float, default=0.1)
     p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="bf16: forward and loss under torch.autocast (default fp32)")
 
     p = sub.add_parser("decode", help="time greedy decoding of single sentences")
     model_flags(p)

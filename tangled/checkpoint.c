@@ -93,8 +93,9 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     }
 #line 180 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
-#line 566 "book/fast.nw"
-    metadata_add(&meta, "run.threads", "%d", threads_in_use);
+#line 625 "book/fast.nw"
+    metadata_add(&meta, "run.threads", "%d", compute.threads);
+    metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
 #line 181 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
         {"", &model->parameters}, {"adam.m.", &adam->m}, {"adam.v.", &adam->v}};
@@ -205,12 +206,17 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
 #line 280 "book/checkpoint.nw"
     /* <<Warn if the checkpoint was written with another number of threads>> */
-#line 570 "book/fast.nw"
+#line 630 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
-        && strtol(value, NULL, 10) != threads_in_use)
+        && strtol(value, NULL, 10) != compute.threads)
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "
                         "one has %d: it continues, but not bit for bit\n", path, value,
-                strcmp(value, "1") == 0 ? "" : "s", threads_in_use);
+                strcmp(value, "1") == 0 ? "" : "s", compute.threads);
+    if (safetensors_metadata(file, "run.precision", value, sizeof value)
+        && strcmp(value, precision_name(compute.precision)) != 0)
+        fprintf(stderr, "transformer: warning: %s was written by a run in %s and this one "
+                        "computes in %s: it continues, but not bit for bit\n", path, value,
+                precision_name(compute.precision));
 #line 281 "book/checkpoint.nw"
     return NULL;
 }

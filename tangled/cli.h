@@ -63,5 +63,14 @@ void print_options(FILE *out, const Option *options, int count);
     {"heads", OPTION_INT, &(config).heads, 1, 64, NULL, "N attention heads"}
 
 void check_model_size(const char *command, const Config *config);
+#line 1641 "book/fast.nw"
+/* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
+#define PRECISION_OPTION(choice) \
+    {"precision", OPTION_CHOICE, &(choice), 0, 0, "fp32|bf16", \
+     "number format of the matrix products"}
+/* The precision a command uses when not told: bf16 where the processor has it. */
+int default_precision(void);
+/* compute.precision = choice; bf16 on a processor without it is a usage error. */
+void set_precision(const char *command, int choice);
 #line 58 "book/program.nw"
 #endif

@@ -11,7 +11,7 @@
 /* <<commands-speed.c includes>> */
 #line 542 "book/decode.nw"
 #include "decode.h"
-#line 181 "book/fast.nw"
+#line 198 "book/fast.nw"
 #include <sys/resource.h>
 /* <<commands-speed.c functions>> */
 #line 546 "book/decode.nw"
@@ -80,7 +80,7 @@ int run_time_decode(int argc, char **argv)
     model_free(&model);
     return status;
 }
-#line 185 "book/fast.nw"
+#line 202 "book/fast.nw"
 typedef struct {
     bool decoding;                   /* true: time greedy decoding, not training */
     int batch, len, steps, warmup_steps, sentences, warmup_sentences, threads;
@@ -92,8 +92,12 @@ static double peak_rss_mib(void)
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
 }
-#line 204 "book/fast.nw"
-static double sgemm_gflops(const MatmulLog *log)
+#line 223 "book/fast.nw"
+typedef void MatmulFunction(bool transpose_a, bool transpose_b, int m, int n, int k,
+                            float alpha, const float *a, int lda, const float *b, int ldb,
+                            float beta, float *c, int ldc);
+
+static double replay_gflops(const MatmulLog *log, MatmulFunction *multiply)
 {
     size_t largest = 1;
     for (int i = 0; i < log->count; i++) {
@@ -110,16 +114,16 @@ static double sgemm_gflops(const MatmulLog *log)
     do {
         for (int i = 0; i < log->count; i++) {
             const MatmulShape *s = &log->shapes[i];
-            matmul_blas(s->transpose_a, s->transpose_b, s->m, s->n, s->k, 1.0f, a,
-                        s->transpose_a ? s->m : s->k, b, s->transpose_b ? s->k : s->n,
-                        s->accumulate ? 1.0f : 0.0f, c, s->n);
+            multiply(s->transpose_a, s->transpose_b, s->m, s->n, s->k, 1.0f, a,
+                     s->transpose_a ? s->m : s->k, b, s->transpose_b ? s->k : s->n,
+                     s->accumulate ? 1.0f : 0.0f, c, s->n);
         }
         rounds++;
     } while ((elapsed = seconds_now() - start) < 1.0);
     free(a);
     return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
 }
-#line 238 "book/fast.nw"
+#line 261 "book/fast.nw"
 static int benchmark_training(Config config, const BenchmarkSettings *s)
 {
     const int batch = s->batch, len = s->len, vocab = config.tgt_vocab;
@@ -140,17 +144,17 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     float *d_logprobs = xmalloc((size_t)batch * (len - 1) * vocab * sizeof *d_logprobs);
     MatmulLog log = {0};
     /* <<Warm up, logging the products of the first step>> */
-#line 278 "book/fast.nw"
+#line 303 "book/fast.nw"
     for (int step = 0; step < s->warmup_steps; step++) {
         copy_task_batch(full, batch, len, vocab, &data_rng);
         batch_fill(&data, full, full, 0);
-        matmul_log = step == 0 ? &log : NULL;
+        compute.log = step == 0 ? &log : NULL;
         train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
-        matmul_log = NULL;
+        compute.log = NULL;
     }
-#line 258 "book/fast.nw"
+#line 281 "book/fast.nw"
     /* <<Time the training steps>> */
-#line 288 "book/fast.nw"
+#line 325 "book/fast.nw"
     double loss = 0.0;
     const double start = seconds_now();
     for (int step = 0; step < s->steps; step++) {
@@ -160,16 +164,26 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     }
     const double elapsed = seconds_now() - start;
     if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
-#line 259 "book/fast.nw"
+#line 282 "book/fast.nw"
     const double seconds_per_step = elapsed / s->steps;
     const int tokens_per_step = batch * (len - 1);
     const double training_rss = peak_rss_mib();   /* before the replay's matrices */
     printf("c train tokens_per_s=%.1f step_ms=%.2f steps=%d tokens_per_step=%d "
-           "peak_rss_mib=%.1f params=%zu threads=%d flops_per_step=%.0f "
-           "sgemm_gflops=%.2f\n", tokens_per_step / seconds_per_step,
+           "peak_rss_mib=%.1f params=%zu threads=%d precision=%s flops_per_step=%.0f "
+           "sgemm_gflops=%.2f", tokens_per_step / seconds_per_step,
            1e3 * seconds_per_step, s->steps, tokens_per_step, training_rss,
-           model_parameter_count(&model), s->threads, matmul_log_flops(&log),
-           sgemm_gflops(&log));
+           model_parameter_count(&model), s->threads, precision_name(compute.precision),
+           matmul_log_flops(&log), replay_gflops(&log, matmul_blas));
+    /* <<Print the rate of bfloat16 products on the logged shapes, where the processor has them>> */
+#line 316 "book/fast.nw"
+    if (bf16_hardware()) {
+        const Precision precision = compute.precision;
+        compute.precision = PRECISION_BF16;
+        printf(" bf16_gflops=%.2f", replay_gflops(&log, matmul));
+        compute.precision = precision;
+    }
+#line 292 "book/fast.nw"
+    putchar('\n');
     matmul_log_free(&log);
     free(full), free(d_logprobs);
     batch_free(&data);
@@ -177,7 +191,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 304 "book/fast.nw"
+#line 341 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
     const int len = s->len;
@@ -187,6 +201,11 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     Rng rng;
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
+    /* <<Round the loaded weights to bfloat16 once, if asked>> */
+#line 1607 "book/fast.nw"
+    if (compute.precision == PRECISION_BF16)
+        bf16_weights_use(model.parameters.data, model.parameters.total);
+#line 351 "book/fast.nw"
     model_prepare(&model, 1, len, len);
     KVCache cache;
     decoder_cache_init(&cache, &model, 1, len, len);
@@ -207,15 +226,15 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 339 "book/fast.nw"
+#line 377 "book/fast.nw"
 int run_benchmark(int argc, char **argv)
 {
     BenchmarkSettings s = {.batch = 80, .len = 10, .steps = 20, .warmup_steps = 3,
                            .sentences = 10, .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     /* <<Read the benchmark's flags>> */
-#line 351 "book/fast.nw"
-    int vocab = config.tgt_vocab;
+#line 389 "book/fast.nw"
+    int vocab = config.tgt_vocab, precision = default_precision();
     const Option options[] = {
         {"vocab", OPTION_INT, &vocab, 3, 1000000, NULL, "V vocabulary size"},
         {"batch", OPTION_INT, &s.batch, 1, 4096, NULL, "B sequences in a batch"},
@@ -227,6 +246,7 @@ int run_benchmark(int argc, char **argv)
         {"warmup-sentences", OPTION_INT, &s.warmup_sentences, 0, 1000000, NULL,
          "W decodings before the timing"},
         {"threads", OPTION_INT, &s.threads, 1, MAX_THREADS, NULL, "T threads"},
+        PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
     };
     const int mode = parse_options("benchmark", options, sizeof options / sizeof *options, argc,
@@ -236,8 +256,9 @@ int run_benchmark(int argc, char **argv)
     no_operands("benchmark", mode + 1, argc, argv);
     s.decoding = strcmp(argv[mode], "decode") == 0;
     check_model_size("benchmark", &config);
+    set_precision("benchmark", precision);
     config.src_vocab = config.tgt_vocab = vocab;
-#line 345 "book/fast.nw"
+#line 383 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }

@@ -129,7 +129,7 @@ int run_random(int argc, char **argv)
 #line 1229 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
-    int n = 256, choice = matmul_kernel;   /* the choices in MatmulKernel's order */
+    int n = 256, choice = compute.matmul;   /* the choices in MatmulKernel's order */
     const Option options[] = {
         {"size", OPTION_INT, &n, 1, 8192, NULL, "N rows and columns of the matrices"},
         {"kernel", OPTION_CHOICE, &choice, 0, 0, "blas|reference", "the kernel to time"},
@@ -145,7 +145,7 @@ int run_time_matmul(int argc, char **argv)
     Rng rng;
     rng_seed(&rng, 1, 0);
     for (size_t i = 0; i < 2 * size; i++) a[i] = rng_uniform_between(&rng, -1, 1);
-    matmul_kernel = kernel;
+    compute.matmul = kernel;
     long repeats = 0;
     double start = seconds_now(), elapsed;
     do {

@@ -13,7 +13,7 @@
 #line 567 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1212 "book/translate.nw"
+#line 1217 "book/translate.nw"
 #include "modelfile.h"
 #line 409 "book/distributed.nw"
 #include <limits.h>
@@ -62,12 +62,13 @@ int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int epochs = 20, batches = 20, batch_size = 80, len = 10, seed = 1;
+    int precision = default_precision();   /* Chapter 19 */
     TrainerSettings run = {0};
     const char *resume_path = NULL;   /* the checkpoint chapter */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     int norm = 0;                     /* --norm: 0 pre, 1 post */
     /* <<Read the copy command's flags>> */
-#line 703 "book/copy.nw"
+#line 704 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 1, 10000, NULL, "N epochs to train"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
@@ -79,12 +80,13 @@ int run_copy(int argc, char **argv)
         {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL,
          "F factor of the learning-rate schedule"},
         /* <<The copy command's experiment options>> */
-#line 729 "book/copy.nw"
+#line 732 "book/copy.nw"
         {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
         {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL,
          "N warm-up steps of the learning-rate schedule (0: none)"},
-#line 714 "book/copy.nw"
+#line 715 "book/copy.nw"
+        PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
 #line 377 "book/checkpoint.nw"
@@ -96,13 +98,14 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 716 "book/copy.nw"
+#line 718 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
     config.norm = norm == 1 ? NORM_POST : NORM_PRE;
-#line 663 "book/copy.nw"
+    set_precision("copy", precision);
+#line 664 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -143,17 +146,17 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 685 "book/copy.nw"
+#line 686 "book/copy.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
 #line 390 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 686 "book/copy.nw"
+#line 687 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 754 "book/copy.nw"
+#line 757 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -181,7 +184,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 691 "book/copy.nw"
+#line 692 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     distributed_leave("copy", &model, &adam, &progress);   /* Chapter 20 */
@@ -256,7 +259,7 @@ int run_train(int argc, char **argv)
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
 #line 346 "book/translate.nw"
-    int subset = 0;
+    int subset = 0, precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
         {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the best model's file"},
@@ -275,6 +278,7 @@ int run_train(int argc, char **argv)
          "F factor of the learning-rate schedule"},
         {"smoothing", OPTION_FLOAT, &settings.smoothing, 0.0, 0.99, NULL, "E label smoothing"},
         {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL, "P dropout rate"},
+        PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
 #line 377 "book/checkpoint.nw"
@@ -286,14 +290,15 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 367 "book/translate.nw"
+#line 368 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
     check_model_size("train", &config);
+    set_precision("train", precision);
 #line 331 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 378 "book/translate.nw"
+#line 380 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
@@ -302,7 +307,7 @@ int run_train(int argc, char **argv)
 #line 332 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 636 "book/translate.nw"
+#line 638 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -313,7 +318,7 @@ int run_train(int argc, char **argv)
     fflush(stdout);
 #line 334 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 423 "book/translate.nw"
+#line 425 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -339,7 +344,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 455 "book/translate.nw"
+#line 457 "book/translate.nw"
     char recipe_text[5][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -364,7 +369,7 @@ int run_train(int argc, char **argv)
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
 #line 335 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 478 "book/translate.nw"
+#line 480 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL};   /* Chapter 20 */
@@ -378,7 +383,7 @@ int run_train(int argc, char **argv)
     distributed_leave("train", &model, &adam, &progress);   /* Chapter 20 */
 #line 336 "book/translate.nw"
     /* <<Free the training run>> */
-#line 492 "book/translate.nw"
+#line 494 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);

@@ -509,15 +509,16 @@ static const char *emit_scaling(FILE *out, const FigureValue *option)
     Config base = config_default(8315, 6384, 6), multi30k = config_default(7859, 5920, 3);
     multi30k.d_model = 256, multi30k.d_ff = 1024;
     const Config *models[2] = {&base, &multi30k};
-    const double compute[2] = {option[0].number[0] * 1e-3, option[1].number[0] * 1e-3};  /* s */
-    const double alpha = option[2].number[0] * 1e-6, bandwidth[2] = {10e9 / 8, 100e9 / 8};  /* bytes/s */
+    const double step_seconds[2] = {option[0].number[0] * 1e-3, option[1].number[0] * 1e-3};
+    const double alpha = option[2].number[0] * 1e-6;              /* s a message */
+    const double bandwidth[2] = {10e9 / 8, 100e9 / 8};           /* bytes/s */
     fprintf(out, "# P, then for the base model (%zu parameters, %.3f s a step) and the "
                  "Multi30k model (%zu, %.3f s),\n# over 10 and 100 Gbit/s: step time (s) and "
                  "efficiency; latency %.0f us a message\n",
-            parameter_count_of(&base), compute[0], parameter_count_of(&multi30k), compute[1],
-            alpha * 1e6);
+            parameter_count_of(&base), step_seconds[0], parameter_count_of(&multi30k),
+            step_seconds[1], alpha * 1e6);
     fprintf(out, "#tex \\def\\scalingbase{%.3g}\\def\\scalingmulti{%.3g}"
-                 "\\def\\scalinglatency{%.0f}\n", compute[0], compute[1], alpha * 1e6);
+                 "\\def\\scalinglatency{%.0f}\n", step_seconds[0], step_seconds[1], alpha * 1e6);
     for (int p = 1; p <= 64; p *= 2) {
         fprintf(out, "%d", p);
         for (int m = 0; m < 2; m++)
@@ -525,7 +526,8 @@ static const char *emit_scaling(FILE *out, const FigureValue *option)
                 const double bytes = 4.0 * (double)parameter_count_of(models[m]);
                 const double comm = 2.0 * (p - 1) * alpha
                                     + 2.0 * (p - 1) / p * bytes / bandwidth[n];
-                fprintf(out, " %.4f %.4f", compute[m] + comm, compute[m] / (compute[m] + comm));
+                const double step = step_seconds[m] + comm;
+                fprintf(out, " %.4f %.4f", step, step_seconds[m] / step);
             }
         fputc('\n', out);
     }
@@ -577,7 +579,7 @@ const FigureKind figure_kinds[] = {
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
-#line 500 "book/distributed.nw"
+#line 502 "book/distributed.nw"
     {"scaling", "step time and efficiency of P processes, projected",
      {{"--base-ms", FIGURE_INTEGER, 1, 1000000, "1850", "compute time of a base-model step, ms",
        NULL},

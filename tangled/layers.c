@@ -166,7 +166,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
                q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
         const uint8_t *keep = mask->keep + (size_t)b * mask->batch_stride;
-        if (fast_kernels) {   /* the same numbers in one pass (the speed chapter) */
+        if (compute.fast_kernels) {   /* the same numbers in one pass (the speed chapter) */
             masked_softmax_rows(p, keep, mask->row_stride, len_q, len_k);
         } else {
             mask_scores(p, keep, mask->row_stride, len_q, len_k);
@@ -240,7 +240,10 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
-    if (fast_kernels) { dropout_mask_parallel(keep_scale, n, p, rng); return; }   /* speed */
+    if (compute.fast_kernels) {   /* the speed chapter */
+        dropout_mask_parallel(keep_scale, n, p, rng);
+        return;
+    }
     const float scale = 1.0f / (1.0f - p);
     for (size_t i = 0; i < n; i++) keep_scale[i] = rng_uniform(rng) < p ? 0.0f : scale;
 }
@@ -262,7 +265,7 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
         const float *x = in + (size_t)r * d;
         float *y = out + (size_t)r * d;
         double sum = 0.0, squares = 0.0, mu;
-        if (fast_kernels) {   /* one pass over x for both sums (the speed chapter) */
+        if (compute.fast_kernels) {   /* one pass over x for both sums (the speed chapter) */
             row_moments(x, d, &mu, &squares);
         } else {
             for (int i = 0; i < d; i++) sum += x[i];
@@ -357,10 +360,10 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
         d_hidden[i] = hidden[i] > 0.0f ? d_hidden[i] * (keep ? keep[i] : 1.0f) : 0.0f;
     linear_backward(d_in, d_w->w_1, d_w->b_1, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
-#line 935 "book/model.nw"
+#line 936 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
-    if (fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* the speed chapter */
+    if (compute.fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* speed */
     PARALLEL_FOR((size_t)rows * cols)
     for (int r = 0; r < rows; r++) {
         float *x_r = x + (size_t)r * cols;
@@ -372,7 +375,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 1023 "book/model.nw"
+#line 1024 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -386,10 +389,13 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 1042 "book/model.nw"
+#line 1043 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
-    if (fast_kernels) { log_softmax_backward_fast(d_x, d_y, y, rows, cols); return; }
+    if (compute.fast_kernels) {
+        log_softmax_backward_fast(d_x, d_y, y, rows, cols);
+        return;
+    }
     PARALLEL_FOR((size_t)rows * cols)
     for (int r = 0; r < rows; r++) {
         const float *d_y_r = d_y + (size_t)r * cols, *y_r = y + (size_t)r * cols;
@@ -399,7 +405,7 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
         for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - expf(y_r[j]) * (float)sum;
     }
 }
-#line 656 "book/fast.nw"
+#line 724 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     const float scale = 1.0f / (1.0f - p);
@@ -415,7 +421,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     }
     rng_advance(rng, n);
 }
-#line 688 "book/fast.nw"
+#line 756 "book/fast.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -431,7 +437,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 719 "book/fast.nw"
+#line 787 "book/fast.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -442,7 +448,7 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     *mean = sum / d;
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
-#line 793 "book/fast.nw"
+#line 861 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

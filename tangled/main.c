@@ -54,7 +54,7 @@ static const Command commands[] = {
      "feed-forward, embedding or log-softmax. Exits with status 1 if an error\n"
      "reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 784 "book/copy.nw"
+#line 787 "book/copy.nw"
     {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"
@@ -106,7 +106,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 1079 "book/translate.nw"
+#line 1084 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -116,13 +116,13 @@ static const Command commands[] = {
      "after every epoch, at --stop-after, after --minutes and on SIGINT/SIGTERM.\n"
      "Under mpirun -np P, P processes share every batch; rank 0 writes the files.\n",
      NULL, run_train},
-    {"translate", "translate German lines on standard input into English (the translation chapter)",
+    {"translate", "translate German lines on standard input into English",
      "usage: transformer translate [OPTIONS] < GERMAN > ENGLISH\n"
      "\n"
      "Read German sentences, one a line, and print their English translations, one a\n"
      "line, decoded with a beam search (greedy with --beam 1).\n",
      NULL, run_translate},
-#line 1323 "book/translate.nw"
+#line 1328 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
@@ -131,14 +131,15 @@ static const Command commands[] = {
      "labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
      "columnheaders).\n",
      NULL, run_attention},
-#line 376 "book/fast.nw"
+#line 416 "book/fast.nw"
     {"benchmark", "time training or decoding, for comparison with PyTorch",
      "usage: transformer benchmark train|decode [OPTIONS]\n"
      "\n"
      "train: W warm-up steps, then S timed training steps on random copy-task\n"
      "batches of B sequences of L symbols (dropout 0.1, label smoothing 0.1, Adam);\n"
      "prints target tokens/s, ms per step, peak RSS, the FLOPs of a step's matrix\n"
-     "products and the rate of OpenBLAS on exactly those products.\n"
+     "products and the rate of OpenBLAS on exactly those products (and of the\n"
+     "bfloat16 products, where the processor has them).\n"
      "decode: greedy decoding with the key-value cache of K random sources of L\n"
      "symbols, one at a time; prints sentences/s. The model is the copy task's\n"
      "unless sizes are given.\n",
@@ -193,18 +194,18 @@ int main(int argc, char **argv)
         /* <<Choose the kernels from the environment>> */
 #line 575 "book/program.nw"
         const char *kernel = getenv("TRANSFORMER_MATMUL");
-        if (kernel && strcmp(kernel, "reference") == 0) matmul_kernel = MATMUL_REFERENCE;
+        if (kernel && strcmp(kernel, "reference") == 0) compute.matmul = MATMUL_REFERENCE;
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 592 "book/fast.nw"
+#line 660 "book/fast.nw"
         const char *kernels = getenv("TRANSFORMER_KERNELS");
-        if (kernels && strcmp(kernels, "reference") == 0) fast_kernels = false;
+        if (kernels && strcmp(kernels, "reference") == 0) compute.fast_kernels = false;
         else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
             usage_error(NULL, "TRANSFORMER_KERNELS must be 'fast' or 'reference', not '%s'",
                         kernels);
         const char *products = getenv("TRANSFORMER_PRODUCTS");
-        if (products && strcmp(products, "openblas") == 0) split_products = false;
+        if (products && strcmp(products, "openblas") == 0) compute.split_products = false;
         else if (products && *products && strcmp(products, "split") != 0)
             usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                         products);

@@ -343,7 +343,7 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
 #line 595 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     /* <<Lay out the scratch of the backward pass>> */
-#line 981 "book/model.nw"
+#line 982 "book/model.nw"
     const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
     const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
     model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -366,7 +366,7 @@ float *model_activation(const Model *model, int view)
     return flat_view(&model->activations, view);
 }
 /* <<Sublayer helpers>> */
-#line 709 "book/model.nw"
+#line 710 "book/model.nw"
 static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
 {
     const size_t per_row = size / (size_t)model->batch;
@@ -374,7 +374,7 @@ static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
     dropout_mask(keep, size, model->config.dropout, rng);
     rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
 }
-#line 719 "book/model.nw"
+#line 720 "book/model.nw"
 static LayerNormSaved layernorm_saved(const Model *model, int mean, int rstd)
 {
     return (LayerNormSaved){model_activation(model, mean), model_activation(model, rstd)};
@@ -416,7 +416,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     }
     return stream;
 }
-#line 769 "book/model.nw"
+#line 770 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -457,7 +457,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
     const FeedForwardSaved saved = {model_activation(model, hidden), keep};
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
-#line 815 "book/model.nw"
+#line 816 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -485,7 +485,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 1081 "book/model.nw"
+#line 1085 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -528,7 +528,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1129 "book/model.nw"
+#line 1133 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -561,7 +561,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
-#line 1168 "book/model.nw"
+#line 1172 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -589,7 +589,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
 /* <<The encoder>> */
-#line 849 "book/model.nw"
+#line 850 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -616,7 +616,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
                       model->memory_rstd, x, rows);
 }
 /* <<The decoder>> */
-#line 881 "book/model.nw"
+#line 882 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -662,11 +662,16 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
            "batch %d x %d / %d exceeds the prepared size", batch, src_len, tgt_len);
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = rng != NULL;
+    /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
+#line 1615 "book/fast.nw"
+    if (compute.precision == PRECISION_BF16)
+        bf16_weights_use(model->parameters.data, model->parameters.total);
+#line 689 "book/model.nw"
     const float *memory = encode(model, src, src_keep, batch, src_len, rng);
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     /* <<Project to the vocabulary and take the log-softmax>> */
-#line 952 "book/model.nw"
+#line 953 "book/model.nw"
     const Config *c = &model->config;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -674,9 +679,9 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
                    c->tgt_vocab);
     log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
     return logprobs;
-#line 692 "book/model.nw"
+#line 693 "book/model.nw"
 }
-#line 1060 "book/model.nw"
+#line 1064 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -686,7 +691,7 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1201 "book/model.nw"
+#line 1205 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
@@ -696,7 +701,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
     const AttentionShape self_shape = {batch, tgt_len, tgt_len, c->d_model, c->heads};
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads};
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1218 "book/model.nw"
+#line 1222 "book/model.nw"
     float *d_logits = model_activation(model, model->d_logits);
     float *d_decoded = model_activation(model, model->d_output);
     log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
@@ -712,9 +717,9 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1210 "book/model.nw"
+#line 1214 "book/model.nw"
     /* <<Back through the decoder's layers>> */
-#line 1240 "book/model.nw"
+#line 1244 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -740,10 +745,10 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1211 "book/model.nw"
+#line 1215 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     /* <<Back through the encoder>> */
-#line 1268 "book/model.nw"
+#line 1272 "book/model.nw"
     const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -765,10 +770,10 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1213 "book/model.nw"
+#line 1217 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
-#line 68 "book/fast.nw"
+#line 70 "book/fast.nw"
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len)
 {
     const double B = batch, S = src_len, T = tgt_len, d = config->d_model;

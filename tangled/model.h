@@ -82,7 +82,7 @@ typedef struct {
     int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
     int logprobs;                              /* [B][T_tgt][tgt_vocab] */
     /* <<Gradient scratch views>> */
-#line 972 "book/model.nw"
+#line 973 "book/model.nw"
     int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     int d_context, d_q, d_k, d_v, d_p;
 #line 510 "book/model.nw"
@@ -121,13 +121,13 @@ float *model_activation(const Model *model, int view);
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 1015 "book/model.nw"
+#line 1016 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt);
 float *model_gradient(const Model *model, int view);
-#line 62 "book/fast.nw"
+#line 64 "book/fast.nw"
 /* The floating-point operations of the matrix products of one training step (forward and
    backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len);

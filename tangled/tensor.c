@@ -14,6 +14,11 @@
 #include <cblas.h>
 #line 1216 "book/program.nw"
 #include <time.h>
+#line 1253 "book/fast.nw"
+#include <immintrin.h>
+#line 1393 "book/fast.nw"
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
 #line 76 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
@@ -242,8 +247,8 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     }
 #line 612 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
-#line 491 "book/fast.nw"
-    if (split_products && threads_in_use > 1 && !omp_in_parallel()
+#line 542 "book/fast.nw"
+    if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
         && (double)m * n * k >= MATMUL_SPLIT_WORK) {
         matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
                           ldc);
@@ -255,8 +260,8 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 614 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
-#line 552 "book/fast.nw"
-    if (m == 1 && fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
+#line 610 "book/fast.nw"
+    if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
         cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
                     transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
                     transpose_a ? lda : 1, beta, c, 1);
@@ -267,23 +272,45 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 633 "book/tensor.nw"
-MatmulKernel matmul_kernel = MATMUL_BLAS;
+#line 646 "book/tensor.nw"
+ComputeSettings compute = {
+    .matmul = MATMUL_BLAS,
+    /* <<Initial values of the compute settings>> */
+#line 105 "book/fast.nw"
+    .log = NULL,
+#line 519 "book/fast.nw"
+    .threads = 1,
+#line 558 "book/fast.nw"
+    .split_products = true,
+#line 653 "book/fast.nw"
+    .fast_kernels = true,
+#line 1216 "book/fast.nw"
+    .precision = PRECISION_FP32,
+#line 1572 "book/fast.nw"
+    .bf16_min_work = 1e6,
+#line 649 "book/tensor.nw"
+};
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
             float alpha, const float *a, int lda, const float *b, int ldb,
             float beta, float *c, int ldc)
 {
     /* <<Note the product's shape when a log is kept>> */
-#line 109 "book/fast.nw"
-    if (matmul_log)
-        #pragma omp critical(matmul_log)   /* heads call matmul on several threads at once */
-        matmul_log_add(matmul_log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
-                                                 m, n, k});
-#line 640 "book/tensor.nw"
-    if (matmul_kernel == MATMUL_REFERENCE)
+#line 128 "book/fast.nw"
+    if (compute.log)
+        #pragma omp critical(matmul_log)
+        matmul_log_add(compute.log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
+                                                  m, n, k});
+#line 656 "book/tensor.nw"
+    if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
+    /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
+#line 1576 "book/fast.nw"
+    else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
+             && (double)m * n * k >= compute.bf16_min_work)
+        matmul_bf16(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#line 660 "book/tensor.nw"
     else
         matmul_blas(transpose_a, transpose_b, m, n, k,
                     alpha, a, lda, b, ldb, beta, c, ldc);
@@ -295,9 +322,7 @@ double seconds_now(void)
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
-#line 116 "book/fast.nw"
-MatmulLog *matmul_log = NULL;
-
+#line 135 "book/fast.nw"
 void matmul_log_add(MatmulLog *log, MatmulShape shape)
 {
     if (log->count == log->capacity) {
@@ -323,16 +348,13 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 508 "book/fast.nw"
-int threads_in_use = 1;
-bool split_products = true;
-
+#line 569 "book/fast.nw"
 void set_threads(int n)
 {
     ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
-    threads_in_use = n;
+    compute.threads = n;
     omp_set_num_threads(n);
-    openblas_set_num_threads(split_products ? 1 : n);
+    openblas_set_num_threads(compute.split_products ? 1 : n);
 }
 
 void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
@@ -340,7 +362,7 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                        float beta, float *c, int ldc)
 {
     const bool by_columns = n >= m;
-    const int size = by_columns ? n : m, parts = threads_in_use;
+    const int size = by_columns ? n : m, parts = compute.threads;
     #pragma omp parallel for num_threads(parts) schedule(static)
     for (int part = 0; part < parts; part++) {
         /* ranges start at multiples of 16, the width of the kernels' tiles */
@@ -358,9 +380,7 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 588 "book/fast.nw"
-bool fast_kernels = true;
-#line 634 "book/fast.nw"
+#line 702 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -374,4 +394,232 @@ void rng_advance(Rng *rng, uint64_t delta)
         multiplier *= multiplier;
     }
     rng->state = total_multiplier * rng->state + total_increment;
+}
+#line 1257 "book/fast.nw"
+/* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
+__attribute__((target("avx512f,avx512bf16")))
+static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
+{
+    size_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        const __m512bh pair = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + j + 16),
+                                                  _mm512_loadu_ps(x + j));
+        _mm512_storeu_si512((void *)(out + j), (__m512i)pair);
+    }
+    for (; j < n; j++) out[j] = bf16_from_float(x[j]);
+}
+
+static void bf16_round_row(uint16_t *out, const float *x, size_t n)
+{
+    if (__builtin_cpu_supports("avx512bf16")) {
+        bf16_round_row_avx512(out, x, n);
+        return;
+    }
+    for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
+}
+#line 1284 "book/fast.nw"
+/* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
+static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
+{
+    PARALLEL_FOR((size_t)rows * cols)
+    for (int r = 0; r < rows; r++)
+        bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
+}
+#line 1317 "book/fast.nw"
+typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
+
+typedef struct {
+    const float *weights;        /* NULL: no copy; else the float parameters... */
+    size_t weight_count;
+    uint16_t *weights_bf16;      /* ...and their bfloat16 copy */
+    size_t weights_capacity;
+    uint16_t *scratch[2];        /* rounded operands a and b */
+    size_t scratch_capacity[2];
+    void *scratchpad;            /* oneDNN's working memory, shared by the products */
+    size_t scratchpad_size;
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    Bf16Product *products;       /* every product met so far */
+    int product_count, product_capacity;
+} Bf16State;
+
+static Bf16State bf16;
+#line 1338 "book/fast.nw"
+/* Make sure *buffer holds n numbers of 16 bits. */
+static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
+{
+    if (n <= *capacity) return;
+    free(*buffer);
+    *buffer = xmalloc(n * sizeof **buffer);
+    *capacity = n;
+}
+
+void bf16_weights_use(const float *weights, size_t n)
+{
+    bf16_reserve(&bf16.weights_bf16, &bf16.weights_capacity, n);
+    PARALLEL_FOR(n)
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+        const size_t first = n * block / PARALLEL_BLOCKS, end = n * (block + 1) / PARALLEL_BLOCKS;
+        bf16_round_row(bf16.weights_bf16 + first, weights + first, end - first);
+    }
+    bf16.weights = weights, bf16.weight_count = n;
+}
+
+void bf16_weights_forget(void)
+{
+    bf16.weights = NULL, bf16.weight_count = 0;
+}
+#line 1369 "book/fast.nw"
+static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
+{
+    const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
+    const uintptr_t end = first + ((size_t)(rows - 1) * *ld + cols) * sizeof(float);
+    if (bf16.weights && first >= weights
+        && end <= weights + bf16.weight_count * sizeof(float))
+        return bf16.weights_bf16 + (x - bf16.weights);
+    bf16_reserve(&bf16.scratch[which], &bf16.scratch_capacity[which], (size_t)rows * cols);
+    bf16_round_matrix(bf16.scratch[which], x, rows, cols, *ld);
+    *ld = cols;
+    return bf16.scratch[which];
+}
+#line 1398 "book/fast.nw"
+struct Bf16Product {
+    bool transpose_a, transpose_b;
+    int m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    dnnl_primitive_t primitive;
+    dnnl_memory_t a, b, c, scratchpad;
+};
+#line 1416 "book/fast.nw"
+#define DNNL_CHECK(call)                                                            \
+    do {                                                                            \
+        dnnl_status_t status_ = (call);                                             \
+        ENSURE(status_ == dnnl_success, "oneDNN: %s", dnnl_status2str(status_));    \
+    } while (0)
+
+static void bf16_describe(dnnl_memory_desc_t *desc, int rows, int cols, bool transposed,
+                          int ld, dnnl_data_type_t type)
+{
+    const dnnl_dims_t dims = {rows, cols};
+    const dnnl_dims_t strides = {transposed ? 1 : ld, transposed ? ld : 1};
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(desc, 2, dims, type, strides));
+}
+
+static void bf16_make_product(Bf16Product *p)
+{
+    dnnl_memory_desc_t a, b, c;
+    bf16_describe(&a, p->m, p->k, p->transpose_a, p->lda, dnnl_bf16);
+    bf16_describe(&b, p->k, p->n, p->transpose_b, p->ldb, dnnl_bf16);
+    bf16_describe(&c, p->m, p->n, false, p->ldc, dnnl_f32);
+    dnnl_matmul_desc_t desc;
+    DNNL_CHECK(dnnl_matmul_desc_init(&desc, &a, &b, NULL, &c));
+    dnnl_primitive_attr_t attributes;
+    DNNL_CHECK(dnnl_primitive_attr_create(&attributes));
+    DNNL_CHECK(dnnl_primitive_attr_set_scratchpad_mode(attributes, dnnl_scratchpad_mode_user));
+    if (p->alpha != 1.0f)
+        DNNL_CHECK(dnnl_primitive_attr_set_output_scales(attributes, 1, 0, &p->alpha));
+    if (p->beta != 0.0f) {
+        dnnl_post_ops_t post_ops;
+        DNNL_CHECK(dnnl_post_ops_create(&post_ops));
+        DNNL_CHECK(dnnl_post_ops_append_sum(post_ops, p->beta));
+        DNNL_CHECK(dnnl_primitive_attr_set_post_ops(attributes, post_ops));
+        dnnl_post_ops_destroy(post_ops);
+    }
+    dnnl_primitive_desc_t primitive_desc;
+    DNNL_CHECK(dnnl_primitive_desc_create(&primitive_desc, &desc, attributes, bf16.engine,
+                                          NULL));
+    DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
+    /* <<Make room for the product's scratchpad>> */
+#line 1471 "book/fast.nw"
+    const dnnl_memory_desc_t *scratchpad =
+        dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
+    const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
+    if (bytes > bf16.scratchpad_size) {
+        free(bf16.scratchpad);
+        bf16.scratchpad = aligned_alloc(64, (bytes + 63) / 64 * 64);
+        if (bf16.scratchpad == NULL) die("out of memory allocating %zu bytes", bytes);
+        bf16.scratchpad_size = bytes;
+    }
+    DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
+#line 1455 "book/fast.nw"
+    dnnl_primitive_desc_destroy(primitive_desc);
+    dnnl_primitive_attr_destroy(attributes);
+    DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
+    DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
+    DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
+}
+#line 1487 "book/fast.nw"
+static Bf16Product *bf16_product(Bf16Product key)
+{
+    for (int i = 0; i < bf16.product_count; i++) {
+        const Bf16Product *p = &bf16.products[i];
+        if (p->transpose_a == key.transpose_a && p->transpose_b == key.transpose_b
+            && p->m == key.m && p->n == key.n && p->k == key.k && p->lda == key.lda
+            && p->ldb == key.ldb && p->ldc == key.ldc && p->alpha == key.alpha
+            && p->beta == key.beta)
+            return &bf16.products[i];
+    }
+    if (bf16.engine == NULL) {
+        DNNL_CHECK(dnnl_engine_create(&bf16.engine, dnnl_cpu, 0));
+        DNNL_CHECK(dnnl_stream_create(&bf16.stream, bf16.engine, dnnl_stream_default_flags));
+    }
+    if (bf16.product_count == bf16.product_capacity) {
+        int capacity = bf16.product_capacity ? 2 * bf16.product_capacity : 64;
+        Bf16Product *products = xmalloc((size_t)capacity * sizeof *products);
+        if (bf16.product_count)
+            memcpy(products, bf16.products, (size_t)bf16.product_count * sizeof *products);
+        free(bf16.products);
+        bf16.products = products, bf16.product_capacity = capacity;
+    }
+    Bf16Product *p = &bf16.products[bf16.product_count++];
+    *p = key;
+    bf16_make_product(p);
+    return p;
+}
+#line 1529 "book/fast.nw"
+void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
+                 float alpha, const float *a, int lda, const float *b, int ldb,
+                 float beta, float *c, int ldc)
+{
+    /* <<Check the shapes and leading dimensions of a matrix product>> */
+#line 547 "book/tensor.nw"
+    ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
+    ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
+    ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
+    ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
+    ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
+           && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
+           "the product's result overlaps an operand");
+#line 1534 "book/fast.nw"
+    if (m == 0 || n == 0) return;
+    if (alpha == 0.0f || k == 0) {
+        matmul_blas(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    const uint16_t *a16 = bf16_operand(a, transpose_a ? k : m, transpose_a ? m : k, &lda, 0);
+    const uint16_t *b16 = bf16_operand(b, transpose_b ? n : k, transpose_b ? k : n, &ldb, 1);
+    Bf16Product *p = bf16_product((Bf16Product){transpose_a, transpose_b, m, n, k, lda, ldb,
+                                                ldc, alpha, beta, NULL, NULL, NULL, NULL,
+                                                NULL});
+    DNNL_CHECK(dnnl_memory_set_data_handle(p->a, (void *)a16));
+    DNNL_CHECK(dnnl_memory_set_data_handle(p->b, (void *)b16));
+    DNNL_CHECK(dnnl_memory_set_data_handle(p->c, c));
+    DNNL_CHECK(dnnl_memory_set_data_handle(p->scratchpad, bf16.scratchpad));
+    const dnnl_exec_arg_t arguments[4] = {
+        {DNNL_ARG_SRC, p->a}, {DNNL_ARG_WEIGHTS, p->b}, {DNNL_ARG_DST, p->c},
+        {DNNL_ARG_SCRATCHPAD, p->scratchpad}};
+    DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
+    DNNL_CHECK(dnnl_stream_wait(bf16.stream));
+}
+#line 1595 "book/fast.nw"
+bool bf16_hardware(void)
+{
+    const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
+           == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+}
+#line 1679 "book/fast.nw"
+const char *precision_name(Precision precision)
+{
+    return precision == PRECISION_BF16 ? "bf16" : "fp32";
 }

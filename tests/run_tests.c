@@ -153,6 +153,7 @@ int main(void)
     srunner_add_suite(runner, translate_suite());
     srunner_add_suite(runner, fast_suite());
     srunner_add_suite(runner, distributed_suite());
+    srunner_add_suite(runner, bf16_suite());
     srunner_add_suite(runner, figure_suite());
     srunner_add_suite(runner, architecture_suite());
     srunner_add_suite(runner, experiments_suite());

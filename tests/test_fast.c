@@ -1,6 +1,8 @@
 /* test_fast.c -- Chapter 19: the FLOP count, threads, the faster kernels against the
-   chapters' first versions, and no allocation inside a training step. */
+   chapters' first versions, and no allocation inside a training step (in float and in
+   bfloat16). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "train.h"
@@ -83,9 +85,9 @@ START_TEST(step_flops_match_the_products)
     Trainer t;
     trainer_init(&t);
     MatmulLog log = {0};
-    matmul_log = &log;
+    compute.log = &log;
     trainer_step(&t);
-    matmul_log = NULL;
+    compute.log = NULL;
     ck_assert_int_gt(log.count, 0);
     const double expected = training_step_flops(&t.model.config, T_BATCH, T_LEN, T_LEN - 1);
     ck_assert_double_eq(matmul_log_flops(&log), expected);   /* integers: exact */
@@ -166,11 +168,11 @@ START_TEST(single_row_products_use_sgemv_correctly)
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
             for (int j = 0; j < N; j++) with_gemv[j] = with_gemm[j] = (float)j;
-            fast_kernels = true;
+            compute.fast_kernels = true;
             matmul_blas(ta, tb, 1, N, K, 0.5f, a, ta ? 1 : K, b, tb ? K : N, 1.0f, with_gemv, N);
-            fast_kernels = false;
+            compute.fast_kernels = false;
             matmul_blas(ta, tb, 1, N, K, 0.5f, a, ta ? 1 : K, b, tb ? K : N, 1.0f, with_gemm, N);
-            fast_kernels = true;
+            compute.fast_kernels = true;
             assert_within_dot_bound(with_gemv, with_gemm, ta, tb, 1, N, K, 0.5f, a, b);
         }
     set_threads(2);
@@ -209,13 +211,13 @@ START_TEST(vector_log_softmax_equals_first_version)
         x[i] = reference[i] = 5.0f * rng_normal(&rng);
         d_y[i] = rng_uniform(&rng) < 0.01f ? -0.1f : -0.001f;
     }
-    fast_kernels = true;
+    compute.fast_kernels = true;
     log_softmax_rows(x, ROWS, COLS);
     log_softmax_backward(d_fast, d_y, x, ROWS, COLS);
-    fast_kernels = false;
+    compute.fast_kernels = false;
     log_softmax_rows(reference, ROWS, COLS);
     log_softmax_backward(d_reference, d_y, reference, ROWS, COLS);
-    fast_kernels = true;
+    compute.fast_kernels = true;
     for (int r = 0; r < ROWS; r++) {
         float sum = 0.0f;   /* the backward's term p_j * sum of the row's d_y */
         for (int j = 0; j < COLS; j++) sum += fabsf(d_y[r * COLS + j]);
@@ -254,9 +256,9 @@ START_TEST(parallel_dropout_equals_serial)
         Rng a, b;
         rng_seed(&a, 3, 7);
         b = a;
-        fast_kernels = false;
+        compute.fast_kernels = false;
         dropout_mask(serial, N, probabilities[p], &a);
-        fast_kernels = true;
+        compute.fast_kernels = true;
         dropout_mask(parallel, N, probabilities[p], &b);
         ck_assert(memcmp(serial, parallel, sizeof(float) * N) == 0);
         ck_assert_uint_eq(a.state, b.state);
@@ -325,10 +327,10 @@ START_TEST(closed_form_loss_equals_word_sums)
     for (int s = 0; s < 3; s++) {
         const float smoothing = s == 0 ? 0.0f : s == 1 ? 0.1f : 0.4f;
         int tokens_reference, tokens_fast;
-        fast_kernels = false;
+        compute.fast_kernels = false;
         const double loss_reference = label_smoothing_loss(reference, logprobs, targets, ROWS,
                                                            V, 0, smoothing, &tokens_reference);
-        fast_kernels = true;
+        compute.fast_kernels = true;
         const double loss_fast = label_smoothing_loss(fast, logprobs, targets, ROWS, V, 0,
                                                       smoothing, &tokens_fast);
         ck_assert_int_eq(tokens_fast, tokens_reference);
@@ -388,10 +390,10 @@ END_TEST
 START_TEST(fast_and_reference_kernels_train_alike)
 {
     Trainer fast, reference;
-    fast_kernels = false;
+    compute.fast_kernels = false;
     trainer_init(&reference);
     const double loss_reference = trainer_step(&reference);
-    fast_kernels = true;
+    compute.fast_kernels = true;
     trainer_init(&fast);
     const double loss_fast = trainer_step(&fast);
     ck_assert_double_eq_tol(loss_fast, loss_reference, 1e-6 * loss_reference);
@@ -423,6 +425,31 @@ START_TEST(training_steps_do_not_allocate)
     free(xmalloc(16));
     counting = false;
     ck_assert_int_eq(allocations, 1);
+    trainer_free(&t);
+}
+END_TEST
+
+/* The same in bfloat16, with every product outside the heads' loops sent to oneDNN: the
+   first step makes the primitives and grows the buffers (the weights' copy, the rounded
+   operands, the scratchpad); the steps after it allocate nothing. */
+START_TEST(bf16_training_steps_do_not_allocate)
+{
+    if (!bf16_hardware()) {
+        printf("bf16_training_steps_do_not_allocate: skipped: this processor has no "
+               "AVX512_BF16 (or ONEDNN_MAX_CPU_ISA hides it)\n");
+        return;
+    }
+    const ComputeSettings saved = compute;
+    compute.precision = PRECISION_BF16, compute.bf16_min_work = 0;
+    Trainer t;
+    trainer_init(&t);
+    trainer_step(&t);
+    allocations = 0;
+    counting = true;
+    for (int s = 0; s < 3; s++) trainer_step(&t);
+    counting = false;
+    compute = saved;
+    ck_assert_int_eq(allocations, 0);
     trainer_free(&t);
 }
 END_TEST
@@ -509,6 +536,7 @@ Suite *fast_suite(void)
     tcase_add_test(steps, training_with_threads_is_deterministic);
     tcase_add_test(steps, fast_and_reference_kernels_train_alike);
     tcase_add_test(steps, training_steps_do_not_allocate);
+    tcase_add_test(steps, bf16_training_steps_do_not_allocate);
     suite_add_tcase(suite, steps);
     return suite;
 }

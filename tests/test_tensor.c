@@ -393,7 +393,7 @@ START_TEST(matmul_empty_inner_dimension_scales_c)
 }
 END_TEST
 
-/* matmul forwards to the kernel that matmul_kernel names. */
+/* matmul forwards to the kernel that compute.matmul names. */
 START_TEST(matmul_dispatches_to_the_chosen_kernel)
 {
     float a[12], b[20], c_reference[15], c_chosen[15];
@@ -402,10 +402,10 @@ START_TEST(matmul_dispatches_to_the_chosen_kernel)
     for (int i = 0; i < 12; i++) a[i] = rng_uniform(&rng);
     for (int i = 0; i < 20; i++) b[i] = rng_uniform(&rng);
     matmul_reference(false, false, 3, 5, 4, 1.0f, a, 4, b, 5, 0.0f, c_reference, 5);
-    MatmulKernel saved = matmul_kernel;
-    matmul_kernel = MATMUL_REFERENCE;
+    MatmulKernel saved = compute.matmul;
+    compute.matmul = MATMUL_REFERENCE;
     matmul(false, false, 3, 5, 4, 1.0f, a, 4, b, 5, 0.0f, c_chosen, 5);
-    matmul_kernel = saved;
+    compute.matmul = saved;
     ck_assert_mem_eq(c_reference, c_chosen, sizeof c_chosen);
 }
 END_TEST

@@ -17,6 +17,7 @@ Suite *beam_suite(void);
 Suite *bleu_suite(void);
 Suite *translate_suite(void);
 Suite *fast_suite(void);
+Suite *bf16_suite(void);
 Suite *trainer_suite(void);
 Suite *distributed_suite(void);
 Suite *harden_suite(void);
