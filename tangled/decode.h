@@ -40,19 +40,19 @@ typedef struct {
 void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
                         int max_src_len, int max_len);
 void decoder_cache_free(KVCache *cache);
-#line 214 "book/decode.nw"
+#line 215 "book/decode.nw"
 /* Begin decoding src: [batch][src_len] with its padding mask src_keep: [batch][src_len]
    (copied): run the encoder once and project the memory's keys and values for every
    decoder layer; no position is cached yet. The model must be prepared (model_prepare)
    for batch sequences of src_len tokens; its activations are overwritten. */
 void decoder_cache_start(Model *model, KVCache *cache, const int *src,
                          const uint8_t *src_keep, int batch, int src_len);
-#line 286 "book/decode.nw"
+#line 287 "book/decode.nw"
 /* Feed tokens: [batch], one per sequence, at the next position t = cache->length; append
    their keys and values to the cache. Returns the log-probabilities of the token after
    them, [batch][tgt_vocab] (the cache's scratch, valid until the next step). */
 const float *decoder_cache_step(const Model *model, KVCache *cache, const int *tokens);
-#line 466 "book/decode.nw"
+#line 467 "book/decode.nw"
 /* out[b] = greedy decoding of src[b], starting with start, as greedy_decode:
    out: [batch][len], src: [batch][src_len] with its padding mask src_keep. The cache
    holds at least len - 1 positions; the model is prepared for batch sequences of

@@ -198,7 +198,7 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
     return true;
 }
 /* <<Print the command of a figure>> */
-#line 831 "book/program.nw"
+#line 832 "book/program.nw"
 static void print_command(FILE *out, const FigureKind *kind, const FigureValue *value,
                           const char *dashes)
 {
@@ -221,19 +221,19 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     char *text = NULL;
     size_t length = 0;
     FILE *data = open_memstream(&text, &length);
-    if (data == NULL) die("cannot open a memory stream");
+    if (data == NULL) die("out of memory opening a memory stream");   /* as xmalloc */
     fputs("# transformer ", data);
     print_command(data, kind, value, "--");
     fputs("\n#tex \\def\\figuresettings{\\texttt{transformer ", data);
     print_command(data, kind, value, "-{}-");   /* -- would be a dash in LaTeX */
     fputs("}}\n", data);
     const char *problem = kind->emit(data, value);
-    if (fclose(data) != 0) die("cannot write the data of figure '%s'", kind->name);
+    if (fclose(data) != 0) die("out of memory writing the data of figure '%s'", kind->name);
     if (problem == NULL) fwrite(text, 1, length, out);
     free(text);
     return problem;
 }
-#line 958 "book/program.nw"
+#line 959 "book/program.nw"
 /* Which part of the model a parameter belongs to, from its PyTorch name. */
 typedef enum { PART_ATTENTION, PART_FEED_FORWARD, PART_NORM, PART_EMBEDDING,
                PART_GENERATOR, PART_COUNT } ModelPart;
@@ -256,7 +256,7 @@ static size_t parameters_under(const Model *model, const char *prefix)
             count += model->parameters.views[i].size;
     return count;
 }
-#line 986 "book/program.nw"
+#line 987 "book/program.nw"
 static void print_count_macro(FILE *out, const char *name, size_t count)
 {
     char digits[32], grouped[96] = "";
@@ -268,7 +268,7 @@ static void print_count_macro(FILE *out, const char *name, size_t count)
     }
     fprintf(out, "\\newcommand{\\arch%s}{%s}\n", name, grouped);
 }
-#line 1004 "book/program.nw"
+#line 1005 "book/program.nw"
 static const char *emit_architecture(FILE *out, const FigureValue *option)
 {
     int value[6];
@@ -284,7 +284,7 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
     for (int i = 0; i < model.parameters.count; i++)
         part[model_part(model.parameters.views[i].name)] += model.parameters.views[i].size;
     /* <<Print the architecture's sizes and counts as macros>> */
-#line 1030 "book/program.nw"
+#line 1031 "book/program.nw"
     fprintf(out, "%% a pre-norm model, the generator not tied to the target embedding\n");
     const char *size_name[] = {"Layers", "DModel", "Dff", "Heads", "SrcVocab", "TgtVocab"};
     for (int o = 0; o < 6; o++) print_count_macro(out, size_name[o], (size_t)value[o]);
@@ -305,28 +305,28 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
                 100.0 * (double)part[p] / (double)total);
     }
     print_count_macro(out, "Total", total);
-#line 1019 "book/program.nw"
+#line 1020 "book/program.nw"
     model_free(&model);
     return NULL;
 }
-#line 1112 "book/program.nw"
+#line 1113 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
     size_t text_length = 0, picture_length = 0;
     FILE *data = open_memstream(&text, &text_length);
-    if (data == NULL) die("cannot open a memory stream");
+    if (data == NULL) die("out of memory opening a memory stream");   /* as xmalloc */
     const char *problem = figure_emit(data, kind, option);
     ENSURE(problem == NULL, "figure '%s' refused its defaults: %s", kind->name, problem);
     FILE *drawing = fclose(data) == 0 ? open_memstream(&picture, &picture_length) : NULL;
-    if (drawing == NULL) die("cannot capture the data of figure '%s'", kind->name);
+    if (drawing == NULL) die("out of memory capturing the data of figure '%s'", kind->name);
     long numbers = 0, ones = 0;
     bool binary = true;
     for (const char *line = text; *line; ) {
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 1144 "book/program.nw"
+#line 1145 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -341,11 +341,11 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 1128 "book/program.nw"
+#line 1129 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
-    if (fclose(drawing) != 0) die("cannot draw the data of figure '%s'", kind->name);
+    if (fclose(drawing) != 0) die("out of memory drawing figure '%s'", kind->name);
     if (binary) fputs(picture, out);
     fprintf(out, "  %ld numbers", numbers);
     if (binary) fprintf(out, ", %ld ones", ones);
@@ -546,7 +546,7 @@ const FigureKind figure_kinds[] = {
        "the sentences' lengths, <s> and </s> included", NULL},
       {"--sentence", FIGURE_INTEGER, 1, EXAMPLE_MAX_BATCH, "1", "which sentence", NULL}},
      emit_mask_batch},
-#line 1055 "book/program.nw"
+#line 1056 "book/program.nw"
     {"architecture", "sizes and parameter counts of a model, as LaTeX macros",
      {{"--layers", FIGURE_INTEGER, 1, 64, "6", "N, layers in the encoder and in the decoder",
        NULL},

@@ -57,7 +57,7 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
 /* Print the data of kind for the given option values, after the comment lines that name
    the command and its settings. Returns NULL or the emit function's usage error. */
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value);
-#line 1107 "book/program.nw"
+#line 1108 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option);
 #line 241 "book/embeddings.nw"

@@ -360,7 +360,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
         d_hidden[i] = hidden[i] > 0.0f ? d_hidden[i] * (keep ? keep[i] : 1.0f) : 0.0f;
     linear_backward(d_in, d_w->w_1, d_w->b_1, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
-#line 936 "book/model.nw"
+#line 956 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     if (compute.fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* speed */
@@ -375,7 +375,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 1024 "book/model.nw"
+#line 1044 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -389,7 +389,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 1043 "book/model.nw"
+#line 1063 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     if (compute.fast_kernels) {
@@ -405,7 +405,7 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
         for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - expf(y_r[j]) * (float)sum;
     }
 }
-#line 724 "book/fast.nw"
+#line 720 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     const float scale = 1.0f / (1.0f - p);
@@ -421,7 +421,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     }
     rng_advance(rng, n);
 }
-#line 756 "book/fast.nw"
+#line 752 "book/fast.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -437,7 +437,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 787 "book/fast.nw"
+#line 783 "book/fast.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -448,7 +448,7 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     *mean = sum / d;
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
-#line 861 "book/fast.nw"
+#line 857 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

@@ -149,28 +149,28 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff);
-#line 931 "book/model.nw"
+#line 951 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
-#line 1004 "book/model.nw"
+#line 1024 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad);
 /* d_x = d_y - softmax(x) * sum(d_y), per row, from y = log_softmax(x); all [rows][cols]. */
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols);
-#line 719 "book/fast.nw"
+#line 715 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
-#line 749 "book/fast.nw"
+#line 745 "book/fast.nw"
 /* softmax_rows after mask_scores, in place: p: [rows][cols] scores in, weights out;
    keep as in mask_scores. */
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols);
-#line 782 "book/fast.nw"
+#line 778 "book/fast.nw"
 /* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in one pass. */
 void row_moments(const float *x, int d, double *mean, double *squares);
-#line 824 "book/fast.nw"
+#line 820 "book/fast.nw"
 /* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
    Plain arithmetic, so that a loop of it runs in vector registers. */
 static inline float vector_expf(float x)
@@ -193,7 +193,7 @@ static inline float vector_expf(float x)
     const float e_x = x < -87.0f ? 0.0f : e_r * two_n.value;
     return x == x ? e_x : x;   /* NaN in, NaN out */
 }
-#line 853 "book/fast.nw"
+#line 849 "book/fast.nw"
 /* log_softmax_rows and log_softmax_backward with vector_expf; x, d_x, d_y, y:
    [rows][cols]. */
 void log_softmax_rows_fast(float *x, int rows, int cols);

@@ -5,10 +5,10 @@
 #include "model.h"
 #include <string.h>
 /* <<model.c includes>> */
-#line 137 "book/model.nw"
+#line 141 "book/model.nw"
 #include <stdio.h>
 #include <stdlib.h>
-#line 145 "book/model.nw"
+#line 149 "book/model.nw"
 #include <stdarg.h>
 /* <<model.c definitions>> */
 #line 74 "book/model.nw"
@@ -19,7 +19,7 @@ Config config_default(int src_vocab, int tgt_vocab, int layers)
                     .dropout = 0.1f, .norm = NORM_PRE, .layernorm = LAYERNORM_STANDARD,
                     .layernorm_eps = 1e-6f, .tie_generator = false};
 }
-#line 149 "book/model.nw"
+#line 153 "book/model.nw"
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
@@ -30,7 +30,7 @@ static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     va_end(arguments);
     ENSURE(n >= 0 && n < TENSOR_NAME_MAX, "tensor name too long: %s...", name);
 }
-#line 162 "book/model.nw"
+#line 166 "book/model.nw"
 static LinearViews add_linear(FlatBuffer *p, const char *prefix, int out, int in)
 {
     char name[TENSOR_NAME_MAX];
@@ -74,7 +74,7 @@ static FeedForwardViews add_feed_forward(FlatBuffer *p, const char *prefix, int 
     views.w_2 = add_linear(p, name, d, d_ff);
     return views;
 }
-#line 208 "book/model.nw"
+#line 212 "book/model.nw"
 static void add_encoder_layer(Model *model, int l)
 {
     FlatBuffer *p = &model->parameters;
@@ -108,26 +108,15 @@ static void add_decoder_layer(Model *model, int l)
         layer->norm[s] = add_norm(p, prefix, c->d_model);
     }
 }
-#line 247 "book/model.nw"
+#line 251 "book/model.nw"
 void model_init(Model *model, Config config)
 {
     /* <<Check the configuration>> */
-#line 285 "book/model.nw"
-    if (config.src_vocab < 1 || config.tgt_vocab < 1 || config.layers < 1 || config.d_model < 2
-        || config.d_ff < 1 || config.heads < 1 || config.max_len < 1)
-        die("model configuration: every size must be positive");
-    if (config.d_model % config.heads != 0 || config.d_model % 2 != 0)
-        die("model configuration: d_model (%d) must be even and a multiple of heads (%d)",
-            config.d_model, config.heads);
-    if (!(config.dropout >= 0.0f && config.dropout < 1.0f))
-        die("model configuration: dropout must be in [0, 1), not %g", config.dropout);
-    if (!(config.layernorm_eps > 0.0f))
-        die("model configuration: the layer norm's eps must be positive, not %g",
-            config.layernorm_eps);
-    if ((config.norm != NORM_PRE && config.norm != NORM_POST)
-        || (config.layernorm != LAYERNORM_STANDARD && config.layernorm != LAYERNORM_ANNOTATED))
-        die("model configuration: unknown norm placement or layer-norm formula");
-#line 250 "book/model.nw"
+#line 316 "book/model.nw"
+    char problem[128];
+    ENSURE(config_problem(&config, problem, sizeof problem) == NULL, "model configuration: %s",
+           problem);
+#line 254 "book/model.nw"
     memset(model, 0, sizeof *model);
     model->config = config;
     FlatBuffer *p = &model->parameters;
@@ -157,7 +146,29 @@ void model_init(Model *model, Config config)
     model->positional = xmalloc((size_t)config.max_len * config.d_model * sizeof(float));
     positional_encoding_table(model->positional, config.max_len, config.d_model);
 }
-#line 302 "book/model.nw"
+#line 292 "book/model.nw"
+const char *config_problem(const Config *config, char *message, size_t size)
+{
+    const Config c = *config;
+    if (c.src_vocab < 1 || c.tgt_vocab < 1 || c.layers < 1 || c.d_model < 2 || c.d_ff < 1
+        || c.heads < 1 || c.max_len < 1)
+        snprintf(message, size, "every size must be positive");
+    else if (c.d_model % c.heads != 0 || c.d_model % 2 != 0)
+        snprintf(message, size, "d_model (%d) must be even and a multiple of heads (%d)",
+                 c.d_model, c.heads);
+    else if (!(c.dropout >= 0.0f && c.dropout < 1.0f))
+        snprintf(message, size, "dropout must be in [0, 1), not %g", c.dropout);
+    else if (!(c.layernorm_eps > 0.0f))
+        snprintf(message, size, "the layer norm's eps must be positive, not %g",
+                 c.layernorm_eps);
+    else if ((c.norm != NORM_PRE && c.norm != NORM_POST)
+             || (c.layernorm != LAYERNORM_STANDARD && c.layernorm != LAYERNORM_ANNOTATED))
+        snprintf(message, size, "unknown norm placement or layer-norm formula");
+    else
+        return NULL;
+    return message;
+}
+#line 322 "book/model.nw"
 float *model_parameter(const Model *model, int view)
 {
     return flat_view(&model->parameters, view);
@@ -175,7 +186,7 @@ void model_free(Model *model)
     free(model->decoder_acts);
     memset(model, 0, sizeof *model);
 }
-#line 340 "book/model.nw"
+#line 360 "book/model.nw"
 AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views)
 {
     const LinearViews *l = views->linears;
@@ -198,7 +209,7 @@ LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views)
 {
     return (LayerNormWeights){flat_view(buffer, views.gain), flat_view(buffer, views.bias)};
 }
-#line 395 "book/model.nw"
+#line 415 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng)
 {
     const FlatBuffer *p = &model->parameters;
@@ -215,16 +226,16 @@ void model_initialize_parameters(Model *model, Rng *rng)
             memset(x, 0, view->size * sizeof *x);
         } else {   /* a linear layer's bias: its weight is the view before it */
             /* <<Draw a bias uniformly in plus or minus one over the square root of its fan-in>> */
-#line 417 "book/model.nw"
+#line 437 "book/model.nw"
             int fan_in = model->config.d_model;
             if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
             float bound = 1.0f / sqrtf((float)fan_in);
             for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
-#line 411 "book/model.nw"
+#line 431 "book/model.nw"
         }
     }
 }
-#line 427 "book/model.nw"
+#line 447 "book/model.nw"
 size_t model_parameter_count(const Model *model)
 {
     size_t count = 0;
@@ -232,7 +243,7 @@ size_t model_parameter_count(const Model *model)
         count += model->parameters.views[i].size;
     return count;
 }
-#line 530 "book/model.nw"
+#line 550 "book/model.nw"
 static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
                    int cols)
 {
@@ -269,7 +280,7 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     acts.stream = add_act(a, prefix, "stream", rows, d);
     return acts;
 }
-#line 569 "book/model.nw"
+#line 589 "book/model.nw"
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
 {
     model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
@@ -280,9 +291,9 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
                           int max_src_tokens, int max_tgt_tokens)
 {
     const Config *c = &model->config;
-    if (max_src_len > c->max_len || max_tgt_len > c->max_len)
-        die("sequences of %d tokens exceed the model's max_len %d",
-            max_src_len > max_tgt_len ? max_src_len : max_tgt_len, c->max_len);
+    ENSURE(max_src_len <= c->max_len && max_tgt_len <= c->max_len,
+           "sequences of %d tokens exceed the model's max_len %d",   /* the caller checks */
+           max_src_len > max_tgt_len ? max_src_len : max_tgt_len, c->max_len);
     flat_free(&model->activations);
     free(model->encoder_acts);
     free(model->decoder_acts);
@@ -295,7 +306,7 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->max_tgt_len = max_tgt_len;
     model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
     /* <<Lay out the encoder's activations>> */
-#line 602 "book/model.nw"
+#line 622 "book/model.nw"
     model->src_input = add_act(a, "src_embed", "output", src_rows, d);
     model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
     model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
@@ -315,9 +326,9 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->memory = add_act(a, "encoder", "output", src_rows, d);
     model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
     model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
-#line 594 "book/model.nw"
+#line 614 "book/model.nw"
     /* <<Lay out the decoder's activations>> */
-#line 624 "book/model.nw"
+#line 644 "book/model.nw"
     model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
     model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
     model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
@@ -340,10 +351,10 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
     model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
     model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 595 "book/model.nw"
+#line 615 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     /* <<Lay out the scratch of the backward pass>> */
-#line 982 "book/model.nw"
+#line 1002 "book/model.nw"
     const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
     const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
     model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -357,16 +368,16 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->d_k = add_act(a, "grad", "k", rows, d);
     model->d_v = add_act(a, "grad", "v", rows, d);
     model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
-#line 597 "book/model.nw"
+#line 617 "book/model.nw"
     flat_allocate(a);
 }
-#line 649 "book/model.nw"
+#line 669 "book/model.nw"
 float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
 /* <<Sublayer helpers>> */
-#line 710 "book/model.nw"
+#line 730 "book/model.nw"
 static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
 {
     const size_t per_row = size / (size_t)model->batch;
@@ -374,7 +385,7 @@ static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
     dropout_mask(keep, size, model->config.dropout, rng);
     rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
 }
-#line 720 "book/model.nw"
+#line 740 "book/model.nw"
 static LayerNormSaved layernorm_saved(const Model *model, int mean, int rstd)
 {
     return (LayerNormSaved){model_activation(model, mean), model_activation(model, rstd)};
@@ -416,7 +427,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     }
     return stream;
 }
-#line 770 "book/model.nw"
+#line 790 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -457,7 +468,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
     const FeedForwardSaved saved = {model_activation(model, hidden), keep};
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
-#line 816 "book/model.nw"
+#line 836 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -485,7 +496,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 1085 "book/model.nw"
+#line 1105 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -528,7 +539,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1133 "book/model.nw"
+#line 1153 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -561,7 +572,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
-#line 1172 "book/model.nw"
+#line 1192 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -589,7 +600,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
 /* <<The encoder>> */
-#line 850 "book/model.nw"
+#line 870 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -616,7 +627,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
                       model->memory_rstd, x, rows);
 }
 /* <<The decoder>> */
-#line 882 "book/model.nw"
+#line 902 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -651,7 +662,7 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 678 "book/model.nw"
+#line 698 "book/model.nw"
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng)
@@ -663,15 +674,15 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = rng != NULL;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 1615 "book/fast.nw"
+#line 1606 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
-#line 689 "book/model.nw"
+#line 709 "book/model.nw"
     const float *memory = encode(model, src, src_keep, batch, src_len, rng);
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     /* <<Project to the vocabulary and take the log-softmax>> */
-#line 953 "book/model.nw"
+#line 973 "book/model.nw"
     const Config *c = &model->config;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -679,9 +690,9 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
                    c->tgt_vocab);
     log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
     return logprobs;
-#line 693 "book/model.nw"
+#line 713 "book/model.nw"
 }
-#line 1064 "book/model.nw"
+#line 1084 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -691,7 +702,7 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1205 "book/model.nw"
+#line 1225 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
@@ -701,7 +712,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
     const AttentionShape self_shape = {batch, tgt_len, tgt_len, c->d_model, c->heads};
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads};
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1222 "book/model.nw"
+#line 1242 "book/model.nw"
     float *d_logits = model_activation(model, model->d_logits);
     float *d_decoded = model_activation(model, model->d_output);
     log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
@@ -717,9 +728,9 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1214 "book/model.nw"
+#line 1234 "book/model.nw"
     /* <<Back through the decoder's layers>> */
-#line 1244 "book/model.nw"
+#line 1264 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -745,10 +756,10 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1215 "book/model.nw"
+#line 1235 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     /* <<Back through the encoder>> */
-#line 1272 "book/model.nw"
+#line 1292 "book/model.nw"
     const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -770,7 +781,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1217 "book/model.nw"
+#line 1237 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 70 "book/fast.nw"

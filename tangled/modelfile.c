@@ -128,7 +128,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config.tie_generator = chosen[2];
 #line 805 "book/translate.nw"
     /* <<Check the configuration against itself and against the file's size>> */
-#line 882 "book/translate.nw"
+#line 883 "book/translate.nw"
     if (config.max_len < 3)
         return refuse(file, path, "max_len %d is too small (at least 3)", config.max_len);
     if (config.d_model % config.heads)
@@ -137,6 +137,9 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     if (config.src_vocab < VOCAB_SPECIALS || config.tgt_vocab < VOCAB_SPECIALS)
         return refuse(file, path, "a vocabulary of fewer than the %d special tokens",
                       VOCAB_SPECIALS);
+    char problem[128];
+    if (config_problem(&config, problem, sizeof problem))
+        return refuse(file, path, "%s", problem);
     const double d = config.d_model, needed = (double)(config.src_vocab + config.tgt_vocab) * d
                                               + config.layers * (4 * d * d + 2 * d * config.d_ff);
     if (needed > (double)file->data_size / sizeof(float))
@@ -145,14 +148,14 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
 #line 806 "book/translate.nw"
     model_init(model, config);
     /* <<Check that the file holds exactly the model's tensors, and load them>> */
-#line 902 "book/translate.nw"
+#line 906 "book/translate.nw"
     if (file->count != model->parameters.count)
         return refuse(file, path, "%d tensors, but the model it describes has %d", file->count,
                       model->parameters.count);
     if ((error = safetensors_load(file, &model->parameters, path))) return error;
 #line 808 "book/translate.nw"
     /* <<Read both vocabularies and check their sizes>> */
-#line 914 "book/translate.nw"
+#line 918 "book/translate.nw"
     cJSON *meta = cJSON_Parse(file->metadata_json);
     Vocab *vocabs[2] = {src_vocab, tgt_vocab};
     const int sizes[2] = {config.src_vocab, config.tgt_vocab};

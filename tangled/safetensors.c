@@ -76,27 +76,21 @@ const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 197 "book/safetensors.nw"
+#line 200 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
-    size_t length = 0, capacity = 1 << 16;
-    file->bytes = xmalloc(capacity);
+    size_t length = 0, capacity = 0;
+    file->bytes = xgrow(NULL, &capacity, 1 << 16, 1);
     for (size_t got; (got = fread(file->bytes + length, 1, capacity - length, in)) > 0; ) {
         length += got;
-        if (length == capacity) {
-            unsigned char *bigger = xmalloc(capacity * 2);
-            memcpy(bigger, file->bytes, length);
-            free(file->bytes);
-            file->bytes = bigger;
-            capacity *= 2;
-        }
+        file->bytes = xgrow(file->bytes, &capacity, length + 1, 1);   /* room to read on */
     }
     const int read_error = ferror(in) ? errno : 0;   /* a directory, say: EISDIR */
     fclose(in);
     if (read_error) return fail(file, path, "cannot read: %s", strerror(read_error));
 #line 187 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 221 "book/safetensors.nw"
+#line 218 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
@@ -114,7 +108,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
     }
 #line 188 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 239 "book/safetensors.nw"
+#line 236 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -124,7 +118,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 260 "book/safetensors.nw"
+#line 257 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -156,7 +150,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
-#line 248 "book/safetensors.nw"
+#line 245 "book/safetensors.nw"
         if (problem) {
             char name[48];
             fail(file, path, "tensor '%s': %s", safetensors_printable(item->string, name, sizeof name),
@@ -170,7 +164,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
     cJSON_Delete(header);
     file->data = data, file->data_size = data_size;
     /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 300 "book/safetensors.nw"
+#line 297 "book/safetensors.nw"
     const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
     for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
     qsort(order, (size_t)file->count, sizeof *order, compare_places);
@@ -187,7 +181,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
 #line 192 "book/safetensors.nw"
     return NULL;
 }
-#line 316 "book/safetensors.nw"
+#line 313 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -213,7 +207,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 359 "book/safetensors.nw"
+#line 356 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -237,7 +231,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 408 "book/safetensors.nw"
+#line 405 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -252,7 +246,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 445 "book/safetensors.nw"
+#line 442 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -268,7 +262,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 466 "book/safetensors.nw"
+#line 463 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -294,17 +288,17 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 460 "book/safetensors.nw"
+#line 457 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 505 "book/safetensors.nw"
+#line 502 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         free(json);
         return fail(scratch, path, "not a regular file; refusing to replace it");
     }
 
-#line 513 "book/safetensors.nw"
+#line 510 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         free(json);
@@ -343,10 +337,10 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
         return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 461 "book/safetensors.nw"
+#line 458 "book/safetensors.nw"
     return NULL;
 }
-#line 568 "book/safetensors.nw"
+#line 565 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -379,7 +373,7 @@ void safetensors_remove_temporaries(const char *path)
     }
     if (dir) closedir(dir);
 }
-#line 606 "book/safetensors.nw"
+#line 603 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Safetensors *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
@@ -396,7 +390,7 @@ const char *safetensors_can_write(const char *path, Safetensors *scratch)
     unlink(temporary);
     return NULL;
 }
-#line 648 "book/safetensors.nw"
+#line 645 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -414,7 +408,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 673 "book/safetensors.nw"
+#line 670 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {

@@ -8,15 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 433 "book/tensor.nw"
+#line 429 "book/tensor.nw"
 #include <math.h>
-#line 562 "book/tensor.nw"
+#line 558 "book/tensor.nw"
 #include <cblas.h>
-#line 1216 "book/program.nw"
+#line 1217 "book/program.nw"
 #include <time.h>
-#line 1253 "book/fast.nw"
+#line 1249 "book/fast.nw"
 #include <immintrin.h>
-#line 1393 "book/fast.nw"
+#line 1390 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
@@ -63,7 +63,7 @@ void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item)
     *capacity = bigger;
     return moved;
 }
-#line 228 "book/tensor.nw"
+#line 229 "book/tensor.nw"
 enum { FLAT_ALIGN = 16 };   /* floats: 64 bytes, one cache line */
 
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
@@ -73,17 +73,10 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     ENSURE(strlen(name) < TENSOR_NAME_MAX, "view name too long: %s", name);
     ENSURE(flat_find(buffer, name) < 0, "view %s added twice", name);
     /* <<Grow the table of views if it is full>> */
-#line 256 "book/tensor.nw"
-    if (buffer->count == buffer->capacity) {
-        int capacity = buffer->capacity ? 2 * buffer->capacity : 64;
-        TensorView *views = xmalloc((size_t)capacity * sizeof *views);
-        if (buffer->count)
-            memcpy(views, buffer->views, (size_t)buffer->count * sizeof *views);
-        free(buffer->views);
-        buffer->views = views;
-        buffer->capacity = capacity;
-    }
-#line 237 "book/tensor.nw"
+#line 259 "book/tensor.nw"
+    buffer->views = xgrow(buffer->views, &buffer->capacity, (size_t)buffer->count + 1,
+                          sizeof *buffer->views);
+#line 238 "book/tensor.nw"
     TensorView *view = &buffer->views[buffer->count];
     memset(view, 0, sizeof *view);
     strcpy(view->name, name);
@@ -100,7 +93,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     buffer->total = view->offset + view->size;
     return buffer->count++;
 }
-#line 272 "book/tensor.nw"
+#line 268 "book/tensor.nw"
 void flat_allocate(FlatBuffer *buffer)
 {
     ENSURE(buffer->data == NULL, "buffer allocated twice");
@@ -121,7 +114,7 @@ void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout)
     }
     flat_allocate(buffer);
 }
-#line 299 "book/tensor.nw"
+#line 295 "book/tensor.nw"
 int flat_find(const FlatBuffer *buffer, const char *name)
 {
     for (int i = 0; i < buffer->count; i++)
@@ -143,7 +136,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
-#line 378 "book/tensor.nw"
+#line 374 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -152,7 +145,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
-#line 409 "book/tensor.nw"
+#line 405 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -162,7 +155,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
-#line 437 "book/tensor.nw"
+#line 433 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -170,13 +163,13 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 492 "book/tensor.nw"
+#line 488 "book/tensor.nw"
 /* Element (row, col) of op(x), where x is row-major with leading dimension ld. */
 static inline float element(const float *x, int ld, bool transposed, int row, int col)
 {
     return transposed ? x[(size_t)col * ld + row] : x[(size_t)row * ld + col];
 }
-#line 506 "book/tensor.nw"
+#line 502 "book/tensor.nw"
 static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
                              const float *y, int y_rows, int y_cols, int ldy)
 {
@@ -186,13 +179,13 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     uintptr_t y_end = y_first + ((size_t)(y_rows - 1) * ldy + y_cols) * sizeof(float);
     return x_first < y_end && y_first < x_end;
 }
-#line 524 "book/tensor.nw"
+#line 520 "book/tensor.nw"
 void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
                       float alpha, const float *a, int lda, const float *b, int ldb,
                       float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 547 "book/tensor.nw"
+#line 543 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
     ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
@@ -200,7 +193,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 529 "book/tensor.nw"
+#line 525 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -211,7 +204,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 577 "book/tensor.nw"
+#line 573 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
 {
@@ -223,13 +216,13 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
             for (int j = 0; j < n; j++) row[j] *= beta;
     }
 }
-#line 605 "book/tensor.nw"
+#line 601 "book/tensor.nw"
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 547 "book/tensor.nw"
+#line 543 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
     ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
@@ -237,58 +230,58 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 610 "book/tensor.nw"
+#line 606 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
-#line 591 "book/tensor.nw"
+#line 587 "book/tensor.nw"
     if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
         if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
         return;
     }
-#line 612 "book/tensor.nw"
+#line 608 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
-#line 542 "book/fast.nw"
+#line 538 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
         && (double)m * n * k >= MATMUL_SPLIT_WORK) {
         matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
                           ldc);
         return;
     }
-#line 613 "book/tensor.nw"
+#line 609 "book/tensor.nw"
     /* <<Clear the result when $\beta = 0$, whatever it held>> */
-#line 601 "book/tensor.nw"
+#line 597 "book/tensor.nw"
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
-#line 614 "book/tensor.nw"
+#line 610 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
-#line 610 "book/fast.nw"
+#line 606 "book/fast.nw"
     if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
         cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
                     transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
                     transpose_a ? lda : 1, beta, c, 1);
         return;
     }
-#line 615 "book/tensor.nw"
+#line 611 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 646 "book/tensor.nw"
+#line 642 "book/tensor.nw"
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
     /* <<Initial values of the compute settings>> */
 #line 105 "book/fast.nw"
     .log = NULL,
-#line 519 "book/fast.nw"
+#line 515 "book/fast.nw"
     .threads = 1,
-#line 558 "book/fast.nw"
+#line 554 "book/fast.nw"
     .split_products = true,
-#line 653 "book/fast.nw"
+#line 649 "book/fast.nw"
     .fast_kernels = true,
-#line 1216 "book/fast.nw"
+#line 1212 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 1572 "book/fast.nw"
+#line 1563 "book/fast.nw"
     .bf16_min_work = 1e6,
-#line 649 "book/tensor.nw"
+#line 645 "book/tensor.nw"
 };
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
@@ -296,42 +289,37 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
             float beta, float *c, int ldc)
 {
     /* <<Note the product's shape when a log is kept>> */
-#line 128 "book/fast.nw"
+#line 129 "book/fast.nw"
     if (compute.log)
         #pragma omp critical(matmul_log)
         matmul_log_add(compute.log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
                                                   m, n, k});
-#line 656 "book/tensor.nw"
+#line 652 "book/tensor.nw"
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 1576 "book/fast.nw"
+#line 1567 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-#line 660 "book/tensor.nw"
+#line 656 "book/tensor.nw"
     else
         matmul_blas(transpose_a, transpose_b, m, n, k,
                     alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 1220 "book/program.nw"
+#line 1221 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
-#line 135 "book/fast.nw"
+#line 136 "book/fast.nw"
 void matmul_log_add(MatmulLog *log, MatmulShape shape)
 {
-    if (log->count == log->capacity) {
-        log->capacity = log->capacity ? 2 * log->capacity : 256;
-        MatmulShape *shapes = xmalloc((size_t)log->capacity * sizeof *shapes);
-        if (log->count) memcpy(shapes, log->shapes, (size_t)log->count * sizeof *shapes);
-        free(log->shapes);
-        log->shapes = shapes;
-    }
+    log->shapes = xgrow(log->shapes, &log->capacity, (size_t)log->count + 1,
+                        sizeof *log->shapes);
     log->shapes[log->count++] = shape;
 }
 
@@ -348,7 +336,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 569 "book/fast.nw"
+#line 565 "book/fast.nw"
 void set_threads(int n)
 {
     ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
@@ -380,7 +368,7 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 702 "book/fast.nw"
+#line 698 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -395,7 +383,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     }
     rng->state = total_multiplier * rng->state + total_increment;
 }
-#line 1257 "book/fast.nw"
+#line 1253 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -417,7 +405,7 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     }
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
-#line 1284 "book/fast.nw"
+#line 1280 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -425,7 +413,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
     for (int r = 0; r < rows; r++)
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
-#line 1317 "book/fast.nw"
+#line 1313 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 typedef struct {
@@ -440,11 +428,12 @@ typedef struct {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     Bf16Product *products;       /* every product met so far */
-    int product_count, product_capacity;
+    int product_count;
+    size_t product_capacity;
 } Bf16State;
 
 static Bf16State bf16;
-#line 1338 "book/fast.nw"
+#line 1335 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -469,7 +458,7 @@ void bf16_weights_forget(void)
 {
     bf16.weights = NULL, bf16.weight_count = 0;
 }
-#line 1369 "book/fast.nw"
+#line 1366 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -482,7 +471,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
     *ld = cols;
     return bf16.scratch[which];
 }
-#line 1398 "book/fast.nw"
+#line 1395 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -490,7 +479,7 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
-#line 1416 "book/fast.nw"
+#line 1413 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -530,7 +519,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1471 "book/fast.nw"
+#line 1468 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -541,14 +530,14 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1455 "book/fast.nw"
+#line 1452 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
-#line 1487 "book/fast.nw"
+#line 1484 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -563,26 +552,20 @@ static Bf16Product *bf16_product(Bf16Product key)
         DNNL_CHECK(dnnl_engine_create(&bf16.engine, dnnl_cpu, 0));
         DNNL_CHECK(dnnl_stream_create(&bf16.stream, bf16.engine, dnnl_stream_default_flags));
     }
-    if (bf16.product_count == bf16.product_capacity) {
-        int capacity = bf16.product_capacity ? 2 * bf16.product_capacity : 64;
-        Bf16Product *products = xmalloc((size_t)capacity * sizeof *products);
-        if (bf16.product_count)
-            memcpy(products, bf16.products, (size_t)bf16.product_count * sizeof *products);
-        free(bf16.products);
-        bf16.products = products, bf16.product_capacity = capacity;
-    }
+    bf16.products = xgrow(bf16.products, &bf16.product_capacity,
+                          (size_t)bf16.product_count + 1, sizeof *bf16.products);
     Bf16Product *p = &bf16.products[bf16.product_count++];
     *p = key;
     bf16_make_product(p);
     return p;
 }
-#line 1529 "book/fast.nw"
+#line 1520 "book/fast.nw"
 void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 547 "book/tensor.nw"
+#line 543 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
     ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
@@ -590,7 +573,7 @@ void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 1534 "book/fast.nw"
+#line 1525 "book/fast.nw"
     if (m == 0 || n == 0) return;
     if (alpha == 0.0f || k == 0) {
         matmul_blas(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -611,14 +594,14 @@ void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
     DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
-#line 1595 "book/fast.nw"
+#line 1586 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
-#line 1679 "book/fast.nw"
+#line 1670 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

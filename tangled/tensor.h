@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#line 491 "book/fast.nw"
+#line 487 "book/fast.nw"
 #include <omp.h>
 /* <<tensor.h declarations>> */
 #line 66 "book/tensor.nw"
@@ -45,18 +45,19 @@ typedef struct {
 /* Many tensors in one allocation: first add every view, then allocate once. */
 typedef struct {
     TensorView *views;
-    int count, capacity;
+    int count;
+    size_t capacity; /* views that the table has room for */
     size_t total;    /* floats up to the end of the last view, padding included */
     float *data;     /* NULL until the buffer is allocated */
 } FlatBuffer;
-#line 214 "book/tensor.nw"
+#line 215 "book/tensor.nw"
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape);
 void flat_allocate(FlatBuffer *buffer);
 void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout);
 int flat_find(const FlatBuffer *buffer, const char *name);      /* -1 when absent */
 float *flat_view(const FlatBuffer *buffer, int index);
 void flat_free(FlatBuffer *buffer);
-#line 344 "book/tensor.nw"
+#line 340 "book/tensor.nw"
 /* PCG32: 64-bit state, odd increment chosen by the stream number. */
 typedef struct {
     uint64_t state;
@@ -64,7 +65,7 @@ typedef struct {
 } Rng;
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
-#line 357 "book/tensor.nw"
+#line 353 "book/tensor.nw"
 static inline uint32_t rng_next(Rng *rng)
 {
     uint64_t old = rng->state;
@@ -73,11 +74,11 @@ static inline uint32_t rng_next(Rng *rng)
     uint32_t rotation = (uint32_t)(old >> 59);
     return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
 }
-#line 403 "book/tensor.nw"
+#line 399 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 473 "book/tensor.nw"
+#line 469 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c; row-major, leading
    dimensions lda, ldb, ldc; op(x) is x transposed when transpose_x.
    beta == 0 ignores c's contents. */
@@ -90,34 +91,34 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 635 "book/tensor.nw"
+#line 631 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 /* <<Types of the compute settings>> */
 #line 97 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
-#line 1208 "book/fast.nw"
+#line 1204 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
-#line 637 "book/tensor.nw"
+#line 633 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
 typedef struct {
     MatmulKernel matmul;    /* the kernel that matmul() forwards to */
     /* <<Fields of the compute settings>> */
 #line 101 "book/fast.nw"
     MatmulLog *log;         /* not NULL: matmul() appends the shape of each product */
-#line 515 "book/fast.nw"
+#line 511 "book/fast.nw"
     int threads;            /* threads in use: set_threads() changes it */
-#line 554 "book/fast.nw"
+#line 550 "book/fast.nw"
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
-#line 649 "book/fast.nw"
+#line 645 "book/fast.nw"
     bool fast_kernels;      /* false: the chapters' first versions of the kernels */
-#line 1212 "book/fast.nw"
+#line 1208 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 1568 "book/fast.nw"
+#line 1559 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
-#line 641 "book/tensor.nw"
+#line 637 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
-#line 1211 "book/program.nw"
+#line 1212 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
 #line 109 "book/fast.nw"
@@ -128,13 +129,14 @@ typedef struct {
 
 struct MatmulLog {
     MatmulShape *shapes;
-    int count, capacity;
+    int count;
+    size_t capacity;
 };
 
 void matmul_log_add(MatmulLog *log, MatmulShape shape);
 double matmul_log_flops(const MatmulLog *log);    /* the sum of 2 m n k */
 void matmul_log_free(MatmulLog *log);
-#line 495 "book/fast.nw"
+#line 491 "book/fast.nw"
 /* Split the for loop that follows between the threads when it does at least
    PARALLEL_MIN_WORK elements of work; iterations must be independent. */
 #define PARALLEL_MIN_WORK 32768
@@ -149,15 +151,15 @@ static inline int block_start(int block, int size)   /* first column of block */
 }
 /* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
 void set_threads(int n);
-#line 562 "book/fast.nw"
+#line 558 "book/fast.nw"
 #define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
 void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                        float alpha, const float *a, int lda, const float *b, int ldb,
                        float beta, float *c, int ldc);
-#line 697 "book/fast.nw"
+#line 693 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
-#line 1226 "book/fast.nw"
+#line 1222 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -170,20 +172,20 @@ static inline float float_from_bf16(uint16_t x)
     union { uint32_t bits; float value; } u = {.bits = (uint32_t)x << 16};
     return u.value;
 }
-#line 1305 "book/fast.nw"
+#line 1301 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
-#line 1522 "book/fast.nw"
+#line 1513 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 1590 "book/fast.nw"
+#line 1581 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
-#line 1675 "book/fast.nw"
+#line 1666 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 18 "book/tensor.nw"
 #endif

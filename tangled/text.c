@@ -325,11 +325,7 @@ long read_line(FILE *in, LineReader *reader)
     size_t n = 0;
     int c;
     for (;;) {
-        if (n + 1 >= reader->capacity) {
-            reader->capacity = reader->capacity ? 2 * reader->capacity : 256;
-            reader->text = realloc(reader->text, reader->capacity);
-            if (reader->text == NULL) die("out of memory reading a line of %zu bytes", n);
-        }
+        reader->text = xgrow(reader->text, &reader->capacity, n + 2, 1);   /* c and a NUL */
         if ((c = getc_unlocked(in)) == EOF || c == '\n' || c == '\r') break;
         reader->text[n++] = (char)c;
     }
@@ -350,7 +346,7 @@ const char *located(char *error, const char *name, long line, const char *messag
         strcpy(error + TEXT_ERROR_MAX - 4, "...");   /* a path of hundreds of bytes */
     return error;
 }
-#line 843 "book/text.nw"
+#line 839 "book/text.nw"
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file)
 {
     memset(file, 0, sizeof *file);
@@ -370,7 +366,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
             problem = located(file->error, path, reader.number, line.error);
         else {
             /* <<Append the line's tokens to the file's>> */
-#line 876 "book/text.nw"
+#line 872 "book/text.nw"
             const size_t size = strlen(line.text) + 1;
             file->storage = xgrow(file->storage, &byte_capacity, bytes + size, 1);
             file->line_start = xgrow(file->line_start, &line_capacity, (size_t)file->lines + 2,
@@ -386,7 +382,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
                 start = k + 1;
             }
             bytes += size;
-#line 862 "book/text.nw"
+#line 858 "book/text.nw"
         }
     }
     if (problem == NULL && ferror(in))
@@ -398,14 +394,14 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
         file->token[t] = file->storage + (size_t)file->token[t];
     return problem;
 }
-#line 894 "book/text.nw"
+#line 890 "book/text.nw"
 void tokenized_file_free(TokenizedFile *file)
 {
     free(file->token), free(file->line_start), free(file->storage);
     file->token = NULL, file->line_start = NULL, file->storage = NULL;
     file->lines = file->count = 0;
 }
-#line 925 "book/text.nw"
+#line 921 "book/text.nw"
 /* The tokens of a Moses line: XML escapes undone, separated by single spaces. */
 static void unescape_moses(const char *line, char *out, size_t size)
 {
@@ -429,7 +425,7 @@ static void unescape_moses(const char *line, char *out, size_t size)
     if (used > 0 && out[used - 1] == ' ') used--;
     out[used] = '\0';
 }
-#line 951 "book/text.nw"
+#line 947 "book/text.nw"
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result)
@@ -461,7 +457,7 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
     free(ours.text), free(theirs.text);
     return problem;
 }
-#line 1052 "book/text.nw"
+#line 1048 "book/text.nw"
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result)
 {
@@ -474,12 +470,12 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     int n;
     if (decode_utf8(line, length, point, &n, result)) return result->error;
     /* <<Count the apostrophes that stand alone>> */
-#line 1097 "book/text.nw"
+#line 1093 "book/text.nw"
     int apostrophes = 0;
     for (size_t i = 0; i < length; i++)
         apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
                        && (i + 1 == length || line[i + 1] == ' ');
-#line 1064 "book/text.nw"
+#line 1060 "book/text.nw"
     char token[TEXT_MAX_TOKENIZED_BYTES + 1];
     char last = '\0';   /* the last byte of the token before */
     size_t used = 0;
@@ -488,18 +484,18 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     bool double_open = false, single_open = false;   /* inside a quotation */
     for (size_t i = 0, end, next; i < length; i = end) {
         /* <<Find the token [[line[i .. end)]] and the start [[next]] of the one after it>> */
-#line 1088 "book/text.nw"
+#line 1084 "book/text.nw"
         while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i == length) break;
         for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
         for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
         memcpy(token, line + i, end - i);
         token[end - i] = '\0';
-#line 1072 "book/text.nw"
+#line 1068 "book/text.nw"
         bool glue = glue_next;
         glue_next = false;
         /* <<Decide how the token joins its neighbours>> */
-#line 1104 "book/text.nw"
+#line 1100 "book/text.nw"
         static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
                                               "...", NULL};
         static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
@@ -517,7 +513,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
             double_open = !double_open;
         } else if (strcmp(token, "'") == 0 && apostrophes % 2 == 1) {
             /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
-#line 1132 "book/text.nw"
+#line 1128 "book/text.nw"
             size_t after = next;   /* the next token is line[next .. after) */
             while (after < length && line[after] != ' ' && line[after] != '\t') after++;
             char word[4] = "";
@@ -527,7 +523,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
             }
             if (in_list(word, clitics)) glue_next = true;   /* they 're */
             else glue = true;                               /* the dogs' bowls, 4' wide */
-#line 1121 "book/text.nw"
+#line 1117 "book/text.nw"
         } else if (strcmp(token, "'") == 0) {
             if (single_open) glue = true;
             else glue_next = true;
@@ -536,7 +532,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
                    && is_letter((unsigned char)token[1])) {
             glue = true;   /* 's 're 't */
         }
-#line 1075 "book/text.nw"
+#line 1071 "book/text.nw"
         if (!glue) result->text[used++] = ' ';
         memcpy(result->text + used, token, end - i);
         used += end - i;

@@ -42,7 +42,7 @@ typedef struct {
 long read_line(FILE *in, LineReader *reader);
 /* "NAME:LINE: message" in error, which has TEXT_ERROR_MAX bytes; return error. */
 const char *located(char *error, const char *name, long line, const char *message);
-#line 828 "book/text.nw"
+#line 824 "book/text.nw"
 typedef struct {
     long lines, count;  /* lines read and tokens in them */
     char **token;       /* token[0 .. count): NUL-terminated */
@@ -55,7 +55,7 @@ typedef struct {
    file->error; call tokenized_file_free(file) in either case. */
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file);
 void tokenized_file_free(TokenizedFile *file);
-#line 911 "book/text.nw"
+#line 907 "book/text.nw"
 typedef struct {
     long lines, identical;
     char error[TEXT_ERROR_MAX];
@@ -67,7 +67,7 @@ typedef struct {
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result);
-#line 1045 "book/text.nw"
+#line 1041 "book/text.nw"
 /* Join the tokens of line[0..length) back into text ("a dog ." -> "a dog."). NULL on
    success, else a one-line message in result->error. */
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,

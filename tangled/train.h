@@ -67,7 +67,7 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 744 "book/copy.nw"
+#line 746 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */
@@ -75,7 +75,7 @@ typedef struct {
     Rng data_rng;       /* draws (or shuffles) the training data */
     Rng dropout_rng;    /* draws the dropout masks */
 } TrainingProgress;
-#line 924 "book/fast.nw"
+#line 920 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
