@@ -2,7 +2,7 @@
    is accepted, every token must be found at its own index. */
 #include <string.h>
 #include "fuzz.h"
-#include "text.h"
+#include "vocab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
