@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1213 "book/translate.nw"
+#line 1217 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #include "modelfile.h"
 /* <<commands-translation.c functions>> */
-#line 953 "book/translate.nw"
+#line 957 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -46,9 +46,9 @@ int run_translate(int argc, char **argv)
 #line 1598 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 983 "book/translate.nw"
+#line 987 "book/translate.nw"
     /* <<Translate standard input in batches>> */
-#line 994 "book/translate.nw"
+#line 998 "book/translate.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     model_prepare(&model, batch_limit, max_len, 1);
     KVCache cache;
@@ -70,7 +70,7 @@ int run_translate(int argc, char **argv)
     while (more) {
         int batch = 0, src_len = 1;
         /* <<Read, tokenize and number up to a batch of lines>> */
-#line 1031 "book/translate.nw"
+#line 1035 "book/translate.nw"
         int lengths_in[1024];
         while (batch < batch_limit) {
             const long length = read_line(stdin, &line);
@@ -92,7 +92,7 @@ int run_translate(int argc, char **argv)
             memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
             for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
         }
-#line 1015 "book/translate.nw"
+#line 1019 "book/translate.nw"
         if (batch == 0) break;
         padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
         if (beam_size == 1)
@@ -102,7 +102,7 @@ int run_translate(int argc, char **argv)
             beam_search(&model, &cache, &beam, out, lengths, NULL,
                         &(SourceBatch){src, src_keep, batch, src_len}, &settings);
         /* <<Turn each output into text and print it>> */
-#line 1065 "book/translate.nw"
+#line 1069 "book/translate.nw"
         for (int b = 0; b < batch; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -123,17 +123,17 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
             puts(text.text);
         }
-#line 1024 "book/translate.nw"
+#line 1028 "book/translate.nw"
     }
     free(src), free(src_keep), free(out), free(lengths), free(line.text);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 984 "book/translate.nw"
+#line 988 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1239 "book/translate.nw"
+#line 1243 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -160,7 +160,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1273 "book/translate.nw"
+#line 1277 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -182,9 +182,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1265 "book/translate.nw"
+#line 1269 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1300 "book/translate.nw"
+#line 1304 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -214,7 +214,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1266 "book/translate.nw"
+#line 1270 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

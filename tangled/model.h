@@ -88,7 +88,7 @@ typedef struct {
 #line 530 "book/model.nw"
     int batch, src_len, tgt_len;               /* of the last forward pass */
     bool dropout_on;                           /* whether it drew dropout patterns */
-    long dropout_rows_before, dropout_rows_after;   /* Chapter 20: rows of other processes */
+    long dropout_rows_before, dropout_rows_after;   /* rows of other processes or parts */
 #line 124 "book/model.nw"
 } Model;
 

@@ -1,5 +1,6 @@
-/* test_experiments.c -- the copy command's experiment flags: --norm pre|post and --warmup N
-   (the placement of the layer norm, the length of the warm-up). */
+/* test_experiments.c -- the experiment flags: --norm pre|post and --warmup N of the copy
+   command (the placement of the layer norm, the length of the warm-up), and --accumulate K
+   (gradient accumulation) of the trainer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,12 +70,55 @@ START_TEST(copy_warmup_flag_sets_the_schedule)
 }
 END_TEST
 
+/* The training losses of a small copy run (3 epochs of 5 batches of 16) with EXTRA flags,
+   from its log, into loss[3]. */
+static void copy_losses(const char *extra, double *loss)
+{
+    char dir[] = "/tmp/transformer-test-accumulate-XXXXXX", command[512], path[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "copy --epochs 3 --batches 5 --batch-size 16 --d-model 32 --d-ff 64 --heads 2 "
+             "--precision fp32 --log %s/log.csv %s", dir, extra);
+    ck_assert_int_le(run("OMP_NUM_THREADS=1", command)->status, 1);
+    snprintf(path, sizeof path, "%s/log.csv", dir);
+    static char text[1 << 16];
+    read_text(path, text, sizeof text);
+    const char *row = text;
+    for (int e = 0; e < 3; e++) {
+        row = strchr(row, '\n');
+        ck_assert_ptr_nonnull(row);
+        int epoch, step;
+        ck_assert_int_eq(sscanf(++row, "%d,%d,%lf", &epoch, &step, &loss[e]), 3);
+        ck_assert_int_eq(step, 5 * (e + 1));
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+/* --accumulate K trains each batch in K parts and updates once: the same run as one pass per
+   batch, dropout included, up to rounding. The log prints losses to 1e-6; the runs agree to
+   the printed digits here, and 2e-6 allows one rounding of the print. Parts that drew their
+   own dropout (the stream not restarted for each part) move the losses by about 1e-2. */
+START_TEST(copy_accumulate_equals_whole_batches)
+{
+    double whole[3], parts[3], uneven[3];
+    copy_losses("", whole);
+    copy_losses("--accumulate 4", parts);
+    copy_losses("--accumulate 3", uneven);   /* parts of 5, 5 and 6 rows */
+    for (int e = 0; e < 3; e++) {
+        ck_assert_double_eq_tol(parts[e], whole[e], 2e-6);
+        ck_assert_double_eq_tol(uneven[e], whole[e], 2e-6);
+    }
+}
+END_TEST
+
 /* A bad value is one line naming the flag, status 2, and no training. */
 START_TEST(copy_experiment_flags_refuse_bad_values)
 {
-    const char *bad[] = {"copy --norm sideways", "copy --warmup -1", "copy --warmup x"};
-    const char *flag[] = {"--norm", "--warmup", "--warmup"};
-    for (int i = 0; i < 3; i++) {
+    const char *bad[] = {"copy --norm sideways", "copy --warmup -1", "copy --warmup x",
+                         "copy --accumulate 0", "train --accumulate x"};
+    const char *flag[] = {"--norm", "--warmup", "--warmup", "--accumulate", "--accumulate"};
+    for (int i = 0; i < 5; i++) {
         Run *r = run("", bad[i]);
         ck_assert_int_eq(r->status, 2);
         ck_assert_msg(strstr(r->err, flag[i]) != NULL, "%s: %s", bad[i], r->err);
@@ -90,6 +134,7 @@ Suite *experiments_suite(void)
     tcase_add_test(flags, copy_norm_flag_chooses_the_placement);
     tcase_add_test(flags, copy_warmup_flag_sets_the_schedule);
     tcase_add_test(flags, copy_experiment_flags_refuse_bad_values);
+    tcase_add_test(flags, copy_accumulate_equals_whole_batches);
     tcase_set_timeout(flags, 120);
     suite_add_tcase(suite, flags);
     return suite;
