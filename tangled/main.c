@@ -44,17 +44,17 @@ static const Command commands[] = {
      "Multiply two random N x N matrices repeatedly for 0.1 s and print the time of\n"
      "one product and the rate in GFLOP/s.\n",
      NULL, run_time_matmul},
-#line 591 "book/gradcheck.nw"
+#line 594 "book/gradcheck.nw"
     {"gradcheck", "check the backward functions by finite differences",
      "usage: transformer gradcheck [OPTIONS]\n"
      "\n"
      "Compare each backward function's gradient with central differences and print\n"
      "the error relative to each tensor's largest gradient. NAME is all, model,\n"
-     "linear, softmax, attention, cross-attention, layernorm, layernorm-annotated,\n"
-     "feed-forward, embedding or log-softmax. Exits with status 1 if an error\n"
-     "reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
+     "linear, softmax, attention, attention-unscaled, cross-attention, layernorm,\n"
+     "layernorm-annotated, feed-forward, embedding or log-softmax. Exits with\n"
+     "status 1 if an error reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 870 "book/copy.nw"
+#line 872 "book/copy.nw"
     {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"

@@ -1,5 +1,6 @@
 /* test_experiments.c -- the experiment flags: --norm pre|post and --warmup N of the copy
-   command (the placement of the layer norm, the length of the warm-up), and --accumulate K
+   command (the placement of the layer norm, the length of the warm-up), --no-scale (attention
+   without 1/sqrt(d_k)), and --accumulate K
    (gradient accumulation) of the trainer. */
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 /* A tiny copy run (d_model 16, 5 steps of 8 sequences, well under a second) with EXTRA
    flags; its one log row's learning rate, and whether the checkpoint FILE names the tensor
    encoder.norm.a_2 (the final norm of a pre-norm encoder). */
-typedef struct { int status; double rate; bool final_norm; } TinyRun;
+typedef struct { int status; double rate, loss; bool final_norm, unscaled; } TinyRun;
 
 static TinyRun tiny_copy(const char *extra)
 {
@@ -20,7 +21,7 @@ static TinyRun tiny_copy(const char *extra)
     snprintf(command, sizeof command,
              "copy --epochs 1 --batches 5 --batch-size 8 --d-model 16 --d-ff 32 --heads 2 "
              "--log %s/log.csv --checkpoint %s/c.st %s", dir, dir, extra);
-    TinyRun result = {run("", command)->status, NAN, false};
+    TinyRun result = {run("", command)->status, NAN, NAN, false, false};
     snprintf(path, sizeof path, "%s/log.csv", dir);
     static char text[1 << 20];
     read_text(path, text, sizeof text);
@@ -30,11 +31,13 @@ static TinyRun tiny_copy(const char *extra)
     double train, validation;
     ck_assert_int_eq(sscanf(row + 1, "%d,%d,%lf,%lf,%lf", &epoch, &step, &train, &validation,
                             &result.rate), 5);
+    result.loss = train;
     ck_assert_int_eq(step, 5);
     unlink(path);
     snprintf(path, sizeof path, "%s/c.st", dir);
     read_text(path, text, sizeof text);   /* the header (JSON) comes first, after 8 bytes */
     result.final_norm = strstr(text + 8, "\"encoder.norm.a_2\"") != NULL;
+    result.unscaled = strstr(text + 8, "\"config.attention_scale\":\"1\"") != NULL;
     unlink(path);
     rmdir(dir);
     return result;
@@ -67,6 +70,19 @@ START_TEST(copy_warmup_flag_sets_the_schedule)
     ck_assert_double_eq_tol(tiny_copy("--warmup 2").rate, 0.0625, 6.25e-8);
     ck_assert_double_eq_tol(tiny_copy("--warmup 8").rate, 0.5 * 0.25 * 4 / pow(8, 1.5),
                             2.3e-8);
+}
+END_TEST
+
+/* --no-scale trains without the 1/sqrt(d_k) of the scores (the default has it), which the
+   checkpoint records, and which changes the run: the same seed, other losses. */
+START_TEST(copy_no_scale_flag_drops_the_scale)
+{
+    TinyRun scaled = tiny_copy(""), unscaled = tiny_copy("--no-scale");
+    ck_assert_int_le(unscaled.status, 1);
+    ck_assert(!scaled.unscaled);
+    ck_assert(unscaled.unscaled);
+    ck_assert_msg(fabs(scaled.loss - unscaled.loss) > 1e-6, "losses %.6f and %.6f",
+                  scaled.loss, unscaled.loss);
 }
 END_TEST
 
@@ -135,6 +151,7 @@ Suite *experiments_suite(void)
     tcase_add_test(flags, copy_warmup_flag_sets_the_schedule);
     tcase_add_test(flags, copy_experiment_flags_refuse_bad_values);
     tcase_add_test(flags, copy_accumulate_equals_whole_batches);
+    tcase_add_test(flags, copy_no_scale_flag_drops_the_scale);
     tcase_set_timeout(flags, 120);
     suite_add_tcase(suite, flags);
     return suite;
