@@ -70,7 +70,7 @@ int run_copy(int argc, char **argv)
     /* <<Read the copy command's flags>> */
 #line 785 "book/copy.nw"
     const Option options[] = {
-        {"epochs", OPTION_INT, &epochs, 1, 10000, NULL, "N epochs to train"},
+        {"epochs", OPTION_INT, &epochs, 0, 10000, NULL, "N epochs to train (0: decode untrained)"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
         {"batch-size", OPTION_INT, &batch_size, 1, 4096, NULL, "N sequences in a batch"},
         {"seed", OPTION_INT, &seed, 0, 1000000000, NULL,

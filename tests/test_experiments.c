@@ -86,6 +86,22 @@ START_TEST(copy_no_scale_flag_drops_the_scale)
 }
 END_TEST
 
+/* --epochs 0 decodes with the untrained model: no step, the loss of random weights (above
+   ln 10), every example decoded and none copied (status 1). */
+START_TEST(copy_zero_epochs_decodes_the_untrained_model)
+{
+    Run *r = run("", "copy --epochs 0 --d-model 32 --d-ff 64 --heads 2");
+    ck_assert_int_eq(r->status, 1);
+    double loss;
+    const char *line = strstr(r->out, "evaluation loss ");
+    ck_assert_ptr_nonnull(line);
+    ck_assert_int_eq(sscanf(line, "evaluation loss %lf after 0 steps", &loss), 1);
+    ck_assert_double_gt(loss, log(10.0));
+    ck_assert_ptr_nonnull(strstr(r->out, "DIFFERENT"));
+    ck_assert_ptr_null(strstr(r->out, "exact"));
+}
+END_TEST
+
 /* The training losses of a small copy run (3 epochs of 5 batches of 16) with EXTRA flags,
    from its log, into loss[3]. */
 static void copy_losses(const char *extra, double *loss)
@@ -152,6 +168,7 @@ Suite *experiments_suite(void)
     tcase_add_test(flags, copy_experiment_flags_refuse_bad_values);
     tcase_add_test(flags, copy_accumulate_equals_whole_batches);
     tcase_add_test(flags, copy_no_scale_flag_drops_the_scale);
+    tcase_add_test(flags, copy_zero_epochs_decodes_the_untrained_model);
     tcase_set_timeout(flags, 120);
     suite_add_tcase(suite, flags);
     return suite;
