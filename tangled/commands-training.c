@@ -13,7 +13,7 @@
 #line 646 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1225 "book/translate.nw"
+#line 1265 "book/translate.nw"
 #include "modelfile.h"
 #line 392 "book/distributed.nw"
 #include <limits.h>
