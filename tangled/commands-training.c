@@ -13,7 +13,7 @@
 #line 646 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1265 "book/translate.nw"
+#line 1270 "book/translate.nw"
 #include "modelfile.h"
 #line 392 "book/distributed.nw"
 #include <limits.h>
@@ -263,7 +263,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 346 "book/translate.nw"
+#line 349 "book/translate.nw"
     int subset = 0, precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
@@ -283,6 +283,8 @@ int run_train(int argc, char **argv)
          "F factor of the learning-rate schedule"},
         {"smoothing", OPTION_FLOAT, &settings.smoothing, 0.0, 0.99, NULL, "E label smoothing"},
         {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL, "P dropout rate"},
+        {"tie", OPTION_SWITCH, &config.tie_generator, 0, 0, NULL,
+         "the generator shares the target embedding's weights"},
         {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         PRECISION_OPTION(precision),
@@ -297,7 +299,7 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 370 "book/translate.nw"
+#line 375 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -305,7 +307,7 @@ int run_train(int argc, char **argv)
     set_precision("train", precision);
 #line 331 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 382 "book/translate.nw"
+#line 387 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
@@ -314,7 +316,7 @@ int run_train(int argc, char **argv)
 #line 332 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 642 "book/translate.nw"
+#line 647 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -325,7 +327,7 @@ int run_train(int argc, char **argv)
     fflush(stdout);
 #line 334 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 427 "book/translate.nw"
+#line 432 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -351,7 +353,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 460 "book/translate.nw"
+#line 465 "book/translate.nw"
     char recipe_text[6][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
@@ -377,7 +379,7 @@ int run_train(int argc, char **argv)
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
 #line 335 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 484 "book/translate.nw"
+#line 489 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL};   /* Chapter 20 */
@@ -391,7 +393,7 @@ int run_train(int argc, char **argv)
     distributed_leave("train", &model, &adam, &progress);   /* Chapter 20 */
 #line 336 "book/translate.nw"
     /* <<Free the training run>> */
-#line 498 "book/translate.nw"
+#line 503 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);

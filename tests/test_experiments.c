@@ -102,6 +102,43 @@ START_TEST(copy_zero_epochs_decodes_the_untrained_model)
 }
 END_TEST
 
+/* train --tie: the model file holds no separate generator weight (the target embedding is
+   the generator's), records the tie, translates, and a resume without --tie is refused. */
+START_TEST(train_tie_flag_shares_the_generator)
+{
+    char dir[] = "/tmp/transformer-test-tie-XXXXXX", command[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "head -16 data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
+             "head -16 data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
+             dir, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    const char *sizes = "--epochs 2 --layers 1 --d-model 16 --d-ff 32 --heads 2";
+    for (int tie = 0; tie < 2; tie++) {
+        snprintf(command, sizeof command,
+                 "train --data %s %s %s --model %s/m%d.st --checkpoint %s/c%d.st", dir, sizes,
+                 tie ? "--tie" : "", dir, tie, dir, tie);
+        Run *r = run("", command);
+        ck_assert_msg(r->status == 0, "%s: %s", command, r->err);
+        snprintf(command, sizeof command, "%s/m%d.st", dir, tie);
+        static char text[1 << 20];
+        read_text(command, text, sizeof text);
+        ck_assert_int_eq(strstr(text + 8, "\"generator.proj.weight\"") == NULL, tie);
+        snprintf(command, sizeof command, "translate --model %s/m%d.st < %s/val.de", dir, tie,
+                 dir);
+        ck_assert_int_eq(run("", command)->status, 0);
+    }
+    snprintf(command, sizeof command, "train --data %s %s --epochs 3 --model %s/m1.st "
+             "--resume %s/c1.st", dir, sizes, dir, dir);
+    Run *r = run("", command);
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_msg(strstr(r->err, "config.tie_generator is 1 in the checkpoint but 0"), "%s",
+                  r->err);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
 /* The training losses of a small copy run (3 epochs of 5 batches of 16) with EXTRA flags,
    from its log, into loss[3]. */
 static void copy_losses(const char *extra, double *loss)
@@ -169,6 +206,7 @@ Suite *experiments_suite(void)
     tcase_add_test(flags, copy_accumulate_equals_whole_batches);
     tcase_add_test(flags, copy_no_scale_flag_drops_the_scale);
     tcase_add_test(flags, copy_zero_epochs_decodes_the_untrained_model);
+    tcase_add_test(flags, train_tie_flag_shares_the_generator);
     tcase_set_timeout(flags, 120);
     suite_add_tcase(suite, flags);
     return suite;
