@@ -50,11 +50,13 @@ static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
                  c->layernorm == LAYERNORM_ANNOTATED ? "annotated" : "standard");
     metadata_add(meta, "config.layernorm_eps", "%.9g", c->layernorm_eps);
     metadata_add(meta, "config.tie_generator", "%d", c->tie_generator);
+    metadata_add(meta, "config.attention_scale", "%s",
+                 c->unscaled_attention ? "1" : "1/sqrt(d_k)");
     metadata_add(meta, "adam.beta1", "%.17g", adam->beta1);
     metadata_add(meta, "adam.beta2", "%.17g", adam->beta2);
     metadata_add(meta, "adam.eps", "%.17g", adam->eps);
 }
-#line 165 "book/checkpoint.nw"
+#line 167 "book/checkpoint.nw"
 const char *checkpoint_save(const char *path, const Model *model, const Adam *adam,
                             const TrainingProgress *progress,
                             const char *const (*recipe)[2], int n_recipe,
@@ -62,7 +64,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 {
     memset(scratch, 0, sizeof *scratch);
     /* <<Refuse to save parameters that are not finite>> */
-#line 196 "book/checkpoint.nw"
+#line 198 "book/checkpoint.nw"
     for (size_t i = 0; i < model->parameters.total; i++)
         if (!isfinite(model->parameters.data[i])) {
             snprintf(scratch->error, sizeof scratch->error,
@@ -70,7 +72,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                      path);
             return scratch->error;
         }
-#line 172 "book/checkpoint.nw"
+#line 174 "book/checkpoint.nw"
     Metadata meta;   /* 5 kB on the stack: no state shared between saves */
     meta.count = 0;
     metadata_add(&meta, "magic", "%s", checkpoint_magic);
@@ -79,7 +81,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     for (int i = 0; i < n_recipe; i++)
         metadata_add(&meta, recipe[i][0], "%s", recipe[i][1]);
     /* <<Describe the progress of training>> */
-#line 206 "book/checkpoint.nw"
+#line 208 "book/checkpoint.nw"
     metadata_add(&meta, "progress.step", "%ld", adam->step);
     metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
     metadata_add(&meta, "progress.batch", "%d", progress->batch);
@@ -91,39 +93,28 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
         metadata_add(&meta, stream_keys[s][0], "%016" PRIx64, streams[s]->state);
         metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
     }
-#line 180 "book/checkpoint.nw"
+#line 182 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
 #line 621 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", compute.threads);
     metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
-#line 181 "book/checkpoint.nw"
+#line 183 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
         {"", &model->parameters}, {"adam.m.", &adam->m}, {"adam.v.", &adam->v}};
     /* <<Hash the parts and the metadata, and add the checksum>> */
-#line 223 "book/checkpoint.nw"
+#line 225 "book/checkpoint.nw"
     const char *listed[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) listed[i][0] = meta.key[i], listed[i][1] = meta.value[i];
     metadata_add(&meta, "checksum", "%016" PRIx64,
                  safetensors_checksum_parts(parts, 3, (const char *const (*)[2])listed,
                                             meta.count));
-#line 184 "book/checkpoint.nw"
+#line 186 "book/checkpoint.nw"
     const char *pairs[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) pairs[i][0] = meta.key[i], pairs[i][1] = meta.value[i];
     return safetensors_write_parts(path, parts, 3, (const char *const (*)[2])pairs,
                                    meta.count, scratch);
 }
-#line 241 "book/checkpoint.nw"
-static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
-{
-    va_list arguments;
-    va_start(arguments, format);
-    safetensors_vfail(file, path, format, arguments);
-    va_end(arguments);
-    return file->error;
-}
-#line 264 "book/checkpoint.nw"
+#line 254 "book/checkpoint.nw"
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],
                             int n_recipe, Safetensors *file)
@@ -132,26 +123,27 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (error) return error;
     char value[128];
     /* <<Check the magic and the version>> */
-#line 286 "book/checkpoint.nw"
+#line 276 "book/checkpoint.nw"
     if (!safetensors_metadata(file, "magic", value, sizeof value)
         || strcmp(value, checkpoint_magic) != 0)
-        return refuse(file, path, "not a checkpoint of this program (no magic '%s')",
-                      checkpoint_magic);
+        return safetensors_fail(file, path, "not a checkpoint of this program (no magic '%s')",
+                                checkpoint_magic);
     if (!safetensors_metadata(file, "version", value, sizeof value)
         || strtol(value, NULL, 10) != CHECKPOINT_VERSION)
-        return refuse(file, path, "checkpoint version '%s'; this program reads version %d",
-                      safetensors_printable(value, value, 24), CHECKPOINT_VERSION);
-#line 272 "book/checkpoint.nw"
+        return safetensors_fail(file, path,
+                                "checkpoint version '%s'; this program reads version %d",
+                                safetensors_printable(value, value, 24), CHECKPOINT_VERSION);
+#line 262 "book/checkpoint.nw"
     /* <<Check the checksum>> */
-#line 300 "book/checkpoint.nw"
+#line 291 "book/checkpoint.nw"
     char expected[32];
     snprintf(expected, sizeof expected, "%016" PRIx64, safetensors_checksum(file));
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
-        return refuse(file, path, "checksum mismatch: the file is corrupt");
-#line 273 "book/checkpoint.nw"
+        return safetensors_fail(file, path, "checksum mismatch: the file is corrupt");
+#line 263 "book/checkpoint.nw"
     /* <<Check that the file's configuration and recipe are this run's>> */
-#line 311 "book/checkpoint.nw"
+#line 302 "book/checkpoint.nw"
     {
         Metadata run;
         run.count = 0;
@@ -160,18 +152,18 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         for (int i = 0; i < run.count; i++)
             if (!safetensors_metadata(file, run.key[i], value, sizeof value)
                 || strcmp(value, run.value[i]) != 0)
-                return refuse(file, path, "%s is %s in the checkpoint but %s in this run",
-                              run.key[i], *value ? safetensors_printable(value, value, 80)
-                                                 : "missing", run.value[i]);
+                return safetensors_fail(
+                    file, path, "%s is %s in the checkpoint but %s in this run", run.key[i],
+                    *value ? safetensors_printable(value, value, 80) : "missing", run.value[i]);
     }
-#line 274 "book/checkpoint.nw"
+#line 264 "book/checkpoint.nw"
     const char *prefixes[3] = {"", "adam.m.", "adam.v."};
     const FlatBuffer *buffers[3] = {&model->parameters, &adam->m, &adam->v};
     for (int p = 0; p < 3; p++)
         if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
             return error;
     /* <<Read the step, the position and the generators>> */
-#line 332 "book/checkpoint.nw"
+#line 323 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {
@@ -179,16 +171,17 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         if (!safetensors_metadata(file, integer_keys[i], value, sizeof value)) *value = '\0';
         integers[i] = strtoll(value, &end, 10);
         if (*value == '\0' || *end != '\0' || integers[i] < 0 || integers[i] > INT_MAX)
-            return refuse(file, path, "bad or missing '%s'", integer_keys[i]);
+            return safetensors_fail(file, path, "bad or missing '%s'", integer_keys[i]);
     }
     char *end;
     if (!safetensors_metadata(file, "progress.loss_sum", value, sizeof value)) *value = '\0';
     double loss_sum = strtod(value, &end);
     if (*value == '\0' || *end != '\0' || !isfinite(loss_sum) || loss_sum < 0)
-        return refuse(file, path, "bad 'progress.loss_sum'");
+        return safetensors_fail(file, path, "bad 'progress.loss_sum'");
     if (integers[1] < 1 || integers[2] > integers[0])
-        return refuse(file, path, "epoch %lld, batch %lld and step %lld do not fit together",
-                      integers[1], integers[2], integers[0]);
+        return safetensors_fail(file, path,
+                                "epoch %lld, batch %lld and step %lld do not fit together",
+                                integers[1], integers[2], integers[0]);
     Rng streams[2];
     const char *stream_keys[4] = {"rng.data.state", "rng.data.increment",
                                   "rng.dropout.state", "rng.dropout.increment"};
@@ -196,7 +189,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         if (!safetensors_metadata(file, stream_keys[i], value, sizeof value)) *value = '\0';
         const uint64_t number = strtoull(value, &end, 16);
         if (strlen(value) != 16 || *end != '\0' || (i % 2 == 1 && number % 2 == 0))
-            return refuse(file, path, "bad or missing '%s'", stream_keys[i]);
+            return safetensors_fail(file, path, "bad or missing '%s'", stream_keys[i]);
         if (i % 2 == 0) streams[i / 2].state = number;
         else streams[i / 2].increment = number;
     }
@@ -204,7 +197,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
     progress->loss_sum = loss_sum;
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
-#line 280 "book/checkpoint.nw"
+#line 270 "book/checkpoint.nw"
     /* <<Warn if the checkpoint was written with another number of threads>> */
 #line 626 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
@@ -217,6 +210,6 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         fprintf(stderr, "transformer: warning: %s was written by a run in %s and this one "
                         "computes in %s: it continues, but not bit for bit\n", path, value,
                 precision_name(compute.precision));
-#line 281 "book/checkpoint.nw"
+#line 271 "book/checkpoint.nw"
     return NULL;
 }

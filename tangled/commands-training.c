@@ -10,16 +10,16 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 567 "book/copy.nw"
+#line 646 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1221 "book/translate.nw"
+#line 1267 "book/translate.nw"
 #include "modelfile.h"
-#line 409 "book/distributed.nw"
+#line 392 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
-#line 607 "book/copy.nw"
+#line 686 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -47,7 +47,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 641 "book/copy.nw"
+#line 720 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -57,20 +57,20 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 656 "book/copy.nw"
+#line 735 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int epochs = 20, batches = 20, batch_size = 80, len = 10, seed = 1;
     int precision = default_precision();   /* Chapter 19 */
-    TrainerSettings run = {0};
+    TrainerSettings run = {.accumulate = 1};
     const char *resume_path = NULL;   /* the checkpoint chapter */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     int norm = 0;                     /* --norm: 0 pre, 1 post */
     /* <<Read the copy command's flags>> */
-#line 706 "book/copy.nw"
+#line 785 "book/copy.nw"
     const Option options[] = {
-        {"epochs", OPTION_INT, &epochs, 1, 10000, NULL, "N epochs to train"},
+        {"epochs", OPTION_INT, &epochs, 0, 10000, NULL, "N epochs to train (0: decode untrained)"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
         {"batch-size", OPTION_INT, &batch_size, 1, 4096, NULL, "N sequences in a batch"},
         {"seed", OPTION_INT, &seed, 0, 1000000000, NULL,
@@ -79,17 +79,21 @@ int run_copy(int argc, char **argv)
          "FILE.csv write a row per epoch: losses, rate, time"},
         {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL,
          "F factor of the learning-rate schedule"},
+        {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
+         "K parts of a batch, one update: accumulation"},
         /* <<The copy command's experiment options>> */
-#line 734 "book/copy.nw"
+#line 815 "book/copy.nw"
         {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
         {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL,
          "N warm-up steps of the learning-rate schedule (0: none)"},
-#line 717 "book/copy.nw"
+        {"no-scale", OPTION_SWITCH, &config.unscaled_attention, 0, 0, NULL,
+         "attention scores without the 1/sqrt(d_k)"},
+#line 798 "book/copy.nw"
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 377 "book/checkpoint.nw"
+#line 369 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
@@ -98,14 +102,14 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 720 "book/copy.nw"
+#line 801 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
     config.norm = norm == 1 ? NORM_POST : NORM_PRE;
     set_precision("copy", precision);
-#line 666 "book/copy.nw"
+#line 745 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -128,35 +132,36 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 450 "book/checkpoint.nw"
-    char recipe_text[6][32];
+#line 442 "book/checkpoint.nw"
+    char recipe_text[7][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
     snprintf(recipe_text[4], 32, "%ld", settings.warmup);
     snprintf(recipe_text[5], 32, "%.9g", settings.smoothing);
-    const char *const recipe[7][2] = {
+    snprintf(recipe_text[6], 32, "%d", run.accumulate > 1 ? run.accumulate : 1);
+    const char *const recipe[8][2] = {
         {"recipe.task", "copy"}, {"recipe.batch_size", recipe_text[0]},
         {"recipe.batches", recipe_text[1]}, {"recipe.len", recipe_text[2]},
         {"recipe.factor", recipe_text[3]}, {"recipe.warmup", recipe_text[4]},
-        {"recipe.smoothing", recipe_text[5]}};
-    run.recipe = recipe, run.recipe_count = 7;
+        {"recipe.smoothing", recipe_text[5]}, {"recipe.accumulate", recipe_text[6]}};
+    run.recipe = recipe, run.recipe_count = 8;
     if (resume_path) {
-        if (trainer_resume(&trainer, resume_path, recipe, 7)) die("%s", trainer.message);
+        if (trainer_resume(&trainer, resume_path, recipe, 8)) die("%s", trainer.message);
         if (!run.checkpoint_path) run.checkpoint_path = resume_path;
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 688 "book/copy.nw"
+#line 767 "book/copy.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
-#line 390 "book/distributed.nw"
+#line 373 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 689 "book/copy.nw"
+#line 768 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 759 "book/copy.nw"
+#line 842 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -184,7 +189,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 694 "book/copy.nw"
+#line 773 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     distributed_leave("copy", &model, &adam, &progress);   /* Chapter 20 */
@@ -251,14 +256,14 @@ int run_train(int argc, char **argv)
     const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
     const char *resume_path = NULL;
     int epochs = 30, token_budget = 2000;
-    TrainerSettings run = {.checkpoint_path = "multi30k-last.safetensors",
+    TrainerSettings run = {.accumulate = 1, .checkpoint_path = "multi30k-last.safetensors",
                            .checkpoint_every = 500};
     Config config = config_default(0, 0, 3);
     config.d_model = 256, config.d_ff = 1024, config.heads = 8;
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 346 "book/translate.nw"
+#line 349 "book/translate.nw"
     int subset = 0, precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
@@ -278,10 +283,14 @@ int run_train(int argc, char **argv)
          "F factor of the learning-rate schedule"},
         {"smoothing", OPTION_FLOAT, &settings.smoothing, 0.0, 0.99, NULL, "E label smoothing"},
         {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL, "P dropout rate"},
+        {"tie", OPTION_SWITCH, &config.tie_generator, 0, 0, NULL,
+         "the generator shares the target embedding's weights"},
+        {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
+         "K parts of a batch, one update: accumulation"},
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 377 "book/checkpoint.nw"
+#line 369 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
@@ -290,7 +299,7 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 368 "book/translate.nw"
+#line 375 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -298,7 +307,7 @@ int run_train(int argc, char **argv)
     set_precision("train", precision);
 #line 331 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 380 "book/translate.nw"
+#line 387 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
@@ -307,7 +316,7 @@ int run_train(int argc, char **argv)
 #line 332 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 638 "book/translate.nw"
+#line 647 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -318,7 +327,7 @@ int run_train(int argc, char **argv)
     fflush(stdout);
 #line 334 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 425 "book/translate.nw"
+#line 432 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -344,32 +353,33 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 457 "book/translate.nw"
-    char recipe_text[5][32];
+#line 465 "book/translate.nw"
+    char recipe_text[6][32];
     snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
     snprintf(recipe_text[2], 32, "%.17g", settings.factor);
     snprintf(recipe_text[3], 32, "%ld", settings.warmup);
     snprintf(recipe_text[4], 32, "%.9g", settings.smoothing);
-    const char *const recipe[7][2] = {
+    snprintf(recipe_text[5], 32, "%d", run.accumulate > 1 ? run.accumulate : 1);
+    const char *const recipe[8][2] = {
         {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
         {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
         {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
-        {"recipe.smoothing", recipe_text[4]}};
-    run.recipe = recipe, run.recipe_count = 7;
+        {"recipe.smoothing", recipe_text[4]}, {"recipe.accumulate", recipe_text[5]}};
+    run.recipe = recipe, run.recipe_count = 8;
     if (resume_path) {
-        if (trainer_resume(&trainer, resume_path, recipe, 7)) die("%s", trainer.message);
+        if (trainer_resume(&trainer, resume_path, recipe, 8)) die("%s", trainer.message);
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
     /* <<Share the translation run among the processes that mpirun started>> */
-#line 398 "book/distributed.nw"
+#line 381 "book/distributed.nw"
     int smallest = INT_MAX;
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
 #line 335 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 480 "book/translate.nw"
+#line 489 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL};   /* Chapter 20 */
@@ -383,7 +393,7 @@ int run_train(int argc, char **argv)
     distributed_leave("train", &model, &adam, &progress);   /* Chapter 20 */
 #line 336 "book/translate.nw"
     /* <<Free the training run>> */
-#line 494 "book/translate.nw"
+#line 503 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1213 "book/translate.nw"
+#line 1259 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #include "modelfile.h"
 /* <<commands-translation.c functions>> */
-#line 953 "book/translate.nw"
+#line 959 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -46,10 +46,11 @@ int run_translate(int argc, char **argv)
 #line 1598 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 983 "book/translate.nw"
+#line 989 "book/translate.nw"
     /* <<Translate standard input in batches>> */
-#line 994 "book/translate.nw"
+#line 1007 "book/translate.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
+    const int window = 4 * batch_limit;   /* lines read, then sorted by length */
     model_prepare(&model, batch_limit, max_len, 1);
     KVCache cache;
     decoder_cache_init(&cache, &model, batch_limit * beam_size, max_len, max_len - 1);
@@ -57,10 +58,16 @@ int run_translate(int argc, char **argv)
     beam_init(&beam, batch_limit, beam_size, max_len, vocab);
     DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
     settings.alpha = (float)alpha;
+    int *numbered = xmalloc((size_t)window * max_len * sizeof *numbered);   /* [window][max_len] */
+    int *lengths_in = xmalloc((size_t)window * sizeof *lengths_in);
+    int *order = xmalloc((size_t)window * sizeof *order);       /* the window, by length */
+    int *starts = xmalloc((size_t)(max_len + 2) * sizeof *starts);
     int *src = xmalloc((size_t)batch_limit * max_len * sizeof *src);
     uint8_t *src_keep = xmalloc((size_t)batch_limit * max_len);
-    int *out = xmalloc((size_t)batch_limit * max_len * sizeof *out);
-    int *lengths = xmalloc((size_t)batch_limit * sizeof *lengths);
+    int *batch_out = xmalloc((size_t)batch_limit * max_len * sizeof *batch_out);
+    int *batch_lengths = xmalloc((size_t)batch_limit * sizeof *batch_lengths);
+    int *out = xmalloc((size_t)window * max_len * sizeof *out);   /* [window][max_len] */
+    int *lengths = xmalloc((size_t)window * sizeof *lengths);
     static TextLine tokens, text;
     LineReader line = {0};
     char joined[TEXT_MAX_TOKENIZED_BYTES + 1];
@@ -68,11 +75,10 @@ int run_translate(int argc, char **argv)
     long line_number = 0;
     bool more = true;
     while (more) {
-        int batch = 0, src_len = 1;
-        /* <<Read, tokenize and number up to a batch of lines>> */
-#line 1031 "book/translate.nw"
-        int lengths_in[1024];
-        while (batch < batch_limit) {
+        int count = 0;
+        /* <<Read, tokenize and number up to a window of lines>> */
+#line 1065 "book/translate.nw"
+        while (count < window) {
             const long length = read_line(stdin, &line);
             if (length < 0) {
                 if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
@@ -82,28 +88,51 @@ int run_translate(int argc, char **argv)
             line_number = line.number;
             if (tokenize_line(german, line.text, (size_t)length, &tokens))
                 die("standard input:%ld: %s", line_number, tokens.error);
-            const int n = number_sentence(src + (size_t)batch * max_len, tokens.text, &src_vocab,
-                                          max_len);
-            lengths_in[batch++] = n;
-            if (n > src_len) src_len = n;
+            lengths_in[count] = number_sentence(numbered + (size_t)count * max_len, tokens.text,
+                                                &src_vocab, max_len);
+            count++;
         }
-        for (int b = 0; b < batch; b++) {   /* re-lay the rows [batch][src_len], padded */
-            int *row = src + (size_t)b * src_len;
-            memmove(row, src + (size_t)b * max_len, (size_t)lengths_in[b] * sizeof *row);
-            for (int i = lengths_in[b]; i < src_len; i++) row[i] = VOCAB_BLANK;
+#line 1035 "book/translate.nw"
+        if (count == 0) break;
+        /* <<Order the window's lines by length>> */
+#line 1086 "book/translate.nw"
+        memset(starts, 0, (size_t)(max_len + 2) * sizeof *starts);
+        for (int w = 0; w < count; w++) starts[lengths_in[w] + 1]++;
+        for (int n = 1; n <= max_len + 1; n++) starts[n] += starts[n - 1];
+        for (int w = 0; w < count; w++) order[starts[lengths_in[w]]++] = w;
+#line 1037 "book/translate.nw"
+        for (int first = 0; first < count; first += batch_limit) {
+            const int batch = count - first < batch_limit ? count - first : batch_limit;
+            int src_len = 1;
+            /* <<Gather the batch's sources, padded to the longest>> */
+#line 1095 "book/translate.nw"
+            for (int b = 0; b < batch; b++)
+                if (lengths_in[order[first + b]] > src_len) src_len = lengths_in[order[first + b]];
+            for (int b = 0; b < batch; b++) {
+                const int w = order[first + b];
+                int *row = src + (size_t)b * src_len;
+                memcpy(row, numbered + (size_t)w * max_len, (size_t)lengths_in[w] * sizeof *row);
+                for (int i = lengths_in[w]; i < src_len; i++) row[i] = VOCAB_BLANK;
+            }
+#line 1041 "book/translate.nw"
+            padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
+            const SourceBatch sources = {src, src_keep, batch, src_len};
+            if (beam_size == 1)
+                greedy_translate(&model, &cache, batch_out, batch_lengths, NULL, &sources,
+                                 &settings);
+            else
+                beam_search(&model, &cache, &beam, batch_out, batch_lengths, NULL, &sources,
+                            &settings);
+            for (int b = 0; b < batch; b++) {   /* each output to its line's place */
+                const int w = order[first + b];
+                memcpy(out + (size_t)w * max_len, batch_out + (size_t)b * max_len,
+                       (size_t)max_len * sizeof *out);
+                lengths[w] = batch_lengths[b];
+            }
         }
-#line 1015 "book/translate.nw"
-        if (batch == 0) break;
-        padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
-        if (beam_size == 1)
-            greedy_translate(&model, &cache, out, lengths, NULL,
-                             &(SourceBatch){src, src_keep, batch, src_len}, &settings);
-        else
-            beam_search(&model, &cache, &beam, out, lengths, NULL,
-                        &(SourceBatch){src, src_keep, batch, src_len}, &settings);
         /* <<Turn each output into text and print it>> */
-#line 1065 "book/translate.nw"
-        for (int b = 0; b < batch; b++) {
+#line 1111 "book/translate.nw"
+        for (int b = 0; b < count; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
             joined[0] = '\0';
@@ -120,20 +149,21 @@ int run_translate(int argc, char **argv)
                 continue;
             }
             if (detokenize_line(TEXT_ENGLISH, joined, used, &text))
-                die("translation of line %ld: %s", line_number - batch + b + 1, text.error);
+                die("translation of line %ld: %s", line_number - count + b + 1, text.error);
             puts(text.text);
         }
-#line 1024 "book/translate.nw"
+#line 1057 "book/translate.nw"
     }
-    free(src), free(src_keep), free(out), free(lengths), free(line.text);
+    free(numbered), free(lengths_in), free(order), free(starts), free(src), free(src_keep);
+    free(batch_out), free(batch_lengths), free(out), free(lengths), free(line.text);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 984 "book/translate.nw"
+#line 990 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1239 "book/translate.nw"
+#line 1285 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -160,7 +190,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1273 "book/translate.nw"
+#line 1319 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -182,9 +212,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1265 "book/translate.nw"
+#line 1311 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1300 "book/translate.nw"
+#line 1346 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -214,7 +244,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1266 "book/translate.nw"
+#line 1312 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

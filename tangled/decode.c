@@ -176,8 +176,8 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
             const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
             const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
             float *p = cache->scores;
-            matmul(false, true, 1, n, d_k, 1.0f / sqrtf((float)d_k), cache->q + head, d, k + first,
-                   key_stride, 0.0f, p, n);
+            const float scale = c->unscaled_attention ? 1.0f : 1.0f / sqrtf((float)d_k);
+            matmul(false, true, 1, n, d_k, scale, cache->q + head, d, k + first, key_stride, 0.0f, p, n);
             if (keep) mask_scores(p, keep + (size_t)b * n, 0, 1, n);
             softmax_rows(p, p, 1, n);
             matmul(false, false, 1, d_k, n, 1.0f, p, n, v + first, key_stride, 0.0f,

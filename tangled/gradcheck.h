@@ -22,12 +22,13 @@ typedef struct {
    line per view to out (if not NULL); return the worst error e over all views. */
 double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng, FILE *out);
 #line 148 "book/gradcheck.nw"
-/* Run the check of one layer ("linear", "softmax", "attention", "cross-attention",
-   "layernorm", "layernorm-annotated", "feed-forward", "embedding", "log-softmax") with
+/* Run the check of one layer ("linear", "softmax", "attention", "attention-unscaled",
+   "cross-attention", "layernorm", "layernorm-annotated", "feed-forward", "embedding",
+   "log-softmax") with
    step h; returns the worst error, or -1 for an unknown name. */
 double gradcheck_layer(const char *name, int samples, float h, FILE *out);
 extern const char *const gradcheck_layer_names[];
-#line 439 "book/gradcheck.nw"
+#line 442 "book/gradcheck.nw"
 typedef struct {
     Model *model;
     const int *src, *tgt, *tgt_y;          /* [B][T_src], [B][T_tgt], [B][T_tgt] */
@@ -39,7 +40,7 @@ typedef struct {
 
 double model_problem_loss(void *context);
 void model_problem_gradient(void *context);
-#line 483 "book/gradcheck.nw"
+#line 486 "book/gradcheck.nw"
 /* Check model_backward on a small random model of the given variant; returns the worst e. */
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, bool tied, int samples,
                        float h, FILE *out);

@@ -117,7 +117,7 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
                 d_bias[o] += d_out[(size_t)r * out_features + o];
     }
 }
-#line 149 "book/attention.nw"
+#line 159 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -131,7 +131,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 183 "book/attention.nw"
+#line 193 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -142,7 +142,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
-#line 281 "book/attention.nw"
+#line 292 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape)
@@ -159,12 +159,13 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head [[a]] of sequence [[b]]>> */
-#line 307 "book/attention.nw"
+#line 318 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
-        matmul(false, true, len_q, len_k, d_k, 1.0f / sqrtf((float)d_k),
-               q + q_offset, d_model, k + k_offset, d_model, 0.0f, p, len_k);
+        const float scale = shape->unscaled ? 1.0f : 1.0f / sqrtf((float)d_k);
+        matmul(false, true, len_q, len_k, d_k, scale, q + q_offset, d_model, k + k_offset, d_model,
+               0.0f, p, len_k);
         const uint8_t *keep = mask->keep + (size_t)b * mask->batch_stride;
         if (compute.fast_kernels) {   /* the same numbers in one pass (the speed chapter) */
             masked_softmax_rows(p, keep, mask->row_stride, len_q, len_k);
@@ -182,11 +183,11 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         }
         matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
                0.0f, saved->context + q_offset, d_model);
-#line 297 "book/attention.nw"
+#line 308 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
-#line 375 "book/attention.nw"
+#line 387 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -208,7 +209,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head [[a]] of sequence [[b]]>> */
-#line 411 "book/attention.nw"
+#line 423 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -222,12 +223,12 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
         if (saved->probs_keep)
             dropout_apply(d_p, saved->probs_keep + head, (size_t)len_q * len_k);
         softmax_rows_backward(d_p, d_p, probs, len_q, len_k);
-        const float scale = 1.0f / sqrtf((float)d_k);
+        const float scale = shape->unscaled ? 1.0f : 1.0f / sqrtf((float)d_k);
         matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, saved->k + k_offset, d_model,
                1.0f, scratch->d_q + q_offset, d_model);
         matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, saved->q + q_offset, d_model,
                1.0f, scratch->d_k + k_offset, d_model);
-#line 396 "book/attention.nw"
+#line 408 "book/attention.nw"
     }
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
@@ -236,7 +237,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     linear_backward(d_memory_in, d_w->w_v, d_w->b_v, scratch->d_v, memory_in, w->w_v,
                     batch * len_k, d_model, d_model);
 }
-#line 450 "book/attention.nw"
+#line 462 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -360,7 +361,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
         d_hidden[i] = hidden[i] > 0.0f ? d_hidden[i] * (keep ? keep[i] : 1.0f) : 0.0f;
     linear_backward(d_in, d_w->w_1, d_w->b_1, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
-#line 956 "book/model.nw"
+#line 961 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     if (compute.fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* speed */
@@ -375,7 +376,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 1044 "book/model.nw"
+#line 1049 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -389,7 +390,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 1063 "book/model.nw"
+#line 1068 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     if (compute.fast_kernels) {

@@ -58,15 +58,15 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features);
-#line 143 "book/attention.nw"
+#line 153 "book/attention.nw"
 /* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
    all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
 void softmax_rows(float *p, const float *s, int rows, int cols);
-#line 177 "book/attention.nw"
+#line 187 "book/attention.nw"
 /* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
-#line 244 "book/attention.nw"
+#line 254 "book/attention.nw"
 /* The four linear layers of an attention, the reference's linears.0 to linears.3 (query,
    key, value, output): w_q, w_k, w_v, w_o: [d][d]; b_q, b_k, b_v, b_o: [d]. The same
    structure names their gradients. */
@@ -84,15 +84,16 @@ typedef struct {
 /* Keep flags of a batch: flag (b,i,j) at keep[b * batch_stride + i * row_stride + j]. */
 typedef struct { const uint8_t *keep; size_t batch_stride, row_stride; } Mask;
 
-/* B = batch sequences of Tq = len_q queries over Tk = len_k keys, d = d_model wide. */
-typedef struct { int batch, len_q, len_k, d_model, heads; } AttentionShape;
-#line 269 "book/attention.nw"
+/* B = batch sequences of Tq = len_q queries over Tk = len_k keys, d = d_model wide;
+   unscaled: scores without the 1/sqrt(d_k) (the --no-scale experiment). */
+typedef struct { int batch, len_q, len_k, d_model, heads; bool unscaled; } AttentionShape;
+#line 280 "book/attention.nw"
 /* Multi-head attention of query_in: [B][Tq][d] over memory_in: [B][Tk][d] (the same tensor
    for self-attention) under mask, into out: [B][Tq][d]; fills saved's arrays. */
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
-#line 357 "book/attention.nw"
+#line 369 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -105,7 +106,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const AttentionWeights *w, const AttentionSaved *saved,
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
-#line 443 "book/attention.nw"
+#line 455 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -149,10 +150,10 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff);
-#line 951 "book/model.nw"
+#line 956 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
-#line 1024 "book/model.nw"
+#line 1029 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,

@@ -44,17 +44,17 @@ static const Command commands[] = {
      "Multiply two random N x N matrices repeatedly for 0.1 s and print the time of\n"
      "one product and the rate in GFLOP/s.\n",
      NULL, run_time_matmul},
-#line 591 "book/gradcheck.nw"
+#line 594 "book/gradcheck.nw"
     {"gradcheck", "check the backward functions by finite differences",
      "usage: transformer gradcheck [OPTIONS]\n"
      "\n"
      "Compare each backward function's gradient with central differences and print\n"
      "the error relative to each tensor's largest gradient. NAME is all, model,\n"
-     "linear, softmax, attention, cross-attention, layernorm, layernorm-annotated,\n"
-     "feed-forward, embedding or log-softmax. Exits with status 1 if an error\n"
-     "reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
+     "linear, softmax, attention, attention-unscaled, cross-attention, layernorm,\n"
+     "layernorm-annotated, feed-forward, embedding or log-softmax. Exits with\n"
+     "status 1 if an error reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 789 "book/copy.nw"
+#line 872 "book/copy.nw"
     {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"
@@ -106,7 +106,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 1088 "book/translate.nw"
+#line 1134 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -122,7 +122,7 @@ static const Command commands[] = {
      "Read German sentences, one a line, and print their English translations, one a\n"
      "line, decoded with a beam search (greedy with --beam 1).\n",
      NULL, run_translate},
-#line 1332 "book/translate.nw"
+#line 1378 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

@@ -1,4 +1,4 @@
-#line 688 "book/translate.nw"
+#line 697 "book/translate.nw"
 /* Saving a translation model (weights, configuration, vocabularies) as one file, and
    loading it back with every field checked against the model it claims to be --
    generated from the book's chapters by notangle: edit the book, not this file. */
@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<modelfile.c definitions>> */
-#line 719 "book/translate.nw"
+#line 728 "book/translate.nw"
 static const char model_format[] = "annotated-transformer-c model";
 enum { MODEL_FILE_VERSION = 2, MODEL_MAX_LEN = 10000, MODEL_MAX_NUMBER = 10000000 };
 static const char *const number_keys[7] = {"src_vocab", "tgt_vocab", "layers", "d_model",
                                            "d_ff", "heads", "max_len"};
-#line 728 "book/translate.nw"
+#line 737 "book/translate.nw"
 static char *join_tokens(const Vocab *vocab)
 {
     size_t bytes = 1;
@@ -25,7 +25,7 @@ static char *join_tokens(const Vocab *vocab)
     *end = '\0';
     return joined;
 }
-#line 743 "book/translate.nw"
+#line 752 "book/translate.nw"
 const char *translation_model_save(const char *path, const Model *model,
                                    Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch)
 {
@@ -52,18 +52,7 @@ const char *translation_model_save(const char *path, const Model *model,
     free(vocabs[0]), free(vocabs[1]);
     return error;
 }
-#line 777 "book/translate.nw"
-static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static const char *refuse(Safetensors *file, const char *path, const char *format, ...)
-{
-    va_list arguments;
-    va_start(arguments, format);
-    safetensors_vfail(file, path, format, arguments);
-    va_end(arguments);
-    return file->error;
-}
-#line 793 "book/translate.nw"
+#line 790 "book/translate.nw"
 const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file)
 {
@@ -73,24 +62,27 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     if (error) return error;
     char value[64];
     /* <<Check the model file's format, version and checksum>> */
-#line 817 "book/translate.nw"
+#line 814 "book/translate.nw"
     if (!safetensors_metadata(file, "format", value, sizeof value)
         || strcmp(value, model_format) != 0)
         return safetensors_metadata(file, "src_vocab", value, sizeof value)
-               ? refuse(file, path, "a model file of an older version (vocabularies in separate "
-                        "files, no checksum); train it again")
-               : refuse(file, path, "not a translation model of this program (no format '%s')",
-                        model_format);
+               ? safetensors_fail(file, path,
+                                  "a model file of an older version (vocabularies in separate "
+                                  "files, no checksum); train it again")
+               : safetensors_fail(file, path,
+                                  "not a translation model of this program (no format '%s')",
+                                  model_format);
     if (!safetensors_metadata(file, "version", value, sizeof value)
         || strtol(value, NULL, 10) != MODEL_FILE_VERSION)
-        return refuse(file, path, "model file version '%s'; this program reads version %d",
-                      safetensors_printable(value, value, 24), MODEL_FILE_VERSION);
+        return safetensors_fail(file, path,
+                                "model file version '%s'; this program reads version %d",
+                                safetensors_printable(value, value, 24), MODEL_FILE_VERSION);
     char expected[32];
     snprintf(expected, sizeof expected, "%016" PRIx64, safetensors_checksum(file));
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
-        return refuse(file, path, "checksum mismatch: the file is corrupt");
-#line 802 "book/translate.nw"
+        return safetensors_fail(file, path, "checksum mismatch: the file is corrupt");
+#line 799 "book/translate.nw"
     Config config;
     /* <<Read the configuration, each number within its bounds>> */
 #line 836 "book/translate.nw"
@@ -101,16 +93,17 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
         const long number = strtol(value, &end, 10);
         const long most = i == 6 ? MODEL_MAX_LEN : MODEL_MAX_NUMBER;
         if (!*value || *end || number < 1 || number > most)
-            return refuse(file, path, "'%s' must be a whole number from 1 to %ld, not '%s'",
-                          number_keys[i], most, safetensors_printable(value, value, 24));
+            return safetensors_fail(file, path,
+                                    "'%s' must be a whole number from 1 to %ld, not '%s'",
+                                    number_keys[i], most, safetensors_printable(value, value, 24));
         numbers[i] = (int)number;
     }
     config = config_default(numbers[0], numbers[1], numbers[2]);
     config.d_model = numbers[3], config.d_ff = numbers[4], config.heads = numbers[5];
     config.max_len = numbers[6];
-#line 804 "book/translate.nw"
+#line 801 "book/translate.nw"
     /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-#line 857 "book/translate.nw"
+#line 858 "book/translate.nw"
     static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
     static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
                                                      {"0", "1"}};
@@ -118,44 +111,49 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     for (int k = 0; k < 3; k++) {
         if (!safetensors_metadata(file, settings_keys[k], value, sizeof value)) *value = '\0';
         if (strcmp(value, settings_words[k][0]) != 0 && strcmp(value, settings_words[k][1]) != 0)
-            return refuse(file, path, "'%s' must be '%s' or '%s', not '%s'", settings_keys[k],
-                          settings_words[k][0], settings_words[k][1],
-                          safetensors_printable(value, value, 44));
+            return safetensors_fail(file, path,
+                                    "'%s' must be '%s' or '%s', not '%s'", settings_keys[k],
+                                    settings_words[k][0], settings_words[k][1],
+                                    safetensors_printable(value, value, 44));
         chosen[k] = strcmp(value, settings_words[k][1]) == 0;
     }
     config.norm = chosen[0] ? NORM_POST : NORM_PRE;
     config.layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     config.tie_generator = chosen[2];
-#line 805 "book/translate.nw"
+#line 802 "book/translate.nw"
     /* <<Check the configuration against itself and against the file's size>> */
-#line 883 "book/translate.nw"
+#line 885 "book/translate.nw"
     if (config.max_len < 3)
-        return refuse(file, path, "max_len %d is too small (at least 3)", config.max_len);
+        return safetensors_fail(file, path,
+                                "max_len %d is too small (at least 3)", config.max_len);
     if (config.d_model % config.heads)
-        return refuse(file, path, "d_model %d is not a multiple of %d heads", config.d_model,
-                      config.heads);
+        return safetensors_fail(file, path,
+                                "d_model %d is not a multiple of %d heads", config.d_model,
+                                config.heads);
     if (config.src_vocab < VOCAB_SPECIALS || config.tgt_vocab < VOCAB_SPECIALS)
-        return refuse(file, path, "a vocabulary of fewer than the %d special tokens",
-                      VOCAB_SPECIALS);
+        return safetensors_fail(file, path, "a vocabulary of fewer than the %d special tokens",
+                                VOCAB_SPECIALS);
     char problem[128];
     if (config_problem(&config, problem, sizeof problem))
-        return refuse(file, path, "%s", problem);
+        return safetensors_fail(file, path, "%s", problem);
     const double d = config.d_model, needed = (double)(config.src_vocab + config.tgt_vocab) * d
                                               + config.layers * (4 * d * d + 2 * d * config.d_ff);
     if (needed > (double)file->data_size / sizeof(float))
-        return refuse(file, path, "the configuration needs at least %.0f numbers but the file "
-                      "holds %zu", needed, file->data_size / sizeof(float));
-#line 806 "book/translate.nw"
+        return safetensors_fail(file, path,
+                                "the configuration needs at least %.0f numbers but the file "
+                                "holds %zu", needed, file->data_size / sizeof(float));
+#line 803 "book/translate.nw"
     model_init(model, config);
     /* <<Check that the file holds exactly the model's tensors, and load them>> */
-#line 906 "book/translate.nw"
+#line 911 "book/translate.nw"
     if (file->count != model->parameters.count)
-        return refuse(file, path, "%d tensors, but the model it describes has %d", file->count,
-                      model->parameters.count);
+        return safetensors_fail(file, path,
+                                "%d tensors, but the model it describes has %d", file->count,
+                                model->parameters.count);
     if ((error = safetensors_load(file, &model->parameters, path))) return error;
-#line 808 "book/translate.nw"
+#line 805 "book/translate.nw"
     /* <<Read both vocabularies and check their sizes>> */
-#line 918 "book/translate.nw"
+#line 924 "book/translate.nw"
     cJSON *meta = cJSON_Parse(file->metadata_json);
     Vocab *vocabs[2] = {src_vocab, tgt_vocab};
     const int sizes[2] = {config.src_vocab, config.tgt_vocab};
@@ -166,16 +164,16 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
                    ? fmemopen(item->valuestring, strlen(item->valuestring), "r") : NULL;
         char name[64];
         snprintf(name, sizeof name, "%s", key);
-        if (in == NULL) error = refuse(file, path, "no vocabulary '%s'", key);
+        if (in == NULL) error = safetensors_fail(file, path, "no vocabulary '%s'", key);
         else if (vocab_read(vocabs[v], in, name))
-            error = refuse(file, path, "%s", vocabs[v]->error);
+            error = safetensors_fail(file, path, "%s", vocabs[v]->error);
         else if (vocabs[v]->size != sizes[v])
-            error = refuse(file, path, "'%s' has %d tokens but the model %d", key,
-                           vocabs[v]->size, sizes[v]);
+            error = safetensors_fail(file, path, "'%s' has %d tokens but the model %d", key,
+                                     vocabs[v]->size, sizes[v]);
         if (in) fclose(in);
     }
     cJSON_Delete(meta);
     if (error) return error;
-#line 809 "book/translate.nw"
+#line 806 "book/translate.nw"
     return NULL;
 }

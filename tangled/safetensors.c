@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 /* <<safetensors.c definitions>> */
-#line 109 "book/safetensors.nw"
+#line 113 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -41,7 +41,7 @@ const char *safetensors_vfail(Safetensors *file, const char *path, const char *f
     return file->error;
 }
 
-#line 144 "book/safetensors.nw"
+#line 148 "book/safetensors.nw"
 const char *safetensors_printable(const char *text, char *out, size_t size)
 {
     size_t n = 0;   /* out may be text itself: each byte is read before it is written */
@@ -52,10 +52,8 @@ const char *safetensors_printable(const char *text, char *out, size_t size)
     if (longer) strcpy(out + size - 4, "...");
     return out;
 }
-#line 157 "book/safetensors.nw"
-static const char *fail(Safetensors *file, const char *path, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static const char *fail(Safetensors *file, const char *path, const char *format, ...)
+#line 161 "book/safetensors.nw"
+const char *safetensors_fail(Safetensors *file, const char *path, const char *format, ...)
 {
     va_list arguments;
     va_start(arguments, format);
@@ -63,7 +61,7 @@ static const char *fail(Safetensors *file, const char *path, const char *format,
     va_end(arguments);
     return file->error;
 }
-#line 173 "book/safetensors.nw"
+#line 175 "book/safetensors.nw"
 static int compare_places(const void *a, const void *b)
 {
     const SafetensorsEntry *x = *(const SafetensorsEntry *const *)a;
@@ -71,14 +69,14 @@ static int compare_places(const void *a, const void *b)
     if (x->data != y->data) return x->data < y->data ? -1 : 1;
     return (x->size > y->size) - (x->size < y->size);
 }
-#line 183 "book/safetensors.nw"
+#line 185 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 200 "book/safetensors.nw"
+#line 202 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
-    if (in == NULL) return fail(file, path, "cannot open: %s", strerror(errno));
+    if (in == NULL) return safetensors_fail(file, path, "cannot open: %s", strerror(errno));
     size_t length = 0, capacity = 0;
     file->bytes = xgrow(NULL, &capacity, 1 << 16, 1);
     for (size_t got; (got = fread(file->bytes + length, 1, capacity - length, in)) > 0; ) {
@@ -87,28 +85,31 @@ const char *safetensors_read(Safetensors *file, const char *path)
     }
     const int read_error = ferror(in) ? errno : 0;   /* a directory, say: EISDIR */
     fclose(in);
-    if (read_error) return fail(file, path, "cannot read: %s", strerror(read_error));
-#line 187 "book/safetensors.nw"
+    if (read_error) return safetensors_fail(file, path,
+                                            "cannot read: %s", strerror(read_error));
+#line 189 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 218 "book/safetensors.nw"
+#line 221 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
-        return fail(file, path, "too short for a safetensors file (%zu bytes)", length);
+        return safetensors_fail(file, path,
+                                "too short for a safetensors file (%zu bytes)", length);
     uint64_t header_length = 0;
     for (int i = 7; i >= 0; i--) header_length = header_length << 8 | file->bytes[i];
     if (header_length > length - 8)
-        return fail(file, path, "header of %llu bytes does not fit in %zu bytes (truncated?)",
-                    (unsigned long long)header_length, length);
+        return safetensors_fail(file, path,
+                                "header of %llu bytes does not fit in %zu bytes (truncated?)",
+                                (unsigned long long)header_length, length);
     const unsigned char *data = file->bytes + 8 + header_length;
     const size_t data_size = length - 8 - (size_t)header_length;
     cJSON *header = cJSON_ParseWithLength((const char *)file->bytes + 8, (size_t)header_length);
     if (header == NULL || !cJSON_IsObject(header)) {
         cJSON_Delete(header);
-        return fail(file, path, "the header is not a JSON object");
+        return safetensors_fail(file, path, "the header is not a JSON object");
     }
-#line 188 "book/safetensors.nw"
+#line 190 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 236 "book/safetensors.nw"
+#line 241 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -118,7 +119,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 257 "book/safetensors.nw"
+#line 263 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -150,21 +151,22 @@ const char *safetensors_read(Safetensors *file, const char *path)
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
-#line 245 "book/safetensors.nw"
+#line 250 "book/safetensors.nw"
         if (problem) {
             char name[48];
-            fail(file, path, "tensor '%s': %s", safetensors_printable(item->string, name, sizeof name),
-                 problem);
+            safetensors_fail(file, path,
+                             "tensor '%s': %s", safetensors_printable(item->string, name, sizeof name),
+                             problem);
             cJSON_Delete(header);
             return file->error;
         }
         file->count++;
     }
-#line 189 "book/safetensors.nw"
+#line 191 "book/safetensors.nw"
     cJSON_Delete(header);
     file->data = data, file->data_size = data_size;
     /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 297 "book/safetensors.nw"
+#line 303 "book/safetensors.nw"
     const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
     for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
     qsort(order, (size_t)file->count, sizeof *order, compare_places);
@@ -174,14 +176,15 @@ const char *safetensors_read(Safetensors *file, const char *path)
         else covered = SIZE_MAX;
     free(order);
     if (covered == SIZE_MAX)
-        return fail(file, path, "tensors overlap, or leave a gap between them");
+        return safetensors_fail(file, path, "tensors overlap, or leave a gap between them");
     if (covered != data_size)
-        return fail(file, path, "%zu bytes after the last tensor (two files glued together?)",
-                    data_size - covered);
-#line 192 "book/safetensors.nw"
+        return safetensors_fail(file, path,
+                                "%zu bytes after the last tensor (two files glued together?)",
+                                data_size - covered);
+#line 194 "book/safetensors.nw"
     return NULL;
 }
-#line 313 "book/safetensors.nw"
+#line 320 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -207,7 +210,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 356 "book/safetensors.nw"
+#line 363 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -221,17 +224,18 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
         char name[2 * TENSOR_NAME_MAX];
         snprintf(name, sizeof name, "%s%s", prefix, view->name);
         const SafetensorsEntry *entry = safetensors_find(file, name);
-        if (entry == NULL) return fail(file, path, "missing tensor '%s'", name);
+        if (entry == NULL) return safetensors_fail(file, path, "missing tensor '%s'", name);
         bool same = entry->dtype == DTYPE_F32 && entry->ndim == view->ndim;
         for (int d = 0; same && d < view->ndim; d++)
             same = entry->shape[d] == view->shape[d];
         if (!same)
-            return fail(file, path, "tensor '%s' has the wrong dtype or shape", name);
+            return safetensors_fail(file, path,
+                                    "tensor '%s' has the wrong dtype or shape", name);
         memcpy(flat_view(buffer, i), entry->data, view->size * sizeof(float));
     }
     return NULL;
 }
-#line 405 "book/safetensors.nw"
+#line 413 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -246,7 +250,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 442 "book/safetensors.nw"
+#line 450 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -262,7 +266,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 463 "book/safetensors.nw"
+#line 471 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -288,21 +292,21 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 457 "book/safetensors.nw"
+#line 465 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 502 "book/safetensors.nw"
+#line 510 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         free(json);
-        return fail(scratch, path, "not a regular file; refusing to replace it");
+        return safetensors_fail(scratch, path, "not a regular file; refusing to replace it");
     }
 
-#line 510 "book/safetensors.nw"
+#line 518 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         free(json);
-        return fail(scratch, path, "file name too long");
+        return safetensors_fail(scratch, path, "file name too long");
     }
     const int fd = mkstemp(temporary);   /* a new file of a name no other writer has */
     const mode_t mask = umask(0);
@@ -312,8 +316,8 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
         const int failure = errno;
         if (fd >= 0) close(fd), unlink(temporary);
         free(json);
-        return fail(scratch, path, "cannot create a temporary file beside it: %s",
-                    strerror(failure));
+        return safetensors_fail(scratch, path, "cannot create a temporary file beside it: %s",
+                                strerror(failure));
     }
     unsigned char length_bytes[8];
     for (int i = 0; i < 8; i++) length_bytes[i] = (unsigned char)((uint64_t)padded >> (8 * i));
@@ -334,13 +338,14 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     if (!error && rename(temporary, path) != 0) error = errno;
     if (error) {
         unlink(temporary);
-        return fail(scratch, path, "cannot write: %s", strerror(error ? error : EIO));
+        return safetensors_fail(scratch, path,
+                                "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 458 "book/safetensors.nw"
+#line 466 "book/safetensors.nw"
     return NULL;
 }
-#line 565 "book/safetensors.nw"
+#line 574 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -373,24 +378,26 @@ void safetensors_remove_temporaries(const char *path)
     }
     if (dir) closedir(dir);
 }
-#line 603 "book/safetensors.nw"
+#line 612 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Safetensors *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode))
-        return fail(scratch, path, "not a regular file; refusing to replace it");
+        return safetensors_fail(scratch, path,
+                                "not a regular file; refusing to replace it");
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary)
-        return fail(scratch, path, "file name too long");
+        return safetensors_fail(scratch, path, "file name too long");
     const int fd = mkstemp(temporary);
     if (fd < 0)
-        return fail(scratch, path, "cannot create a file beside it: %s", strerror(errno));
+        return safetensors_fail(scratch, path,
+                                "cannot create a file beside it: %s", strerror(errno));
     close(fd);
     unlink(temporary);
     return NULL;
 }
-#line 645 "book/safetensors.nw"
+#line 656 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -408,7 +415,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 670 "book/safetensors.nw"
+#line 681 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {

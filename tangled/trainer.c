@@ -8,14 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#line 392 "book/checkpoint.nw"
+#line 384 "book/checkpoint.nw"
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
-#line 504 "book/checkpoint.nw"
+#line 497 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 443 "book/copy.nw"
+#line 522 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -25,7 +25,7 @@ typedef struct {
     int lock;            /* the checkpoint's lock (the checkpoint chapter), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
-#line 398 "book/checkpoint.nw"
+#line 390 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
 {
@@ -44,7 +44,7 @@ static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *sett
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error ? trainer->message : NULL;
 }
-#line 478 "book/checkpoint.nw"
+#line 471 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -61,7 +61,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
-#line 508 "book/checkpoint.nw"
+#line 501 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -81,7 +81,53 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 /* <<trainer.c helpers>> */
-#line 477 "book/copy.nw"
+#line 378 "book/copy.nw"
+/* The rows [first, end) of whole, as a batch that shares its arrays. */
+static Batch batch_rows(const Batch *whole, int first, int end)
+{
+    const size_t s = (size_t)whole->src_len, t = (size_t)whole->tgt_len;
+    return (Batch){end - first, whole->src_len, whole->tgt_len,
+                   whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
+                   whole->src_keep + first * s, whole->tgt_keep + first * t * t};
+}
+#line 397 "book/copy.nw"
+/* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
+   (at most that many, in order), each normalized by tokens, the batch's target tokens.
+   Returns their summed loss. */
+static double accumulate_rows(Trainer *trainer, int first, int end, int parts, int tokens)
+{
+    const Batch *whole = trainer->batch;
+    Model *model = trainer->model;
+    Rng *dropout_rng = &trainer->progress->dropout_rng;
+    const Rng start = *dropout_rng;
+    double loss = 0.0;
+    for (int p = 0; p < parts; p++) {
+        const int from = first + (int)((long)(end - first) * p / parts);
+        const int to = first + (int)((long)(end - first) * (p + 1) / parts);
+        if (to == from) continue;   /* more parts than rows */
+        *dropout_rng = start;
+        const Batch part = batch_rows(whole, from, to);
+        model->dropout_rows_before = from, model->dropout_rows_after = whole->batch - to;
+        loss += train_accumulate(model, &part, trainer->settings, trainer->d_logprobs,
+                                 dropout_rng, tokens);
+    }
+    model->dropout_rows_before = model->dropout_rows_after = 0;
+    return loss;
+}
+#line 426 "book/copy.nw"
+static double accumulated_step(Trainer *trainer, int parts)
+{
+    const Batch *batch = trainer->batch;
+    int tokens = 0;
+    for (int i = 0; i < batch->batch * batch->tgt_len; i++)
+        tokens += batch->tgt_y[i] != trainer->settings->pad;
+    if (tokens == 0) return 0.0;   /* nothing to learn from: no step */
+    model_zero_gradients(trainer->model);
+    const double loss = accumulate_rows(trainer, 0, batch->batch, parts, tokens);
+    train_update(trainer->model, trainer->adam, trainer->settings);
+    return loss / tokens;
+}
+#line 556 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -104,7 +150,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 510 "book/copy.nw"
+#line 589 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -137,17 +183,8 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error == NULL;
 }
-#line 93 "book/distributed.nw"
-/* The rows [first, end) of whole, as a batch that shares its arrays. */
-static Batch batch_rows(const Batch *whole, int first, int end)
-{
-    const size_t s = (size_t)whole->src_len, t = (size_t)whole->tgt_len;
-    return (Batch){end - first, whole->src_len, whole->tgt_len,
-                   whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
-                   whole->src_keep + first * s, whole->tgt_keep + first * t * t};
-}
-#line 111 "book/distributed.nw"
-static double parallel_step(Trainer *trainer, DataParallel *parallel)
+#line 98 "book/distributed.nw"
+static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts)
 {
     const Batch *whole = trainer->batch;
     const TrainSettings *settings = trainer->settings;
@@ -160,13 +197,9 @@ static double parallel_step(Trainer *trainer, DataParallel *parallel)
     const int end = (int)((long)whole->batch * (parallel->rank + 1) / parallel->size);
     ENSURE(end > first, "a batch of %d sequences for %d processes", whole->batch,
            parallel->size);
-    const Batch share = batch_rows(whole, first, end);
     const double start = seconds_now();
     model_zero_gradients(model);
-    model->dropout_rows_before = first, model->dropout_rows_after = whole->batch - end;
-    double loss = train_accumulate(model, &share, settings, trainer->d_logprobs,
-                                   &trainer->progress->dropout_rng, tokens);
-    model->dropout_rows_before = model->dropout_rows_after = 0;
+    double loss = accumulate_rows(trainer, first, end, parts, tokens);
     const double reduce = seconds_now();
     parallel->sum(parallel->context, model->gradients.data, model->gradients.total, &loss, 1);
     const double update = seconds_now();
@@ -176,7 +209,7 @@ static double parallel_step(Trainer *trainer, DataParallel *parallel)
     parallel->compute_seconds += (reduce - start) + (seconds_now() - update);
     return loss / tokens;
 }
-#line 149 "book/distributed.nw"
+#line 132 "book/distributed.nw"
 /* One process: flag. Several: whether flag is true on any of them. */
 static bool agree(DataParallel *parallel, bool flag)
 {
@@ -186,7 +219,7 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 370 "book/copy.nw"
+#line 447 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -195,10 +228,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 456 "book/copy.nw"
+#line 535 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 537 "book/checkpoint.nw"
+#line 530 "book/checkpoint.nw"
     if (settings->checkpoint_path) {
         clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
                                      sizeof trainer->message);
@@ -212,7 +245,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         }
         catch_stop_signals();
     }
-#line 458 "book/copy.nw"
+#line 537 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -225,7 +258,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 378 "book/copy.nw"
+#line 455 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -236,12 +269,14 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     }
     while (outcome == TRAINER_FINISHED && progress->epoch <= settings->epochs) {
         source->fill(source->task, trainer);
+        const int parts = settings->accumulate > 1 ? settings->accumulate : 1;
         const double loss = settings->parallel   /* several processes: Chapter 20 */
-            ? parallel_step(trainer, settings->parallel)
+            ? parallel_step(trainer, settings->parallel, parts)
+            : parts > 1 ? accumulated_step(trainer, parts)
             : train_step(trainer->model, adam, trainer->batch, train, trainer->d_logprobs,
                          &progress->dropout_rng);
         /* <<Stop if the loss is not finite>> */
-#line 426 "book/copy.nw"
+#line 505 "book/copy.nw"
         if (!isfinite(loss)) {
             const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
@@ -252,7 +287,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 393 "book/copy.nw"
+#line 472 "book/copy.nw"
         const Batch *batch = trainer->batch;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
             clock.tokens_seen += batch->tgt_y[i] != train->pad;
@@ -273,7 +308,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 558 "book/checkpoint.nw"
+#line 551 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -286,7 +321,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 578 "book/checkpoint.nw"
+#line 571 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -300,13 +335,13 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 570 "book/checkpoint.nw"
+#line 563 "book/checkpoint.nw"
             break;
         }
-#line 413 "book/copy.nw"
+#line 492 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 547 "book/copy.nw"
+#line 626 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -314,10 +349,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 415 "book/copy.nw"
+#line 494 "book/copy.nw"
     return outcome;
 }
-#line 429 "book/checkpoint.nw"
+#line 421 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count)
 {

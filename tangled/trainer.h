@@ -36,6 +36,7 @@ typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
     int max_minutes;            /* stop after this much time; 0: no limit */
+    int accumulate;             /* parts a batch is trained in, one update; 0 or 1: one */
     const char *log_path;       /* the CSV log; NULL: none */
     const char *checkpoint_path;             /* the checkpoint chapter */
     long checkpoint_every;
@@ -53,7 +54,7 @@ typedef enum {
 
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings);
-#line 422 "book/checkpoint.nw"
+#line 414 "book/checkpoint.nw"
 /* Load the checkpoint at path (which must match recipe) into the trainer's model, optimizer
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path,

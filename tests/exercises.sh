@@ -97,6 +97,7 @@ gradcheck-h|the solution describes a trend, not numbers (about 20 s)
 copy-epochs|the full model for 600 steps, about 5 minutes on two cores
 ckpt-crash|a random kill; the test cli_kill_9_leaves_a_loadable_checkpoint checks it in make check
 decode-speedup|timings depend on the machine (about 40 s)
+attention-no-scale|two runs of the full copy model, a few minutes on two cores
 dist-speed|timings depend on the machine and its load (bench/distributed.sh, about 3 min)
 END
 )
@@ -257,6 +258,13 @@ ex_copy-small() {
     echo "d_model $d: copied exactly $n of 8"
     echo "d_model $d: all eight: $([ "$n" = 8 ] && echo yes || echo no), at most one: $([ "$n" -le 1 ] && echo yes || echo no)"
   done
+}
+ex_attention-no-scale() {
+  "$T" copy --precision fp32 --log "$SCRATCH/scaled.csv" > /dev/null || true
+  "$T" copy --precision fp32 --no-scale --log "$SCRATCH/unscaled.csv" > /dev/null || true
+  paste -d, "$SCRATCH/scaled.csv" "$SCRATCH/unscaled.csv" \
+    | awk -F, 'NR == 1 { print "epoch  validation (scaled)  validation (no scale)"; next }
+               { printf "%5d  %19.4f  %21.4f\n", $1, $4, $11 }'
 }
 ex_copy-epochs() { "$T" copy --epochs 30 || true; }
 ex_copy-reverse() {

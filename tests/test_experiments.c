@@ -1,5 +1,7 @@
-/* test_experiments.c -- the copy command's experiment flags: --norm pre|post and --warmup N
-   (the placement of the layer norm, the length of the warm-up). */
+/* test_experiments.c -- the experiment flags: --norm pre|post and --warmup N of the copy
+   command (the placement of the layer norm, the length of the warm-up), --no-scale (attention
+   without 1/sqrt(d_k)), and --accumulate K
+   (gradient accumulation) of the trainer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +12,7 @@
 /* A tiny copy run (d_model 16, 5 steps of 8 sequences, well under a second) with EXTRA
    flags; its one log row's learning rate, and whether the checkpoint FILE names the tensor
    encoder.norm.a_2 (the final norm of a pre-norm encoder). */
-typedef struct { int status; double rate; bool final_norm; } TinyRun;
+typedef struct { int status; double rate, loss; bool final_norm, unscaled; } TinyRun;
 
 static TinyRun tiny_copy(const char *extra)
 {
@@ -19,7 +21,7 @@ static TinyRun tiny_copy(const char *extra)
     snprintf(command, sizeof command,
              "copy --epochs 1 --batches 5 --batch-size 8 --d-model 16 --d-ff 32 --heads 2 "
              "--log %s/log.csv --checkpoint %s/c.st %s", dir, dir, extra);
-    TinyRun result = {run("", command)->status, NAN, false};
+    TinyRun result = {run("", command)->status, NAN, NAN, false, false};
     snprintf(path, sizeof path, "%s/log.csv", dir);
     static char text[1 << 20];
     read_text(path, text, sizeof text);
@@ -29,11 +31,13 @@ static TinyRun tiny_copy(const char *extra)
     double train, validation;
     ck_assert_int_eq(sscanf(row + 1, "%d,%d,%lf,%lf,%lf", &epoch, &step, &train, &validation,
                             &result.rate), 5);
+    result.loss = train;
     ck_assert_int_eq(step, 5);
     unlink(path);
     snprintf(path, sizeof path, "%s/c.st", dir);
     read_text(path, text, sizeof text);   /* the header (JSON) comes first, after 8 bytes */
     result.final_norm = strstr(text + 8, "\"encoder.norm.a_2\"") != NULL;
+    result.unscaled = strstr(text + 8, "\"config.attention_scale\":\"1\"") != NULL;
     unlink(path);
     rmdir(dir);
     return result;
@@ -69,12 +73,121 @@ START_TEST(copy_warmup_flag_sets_the_schedule)
 }
 END_TEST
 
+/* --no-scale trains without the 1/sqrt(d_k) of the scores (the default has it), which the
+   checkpoint records, and which changes the run: the same seed, other losses. */
+START_TEST(copy_no_scale_flag_drops_the_scale)
+{
+    TinyRun scaled = tiny_copy(""), unscaled = tiny_copy("--no-scale");
+    ck_assert_int_le(unscaled.status, 1);
+    ck_assert(!scaled.unscaled);
+    ck_assert(unscaled.unscaled);
+    ck_assert_msg(fabs(scaled.loss - unscaled.loss) > 1e-6, "losses %.6f and %.6f",
+                  scaled.loss, unscaled.loss);
+}
+END_TEST
+
+/* --epochs 0 decodes with the untrained model: no step, the loss of random weights (above
+   ln 10), every example decoded and none copied (status 1). */
+START_TEST(copy_zero_epochs_decodes_the_untrained_model)
+{
+    Run *r = run("", "copy --epochs 0 --d-model 32 --d-ff 64 --heads 2");
+    ck_assert_int_eq(r->status, 1);
+    double loss;
+    const char *line = strstr(r->out, "evaluation loss ");
+    ck_assert_ptr_nonnull(line);
+    ck_assert_int_eq(sscanf(line, "evaluation loss %lf after 0 steps", &loss), 1);
+    ck_assert_double_gt(loss, log(10.0));
+    ck_assert_ptr_nonnull(strstr(r->out, "DIFFERENT"));
+    ck_assert_ptr_null(strstr(r->out, "exact"));
+}
+END_TEST
+
+/* train --tie: the model file holds no separate generator weight (the target embedding is
+   the generator's), records the tie, translates, and a resume without --tie is refused. */
+START_TEST(train_tie_flag_shares_the_generator)
+{
+    char dir[] = "/tmp/transformer-test-tie-XXXXXX", command[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "head -16 data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
+             "head -16 data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
+             dir, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    const char *sizes = "--epochs 2 --layers 1 --d-model 16 --d-ff 32 --heads 2";
+    for (int tie = 0; tie < 2; tie++) {
+        snprintf(command, sizeof command,
+                 "train --data %s %s %s --model %s/m%d.st --checkpoint %s/c%d.st", dir, sizes,
+                 tie ? "--tie" : "", dir, tie, dir, tie);
+        Run *r = run("", command);
+        ck_assert_msg(r->status == 0, "%s: %s", command, r->err);
+        snprintf(command, sizeof command, "%s/m%d.st", dir, tie);
+        static char text[1 << 20];
+        read_text(command, text, sizeof text);
+        ck_assert_int_eq(strstr(text + 8, "\"generator.proj.weight\"") == NULL, tie);
+        snprintf(command, sizeof command, "translate --model %s/m%d.st < %s/val.de", dir, tie,
+                 dir);
+        ck_assert_int_eq(run("", command)->status, 0);
+    }
+    snprintf(command, sizeof command, "train --data %s %s --epochs 3 --model %s/m1.st "
+             "--resume %s/c1.st", dir, sizes, dir, dir);
+    Run *r = run("", command);
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_msg(strstr(r->err, "config.tie_generator is 1 in the checkpoint but 0"), "%s",
+                  r->err);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
+/* The training losses of a small copy run (3 epochs of 5 batches of 16) with EXTRA flags,
+   from its log, into loss[3]. */
+static void copy_losses(const char *extra, double *loss)
+{
+    char dir[] = "/tmp/transformer-test-accumulate-XXXXXX", command[512], path[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "copy --epochs 3 --batches 5 --batch-size 16 --d-model 32 --d-ff 64 --heads 2 "
+             "--precision fp32 --log %s/log.csv %s", dir, extra);
+    ck_assert_int_le(run("OMP_NUM_THREADS=1", command)->status, 1);
+    snprintf(path, sizeof path, "%s/log.csv", dir);
+    static char text[1 << 16];
+    read_text(path, text, sizeof text);
+    const char *row = text;
+    for (int e = 0; e < 3; e++) {
+        row = strchr(row, '\n');
+        ck_assert_ptr_nonnull(row);
+        int epoch, step;
+        ck_assert_int_eq(sscanf(++row, "%d,%d,%lf", &epoch, &step, &loss[e]), 3);
+        ck_assert_int_eq(step, 5 * (e + 1));
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+/* --accumulate K trains each batch in K parts and updates once: the same run as one pass per
+   batch, dropout included, up to rounding. The log prints losses to 1e-6; the runs agree to
+   the printed digits here, and 2e-6 allows one rounding of the print. Parts that drew their
+   own dropout (the stream not restarted for each part) move the losses by about 1e-2. */
+START_TEST(copy_accumulate_equals_whole_batches)
+{
+    double whole[3], parts[3], uneven[3];
+    copy_losses("", whole);
+    copy_losses("--accumulate 4", parts);
+    copy_losses("--accumulate 3", uneven);   /* parts of 5, 5 and 6 rows */
+    for (int e = 0; e < 3; e++) {
+        ck_assert_double_eq_tol(parts[e], whole[e], 2e-6);
+        ck_assert_double_eq_tol(uneven[e], whole[e], 2e-6);
+    }
+}
+END_TEST
+
 /* A bad value is one line naming the flag, status 2, and no training. */
 START_TEST(copy_experiment_flags_refuse_bad_values)
 {
-    const char *bad[] = {"copy --norm sideways", "copy --warmup -1", "copy --warmup x"};
-    const char *flag[] = {"--norm", "--warmup", "--warmup"};
-    for (int i = 0; i < 3; i++) {
+    const char *bad[] = {"copy --norm sideways", "copy --warmup -1", "copy --warmup x",
+                         "copy --accumulate 0", "train --accumulate x"};
+    const char *flag[] = {"--norm", "--warmup", "--warmup", "--accumulate", "--accumulate"};
+    for (int i = 0; i < 5; i++) {
         Run *r = run("", bad[i]);
         ck_assert_int_eq(r->status, 2);
         ck_assert_msg(strstr(r->err, flag[i]) != NULL, "%s: %s", bad[i], r->err);
@@ -90,6 +203,10 @@ Suite *experiments_suite(void)
     tcase_add_test(flags, copy_norm_flag_chooses_the_placement);
     tcase_add_test(flags, copy_warmup_flag_sets_the_schedule);
     tcase_add_test(flags, copy_experiment_flags_refuse_bad_values);
+    tcase_add_test(flags, copy_accumulate_equals_whole_batches);
+    tcase_add_test(flags, copy_no_scale_flag_drops_the_scale);
+    tcase_add_test(flags, copy_zero_epochs_decodes_the_untrained_model);
+    tcase_add_test(flags, train_tie_flag_shares_the_generator);
     tcase_set_timeout(flags, 120);
     suite_add_tcase(suite, flags);
     return suite;
