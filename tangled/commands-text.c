@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-text.c includes>> */
-#line 1514 "book/text.nw"
+#line 1612 "book/text.nw"
 #include "vocab.h"
 #line 974 "book/bleu.nw"
 #include "bleu.h"
 /* <<commands-text.c functions>> */
-#line 1521 "book/text.nw"
+#line 1619 "book/text.nw"
 #define LANGUAGE_OPTION(options) \
     {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de", "the language's rules"}
-#line 1526 "book/text.nw"
+#line 1627 "book/text.nw"
 int run_tokenize(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -33,7 +33,7 @@ int run_tokenize(int argc, char **argv)
         usage_error("tokenize", "--detokenize takes neither --compare nor --lowercase");
     if (compare) {
         /* <<Compare the tokens of standard input with a reference file>> */
-#line 1568 "book/text.nw"
+#line 1672 "book/text.nw"
         FILE *reference = fopen(compare, "r");
         if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
         Agreement agreement;
@@ -44,10 +44,10 @@ int run_tokenize(int argc, char **argv)
         const double lines = (double)(agreement.lines ? agreement.lines : 1);
         printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
                100.0 * (double)agreement.identical / lines);
-#line 1543 "book/text.nw"
+#line 1644 "book/text.nw"
     } else {
         /* <<Tokenize or detokenize standard input line by line>> */
-#line 1551 "book/text.nw"
+#line 1655 "book/text.nw"
         static TextLine line;
         LineReader reader = {0};
         for (long length; (length = read_line(stdin, &reader)) >= 0;) {
@@ -59,11 +59,11 @@ int run_tokenize(int argc, char **argv)
         }
         if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
         free(reader.text);
-#line 1545 "book/text.nw"
+#line 1646 "book/text.nw"
     }
     return 0;
 }
-#line 1602 "book/text.nw"
+#line 1708 "book/text.nw"
 int run_vocab(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -81,7 +81,7 @@ int run_vocab(int argc, char **argv)
                                          argv);
     if (first_file == argc) usage_error("vocab", "which files?");
     /* <<Tokenize the files and build their vocabulary>> */
-#line 1624 "book/text.nw"
+#line 1733 "book/text.nw"
     const int n_files = argc - first_file;
     TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
     long count = 0, lines = 0;
@@ -104,7 +104,7 @@ int run_vocab(int argc, char **argv)
     vocab_free(&vocab);
     for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
     free(files), free(tokens);
-#line 1619 "book/text.nw"
+#line 1725 "book/text.nw"
     return 0;
 }
 #line 978 "book/bleu.nw"

@@ -1,4 +1,4 @@
-#line 1196 "book/text.nw"
+#line 1262 "book/text.nw"
 /* The vocabulary: hashing, building, saving and loading. Generated from the book's chapters
    by notangle: edit the book, not this file. */
 #include "vocab.h"
@@ -8,9 +8,9 @@
 #include <string.h>
 #include "utf8.h"
 /* <<vocab.c definitions>> */
-#line 1225 "book/text.nw"
+#line 1297 "book/text.nw"
 const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
-#line 1236 "book/text.nw"
+#line 1308 "book/text.nw"
 static uint32_t token_hash(const char *token)
 {
     uint32_t hash = 2166136261u;
@@ -42,7 +42,7 @@ static int vocab_index(Vocab *vocab)
     }
     return -1;
 }
-#line 1277 "book/text.nw"
+#line 1355 "book/text.nw"
 int vocab_lookup(const Vocab *vocab, const char *token)
 {
     const int s = vocab_slot(vocab, token);
@@ -55,7 +55,7 @@ const char *vocab_token(const Vocab *vocab, int index)
            index, vocab->size);
     return vocab->token[index];
 }
-#line 1304 "book/text.nw"
+#line 1385 "book/text.nw"
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -72,7 +72,7 @@ static int more_frequent_first(const void *a, const void *b)
     if (x->count != y->count) return x->count > y->count ? -1 : 1;
     return strcmp(x->token, y->token);
 }
-#line 1323 "book/text.nw"
+#line 1407 "book/text.nw"
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
 {
     ENSURE(count >= 0 && min_frequency >= 1, "count %ld, min_frequency %d", count,
@@ -85,7 +85,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     long n_kept = 0;
     size_t bytes = 0;
     /* <<Count the runs of equal tokens and keep the frequent ones>> */
-#line 1353 "book/text.nw"
+#line 1440 "book/text.nw"
     for (long i = 0, run; i < count; i += run) {
         for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
         vocab->types++;
@@ -96,7 +96,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
         kept[n_kept++] = (TokenCount){sorted[i], run};
         bytes += strlen(sorted[i]) + 1;
     }
-#line 1335 "book/text.nw"
+#line 1419 "book/text.nw"
     qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
     ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
     vocab->size = (int)n_kept + VOCAB_SPECIALS;
@@ -112,7 +112,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     ENSURE(vocab_index(vocab) < 0, "a vocabulary with a repeated token");
     free(sorted), free(kept);
 }
-#line 1388 "book/text.nw"
+#line 1478 "book/text.nw"
 const char *vocab_save(Vocab *vocab, const char *path)
 {
     FILE *out = fopen(path, "w");
@@ -125,7 +125,7 @@ const char *vocab_save(Vocab *vocab, const char *path)
              strerror(errno));
     return vocab->error;
 }
-#line 1403 "book/text.nw"
+#line 1496 "book/text.nw"
 const char *vocab_load(Vocab *vocab, const char *path)
 {
     memset(vocab, 0, sizeof *vocab);
@@ -149,7 +149,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-#line 1452 "book/text.nw"
+#line 1548 "book/text.nw"
         char complaint[TEXT_ERROR_MAX] = "";
         if (length == 0) strcpy(complaint, "an empty line");
         else if (strpbrk(reader.text, " \t\r")) strcpy(complaint, "a token with a blank in it");
@@ -160,7 +160,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
                      vocab_specials[vocab->size]);
         else if (vocab->size == INT32_MAX / 4) strcpy(complaint, "too many tokens");
         if (complaint[0]) problem = located(vocab->error, path, reader.number, complaint);
-#line 1426 "book/text.nw"
+#line 1519 "book/text.nw"
         if (problem) break;
         vocab->storage = xgrow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
                               1);
@@ -184,7 +184,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
                           "a token that is already listed");
     return problem;
 }
-#line 1465 "book/text.nw"
+#line 1563 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);

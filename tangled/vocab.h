@@ -1,11 +1,11 @@
-#line 1186 "book/text.nw"
+#line 1249 "book/text.nw"
 /* A vocabulary: tokens to indices and back, built from tokenized text, saved and loaded as a
    text file. Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef VOCAB_H
 #define VOCAB_H
 #include "text.h"
 /* <<vocab.h declarations>> */
-#line 1208 "book/text.nw"
+#line 1278 "book/text.nw"
 /* The indices of the special tokens, and their number. */
 enum { VOCAB_START = 0, VOCAB_END = 1, VOCAB_BLANK = 2, VOCAB_UNKNOWN = 3,
        VOCAB_SPECIALS };
@@ -20,16 +20,16 @@ typedef struct {
     long types;       /* distinct tokens seen by vocab_build (0 after vocab_load) */
     char error[TEXT_ERROR_MAX];
 } Vocab;
-#line 1270 "book/text.nw"
+#line 1345 "book/text.nw"
 /* The index of TOKEN, or VOCAB_UNKNOWN. */
 int vocab_lookup(const Vocab *vocab, const char *token);
 /* The token of INDEX, 0 <= index < size. */
 const char *vocab_token(const Vocab *vocab, int index);
-#line 1298 "book/text.nw"
+#line 1376 "book/text.nw"
 /* The vocabulary of TOKENS[0 .. count): the specials, then every token that occurs at
    least min_frequency times, the most frequent first, ties in byte order. */
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency);
-#line 1376 "book/text.nw"
+#line 1463 "book/text.nw"
 /* Write the tokens to PATH, one a line, in index order. NULL, or a message in
    vocab->error. */
 const char *vocab_save(Vocab *vocab, const char *path);
@@ -39,5 +39,5 @@ const char *vocab_load(Vocab *vocab, const char *path);
 /* The same from an open stream, its complaints named NAME (a model file's vocabularies). */
 const char *vocab_read(Vocab *vocab, FILE *in, const char *name);
 void vocab_free(Vocab *vocab);
-#line 1192 "book/text.nw"
+#line 1255 "book/text.nw"
 #endif
