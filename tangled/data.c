@@ -1,17 +1,17 @@
-#line 29 "book/translate.nw"
+#line 31 "book/translate.nw"
 /* Translation data: token pairs and batches -- generated: edit the book. */
 #include "data.h"
 #include <stdlib.h>
 #include <string.h>
 /* <<data.c definitions>> */
-#line 73 "book/translate.nw"
+#line 77 "book/translate.nw"
 void corpus_free(Corpus *corpus)
 {
     free(corpus->src_offset), free(corpus->tgt_offset);
     free(corpus->src_ids), free(corpus->tgt_ids);
     memset(corpus, 0, sizeof *corpus);
 }
-#line 125 "book/translate.nw"
+#line 134 "book/translate.nw"
 /* What a pair is sorted by, next to its number: qsort's comparison sees only two items. */
 typedef struct { int tgt_len, src_len, pair; } LengthKey;
 
@@ -36,7 +36,7 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
     for (int i = 0; i < n; i++) plan->order[i] = keys[i].pair;
     free(keys);
     /* <<Cut the sorted pairs into batches within the budget>> */
-#line 159 "book/translate.nw"
+#line 171 "book/translate.nw"
     for (int i = 0; i < n;) {
         BatchSpan span = {.first = i};
         while (i < n) {
@@ -53,7 +53,7 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
         if (span.src_len > plan->max_src_len) plan->max_src_len = span.src_len;
         if (span.tgt_len > plan->max_tgt_len) plan->max_tgt_len = span.tgt_len;
     }
-#line 149 "book/translate.nw"
+#line 158 "book/translate.nw"
 }
 
 void batch_plan_free(BatchPlan *plan)
@@ -61,7 +61,7 @@ void batch_plan_free(BatchPlan *plan)
     free(plan->order), free(plan->spans);
     memset(plan, 0, sizeof *plan);
 }
-#line 190 "book/translate.nw"
+#line 206 "book/translate.nw"
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad)
 {
@@ -80,7 +80,7 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
     padding_mask(batch->src_keep, batch->src, n, s, pad);
     target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
 }
-#line 223 "book/translate.nw"
+#line 242 "book/translate.nw"
 void batch_order(int *order, int count, uint64_t seed, int epoch)
 {
     Rng rng;
@@ -92,7 +92,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
-#line 412 "book/translate.nw"
+#line 434 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
     BatchBounds most = {0, 0, 0, 0, 0};
@@ -110,7 +110,7 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
         }
     return most;
 }
-#line 529 "book/translate.nw"
+#line 561 "book/translate.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
@@ -140,7 +140,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 571 "book/translate.nw"
+#line 606 "book/translate.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
     int n = 0;
@@ -151,7 +151,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
-#line 602 "book/translate.nw"
+#line 641 "book/translate.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   char *error, size_t size)
 {

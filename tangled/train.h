@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include "model.h"
 /* <<train.h declarations>> */
-#line 77 "book/training.nw"
+#line 80 "book/training.nw"
 /* dist[r] = the smoothed target distribution of targets[r] (all zero for a padding target);
    dist: [rows][vocab]. */
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
@@ -15,9 +15,9 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
    *tokens); writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab]. */
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens);
-#line 264 "book/training.nw"
+#line 271 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup);
-#line 415 "book/training.nw"
+#line 425 "book/training.nw"
 typedef struct {
     double beta1, beta2, eps;
     long step;                  /* steps taken */
