@@ -95,7 +95,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     }
 #line 182 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
-#line 621 "book/fast.nw"
+#line 661 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", compute.threads);
     metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
 #line 183 "book/checkpoint.nw"
@@ -199,7 +199,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
 #line 270 "book/checkpoint.nw"
     /* <<Warn if the checkpoint was written with another number of threads>> */
-#line 626 "book/fast.nw"
+#line 669 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
         && strtol(value, NULL, 10) != compute.threads)
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "

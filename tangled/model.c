@@ -678,7 +678,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = rng != NULL;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 1606 "book/fast.nw"
+#line 1705 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
 #line 711 "book/model.nw"
@@ -791,7 +791,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
 #line 1245 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
-#line 70 "book/fast.nw"
+#line 73 "book/fast.nw"
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len)
 {
     const double B = batch, S = src_len, T = tgt_len, d = config->d_model;

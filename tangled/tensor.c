@@ -14,9 +14,9 @@
 #include <cblas.h>
 #line 1217 "book/program.nw"
 #include <time.h>
-#line 1249 "book/fast.nw"
+#line 1325 "book/fast.nw"
 #include <immintrin.h>
-#line 1390 "book/fast.nw"
+#line 1473 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
@@ -240,7 +240,7 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     }
 #line 608 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
-#line 538 "book/fast.nw"
+#line 570 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
         && (double)m * n * k >= MATMUL_SPLIT_WORK) {
         matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
@@ -253,7 +253,7 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 610 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
-#line 606 "book/fast.nw"
+#line 646 "book/fast.nw"
     if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
         cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
                     transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
@@ -269,17 +269,17 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
     /* <<Initial values of the compute settings>> */
-#line 105 "book/fast.nw"
+#line 112 "book/fast.nw"
     .log = NULL,
-#line 515 "book/fast.nw"
+#line 547 "book/fast.nw"
     .threads = 1,
-#line 554 "book/fast.nw"
+#line 588 "book/fast.nw"
     .split_products = true,
-#line 649 "book/fast.nw"
+#line 694 "book/fast.nw"
     .fast_kernels = true,
-#line 1212 "book/fast.nw"
+#line 1288 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 1563 "book/fast.nw"
+#line 1656 "book/fast.nw"
     .bf16_min_work = 1e6,
 #line 645 "book/tensor.nw"
 };
@@ -289,7 +289,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
             float beta, float *c, int ldc)
 {
     /* <<Note the product's shape when a log is kept>> */
-#line 129 "book/fast.nw"
+#line 139 "book/fast.nw"
     if (compute.log)
         #pragma omp critical(matmul_log)
         matmul_log_add(compute.log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
@@ -299,7 +299,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 1567 "book/fast.nw"
+#line 1663 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -315,7 +315,7 @@ double seconds_now(void)
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
-#line 136 "book/fast.nw"
+#line 149 "book/fast.nw"
 void matmul_log_add(MatmulLog *log, MatmulShape shape)
 {
     log->shapes = xgrow(log->shapes, &log->capacity, (size_t)log->count + 1,
@@ -336,7 +336,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 565 "book/fast.nw"
+#line 605 "book/fast.nw"
 void set_threads(int n)
 {
     ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
@@ -368,7 +368,7 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                         beta, c + (size_t)first * ldc, ldc);
     }
 }
-#line 698 "book/fast.nw"
+#line 746 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -383,7 +383,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     }
     rng->state = total_multiplier * rng->state + total_increment;
 }
-#line 1253 "book/fast.nw"
+#line 1333 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -405,7 +405,7 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     }
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
-#line 1280 "book/fast.nw"
+#line 1360 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -413,7 +413,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
     for (int r = 0; r < rows; r++)
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
-#line 1313 "book/fast.nw"
+#line 1393 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 typedef struct {
@@ -433,7 +433,7 @@ typedef struct {
 } Bf16State;
 
 static Bf16State bf16;
-#line 1335 "book/fast.nw"
+#line 1418 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -458,7 +458,7 @@ void bf16_weights_forget(void)
 {
     bf16.weights = NULL, bf16.weight_count = 0;
 }
-#line 1366 "book/fast.nw"
+#line 1449 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -471,7 +471,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
     *ld = cols;
     return bf16.scratch[which];
 }
-#line 1395 "book/fast.nw"
+#line 1481 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -479,7 +479,7 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
-#line 1413 "book/fast.nw"
+#line 1499 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -519,7 +519,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1468 "book/fast.nw"
+#line 1554 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -530,14 +530,14 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1452 "book/fast.nw"
+#line 1538 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
-#line 1484 "book/fast.nw"
+#line 1570 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -559,7 +559,7 @@ static Bf16Product *bf16_product(Bf16Product key)
     bf16_make_product(p);
     return p;
 }
-#line 1520 "book/fast.nw"
+#line 1610 "book/fast.nw"
 void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
@@ -573,7 +573,7 @@ void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 1525 "book/fast.nw"
+#line 1615 "book/fast.nw"
     if (m == 0 || n == 0) return;
     if (alpha == 0.0f || k == 0) {
         matmul_blas(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -594,14 +594,14 @@ void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
     DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
-#line 1586 "book/fast.nw"
+#line 1685 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
-#line 1670 "book/fast.nw"
+#line 1771 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#line 487 "book/fast.nw"
+#line 514 "book/fast.nw"
 #include <omp.h>
 /* <<tensor.h declarations>> */
 #line 66 "book/tensor.nw"
@@ -94,26 +94,26 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
 #line 631 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 /* <<Types of the compute settings>> */
-#line 97 "book/fast.nw"
+#line 100 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
-#line 1204 "book/fast.nw"
+#line 1275 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
 #line 633 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
 typedef struct {
     MatmulKernel matmul;    /* the kernel that matmul() forwards to */
     /* <<Fields of the compute settings>> */
-#line 101 "book/fast.nw"
+#line 106 "book/fast.nw"
     MatmulLog *log;         /* not NULL: matmul() appends the shape of each product */
-#line 511 "book/fast.nw"
+#line 541 "book/fast.nw"
     int threads;            /* threads in use: set_threads() changes it */
-#line 550 "book/fast.nw"
+#line 582 "book/fast.nw"
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
-#line 645 "book/fast.nw"
+#line 688 "book/fast.nw"
     bool fast_kernels;      /* false: the chapters' first versions of the kernels */
-#line 1208 "book/fast.nw"
+#line 1281 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 1559 "book/fast.nw"
+#line 1649 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
 #line 637 "book/tensor.nw"
 } ComputeSettings;
@@ -121,7 +121,7 @@ extern ComputeSettings compute;
 #line 1212 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
-#line 109 "book/fast.nw"
+#line 119 "book/fast.nw"
 typedef struct {
     bool transpose_a, transpose_b, accumulate;   /* accumulate: beta != 0 */
     int m, n, k;
@@ -136,7 +136,7 @@ struct MatmulLog {
 void matmul_log_add(MatmulLog *log, MatmulShape shape);
 double matmul_log_flops(const MatmulLog *log);    /* the sum of 2 m n k */
 void matmul_log_free(MatmulLog *log);
-#line 491 "book/fast.nw"
+#line 521 "book/fast.nw"
 /* Split the for loop that follows between the threads when it does at least
    PARALLEL_MIN_WORK elements of work; iterations must be independent. */
 #define PARALLEL_MIN_WORK 32768
@@ -151,15 +151,15 @@ static inline int block_start(int block, int size)   /* first column of block */
 }
 /* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
 void set_threads(int n);
-#line 558 "book/fast.nw"
+#line 595 "book/fast.nw"
 #define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
 void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
                        float alpha, const float *a, int lda, const float *b, int ldb,
                        float beta, float *c, int ldc);
-#line 693 "book/fast.nw"
+#line 738 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
-#line 1222 "book/fast.nw"
+#line 1298 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -172,20 +172,20 @@ static inline float float_from_bf16(uint16_t x)
     union { uint32_t bits; float value; } u = {.bits = (uint32_t)x << 16};
     return u.value;
 }
-#line 1301 "book/fast.nw"
+#line 1381 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
-#line 1513 "book/fast.nw"
+#line 1599 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 1581 "book/fast.nw"
+#line 1677 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
-#line 1666 "book/fast.nw"
+#line 1765 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 18 "book/tensor.nw"
 #endif
