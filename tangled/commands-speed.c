@@ -1,4 +1,4 @@
-#line 139 "book/program.nw"
+#line 153 "book/program.nw"
 /* The commands that time the program: time-decode (the decoding chapter) and benchmark
    (the speed chapter). Generated from the book's chapters by notangle: edit the book. */
 #include "cli.h"

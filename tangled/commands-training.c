@@ -1,4 +1,4 @@
-#line 100 "book/program.nw"
+#line 108 "book/program.nw"
 /* The commands that train: copy (the copy-task chapter) and train (the translation
    chapter). Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
