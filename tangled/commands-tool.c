@@ -11,7 +11,7 @@
 /* <<commands-tool.c includes>> */
 #line 962 "book/program.nw"
 #include <getopt.h>
-#line 535 "book/gradcheck.nw"
+#line 563 "book/gradcheck.nw"
 #include "gradcheck.h"
 /* <<commands-tool.c functions>> */
 #line 906 "book/program.nw"
@@ -160,7 +160,7 @@ int run_time_matmul(int argc, char **argv)
 #line 1310 "book/program.nw"
     return 0;
 }
-#line 539 "book/gradcheck.nw"
+#line 570 "book/gradcheck.nw"
 int run_gradcheck(int argc, char **argv)
 {
     const char *layer = "all";
@@ -176,7 +176,7 @@ int run_gradcheck(int argc, char **argv)
                                            sizeof options / sizeof *options, argc, argv),
                 argc, argv);
     /* <<Run the chosen checks and report the worst error>> */
-#line 558 "book/gradcheck.nw"
+#line 592 "book/gradcheck.nw"
     double worst_layer = 0.0, worst_model = 0.0;
     bool ran_layers = false, ran_model = false;
     for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -210,5 +210,5 @@ int run_gradcheck(int argc, char **argv)
                  GRADCHECK_MODEL_BOUND);
     printf("worst error e: %s, %s: %s\n", layers_part, model_part, passed ? "passed" : "FAILED");
     return passed ? 0 : 1;
-#line 554 "book/gradcheck.nw"
+#line 585 "book/gradcheck.nw"
 }

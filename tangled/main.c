@@ -44,7 +44,7 @@ static const Command commands[] = {
      "Multiply two random N x N matrices repeatedly for 0.1 s and print the time of\n"
      "one product and the rate in GFLOP/s.\n",
      NULL, run_time_matmul},
-#line 594 "book/gradcheck.nw"
+#line 630 "book/gradcheck.nw"
     {"gradcheck", "check the backward functions by finite differences",
      "usage: transformer gradcheck [OPTIONS]\n"
      "\n"
