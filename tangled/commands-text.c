@@ -9,7 +9,7 @@
 /* <<commands-text.c includes>> */
 #line 1612 "book/text.nw"
 #include "vocab.h"
-#line 974 "book/bleu.nw"
+#line 1015 "book/bleu.nw"
 #include "bleu.h"
 /* <<commands-text.c functions>> */
 #line 1619 "book/text.nw"
@@ -107,7 +107,7 @@ int run_vocab(int argc, char **argv)
 #line 1725 "book/text.nw"
     return 0;
 }
-#line 978 "book/bleu.nw"
+#line 1022 "book/bleu.nw"
 int run_bleu(int argc, char **argv)
 {
     bool lowercase = false;
@@ -131,7 +131,7 @@ int run_bleu(int argc, char **argv)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
     /* <<Score the lines and print the score and the signature>> */
-#line 1008 "book/bleu.nw"
+#line 1054 "book/bleu.nw"
     const int n_refs = n_paths - 1;
     const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
     BleuStats stats = {0};
@@ -146,7 +146,7 @@ int run_bleu(int argc, char **argv)
     printf("%s\n", line);
     bleu_signature(line, sizeof line, n_refs, lowercase, false);
     printf("%s\n", line);
-#line 1001 "book/bleu.nw"
+#line 1045 "book/bleu.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files);
     return 0;

@@ -95,7 +95,7 @@ static const Command commands[] = {
      "the specials <s> </s> <blank> <unk>, then every token seen at least N times,\n"
      "the most frequent first, ties in byte order. Print its size.\n",
      NULL, run_vocab},
-#line 1025 "book/bleu.nw"
+#line 1073 "book/bleu.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [OPTIONS]\n"
      "\n"

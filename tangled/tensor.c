@@ -1,16 +1,16 @@
-#line 22 "book/tensor.nw"
+#line 24 "book/tensor.nw"
 /* Errors, flat buffers, random numbers, matrix products and threads, for every other
    file -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "tensor.h"
 /* <<tensor.c includes>> */
-#line 36 "book/tensor.nw"
+#line 43 "book/tensor.nw"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 429 "book/tensor.nw"
+#line 448 "book/tensor.nw"
 #include <math.h>
-#line 558 "book/tensor.nw"
+#line 580 "book/tensor.nw"
 #include <cblas.h>
 #line 1280 "book/program.nw"
 #include <time.h>
@@ -20,7 +20,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
-#line 76 "book/tensor.nw"
+#line 86 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
 {
     va_list arguments;
@@ -32,7 +32,7 @@ void fail_at(const char *file, int line, const char *condition, const char *form
     fputc('\n', stderr);
     abort();
 }
-#line 99 "book/tensor.nw"
+#line 111 "book/tensor.nw"
 void die(const char *format, ...)
 {
     va_list arguments;
@@ -44,7 +44,7 @@ void die(const char *format, ...)
     fputc('\n', stderr);
     exit(EXIT_FAILURE);
 }
-#line 124 "book/tensor.nw"
+#line 138 "book/tensor.nw"
 void *xmalloc_at(size_t bytes, const char *file, int line)
 {
     void *memory = malloc(bytes ? bytes : 1);
@@ -52,7 +52,7 @@ void *xmalloc_at(size_t bytes, const char *file, int line)
         die("out of memory allocating %zu bytes (%s:%d)", bytes, file, line);
     return memory;
 }
-#line 145 "book/tensor.nw"
+#line 161 "book/tensor.nw"
 void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item)
 {
     if (needed <= *capacity) return memory;
@@ -63,7 +63,7 @@ void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item)
     *capacity = bigger;
     return moved;
 }
-#line 229 "book/tensor.nw"
+#line 245 "book/tensor.nw"
 enum { FLAT_ALIGN = 16 };   /* floats: 64 bytes, one cache line */
 
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
@@ -73,10 +73,10 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     ENSURE(strlen(name) < TENSOR_NAME_MAX, "view name too long: %s", name);
     ENSURE(flat_find(buffer, name) < 0, "view %s added twice", name);
     /* <<Grow the table of views if it is full>> */
-#line 259 "book/tensor.nw"
+#line 275 "book/tensor.nw"
     buffer->views = xgrow(buffer->views, &buffer->capacity, (size_t)buffer->count + 1,
                           sizeof *buffer->views);
-#line 238 "book/tensor.nw"
+#line 254 "book/tensor.nw"
     TensorView *view = &buffer->views[buffer->count];
     memset(view, 0, sizeof *view);
     strcpy(view->name, name);
@@ -93,7 +93,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     buffer->total = view->offset + view->size;
     return buffer->count++;
 }
-#line 268 "book/tensor.nw"
+#line 284 "book/tensor.nw"
 void flat_allocate(FlatBuffer *buffer)
 {
     ENSURE(buffer->data == NULL, "buffer allocated twice");
@@ -114,7 +114,7 @@ void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout)
     }
     flat_allocate(buffer);
 }
-#line 295 "book/tensor.nw"
+#line 311 "book/tensor.nw"
 int flat_find(const FlatBuffer *buffer, const char *name)
 {
     for (int i = 0; i < buffer->count; i++)
@@ -136,7 +136,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
-#line 374 "book/tensor.nw"
+#line 390 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -145,7 +145,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
-#line 405 "book/tensor.nw"
+#line 424 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -155,7 +155,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
-#line 433 "book/tensor.nw"
+#line 455 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -163,13 +163,13 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 488 "book/tensor.nw"
+#line 510 "book/tensor.nw"
 /* Element (row, col) of op(x), where x is row-major with leading dimension ld. */
 static inline float element(const float *x, int ld, bool transposed, int row, int col)
 {
     return transposed ? x[(size_t)col * ld + row] : x[(size_t)row * ld + col];
 }
-#line 502 "book/tensor.nw"
+#line 524 "book/tensor.nw"
 static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
                              const float *y, int y_rows, int y_cols, int ldy)
 {
@@ -179,13 +179,13 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     uintptr_t y_end = y_first + ((size_t)(y_rows - 1) * ldy + y_cols) * sizeof(float);
     return x_first < y_end && y_first < x_end;
 }
-#line 520 "book/tensor.nw"
+#line 542 "book/tensor.nw"
 void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
                       float alpha, const float *a, int lda, const float *b, int ldb,
                       float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 543 "book/tensor.nw"
+#line 565 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
     ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
@@ -193,7 +193,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 525 "book/tensor.nw"
+#line 547 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -204,7 +204,7 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 573 "book/tensor.nw"
+#line 595 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
 {
@@ -216,13 +216,13 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
             for (int j = 0; j < n; j++) row[j] *= beta;
     }
 }
-#line 601 "book/tensor.nw"
+#line 630 "book/tensor.nw"
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 543 "book/tensor.nw"
+#line 565 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
     ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
@@ -230,15 +230,15 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
     ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
            && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
            "the product's result overlaps an operand");
-#line 606 "book/tensor.nw"
+#line 635 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
-#line 587 "book/tensor.nw"
+#line 613 "book/tensor.nw"
     if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
         if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
         return;
     }
-#line 608 "book/tensor.nw"
+#line 637 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
 #line 570 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
@@ -247,11 +247,11 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                           ldc);
         return;
     }
-#line 609 "book/tensor.nw"
+#line 638 "book/tensor.nw"
     /* <<Clear the result when $\beta = 0$, whatever it held>> */
-#line 597 "book/tensor.nw"
+#line 623 "book/tensor.nw"
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
-#line 610 "book/tensor.nw"
+#line 639 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
 #line 646 "book/fast.nw"
     if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
@@ -260,12 +260,12 @@ void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                     transpose_a ? lda : 1, beta, c, 1);
         return;
     }
-#line 611 "book/tensor.nw"
+#line 640 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
                 transpose_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 642 "book/tensor.nw"
+#line 674 "book/tensor.nw"
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
     /* <<Initial values of the compute settings>> */
@@ -281,7 +281,7 @@ ComputeSettings compute = {
     .precision = PRECISION_FP32,
 #line 1656 "book/fast.nw"
     .bf16_min_work = 1e6,
-#line 645 "book/tensor.nw"
+#line 677 "book/tensor.nw"
 };
 
 void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
@@ -294,7 +294,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
         #pragma omp critical(matmul_log)
         matmul_log_add(compute.log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
                                                   m, n, k});
-#line 652 "book/tensor.nw"
+#line 684 "book/tensor.nw"
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(transpose_a, transpose_b, m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
@@ -303,7 +303,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-#line 656 "book/tensor.nw"
+#line 688 "book/tensor.nw"
     else
         matmul_blas(transpose_a, transpose_b, m, n, k,
                     alpha, a, lda, b, ldb, beta, c, ldc);
@@ -565,7 +565,7 @@ void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 543 "book/tensor.nw"
+#line 565 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
     ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);

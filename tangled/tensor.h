@@ -4,14 +4,14 @@
 #ifndef TENSOR_H
 #define TENSOR_H
 /* <<tensor.h includes>> */
-#line 30 "book/tensor.nw"
+#line 34 "book/tensor.nw"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #line 514 "book/fast.nw"
 #include <omp.h>
 /* <<tensor.h declarations>> */
-#line 66 "book/tensor.nw"
+#line 73 "book/tensor.nw"
 /* Stop with "FILE:LINE: internal error: CONDITION: message" when a bug is detected. */
 #define ENSURE(condition, ...)                                                  \
     do {                                                                        \
@@ -19,18 +19,18 @@
     } while (0)
 _Noreturn void fail_at(const char *file, int line, const char *condition,
                        const char *format, ...) __attribute__((format(printf, 4, 5)));
-#line 94 "book/tensor.nw"
+#line 104 "book/tensor.nw"
 /* Print "transformer: message" on one line and exit with status 1: for bad input. */
 _Noreturn void die(const char *format, ...) __attribute__((format(printf, 1, 2)));
-#line 118 "book/tensor.nw"
+#line 130 "book/tensor.nw"
 /* malloc that never returns NULL: it dies naming the size and the calling place. */
 #define xmalloc(bytes) xmalloc_at((bytes), __FILE__, __LINE__)
 void *xmalloc_at(size_t bytes, const char *file, int line);
-#line 139 "book/tensor.nw"
+#line 153 "book/tensor.nw"
 /* The array at memory, of *capacity items of item bytes, grown by doubling to hold at least
    needed items (perhaps moved; NULL with capacity 0 starts one). */
 void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item);
-#line 187 "book/tensor.nw"
+#line 203 "book/tensor.nw"
 enum { TENSOR_MAX_DIMS = 4, TENSOR_NAME_MAX = 96 };
 
 /* One named tensor inside a FlatBuffer. */
@@ -50,14 +50,14 @@ typedef struct {
     size_t total;    /* floats up to the end of the last view, padding included */
     float *data;     /* NULL until the buffer is allocated */
 } FlatBuffer;
-#line 215 "book/tensor.nw"
+#line 231 "book/tensor.nw"
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape);
 void flat_allocate(FlatBuffer *buffer);
 void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout);
 int flat_find(const FlatBuffer *buffer, const char *name);      /* -1 when absent */
 float *flat_view(const FlatBuffer *buffer, int index);
 void flat_free(FlatBuffer *buffer);
-#line 340 "book/tensor.nw"
+#line 356 "book/tensor.nw"
 /* PCG32: 64-bit state, odd increment chosen by the stream number. */
 typedef struct {
     uint64_t state;
@@ -65,7 +65,7 @@ typedef struct {
 } Rng;
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
-#line 353 "book/tensor.nw"
+#line 369 "book/tensor.nw"
 static inline uint32_t rng_next(Rng *rng)
 {
     uint64_t old = rng->state;
@@ -74,11 +74,11 @@ static inline uint32_t rng_next(Rng *rng)
     uint32_t rotation = (uint32_t)(old >> 59);
     return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
 }
-#line 399 "book/tensor.nw"
+#line 415 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 469 "book/tensor.nw"
+#line 491 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c; row-major, leading
    dimensions lda, ldb, ldc; op(x) is x transposed when transpose_x.
    beta == 0 ignores c's contents. */
@@ -91,14 +91,14 @@ void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
 void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *b, int ldb,
                  float beta, float *c, int ldc);
-#line 631 "book/tensor.nw"
+#line 660 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 /* <<Types of the compute settings>> */
 #line 100 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
 #line 1275 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
-#line 633 "book/tensor.nw"
+#line 662 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
 typedef struct {
     MatmulKernel matmul;    /* the kernel that matmul() forwards to */
@@ -115,7 +115,7 @@ typedef struct {
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
 #line 1649 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
-#line 637 "book/tensor.nw"
+#line 666 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
 #line 1273 "book/program.nw"
