@@ -93,7 +93,7 @@ int run_copy(int argc, char **argv)
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 369 "book/checkpoint.nw"
+#line 385 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
@@ -132,7 +132,7 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 442 "book/checkpoint.nw"
+#line 464 "book/checkpoint.nw"
     char recipe_text[7][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -290,7 +290,7 @@ int run_train(int argc, char **argv)
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 369 "book/checkpoint.nw"
+#line 385 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,

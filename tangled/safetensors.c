@@ -1,4 +1,4 @@
-#line 38 "book/safetensors.nw"
+#line 41 "book/safetensors.nw"
 /* Reading and writing tensors in the safetensors format -- generated from the book's
    chapters by notangle: edit the book, not this file. */
 #include "safetensors.h"
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 /* <<safetensors.c definitions>> */
-#line 113 "book/safetensors.nw"
+#line 116 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -41,7 +41,7 @@ const char *safetensors_vfail(Safetensors *file, const char *path, const char *f
     return file->error;
 }
 
-#line 148 "book/safetensors.nw"
+#line 151 "book/safetensors.nw"
 const char *safetensors_printable(const char *text, char *out, size_t size)
 {
     size_t n = 0;   /* out may be text itself: each byte is read before it is written */
@@ -52,7 +52,7 @@ const char *safetensors_printable(const char *text, char *out, size_t size)
     if (longer) strcpy(out + size - 4, "...");
     return out;
 }
-#line 161 "book/safetensors.nw"
+#line 167 "book/safetensors.nw"
 const char *safetensors_fail(Safetensors *file, const char *path, const char *format, ...)
 {
     va_list arguments;
@@ -61,7 +61,7 @@ const char *safetensors_fail(Safetensors *file, const char *path, const char *fo
     va_end(arguments);
     return file->error;
 }
-#line 175 "book/safetensors.nw"
+#line 181 "book/safetensors.nw"
 static int compare_places(const void *a, const void *b)
 {
     const SafetensorsEntry *x = *(const SafetensorsEntry *const *)a;
@@ -69,12 +69,12 @@ static int compare_places(const void *a, const void *b)
     if (x->data != y->data) return x->data < y->data ? -1 : 1;
     return (x->size > y->size) - (x->size < y->size);
 }
-#line 185 "book/safetensors.nw"
+#line 194 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 202 "book/safetensors.nw"
+#line 211 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return safetensors_fail(file, path, "cannot open: %s", strerror(errno));
     size_t length = 0, capacity = 0;
@@ -87,9 +87,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
     fclose(in);
     if (read_error) return safetensors_fail(file, path,
                                             "cannot read: %s", strerror(read_error));
-#line 189 "book/safetensors.nw"
+#line 198 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 221 "book/safetensors.nw"
+#line 230 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return safetensors_fail(file, path,
@@ -107,9 +107,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
         cJSON_Delete(header);
         return safetensors_fail(file, path, "the header is not a JSON object");
     }
-#line 190 "book/safetensors.nw"
+#line 199 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 241 "book/safetensors.nw"
+#line 253 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -119,7 +119,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 263 "book/safetensors.nw"
+#line 278 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -151,7 +151,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
-#line 250 "book/safetensors.nw"
+#line 262 "book/safetensors.nw"
         if (problem) {
             char name[48];
             safetensors_fail(file, path,
@@ -162,11 +162,11 @@ const char *safetensors_read(Safetensors *file, const char *path)
         }
         file->count++;
     }
-#line 191 "book/safetensors.nw"
+#line 200 "book/safetensors.nw"
     cJSON_Delete(header);
     file->data = data, file->data_size = data_size;
     /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 303 "book/safetensors.nw"
+#line 318 "book/safetensors.nw"
     const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
     for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
     qsort(order, (size_t)file->count, sizeof *order, compare_places);
@@ -181,10 +181,10 @@ const char *safetensors_read(Safetensors *file, const char *path)
         return safetensors_fail(file, path,
                                 "%zu bytes after the last tensor (two files glued together?)",
                                 data_size - covered);
-#line 194 "book/safetensors.nw"
+#line 203 "book/safetensors.nw"
     return NULL;
 }
-#line 320 "book/safetensors.nw"
+#line 338 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -210,7 +210,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 363 "book/safetensors.nw"
+#line 384 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -235,7 +235,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 413 "book/safetensors.nw"
+#line 434 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -250,7 +250,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 450 "book/safetensors.nw"
+#line 473 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -266,7 +266,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 471 "book/safetensors.nw"
+#line 497 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -292,17 +292,16 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 465 "book/safetensors.nw"
+#line 488 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 510 "book/safetensors.nw"
+#line 536 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         free(json);
         return safetensors_fail(scratch, path, "not a regular file; refusing to replace it");
     }
-
-#line 518 "book/safetensors.nw"
+#line 548 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         free(json);
@@ -342,10 +341,10 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
                                 "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 466 "book/safetensors.nw"
+#line 489 "book/safetensors.nw"
     return NULL;
 }
-#line 574 "book/safetensors.nw"
+#line 604 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -378,7 +377,7 @@ void safetensors_remove_temporaries(const char *path)
     }
     if (dir) closedir(dir);
 }
-#line 612 "book/safetensors.nw"
+#line 642 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Safetensors *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
@@ -397,7 +396,7 @@ const char *safetensors_can_write(const char *path, Safetensors *scratch)
     unlink(temporary);
     return NULL;
 }
-#line 656 "book/safetensors.nw"
+#line 686 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -415,7 +414,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 681 "book/safetensors.nw"
+#line 711 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {
