@@ -1,4 +1,4 @@
-#line 39 "book/beam.nw"
+#line 42 "book/beam.nw"
 /* Beam search: several candidate translations per source, kept in the key-value cache --
    generated from the book's chapters by notangle: edit the book, not this file. */
 #include "beam.h"
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<beam.c definitions>> */
-#line 103 "book/beam.nw"
+#line 109 "book/beam.nw"
 DecodeSettings decode_settings(int start, int end, int pad, int max_len)
 {
     return (DecodeSettings){.start = start, .end = end, .pad = pad, .max_len = max_len,
@@ -23,13 +23,13 @@ int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_le
     }
     return limit;
 }
-#line 154 "book/beam.nw"
+#line 160 "book/beam.nw"
 static bool greedy_open(const DecodeSettings *settings, const int *row, int length, int t,
                         int limit)
 {
     return length == t && t <= limit && (t == 1 || row[t - 1] != settings->end);
 }
-#line 162 "book/beam.nw"
+#line 171 "book/beam.nw"
 void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
                       const SourceBatch *source, const DecodeSettings *settings)
 {
@@ -47,7 +47,7 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
     if (len > 1) decoder_cache_start(model, cache, src, src_keep, batch, src_len);
     for (int t = 1; t < len; t++) {
         /* <<Feed each open row its last token; stop when no row is open>> */
-#line 186 "book/beam.nw"
+#line 198 "book/beam.nw"
         int open = 0;
         for (int b = 0; b < batch; b++) {
             const int *row = out + (size_t)b * len;
@@ -57,10 +57,10 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
             open += feed;
         }
         if (open == 0) break;
-#line 179 "book/beam.nw"
+#line 188 "book/beam.nw"
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Append the most probable token to each open row>> */
-#line 200 "book/beam.nw"
+#line 212 "book/beam.nw"
         for (int b = 0; b < batch; b++) {
             int *row = out + (size_t)b * len;
             const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
@@ -71,17 +71,17 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
             row[t] = best, lengths[b] = t + 1;
             if (sums) sums[b] += p[best];
         }
-#line 181 "book/beam.nw"
+#line 190 "book/beam.nw"
     }
 }
-#line 283 "book/beam.nw"
+#line 297 "book/beam.nw"
 double length_penalty(const DecodeSettings *settings, int n)
 {
     if (settings->alpha == 0.0f || n < 1) return 1.0;
     const double x = settings->penalty == PENALTY_GNMT ? (5.0 + n) / 6.0 : (double)n;
     return pow(x, (double)settings->alpha);
 }
-#line 331 "book/beam.nw"
+#line 348 "book/beam.nw"
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab)
 {
     ENSURE(max_batch > 0 && size > 0 && max_len > 0 && vocab > 0, "beam %d x %d, %d, %d",
@@ -117,7 +117,7 @@ void beam_free(Beam *beam)
     memset(beam, 0, sizeof *beam);
 }
 /* <<Keep a finished output, in order of score>> */
-#line 426 "book/beam.nw"
+#line 443 "book/beam.nw"
 /* Keep for source b the output tokens[0..n] (the start symbol and n more) of sum s. */
 static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
 {
@@ -138,7 +138,7 @@ static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
     beam->hyp_len[r] = n + 1, beam->hyp_sum[r] = s, beam->hyp_score[r] = score;
 }
 
-#line 394 "book/beam.nw"
+#line 411 "book/beam.nw"
 void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
                 const DecodeSettings *settings)
 {
@@ -163,7 +163,7 @@ void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
         beam->done = beam->done && beam->alive[b] == 0;
     }
 }
-#line 450 "book/beam.nw"
+#line 467 "book/beam.nw"
 bool beam_advance(Beam *beam, const float *logprobs)
 {
     const int k = beam->size, len = beam->max_len, vocab = beam->vocab;
@@ -173,7 +173,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     for (int b = 0; b < beam->batch; b++) {
         if (beam->alive[b] == 0) continue;
         /* <<Find the best expansions of source [[b]]>> */
-#line 482 "book/beam.nw"
+#line 499 "book/beam.nw"
         const int width = beam->open[b];
         int n = 0;
         for (int j = 0; j < beam->alive[b]; j++) {
@@ -191,9 +191,9 @@ bool beam_advance(Beam *beam, const float *logprobs)
                 beam->top_sum[i] = s, beam->top_slot[i] = j, beam->top_token[i] = w;
             }
         }
-#line 459 "book/beam.nw"
+#line 476 "book/beam.nw"
         /* <<Set the finished expansions aside and make the others the next beam>> */
-#line 507 "book/beam.nw"
+#line 524 "book/beam.nw"
         int alive = 0;
         for (int i = 0; i < n; i++) {
             const int from = b * k + beam->top_slot[i], w = beam->top_token[i];
@@ -219,7 +219,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
         beam->alive[b] = alive;
         for (int r = b * k + alive; r < (b + 1) * k; r++)
             beam->parent[r] = r, beam->feed[r] = beam->settings.start;
-#line 460 "book/beam.nw"
+#line 477 "book/beam.nw"
         beam->done = beam->done && beam->alive[b] == 0;
     }
     int *prefix = beam->prefix;
@@ -228,7 +228,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     beam->sum = beam->next_sum, beam->next_sum = sum;
     return beam->done;
 }
-#line 540 "book/beam.nw"
+#line 557 "book/beam.nw"
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
 {
     const int k = beam->size, len = beam->max_len, width = beam->settings.max_len;
@@ -241,7 +241,7 @@ void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
         if (sums) sums[b] = beam->hyp_sum[b * k];
     }
 }
-#line 580 "book/beam.nw"
+#line 600 "book/beam.nw"
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
 {
     const int batch = cache->batch, s = cache->src_len, d = model->config.d_model;
@@ -263,7 +263,7 @@ void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
         }
     cache->batch = batch * copies;
 }
-#line 638 "book/beam.nw"
+#line 662 "book/beam.nw"
 void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
 {
     const int rows = cache->batch, d = model->config.d_model;
@@ -283,7 +283,7 @@ void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent
             }
         }
 }
-#line 675 "book/beam.nw"
+#line 702 "book/beam.nw"
 void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
                  double *sums, const SourceBatch *source, const DecodeSettings *settings)
 {

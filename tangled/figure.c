@@ -10,7 +10,7 @@
 #include <math.h>
 #include "train.h"
 /* <<figure.c definitions>> */
-#line 277 "book/masks.nw"
+#line 290 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -18,7 +18,7 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
-#line 287 "book/masks.nw"
+#line 303 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
     ENSURE(size >= 1, "subsequent mask of size %d", size);
@@ -29,7 +29,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
-#line 307 "book/masks.nw"
+#line 323 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_MAX_BATCH = 8, EXAMPLE_MAX_LEN = 32, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -41,7 +41,7 @@ static const int example_words[EXAMPLE_BATCH][8] = {
     {11, 12, 13, -1},               /* two men talk              */
     {14, 15, 10, -1},               /* children play .           */
 };
-#line 324 "book/masks.nw"
+#line 340 "book/masks.nw"
 static void example_batch(int *tokens, const int *lengths, int batch, int longest)
 {
     for (int b = 0; b < batch; b++) {
@@ -55,7 +55,7 @@ static void example_batch(int *tokens, const int *lengths, int batch, int longes
                    : t < lengths[b] ? words[(t - 1) % available] : EXAMPLE_PAD;
     }
 }
-#line 346 "book/masks.nw"
+#line 362 "book/masks.nw"
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
 {
     ENSURE(batch >= 1 && batch <= EXAMPLE_MAX_BATCH && sentence >= 1 && sentence <= batch,
@@ -87,7 +87,7 @@ void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
     }
     free(keep);
 }
-#line 398 "book/masks.nw"
+#line 414 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const FigureValue *option)
 {
     const int size = (int)option[0].number[0];
@@ -353,7 +353,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
     free(text);
     free(picture);
 }
-#line 195 "book/embeddings.nw"
+#line 202 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -370,7 +370,7 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
     }
     free(table);
 }
-#line 218 "book/embeddings.nw"
+#line 225 "book/embeddings.nw"
 static const char *emit_positional_encoding(FILE *out, const FigureValue *option)
 {
     const int positions = (int)option[0].number[0], d_model = (int)option[1].number[0],
@@ -491,7 +491,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     }
     return NULL;
 }
-#line 434 "book/distributed.nw"
+#line 437 "book/distributed.nw"
 size_t parameter_count_of(const Config *c)
 {
     const size_t d = (size_t)c->d_model, ff = (size_t)c->d_ff;
@@ -503,7 +503,7 @@ size_t parameter_count_of(const Config *c)
     count += c->tie_generator ? (size_t)c->tgt_vocab : (size_t)c->tgt_vocab * (d + 1);
     return count;
 }
-#line 451 "book/distributed.nw"
+#line 454 "book/distributed.nw"
 static const char *emit_scaling(FILE *out, const FigureValue *option)
 {
     Config base = config_default(8315, 6384, 6), multi30k = config_default(7859, 5920, 3);
@@ -537,7 +537,7 @@ static const char *emit_scaling(FILE *out, const FigureValue *option)
 #line 700 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
-#line 383 "book/masks.nw"
+#line 399 "book/masks.nw"
     {"mask subsequent", "the subsequent mask of size T",
      {{"--size", FIGURE_INTEGER, 1, 512, "20", "T, the sequence length", NULL}},
      emit_mask_subsequent},
@@ -556,8 +556,8 @@ const FigureKind figure_kinds[] = {
       {"--src-vocab", FIGURE_INTEGER, 1, 1000000, "8315", "source vocabulary", NULL},
       {"--tgt-vocab", FIGURE_INTEGER, 1, 1000000, "6384", "target vocabulary", NULL}},
      emit_architecture},
-#line 245 "book/embeddings.nw"
-    {"pe", "dimensions of the positional encoding ",
+#line 254 "book/embeddings.nw"
+    {"pe", "dimensions of the positional encoding",
      {{"--positions", FIGURE_INTEGER, 1, 10000, "100", "positions", NULL},
       {"--d-model", FIGURE_INTEGER, 2, 4096, "20", "d_model, even", NULL},
       {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
@@ -579,7 +579,7 @@ const FigureKind figure_kinds[] = {
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
-#line 485 "book/distributed.nw"
+#line 488 "book/distributed.nw"
     {"scaling", "step time and efficiency of P processes, projected",
      {{"--base-ms", FIGURE_INTEGER, 1, 1000000, "1850", "compute time of a base-model step, ms",
        NULL},

@@ -41,7 +41,7 @@ typedef struct {
 extern const FigureKind figure_kinds[];
 extern const int figure_kind_count;
 /* <<figure.h declarations>> */
-#line 429 "book/masks.nw"
+#line 445 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 /* Sentence (1 to batch) of a batch of example sentences of the given lengths (2 to 32). */
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence);
@@ -60,7 +60,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
 #line 1165 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option);
-#line 241 "book/embeddings.nw"
+#line 248 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
 #line 429 "book/distributed.nw"
 /* The number of parameters of a model of configuration c, without building it. */

@@ -4,17 +4,17 @@
    not this file. */
 #include "layers.h"
 /* <<layers.c includes>> */
-#line 30 "book/attention.nw"
+#line 32 "book/attention.nw"
 #include <string.h>
 /* <<layers.c definitions>> */
-#line 87 "book/masks.nw"
+#line 89 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "padding mask of %d x %d", batch, len);
     for (size_t bj = 0; bj < (size_t)batch * len; bj++)
         keep[bj] = tokens[bj] != pad;
 }
-#line 120 "book/masks.nw"
+#line 124 "book/masks.nw"
 void subsequent_mask(uint8_t *keep, int len)
 {
     ENSURE(len >= 0, "subsequent mask of length %d", len);
@@ -22,7 +22,7 @@ void subsequent_mask(uint8_t *keep, int len)
         for (int j = 0; j < len; j++)
             keep[(size_t)i * len + j] = j <= i;
 }
-#line 160 "book/masks.nw"
+#line 167 "book/masks.nw"
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "target mask of %d x %d", batch, len);
@@ -32,7 +32,7 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
                 keep[((size_t)b * len + i) * len + j] =
                     tokens[(size_t)b * len + j] != pad && j <= i;
 }
-#line 249 "book/masks.nw"
+#line 259 "book/masks.nw"
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols)
 {
@@ -57,7 +57,7 @@ void embedding_forward(float *out, const int *tokens, const float *table,
         for (int i = 0; i < d_model; i++) out_p[i] = scale * row[i];
     }
 }
-#line 74 "book/embeddings.nw"
+#line 77 "book/embeddings.nw"
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model)
 {
@@ -68,7 +68,7 @@ void embedding_backward(float *d_table, const float *d_out, const int *tokens, i
         for (int i = 0; i < d_model; i++) row[i] += scale * d_out_p[i];
     }
 }
-#line 123 "book/embeddings.nw"
+#line 128 "book/embeddings.nw"
 void positional_encoding_table(float *table, int max_len, int d_model)
 {
     ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
@@ -79,7 +79,7 @@ void positional_encoding_table(float *table, int max_len, int d_model)
             table[(size_t)p * d_model + 2 * i + 1] = (float)cos(angle);
         }
 }
-#line 147 "book/embeddings.nw"
+#line 154 "book/embeddings.nw"
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model)
 {
@@ -88,7 +88,7 @@ void positional_encoding_forward(float *x, const float *table, int batch, int le
         for (size_t pi = 0; pi < (size_t)len * d_model; pi++)
             x[(size_t)b * len * d_model + pi] += table[pi];
 }
-#line 34 "book/attention.nw"
+#line 39 "book/attention.nw"
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features)
 {
@@ -98,7 +98,7 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
     matmul(false, true, n, out_features, in_features, 1.0f, in, in_features,
            weight, in_features, 1.0f, out, out_features);
 }
-#line 67 "book/attention.nw"
+#line 76 "book/attention.nw"
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features)
@@ -117,7 +117,7 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
                 d_bias[o] += d_out[(size_t)r * out_features + o];
     }
 }
-#line 159 "book/attention.nw"
+#line 171 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -131,7 +131,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 193 "book/attention.nw"
+#line 208 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -142,7 +142,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
-#line 292 "book/attention.nw"
+#line 307 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape)
@@ -159,7 +159,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head [[a]] of sequence [[b]]>> */
-#line 318 "book/attention.nw"
+#line 333 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -183,11 +183,11 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         }
         matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
                0.0f, saved->context + q_offset, d_model);
-#line 308 "book/attention.nw"
+#line 323 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
-#line 387 "book/attention.nw"
+#line 402 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -209,7 +209,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head [[a]] of sequence [[b]]>> */
-#line 423 "book/attention.nw"
+#line 438 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -228,7 +228,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                1.0f, scratch->d_q + q_offset, d_model);
         matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, saved->q + q_offset, d_model,
                1.0f, scratch->d_k + k_offset, d_model);
-#line 408 "book/attention.nw"
+#line 423 "book/attention.nw"
     }
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
@@ -237,7 +237,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     linear_backward(d_memory_in, d_w->w_v, d_w->b_v, scratch->d_v, memory_in, w->w_v,
                     batch * len_k, d_model, d_model);
 }
-#line 462 "book/attention.nw"
+#line 480 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -301,7 +301,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             gc_sum += g * (x[i] - mu);
         }
         /* <<Find [[dr_per_c]], the derivative of the factor over [[c_i]]>> */
-#line 201 "book/layernorm.nw"
+#line 204 "book/layernorm.nw"
         double dr_per_c;
         if (formula == LAYERNORM_STANDARD) {
             dr_per_c = -factor * factor * factor / d;
@@ -332,7 +332,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
     }
 #line 178 "book/layernorm.nw"
 }
-#line 294 "book/layernorm.nw"
+#line 297 "book/layernorm.nw"
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff)
@@ -346,7 +346,7 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
     if (saved->hidden_keep) dropout_apply(hidden, saved->hidden_keep, size);
     linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
 }
-#line 334 "book/layernorm.nw"
+#line 337 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,

@@ -11,15 +11,15 @@
 #line 82 "book/masks.nw"
 /* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 114 "book/masks.nw"
+#line 116 "book/masks.nw"
 /* keep[i][j] = 1 if j <= i: position i may attend to itself and earlier positions;
    keep: [len][len]. */
 void subsequent_mask(uint8_t *keep, int len);
-#line 154 "book/masks.nw"
+#line 158 "book/masks.nw"
 /* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
    keep: [batch][len][len], tokens: [batch][len]. */
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-#line 238 "book/masks.nw"
+#line 245 "book/masks.nw"
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 
@@ -38,11 +38,11 @@ void embedding_forward(float *out, const int *tokens, const float *table,
    d_out: [n][d_model], tokens: [n]. */
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model);
-#line 117 "book/embeddings.nw"
+#line 120 "book/embeddings.nw"
 /* table[p][2i] = sin(p w_i), table[p][2i+1] = cos(p w_i), w_i = 10000^(-2i/d_model);
    table: [max_len][d_model], d_model even. */
 void positional_encoding_table(float *table, int max_len, int d_model);
-#line 141 "book/embeddings.nw"
+#line 146 "book/embeddings.nw"
 /* x[b][p][i] += table[p][i]; x: [batch][len][d_model], table: [>= len][d_model]. */
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model);
@@ -51,22 +51,22 @@ void positional_encoding_forward(float *x, const float *table, int batch, int le
    weight: [out_features][in_features], bias: [out_features]. */
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features);
-#line 58 "book/attention.nw"
+#line 63 "book/attention.nw"
 /* d_in += d_out weight; d_weight += d_out^T in; d_bias += sum of the rows of d_out.
    d_in, in: [n][in_features] (d_in may be NULL), d_out: [n][out_features],
    weight, d_weight: [out_features][in_features], d_bias: [out_features]. */
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features);
-#line 153 "book/attention.nw"
+#line 162 "book/attention.nw"
 /* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
    all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
 void softmax_rows(float *p, const float *s, int rows, int cols);
-#line 187 "book/attention.nw"
+#line 199 "book/attention.nw"
 /* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
-#line 254 "book/attention.nw"
+#line 269 "book/attention.nw"
 /* The four linear layers of an attention, the reference's linears.0 to linears.3 (query,
    key, value, output): w_q, w_k, w_v, w_o: [d][d]; b_q, b_k, b_v, b_o: [d]. The same
    structure names their gradients. */
@@ -87,13 +87,13 @@ typedef struct { const uint8_t *keep; size_t batch_stride, row_stride; } Mask;
 /* B = batch sequences of Tq = len_q queries over Tk = len_k keys, d = d_model wide;
    unscaled: scores without the 1/sqrt(d_k) (the --no-scale experiment). */
 typedef struct { int batch, len_q, len_k, d_model, heads; bool unscaled; } AttentionShape;
-#line 280 "book/attention.nw"
+#line 295 "book/attention.nw"
 /* Multi-head attention of query_in: [B][Tq][d] over memory_in: [B][Tk][d] (the same tensor
    for self-attention) under mask, into out: [B][Tq][d]; fills saved's arrays. */
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
-#line 369 "book/attention.nw"
+#line 384 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -106,7 +106,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const AttentionWeights *w, const AttentionSaved *saved,
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
-#line 455 "book/attention.nw"
+#line 470 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -130,7 +130,7 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps);
-#line 277 "book/layernorm.nw"
+#line 280 "book/layernorm.nw"
 /* The two linear layers (or their gradients): w_1: [d_ff][d_model], b_1: [d_ff],
    w_2: [d_model][d_ff], b_2: [d_model]. */
 typedef struct { float *w_1, *b_1, *w_2, *b_2; } FeedForwardWeights;
@@ -142,7 +142,7 @@ typedef struct { float *hidden; const float *hidden_keep; } FeedForwardSaved;
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff);
-#line 321 "book/layernorm.nw"
+#line 324 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and d_w's arrays, from
    d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; in: [n][d_model], w and saved as in
    the forward. */

@@ -54,7 +54,7 @@ static const Command commands[] = {
      "layernorm-annotated, feed-forward, embedding or log-softmax. Exits with\n"
      "status 1 if an error reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 872 "book/copy.nw"
+#line 901 "book/copy.nw"
     {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"
@@ -67,7 +67,7 @@ static const Command commands[] = {
      "the same sizes (--epochs may grow).\n"
      "Under mpirun -np P, P processes share every batch; rank 0 writes the files.\n",
      NULL, run_copy},
-#line 621 "book/decode.nw"
+#line 644 "book/decode.nw"
     {"time-decode", "time greedy decoding with and without the key-value cache",
      "usage: transformer time-decode [OPTIONS]\n"
      "\n"

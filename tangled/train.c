@@ -85,7 +85,7 @@ void adam_free(Adam *adam)
     flat_free(&adam->m);
     flat_free(&adam->v);
 }
-#line 27 "book/copy.nw"
+#line 30 "book/copy.nw"
 void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
 {
     for (int b = 0; b < batch; b++) {
@@ -94,7 +94,7 @@ void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
             data[(size_t)b * len + t] = 1 + (int)(rng_next(rng) % (uint32_t)(vocab - 1));
     }
 }
-#line 55 "book/copy.nw"
+#line 61 "book/copy.nw"
 void batch_init(Batch *batch, int size, int src_len, int tgt_len)
 {
     batch->batch = size, batch->src_len = src_len, batch->tgt_len = tgt_len;
@@ -123,7 +123,7 @@ void batch_free(Batch *batch)
     free(batch->src), free(batch->tgt), free(batch->tgt_y);
     free(batch->src_keep), free(batch->tgt_keep);
 }
-#line 114 "book/copy.nw"
+#line 123 "book/copy.nw"
 double train_step(Model *model, Adam *adam, const Batch *batch,
                   const TrainSettings *settings, float *d_logprobs, Rng *dropout_rng)
 {
@@ -149,7 +149,7 @@ double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *set
                                 batch->batch * batch->tgt_len, model->config.tgt_vocab,
                                 settings->pad, settings->smoothing, &tokens);
 }
-#line 171 "book/copy.nw"
+#line 184 "book/copy.nw"
 double train_accumulate(Model *model, const Batch *part, const TrainSettings *settings,
                         float *d_logprobs, Rng *dropout_rng, double norm)
 {

@@ -32,7 +32,7 @@ void adam_free(Adam *adam);
 /* data[b][0] = 1 (the start symbol), data[b][t] uniform in 1..vocab-1 for t > 0;
    data: [batch][len]. */
 void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng);
-#line 41 "book/copy.nw"
+#line 44 "book/copy.nw"
 typedef struct {
     int batch, src_len, tgt_len;     /* tgt_len = length of the decoder's input */
     int *src;                        /* [batch][src_len] */
@@ -44,7 +44,7 @@ void batch_init(Batch *batch, int size, int src_len, int tgt_len);
 /* Fill from whole target sequences full: [size][tgt_len + 1] and sources src. */
 void batch_fill(Batch *batch, const int *src, const int *full, int pad);
 void batch_free(Batch *batch);
-#line 97 "book/copy.nw"
+#line 103 "book/copy.nw"
 typedef struct {
     float smoothing;         /* label smoothing epsilon */
     double factor;           /* the schedule's f, times the optimizer's base rate */
@@ -59,7 +59,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
                       float *d_logprobs);
-#line 161 "book/copy.nw"
+#line 170 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
@@ -67,7 +67,7 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 829 "book/copy.nw"
+#line 856 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */

@@ -1,8 +1,8 @@
-#line 276 "book/copy.nw"
+#line 292 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 289 "book/copy.nw"
+#line 305 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #line 519 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 522 "book/copy.nw"
+#line 541 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -81,7 +81,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 /* <<trainer.c helpers>> */
-#line 378 "book/copy.nw"
+#line 394 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -90,7 +90,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
-#line 397 "book/copy.nw"
+#line 413 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -114,7 +114,7 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
-#line 426 "book/copy.nw"
+#line 442 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts)
 {
     const Batch *batch = trainer->batch;
@@ -127,7 +127,7 @@ static double accumulated_step(Trainer *trainer, int parts)
     train_update(trainer->model, trainer->adam, trainer->settings);
     return loss / tokens;
 }
-#line 556 "book/copy.nw"
+#line 577 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -150,7 +150,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 589 "book/copy.nw"
+#line 610 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -219,7 +219,7 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 447 "book/copy.nw"
+#line 466 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -228,7 +228,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 535 "book/copy.nw"
+#line 556 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
 #line 555 "book/checkpoint.nw"
@@ -245,7 +245,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         }
         catch_stop_signals();
     }
-#line 537 "book/copy.nw"
+#line 558 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -258,7 +258,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 455 "book/copy.nw"
+#line 474 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -276,7 +276,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             : train_step(trainer->model, adam, trainer->batch, train, trainer->d_logprobs,
                          &progress->dropout_rng);
         /* <<Stop if the loss is not finite>> */
-#line 505 "book/copy.nw"
+#line 524 "book/copy.nw"
         if (!isfinite(loss)) {
             const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
@@ -287,7 +287,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 472 "book/copy.nw"
+#line 491 "book/copy.nw"
         const Batch *batch = trainer->batch;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
             clock.tokens_seen += batch->tgt_y[i] != train->pad;
@@ -338,10 +338,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 588 "book/checkpoint.nw"
             break;
         }
-#line 492 "book/copy.nw"
+#line 511 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 626 "book/copy.nw"
+#line 647 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -349,7 +349,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 494 "book/copy.nw"
+#line 513 "book/copy.nw"
     return outcome;
 }
 #line 443 "book/checkpoint.nw"

@@ -1,4 +1,4 @@
-#line 261 "book/copy.nw"
+#line 277 "book/copy.nw"
 /* The training loop of every task: steps, progress line, CSV log, validation, best model,
    checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -6,7 +6,7 @@
 #define TRAINER_H
 #include "train.h"
 /* <<trainer.h declarations>> */
-#line 301 "book/copy.nw"
+#line 317 "book/copy.nw"
 typedef struct {
     Model *model;
     Adam *adam;
@@ -18,7 +18,7 @@ typedef struct {
     char message[4400];              /* why trainer_run stopped early */
     int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
 } Trainer;
-#line 319 "book/copy.nw"
+#line 335 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -31,7 +31,7 @@ typedef struct {
     /* Save the model, the best so far: NULL, or a one-line error. NULL: keep no model. */
     const char *(*save_best)(void *task, const Model *model);
 } BatchSource;
-#line 339 "book/copy.nw"
+#line 355 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -71,5 +71,5 @@ typedef struct DataParallel {
     double compute_seconds;               /* in them: forward, backward and update */
     double communication_seconds;         /* in sum, waiting for the others included */
 } DataParallel;
-#line 268 "book/copy.nw"
+#line 284 "book/copy.nw"
 #endif
