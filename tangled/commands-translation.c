@@ -228,8 +228,10 @@ int run_attention(int argc, char **argv)
     const Vocab *row_vocab = encoder ? &src_vocab : &tgt_vocab;
     const Vocab *col_vocab = encoder || cross ? &src_vocab : &tgt_vocab;
     const float *probs = model_activation(&model, acts->probs);   /* [h][rows][cols] */
-    printf("# %s attention, layer %d, head %s%.0d: rows are queries, columns keys\n", kind,
-           layer, head < 0 ? "mean" : "", head < 0 ? 0 : head);
+    char head_name[16] = "mean";
+    if (head >= 0) snprintf(head_name, sizeof head_name, "%d", head);   /* %.0d hides a 0 */
+    printf("# %s attention, layer %d, head %s: rows are queries, columns keys\n", kind, layer,
+           head_name);
     printf("-");
     for (int j = 0; j < cols; j++) printf(" %s", vocab_token(col_vocab, col_tokens[j]));
     putchar('\n');
