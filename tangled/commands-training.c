@@ -13,7 +13,7 @@
 #line 667 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1314 "book/translate.nw"
+#line 1327 "book/translate.nw"
 #include "modelfile.h"
 #line 392 "book/distributed.nw"
 #include <limits.h>
@@ -251,6 +251,18 @@ static const char *translation_save_best(void *task, const Model *model)
     return error ? t->error : NULL;
 }
 #line 338 "book/translate.nw"
+/* The numbers of a translation run's recipe as text: budget, subset, factor, warm-up,
+   smoothing and parts, in that order. */
+static void recipe_numbers(char text[6][32], int token_budget, int subset,
+                           const TrainSettings *settings, int accumulate)
+{
+    snprintf(text[0], 32, "%d", token_budget), snprintf(text[1], 32, "%d", subset);
+    snprintf(text[2], 32, "%.17g", settings->factor);
+    snprintf(text[3], 32, "%ld", settings->warmup);
+    snprintf(text[4], 32, "%.9g", settings->smoothing);
+    snprintf(text[5], 32, "%d", accumulate);
+}
+#line 355 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
@@ -263,7 +275,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 368 "book/translate.nw"
+#line 385 "book/translate.nw"
     int subset = 0, precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
@@ -299,24 +311,24 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 394 "book/translate.nw"
+#line 411 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
     check_model_size("train", &config);
     set_precision("train", precision);
-#line 350 "book/translate.nw"
+#line 367 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 406 "book/translate.nw"
+#line 423 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
         safetensors_remove_temporaries(model_path);
     }
-#line 351 "book/translate.nw"
+#line 368 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 686 "book/translate.nw"
+#line 699 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -325,9 +337,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 353 "book/translate.nw"
+#line 370 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 458 "book/translate.nw"
+#line 475 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -353,13 +365,9 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0};
     /* <<Resume the translation run, if asked>> */
-#line 491 "book/translate.nw"
+#line 508 "book/translate.nw"
     char recipe_text[6][32];
-    snprintf(recipe_text[0], 32, "%d", token_budget), snprintf(recipe_text[1], 32, "%d", subset);
-    snprintf(recipe_text[2], 32, "%.17g", settings.factor);
-    snprintf(recipe_text[3], 32, "%ld", settings.warmup);
-    snprintf(recipe_text[4], 32, "%.9g", settings.smoothing);
-    snprintf(recipe_text[5], 32, "%d", run.accumulate > 1 ? run.accumulate : 1);
+    recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
     const char *const recipe[8][2] = {
         {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
         {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
@@ -377,9 +385,9 @@ int run_train(int argc, char **argv)
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
-#line 354 "book/translate.nw"
+#line 371 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 515 "book/translate.nw"
+#line 528 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL};   /* Chapter 20 */
@@ -391,15 +399,15 @@ int run_train(int argc, char **argv)
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
     distributed_leave("train", &model, &adam, &progress);   /* Chapter 20 */
-#line 355 "book/translate.nw"
+#line 372 "book/translate.nw"
     /* <<Free the training run>> */
-#line 531 "book/translate.nw"
+#line 544 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
-#line 356 "book/translate.nw"
+#line 373 "book/translate.nw"
     return status;
 }
