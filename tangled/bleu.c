@@ -440,7 +440,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         for (size_t i = 0; i < bad; i++)
             if (text[i] == '\n' || (text[i] == '\r' && text[i + 1] != '\n'))
                 line++, line_start = i + 1;
-        if (text[bad] == '\0')   /* as every reader of lines says it (Chapter 15) */
+        if (text[bad] == '\0')   /* as every reader of lines says it (the text chapter) */
             snprintf(error, size, "%s:%ld: a NUL byte at byte %zu", path, line,
                      bad - line_start + 1);
         else
@@ -451,7 +451,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
     }
 #line 957 "book/bleu.nw"
     file->text = text;
-    file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's (Chapter 15) */
+    file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */
     for (size_t i = 0; i < t.length; i++)
         file->count += text[i] == '\n' || (text[i] == '\r' && text[i + 1] != '\n');
     if (t.length > 0 && text[t.length - 1] != '\n' && text[t.length - 1] != '\r')

@@ -62,7 +62,7 @@ int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int epochs = 20, batches = 20, batch_size = 80, len = 10, seed = 1;
-    int precision = default_precision();   /* Chapter 19 */
+    int precision = default_precision();   /* the speed chapter */
     TrainerSettings run = {.accumulate = 1};
     const char *resume_path = NULL;   /* the checkpoint chapter */
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
@@ -192,7 +192,7 @@ int run_copy(int argc, char **argv)
 #line 797 "book/copy.nw"
         status = exact ? 0 : 1;
     }
-    distributed_leave("copy", &model, &adam, &progress);   /* Chapter 20 */
+    distributed_leave("copy", &model, &adam, &progress);   /* the chapter on many machines */
     free(copy.data), free(trainer.d_logprobs);
     batch_free(&batch);
     adam_free(&adam);
@@ -390,7 +390,7 @@ int run_train(int argc, char **argv)
 #line 528 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
-                                rank == 0 ? translation_save_best : NULL};   /* Chapter 20 */
+                                rank == 0 ? translation_save_best : NULL};   /* the chapter on many machines */
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     const int status = trainer_exit_status(&trainer, outcome);
     if (isfinite(trainer.best_validation))
@@ -398,7 +398,7 @@ int run_train(int argc, char **argv)
     else
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
-    distributed_leave("train", &model, &adam, &progress);   /* Chapter 20 */
+    distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
 #line 372 "book/translate.nw"
     /* <<Free the training run>> */
 #line 544 "book/translate.nw"

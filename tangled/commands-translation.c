@@ -26,7 +26,7 @@ static void load_translator(const char *path, Model *model, Vocab *src_vocab,
 int run_translate(int argc, char **argv)
 {
     const char *model_path = "multi30k.safetensors";
-    int beam_size = 4, batch_limit = 32, precision = PRECISION_FP32;   /* Chapter 19 */
+    int beam_size = 4, batch_limit = 32, precision = PRECISION_FP32;   /* the speed chapter */
     double alpha = 0.6;
     const Option options[] = {
         {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the trained model"},

@@ -71,7 +71,7 @@ void adam_step(Adam *adam, FlatBuffer *parameters, const FlatBuffer *gradients, 
     const float root2 = (float)sqrt(correction2), eps = (float)adam->eps;
     float *theta = parameters->data, *m = adam->m.data, *v = adam->v.data;
     const float *g = gradients->data;
-    bf16_weights_forget();   /* the bfloat16 copy of Chapter 19 is stale from here */
+    bf16_weights_forget();   /* the bfloat16 copy of the speed chapter is stale */
     PARALLEL_FOR(parameters->total)
     for (size_t i = 0; i < parameters->total; i++) {
         m[i] = b1 * m[i] + one_minus_b1 * g[i];

@@ -270,7 +270,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     while (outcome == TRAINER_FINISHED && progress->epoch <= settings->epochs) {
         source->fill(source->task, trainer);
         const int parts = settings->accumulate > 1 ? settings->accumulate : 1;
-        const double loss = settings->parallel   /* several processes: Chapter 20 */
+        const double loss = settings->parallel   /* several processes: many machines */
             ? parallel_step(trainer, settings->parallel, parts)
             : parts > 1 ? accumulated_step(trainer, parts)
             : train_step(trainer->model, adam, trainer->batch, train, trainer->d_logprobs,

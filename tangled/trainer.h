@@ -42,7 +42,7 @@ typedef struct {
     long checkpoint_every;
     const char *const (*recipe)[2];
     int recipe_count;
-    struct DataParallel *parallel;           /* Chapter 20; NULL: one process */
+    struct DataParallel *parallel;           /* many machines; NULL: one process */
 } TrainerSettings;
 
 typedef enum {
@@ -60,7 +60,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count);
 #line 74 "book/distributed.nw"
-/* Several processes training one model (Chapter 20). */
+/* Several processes training one model (the chapter on many machines). */
 typedef struct DataParallel {
     int rank, size;      /* this process, and how many there are */
     void *context;       /* the communication's own state */

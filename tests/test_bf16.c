@@ -1,4 +1,4 @@
-/* test_bf16.c -- Chapter 19's bfloat16 products through oneDNN: the rounding, one product
+/* test_bf16.c -- the speed chapter's bfloat16 products through oneDNN: the rounding, one product
    against the bound (bf16-error), the weights' copy, a whole training step against float,
    determinism, and the command line (the copy task in bf16, resumption, the refusal on a
    processor without bf16). Every test that needs the processor's bf16 instructions says

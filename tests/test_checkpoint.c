@@ -312,7 +312,7 @@ START_TEST(cli_resume_is_bit_exact)
 END_TEST
 
 /* A checkpoint notes its run's threads; resuming with another number warns on one line and
-   goes on; resuming with the same number does not warn (Chapter 19). */
+   goes on; resuming with the same number does not warn (the speed chapter). */
 START_TEST(cli_resume_with_other_threads_warns)
 {
     char path[256], arguments[1024];

@@ -279,7 +279,7 @@ START_TEST(cli_prints_figure_data_and_random_numbers)
 }
 END_TEST
 
-/* Chapter 12: a small copy model learns in seconds; every decoding must be exact. */
+/* the copy-task chapter: a small copy model learns in seconds; every decoding must be exact. */
 START_TEST(cli_copy_task_learns)
 {
     char log_path[] = "/tmp/transformer-test-log-XXXXXX", command[256];

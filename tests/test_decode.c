@@ -1,4 +1,4 @@
-/* test_decode.c -- Chapter 14 (book/decode.nw): greedy decoding with a key-value cache
+/* test_decode.c -- the decoding chapter (book/decode.nw): greedy decoding with a key-value cache
    against the recomputing decoder, against model_forward and against PyTorch, for every
    golden model (tests/golden/). */
 #include <math.h>
@@ -31,7 +31,7 @@ static void cached_steps(Fixture *f, KVCache *cache, float *logprobs, const int 
     ck_assert_int_eq(cache->length, steps);
 }
 
-/* |got - want| <= 1e-5 max(1, |want|), the parity bound of Section 8.8: float rounding,
+/* |got - want| <= 1e-5 max(1, |want|), the parity bound of the model chapter's parity section: float rounding,
    since the two paths multiply matrices of other shapes and BLAS may sum in another order. */
 static void assert_close(float got, float want, const char *variant, int b, int t, int w)
 {

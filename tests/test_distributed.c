@@ -1,4 +1,4 @@
-/* test_distributed.c -- data-parallel training (Chapter 20): the dropout of a share of the
+/* test_distributed.c -- data-parallel training (the chapter on many machines): the dropout of a share of the
    batch, the projection's parameter counts, and runs of two processes under mpirun against
    one process. */
 #define _XOPEN_SOURCE 700   /* realpath */
@@ -124,7 +124,7 @@ START_TEST(dropout_of_a_share_is_the_whole_batch_s)
 }
 END_TEST
 
-/* The projection's parameter count (Chapter 20) is the model's own, for the two models it
+/* The projection's parameter count (the chapter on many machines) is the model's own, for the two models it
    projects and a post-norm model with a tied generator. */
 START_TEST(projected_parameter_counts_are_the_models)
 {
@@ -144,7 +144,7 @@ END_TEST
 
 /* Two ranks, each half of every batch of 40, against one process with batches of 40:
    after 10 steps (with dropout) the parameters agree within 1e-6 (they are of order 0.1 to
-   1; the sums are rounded in another order: Chapter 20, "Why the sum is the gradient of one
+   1; the sums are rounded in another order: the chapter on many machines, "Why the sum is the gradient of one
    process"), and the log, to its six decimals, is the same. The exception are the biases of
    the key projections, whose gradient is zero in exact arithmetic (a softmax does not change
    when the same number is added to all its scores) and only rounding noise in practice, which

@@ -1,4 +1,4 @@
-/* test_fast.c -- Chapter 19: the FLOP count, threads, the faster kernels against the
+/* test_fast.c -- the speed chapter: the FLOP count, threads, the faster kernels against the
    chapters' first versions, and no allocation inside a training step (in float and in
    bfloat16). */
 #include <math.h>
@@ -104,7 +104,7 @@ START_TEST(copy_task_step_flops)
 }
 END_TEST
 
-/* |x - y| within twice the bound (2.1) of Chapter 2 for c = alpha op(a) op(b) + c, plus
+/* |x - y| within twice the bound of the tensor chapter for c = alpha op(a) op(b) + c, plus
    the rounding of the result: x, y, c0: [m][n]. */
 static void assert_within_dot_bound(const float *x, const float *y, bool ta, bool tb, int m,
                                     int n, int k, float alpha, const float *a,
@@ -124,7 +124,7 @@ static void assert_within_dot_bound(const float *x, const float *y, bool ta, boo
 }
 
 /* A product cut between threads agrees with the whole product within the dot-product
-   bound of Chapter 2 (OpenBLAS does not round a cut product bit for bit as the whole one),
+   bound of the tensor chapter (OpenBLAS does not round a cut product bit for bit as the whole one),
    for every transpose case and sizes that are not multiples of the tile width. */
 START_TEST(split_products_equal_whole_ones)
 {
@@ -351,7 +351,7 @@ END_TEST
    first), with a model large enough that the products are split (m n k >= 1e6) and every
    PARALLEL_FOR loop runs on both threads (54 rows x 640 >= 32768 elements). With one
    thread, OpenBLAS rounds the uncut products differently, so the first step's gradients
-   are compared within 1e-4 of the largest one: gamma_k of Chapter 2 for the longest sums
+   are compared within 1e-4 of the largest one: gamma_k of the tensor chapter for the longest sums
    (k = 1280) is 7.6e-5. (Parameters are not compared after Adam: it divides a gradient
    by its own size, and a gradient near 0 can change sign by rounding.) */
 START_TEST(training_with_threads_is_deterministic)

@@ -56,8 +56,8 @@ END_TEST
 
 /* Each sentence: a header of 8 key words after the label "key", then 8 rows, each headed by
    its query word (the same words, in order), with 1 exactly where the key is not <blank>
-   and j <= i. The sentences are those of the book's Figure 3.2; the counts those of the
-   solution of Exercise 3.1. */
+   and j <= i. The sentences are those of the book's batch-mask figure; the counts those of the
+   solution of the masks chapter's first exercise. */
 START_TEST(figure_mask_batch_numbers)
 {
     static const char *const first_words[3][3] = {
@@ -92,7 +92,7 @@ START_TEST(figure_mask_batch_numbers)
 }
 END_TEST
 
-/* Figure 5.1: position, then dimensions 4..7 of the table for d_model = 20, checked against
+/* The positional-encoding figure: position, then dimensions 4..7 of the table for d_model = 20, checked against
    Equation 5.2 evaluated here. */
 START_TEST(figure_positional_encoding_numbers)
 {

@@ -1,4 +1,4 @@
-/* test_masks.c -- Chapter 3: padding, subsequent and target masks; masked scores. */
+/* test_masks.c -- the masks chapter: padding, subsequent and target masks; masked scores. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -83,7 +83,7 @@ START_TEST(mask_scores_sets_minus_infinity)
 }
 END_TEST
 
-/* Section 3.5: -1e9 (the reference) and -infinity (ours) give the same softmax weights,
+/* The masks chapter: -1e9 (the reference) and -infinity (ours) give the same softmax weights,
    bit for bit, for every row that keeps at least one key. */
 static void softmax_row(float *p, const float *s, int n)
 {

@@ -24,7 +24,7 @@ START_TEST(embedding_scales_rows)
 }
 END_TEST
 
-/* Equation of Section 5.2, evaluated independently here in double. */
+/* The equation of the embeddings chapter, evaluated independently here in double. */
 START_TEST(positional_encoding_values)
 {
     enum { LEN = 100, D = 20 };
@@ -37,7 +37,7 @@ START_TEST(positional_encoding_values)
             ck_assert_double_eq_tol(table[p][2 * i], sin(p * w), 1e-6);
             ck_assert_double_eq_tol(table[p][2 * i + 1], cos(p * w), 1e-6);
         }
-    /* Exercise 5.1: PE[1][4] = sin(10000^(-4/20)), PE[1][5] = cos(...) */
+    /* an exercise of the embeddings chapter: PE[1][4] = sin(10000^(-4/20)), PE[1][5] = cos(...) */
     ck_assert_double_eq_tol(table[1][4], 0.15782664, 1e-7);
     ck_assert_double_eq_tol(table[1][5], 0.98746686, 1e-7);
     float x[2][3][D] = {{{0}}};
@@ -61,7 +61,7 @@ START_TEST(softmax_rows_sum_to_one_and_mask_exactly)
 }
 END_TEST
 
-/* The worked example of Section 6.5 (the course's numbers, printed to 5 digits). */
+/* The worked example of the attention chapter (the course's numbers, printed to 5 digits). */
 START_TEST(attention_worked_example)
 {
     const float x_q[2][4] = {{1, 2, 3, 4}, {5, 6, 7, 8}};
@@ -101,7 +101,7 @@ START_TEST(attention_worked_example)
 END_TEST
 
 /* Both formulas: statistics of the output, the saved mean and factor, and the ratio
-   sqrt((d-1)/d) between them (Exercise 7.1). */
+   sqrt((d-1)/d) between them (an exercise of the layer-norm chapter). */
 START_TEST(layernorm_formulas)
 {
     enum { N = 3, D = 32 };
@@ -196,7 +196,7 @@ static const SafetensorsEntry *entry(const Safetensors *file, const char *name, 
     return e;
 }
 
-/* |got - expected| <= 1e-5 max(1, |expected|) for every value (Section 8.8). */
+/* |got - expected| <= 1e-5 max(1, |expected|) for every value (the model chapter's parity section). */
 static void assert_close(const float *got, const SafetensorsEntry *expected, const char *what)
 {
     const float *want = (const float *)expected->data;

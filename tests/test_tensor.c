@@ -1,4 +1,4 @@
-/* test_tensor.c -- Chapter 2: the random number generator, flat buffers, matrix products. */
+/* test_tensor.c -- the tensor chapter: the random number generator, flat buffers, matrix products. */
 #include <float.h>
 #include <math.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 /* ---------------------------------------------------------------- random numbers */
 
 /* The first outputs of PCG32 for seed 42, stream 54, as printed by the demonstration program
-   of the PCG reference implementation (pcg32-demo), and as quoted in Section 2.3. */
+   of the PCG reference implementation (pcg32-demo), and as quoted in the tensor chapter. */
 START_TEST(rng_matches_pcg32_reference)
 {
     static const uint32_t expected[6] = {0xa15c02b7, 0x7b47f409, 0xba1d3330,
@@ -114,7 +114,7 @@ END_TEST
 
 /* ---------------------------------------------------------------- flat buffers */
 
-/* The layout of Exercise 2.3: [11][30] at 0, [30] at the next multiple of 16 floats. */
+/* The layout of an exercise of the tensor chapter: [11][30] at 0, [30] at the next multiple of 16 floats. */
 START_TEST(flat_buffer_layout_and_views)
 {
     FlatBuffer parameters = {0}, gradients = {0};
@@ -256,7 +256,7 @@ START_TEST(matmul_reference_hand_computed)
 }
 END_TEST
 
-/* gamma_n = n u / (1 - n u), u = 2^-24: the dot-product error bound of Section 2.4. */
+/* gamma_n = n u / (1 - n u), u = 2^-24: the dot-product error bound of the tensor chapter. */
 static double gamma_n(int n)
 {
     double u = 0x1p-24;

@@ -1,4 +1,4 @@
-/* test_training.c -- Chapter 11: label smoothing, the learning-rate schedule, Adam. */
+/* test_training.c -- the training chapter: label smoothing, the learning-rate schedule, Adam. */
 #include <math.h>
 #include <string.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include "train.h"
 #include "tests.h"
 
-/* The course's example: V = 5, eps = 0.4, targets 2 1 0 3 3, padding 0 (Figure 11.1). */
+/* The course's example: V = 5, eps = 0.4, targets 2 1 0 3 3, padding 0 (the label-smoothing figure). */
 START_TEST(label_smoothing_distribution_of_the_course)
 {
     const int targets[5] = {2, 1, 0, 3, 3};
@@ -70,7 +70,7 @@ START_TEST(learning_rate_schedule_values)
 }
 END_TEST
 
-/* Adam's first step moves each parameter by about lr * sign(gradient) (Exercise 11.3), and
+/* Adam's first step moves each parameter by about lr * sign(gradient) (an exercise of the training chapter), and
    a gradient of zero leaves a parameter where it is. */
 START_TEST(adam_first_step)
 {
