@@ -76,7 +76,8 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 
 TEST_SOURCES := $(wildcard tests/*.c)
 FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss \
-           multi30k-loss attention-maps bench-ratio bench-stages distributed-scaling
+           multi30k-loss attention-maps attention-heads bench-ratio bench-stages \
+           distributed-scaling
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
@@ -196,9 +197,15 @@ ifneq ($(FIGDIR),figures)
 $(FIGDIR)/attention-%.dat: transformer
 	sed -n '$(SENTENCE)p' data/multi30k/test2016.de \
 	  | ./transformer attention --model $(MODEL) --kind $* $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/attention-head-%.dat: transformer
+	sed -n '$(SENTENCE)p' data/multi30k/test2016.de \
+	  | ./transformer attention --model $(MODEL) --kind cross $(FIGURE_ARGS) --head $* \
+	  | cpif $@
 endif
 $(FIGDIR)/attention-maps.tex: figures/attention-maps.gp figures/style.gp \
                               $(patsubst %,$(ATTENTION_DIR)/attention-%.dat,encoder decoder cross)
+$(FIGDIR)/attention-heads.tex: figures/attention-heads.gp figures/style.gp \
+                               $(patsubst %,$(ATTENTION_DIR)/attention-head-%.dat,0 1 2 3 4 5 6 7)
 # Each script reads its data from, and writes its drawing into, the directory `dir`; the
 # recorded figures read `source` when `make figure` gives them DATA.
 $(FIGDIR)/%.tex: figures/%.gp
@@ -217,8 +224,8 @@ FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
 # default its own) or of bench/stages.py --dat (bench-stages).
 .PHONY: figure
 FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
-                copy-loss attention-maps multi30k-loss bench-ratio bench-stages \
-                distributed-scaling
+                copy-loss attention-maps attention-heads multi30k-loss bench-ratio \
+                bench-stages distributed-scaling
 RECORDED := multi30k-loss bench-ratio bench-stages
 DATA_multi30k-loss = $(MT)/log.csv
 DATA_bench-ratio = build/bench/table.dat
@@ -226,7 +233,7 @@ DATA = $(DATA_$(NAME))
 figure:
 	@case ' $(FIGURE_NAMES) ' in *' $(NAME) '*) ;; \
 	  *) echo "make figure: NAME must be one of: $(FIGURE_NAMES)" >&2; exit 2;; esac
-	@[ $(NAME) != attention-maps ] || [ -f '$(MODEL)' ] || { \
+	@[ $(NAME) != attention-maps ] && [ $(NAME) != attention-heads ] || [ -f '$(MODEL)' ] || { \
 	  echo "make figure: no model '$(MODEL)' (make multi30k trains one; or MODEL=FILE)" >&2; \
 	  exit 2; }
 	@[ -z '$(filter $(NAME),$(RECORDED))' ] || [ -f '$(DATA)' ] || { \
@@ -239,13 +246,13 @@ figure:
 	  echo '\texttt{transformer $(COPY_LOSS_RUN) $(ARGS)}' | sed 's/--/-{}-/g'; \
 	elif [ -n '$(filter $(NAME),$(RECORDED))' ]; then \
 	  echo '\texttt{data: $(DATA)}' | sed 's/_/\\_/g'; \
-	elif [ $(NAME) = attention-maps ]; then \
+	elif [ $(NAME) = attention-maps ] || [ $(NAME) = attention-heads ]; then \
 	  for data in *.dat; do sed -n '1s/^# \(.*\)/\\texttt{\1}\\par/p' $$data; done; \
 	  echo '\texttt{$(MODEL), line $(SENTENCE) of data/multi30k/test2016.de}' | sed 's/_/\\_/g'; \
 	else for data in *.dat; do sed -n 's/^#tex //p' $$data; echo '\figuresettings\par'; done; \
 	fi > captions.tex
 	pdflatex -interaction=nonstopmode -halt-on-error -output-directory=build/figure \
-	  -jobname=$(NAME) '\def\figuredir{build/figure/$(NAME)/}\def\figname{$(NAME)}$(if $(filter attention-maps,$(NAME)),\def\figurefont{\scriptsize})\input{figures/page.ltx}' \
+	  -jobname=$(NAME) '\def\figuredir{build/figure/$(NAME)/}\def\figname{$(NAME)}$(if $(filter attention-maps attention-heads,$(NAME)),\def\figurefont{\scriptsize})\input{figures/page.ltx}' \
 	  > build/figure/$(NAME).out 2>&1 || { tail -20 build/figure/$(NAME).out; exit 1; }
 	@echo "make figure: build/figure/$(NAME).pdf"
 
@@ -312,6 +319,11 @@ multi30k-figures: transformer
 	  sed -n '$(MT_SENTENCE)p' data/multi30k/test2016.de \
 	    | ./transformer attention --model $(MT)/model.safetensors --kind $$kind \
 	    > figures/multi30k/attention-$$kind.dat; \
+	done
+	for head in 0 1 2 3 4 5 6 7; do \
+	  sed -n '$(MT_SENTENCE)p' data/multi30k/test2016.de \
+	    | ./transformer attention --model $(MT)/model.safetensors --kind cross --head $$head \
+	    > figures/multi30k/attention-head-$$head.dat; \
 	done
 
 # ---------------------------------------------------------------- benchmarks

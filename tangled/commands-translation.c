@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1319 "book/translate.nw"
+#line 1344 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #include "modelfile.h"
@@ -163,7 +163,7 @@ int run_translate(int argc, char **argv)
     model_free(&model);
     return finish_output();
 }
-#line 1345 "book/translate.nw"
+#line 1370 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -190,7 +190,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1382 "book/translate.nw"
+#line 1407 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -212,9 +212,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1371 "book/translate.nw"
+#line 1396 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1409 "book/translate.nw"
+#line 1434 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -246,7 +246,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1372 "book/translate.nw"
+#line 1397 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
