@@ -217,7 +217,7 @@ START_TEST(cli_follows_gnu_conventions)
     r = run("", "figure-data mask subsequent --size=3");
     ck_assert_int_eq(r->status, 0);
     ck_assert_ptr_nonnull(strstr(r->out, "1 1 1\n"));
-    assert_usage_error("", "copy --epochs=0", "--epochs expects an integer from 1 to 10000, got '0'");
+    assert_usage_error("", "copy --epochs=-1", "--epochs expects an integer from 0 to 10000, got '-1'");
     assert_usage_error("", "copy -- --epochs 2", "unexpected argument '--epochs'");
     assert_usage_error("", "translate --model", "--model needs a value");
     assert_usage_error("", "translate --model=", "--model needs a value");
