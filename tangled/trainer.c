@@ -15,7 +15,7 @@
 #line 519 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 541 "book/copy.nw"
+#line 548 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -115,19 +115,23 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     return loss;
 }
 #line 442 "book/copy.nw"
-static double accumulated_step(Trainer *trainer, int parts)
+static int batch_tokens(const Batch *batch, int pad)
+{
+    int tokens = 0;
+    for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
+    return tokens;
+}
+#line 455 "book/copy.nw"
+static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     const Batch *batch = trainer->batch;
-    int tokens = 0;
-    for (int i = 0; i < batch->batch * batch->tgt_len; i++)
-        tokens += batch->tgt_y[i] != trainer->settings->pad;
     if (tokens == 0) return 0.0;   /* nothing to learn from: no step */
     model_zero_gradients(trainer->model);
     const double loss = accumulate_rows(trainer, 0, batch->batch, parts, tokens);
     train_update(trainer->model, trainer->adam, trainer->settings);
     return loss / tokens;
 }
-#line 577 "book/copy.nw"
+#line 584 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -150,7 +154,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 610 "book/copy.nw"
+#line 617 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, save the model if it is the
    best; false, with the trainer's message, when the save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
@@ -183,15 +187,12 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error == NULL;
 }
-#line 98 "book/distributed.nw"
-static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts)
+#line 99 "book/distributed.nw"
+static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts, int tokens)
 {
     const Batch *whole = trainer->batch;
     const TrainSettings *settings = trainer->settings;
     Model *model = trainer->model;
-    int tokens = 0;
-    for (int i = 0; i < whole->batch * whole->tgt_len; i++)
-        tokens += whole->tgt_y[i] != settings->pad;
     if (tokens == 0) return 0.0;   /* the same on every rank: nobody steps */
     const int first = (int)((long)whole->batch * parallel->rank / parallel->size);
     const int end = (int)((long)whole->batch * (parallel->rank + 1) / parallel->size);
@@ -209,7 +210,7 @@ static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts)
     parallel->compute_seconds += (reduce - start) + (seconds_now() - update);
     return loss / tokens;
 }
-#line 132 "book/distributed.nw"
+#line 130 "book/distributed.nw"
 /* One process: flag. Several: whether flag is true on any of them. */
 static bool agree(DataParallel *parallel, bool flag)
 {
@@ -219,7 +220,7 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 466 "book/copy.nw"
+#line 476 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -228,7 +229,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 556 "book/copy.nw"
+#line 563 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
 #line 555 "book/checkpoint.nw"
@@ -245,7 +246,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         }
         catch_stop_signals();
     }
-#line 558 "book/copy.nw"
+#line 565 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -258,7 +259,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 474 "book/copy.nw"
+#line 484 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -270,13 +271,12 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     while (outcome == TRAINER_FINISHED && progress->epoch <= settings->epochs) {
         source->fill(source->task, trainer);
         const int parts = settings->accumulate > 1 ? settings->accumulate : 1;
+        const int tokens = batch_tokens(trainer->batch, train->pad);
         const double loss = settings->parallel   /* several processes: many machines */
-            ? parallel_step(trainer, settings->parallel, parts)
-            : parts > 1 ? accumulated_step(trainer, parts)
-            : train_step(trainer->model, adam, trainer->batch, train, trainer->d_logprobs,
-                         &progress->dropout_rng);
+            ? parallel_step(trainer, settings->parallel, parts, tokens)
+            : accumulated_step(trainer, parts, tokens);
         /* <<Stop if the loss is not finite>> */
-#line 524 "book/copy.nw"
+#line 531 "book/copy.nw"
         if (!isfinite(loss)) {
             const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
@@ -287,10 +287,8 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 491 "book/copy.nw"
-        const Batch *batch = trainer->batch;
-        for (int i = 0; i < batch->batch * batch->tgt_len; i++)
-            clock.tokens_seen += batch->tgt_y[i] != train->pad;
+#line 500 "book/copy.nw"
+        clock.tokens_seen += tokens;
         progress->loss_sum += loss, progress->batch++;
         if (clock.terminal) print_progress(trainer, source, settings, &clock);
         const bool epoch_done = progress->batch == source->batches;
@@ -338,10 +336,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 588 "book/checkpoint.nw"
             break;
         }
-#line 511 "book/copy.nw"
+#line 518 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 647 "book/copy.nw"
+#line 654 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -349,7 +347,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 513 "book/copy.nw"
+#line 520 "book/copy.nw"
     return outcome;
 }
 #line 443 "book/checkpoint.nw"
