@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include "model.h"
 /* <<cli.h declarations>> */
-#line 199 "book/program.nw"
+#line 200 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
-#line 207 "book/program.nw"
+#line 208 "book/program.nw"
 /* Print "transformer COMMAND: message (try ...)" on one line and exit with status 2. */
 _Noreturn __attribute__((format(printf, 2, 3)))
 void usage_error(const char *command, const char *format, ...);
@@ -20,7 +20,7 @@ long long parse_integer(const char *command, const char *flag, const char *text,
                         long long low, long long high);
 double parse_number(const char *command, const char *flag, const char *text, double low,
                     double high);
-#line 313 "book/program.nw"
+#line 314 "book/program.nw"
 typedef enum {
     OPTION_INT,      /* int, in [low, high] */
     OPTION_LONG,     /* long, in [low, high] */
@@ -42,17 +42,17 @@ typedef struct {
 } Option;
 
 enum { MAX_OPTIONS = 24 };
-#line 411 "book/program.nw"
+#line 412 "book/program.nw"
 /* Read the options of argv[0 .. argc) (the arguments after the command's name) into their
    targets; return the index of the first operand, the operands being argv[index .. argc). */
 int parse_options(const char *command, const Option *options, int count, int argc,
                   char **argv);
 /* For a command that takes no operands: refuse any. */
 void no_operands(const char *command, int first, int argc, char **argv);
-#line 492 "book/program.nw"
+#line 493 "book/program.nw"
 /* Print the table's flags, one a line, with their help and defaults. */
 void print_options(FILE *out, const Option *options, int count);
-#line 684 "book/copy.nw"
+#line 702 "book/copy.nw"
 /* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
 #define MODEL_SIZE_OPTIONS(config)                                               \
     {"layers", OPTION_INT, &(config).layers, 1, 24, NULL,                        \

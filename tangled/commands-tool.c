@@ -9,12 +9,12 @@
 #include <string.h>
 #include "figure.h"
 /* <<commands-tool.c includes>> */
-#line 962 "book/program.nw"
+#line 963 "book/program.nw"
 #include <getopt.h>
 #line 563 "book/gradcheck.nw"
 #include "gradcheck.h"
 /* <<commands-tool.c functions>> */
-#line 906 "book/program.nw"
+#line 907 "book/program.nw"
 int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -35,7 +35,7 @@ int run_figure_data(int argc, char **argv)
     if (!figure_defaults(kind, value, problem, sizeof problem))
         usage_error("figure-data", "%s", problem);
     /* <<Read the figure's options>> */
-#line 938 "book/program.nw"
+#line 939 "book/program.nw"
     struct option table[FIGURE_MAX_OPTIONS + 1];
     bool given[FIGURE_MAX_OPTIONS] = {false};
     int count = 0;
@@ -55,12 +55,12 @@ int run_figure_data(int argc, char **argv)
         given[o] = true;
     }
     no_operands("figure-data", a + optind - 1, argc, argv);
-#line 926 "book/program.nw"
+#line 927 "book/program.nw"
     const char *refused = figure_emit(stdout, kind, value);
     if (refused) usage_error("figure-data", "%s", refused);
     return 0;
 }
-#line 969 "book/program.nw"
+#line 970 "book/program.nw"
 void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -85,7 +85,7 @@ void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 1133 "book/program.nw"
+#line 1134 "book/program.nw"
 int run_demo(int argc, char **argv)
 {
     no_operands("demo", parse_options("demo", NULL, 0, argc, argv), argc, argv);
@@ -101,7 +101,7 @@ int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 1227 "book/program.nw"
+#line 1228 "book/program.nw"
 int run_random(int argc, char **argv)
 {
     long seed = 42, stream = 54, count = 6;
@@ -126,7 +126,7 @@ int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 1298 "book/program.nw"
+#line 1299 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
     int n = 256, choice = compute.matmul;   /* the choices in MatmulKernel's order */
@@ -139,7 +139,7 @@ int run_time_matmul(int argc, char **argv)
                 argc, argv);
     const MatmulKernel kernel = (MatmulKernel)choice;
     /* <<Fill two random matrices and time their product>> */
-#line 1318 "book/program.nw"
+#line 1319 "book/program.nw"
     size_t size = (size_t)n * n;
     float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
     Rng rng;
@@ -157,7 +157,7 @@ int run_time_matmul(int argc, char **argv)
     printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
            kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
     free(a);
-#line 1310 "book/program.nw"
+#line 1311 "book/program.nw"
     return 0;
 }
 #line 570 "book/gradcheck.nw"

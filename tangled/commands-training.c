@@ -10,16 +10,16 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 674 "book/copy.nw"
+#line 692 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1352 "book/translate.nw"
+#line 1395 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
-#line 714 "book/copy.nw"
+#line 732 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -47,7 +47,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 748 "book/copy.nw"
+#line 766 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -57,7 +57,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 766 "book/copy.nw"
+#line 784 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -68,7 +68,7 @@ int run_copy(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     int norm = 0;                     /* --norm: 0 pre, 1 post */
     /* <<Read the copy command's flags>> */
-#line 819 "book/copy.nw"
+#line 837 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 0, 10000, NULL, "N epochs to train (0: decode untrained)"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
@@ -82,14 +82,14 @@ int run_copy(int argc, char **argv)
         {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         /* <<The copy command's experiment options>> */
-#line 849 "book/copy.nw"
+#line 867 "book/copy.nw"
         {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
         {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL,
          "N warm-up steps of the learning-rate schedule (0: none)"},
         {"no-scale", OPTION_SWITCH, &config.unscaled_attention, 0, 0, NULL,
          "attention scores without the 1/sqrt(d_k)"},
-#line 832 "book/copy.nw"
+#line 850 "book/copy.nw"
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
@@ -102,14 +102,14 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 835 "book/copy.nw"
+#line 853 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
     config.norm = norm == 1 ? NORM_POST : NORM_PRE;
     set_precision("copy", precision);
-#line 776 "book/copy.nw"
+#line 794 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -129,10 +129,10 @@ int run_copy(int argc, char **argv)
                      xmalloc((size_t)batch_size * len * sizeof(int))};
     Trainer trainer = {&model, &adam, &progress, &settings, &batch,
                        xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float)),
-                       INFINITY, "", 0};
-    const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL};
+                       INFINITY, "", 0, 0};
+    const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 464 "book/checkpoint.nw"
+#line 472 "book/checkpoint.nw"
     char recipe_text[7][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -151,17 +151,17 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 798 "book/copy.nw"
+#line 816 "book/copy.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
 #line 371 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 799 "book/copy.nw"
+#line 817 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 876 "book/copy.nw"
+#line 894 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -189,7 +189,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 804 "book/copy.nw"
+#line 822 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     distributed_leave("copy", &model, &adam, &progress);   /* the chapter on many machines */
@@ -207,6 +207,7 @@ typedef struct {
     const char *model_path;
     Vocab *src_vocab, *tgt_vocab;
     char error[4400];                  /* why the model could not be saved */
+    int keep_epochs;                   /* keep the models of this many last epochs */
 } TranslationTask;
 
 static void translation_start_epoch(void *task, int epoch)
@@ -250,7 +251,37 @@ static const char *translation_save_best(void *task, const Model *model)
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
     return error ? t->error : NULL;
 }
-#line 338 "book/translate.nw"
+#line 341 "book/translate.nw"
+/* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
+   "DIR/NAME-epoch-EPOCH.safetensors". */
+static void epoch_model_path(char *out, size_t size, const char *path, int epoch)
+{
+    const size_t length = strlen(path), suffix = strlen(".safetensors");
+    const int stem = (int)(length > suffix && strcmp(path + length - suffix, ".safetensors") == 0
+                           ? length - suffix : length);
+    snprintf(out, size, "%.*s-epoch-%d.safetensors", stem, path, epoch);
+}
+
+static const char *translation_save_epoch(void *task, const Model *model, int epoch)
+{
+    TranslationTask *t = task;
+    char path[4096];
+    epoch_model_path(path, sizeof path, t->model_path, epoch);
+    Safetensors scratch;
+    const char *error = translation_model_save(path, model, t->src_vocab, t->tgt_vocab,
+                                               &scratch);
+    if (error) {
+        snprintf(t->error, sizeof t->error, "%s", error);
+        return t->error;
+    }
+    epoch_model_path(path, sizeof path, t->model_path, epoch - t->keep_epochs);
+    if (remove(path) != 0 && errno != ENOENT) {
+        snprintf(t->error, sizeof t->error, "%s: cannot remove: %s", path, strerror(errno));
+        return t->error;
+    }
+    return NULL;
+}
+#line 376 "book/translate.nw"
 /* The numbers of a translation run's recipe as text: budget, subset, factor, warm-up,
    smoothing and parts, in that order. */
 static void recipe_numbers(char text[6][32], int token_budget, int subset,
@@ -262,7 +293,7 @@ static void recipe_numbers(char text[6][32], int token_budget, int subset,
     snprintf(text[4], 32, "%.9g", settings->smoothing);
     snprintf(text[5], 32, "%d", accumulate);
 }
-#line 355 "book/translate.nw"
+#line 393 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
@@ -275,8 +306,8 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 385 "book/translate.nw"
-    int subset = 0, precision = default_precision();
+#line 423 "book/translate.nw"
+    int subset = 0, keep_epochs = 0, precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
         {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the best model's file"},
@@ -299,6 +330,10 @@ int run_train(int argc, char **argv)
          "the generator shares the target embedding's weights"},
         {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
+        {"patience", OPTION_INT, &run.patience, 0, 100000, NULL,
+         "N stop after N epochs without a better validation loss, if not 0"},
+        {"keep-epochs", OPTION_INT, &keep_epochs, 0, 100000, NULL,
+         "K also keep the models of the last K epochs, for averaging"},
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
@@ -311,24 +346,24 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 411 "book/translate.nw"
+#line 453 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
     check_model_size("train", &config);
     set_precision("train", precision);
-#line 367 "book/translate.nw"
+#line 405 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 423 "book/translate.nw"
+#line 465 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
         safetensors_remove_temporaries(model_path);
     }
-#line 368 "book/translate.nw"
+#line 406 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 699 "book/translate.nw"
+#line 742 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
@@ -337,9 +372,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 370 "book/translate.nw"
+#line 408 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 475 "book/translate.nw"
+#line 517 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -360,12 +395,12 @@ int run_train(int argc, char **argv)
     batch_init(&batch, most.pairs, most.src_len, most.tgt_len - 1);
     TranslationTask task = {train, validation, &plan, &validation_plan,
                             xmalloc((size_t)plan.count * sizeof(int)), model_path,
-                            &data.src_vocab, &data.tgt_vocab, ""};
+                            &data.src_vocab, &data.tgt_vocab, "", keep_epochs};
     Trainer trainer = {&model, &adam, &progress, &settings, &batch,
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
-                       INFINITY, "", 0};
+                       INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 508 "book/translate.nw"
+#line 550 "book/translate.nw"
     char recipe_text[6][32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
     const char *const recipe[8][2] = {
@@ -385,12 +420,13 @@ int run_train(int argc, char **argv)
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
-#line 371 "book/translate.nw"
+#line 409 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 528 "book/translate.nw"
+#line 570 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
-                                rank == 0 ? translation_save_best : NULL};   /* the chapter on many machines */
+                                rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
+                                rank == 0 && keep_epochs ? translation_save_epoch : NULL};
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     const int status = trainer_exit_status(&trainer, outcome);
     if (isfinite(trainer.best_validation))
@@ -399,15 +435,15 @@ int run_train(int argc, char **argv)
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
-#line 372 "book/translate.nw"
+#line 410 "book/translate.nw"
     /* <<Free the training run>> */
-#line 544 "book/translate.nw"
+#line 587 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
-#line 373 "book/translate.nw"
+#line 411 "book/translate.nw"
     return status;
 }

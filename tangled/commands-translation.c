@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1344 "book/translate.nw"
+#line 1387 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #include "modelfile.h"
 /* <<commands-translation.c functions>> */
-#line 1014 "book/translate.nw"
+#line 1057 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -46,9 +46,9 @@ int run_translate(int argc, char **argv)
 #line 1697 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 1044 "book/translate.nw"
+#line 1087 "book/translate.nw"
     /* <<Translate standard input in batches>> */
-#line 1062 "book/translate.nw"
+#line 1105 "book/translate.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     const int window = 4 * batch_limit;   /* lines read, then sorted by length */
     model_prepare(&model, batch_limit, max_len, 1);
@@ -77,7 +77,7 @@ int run_translate(int argc, char **argv)
     while (more) {
         int count = 0;
         /* <<Read, tokenize and number up to a window of lines>> */
-#line 1123 "book/translate.nw"
+#line 1166 "book/translate.nw"
         while (count < window) {
             const long length = read_line(stdin, &line);
             if (length < 0) {
@@ -92,20 +92,20 @@ int run_translate(int argc, char **argv)
                                                 &src_vocab, max_len);
             count++;
         }
-#line 1090 "book/translate.nw"
+#line 1133 "book/translate.nw"
         if (count == 0) break;
         /* <<Order the window's lines by length>> */
-#line 1144 "book/translate.nw"
+#line 1187 "book/translate.nw"
         memset(starts, 0, (size_t)(max_len + 2) * sizeof *starts);
         for (int w = 0; w < count; w++) starts[lengths_in[w] + 1]++;
         for (int n = 1; n <= max_len + 1; n++) starts[n] += starts[n - 1];
         for (int w = 0; w < count; w++) order[starts[lengths_in[w]]++] = w;
-#line 1092 "book/translate.nw"
+#line 1135 "book/translate.nw"
         for (int first = 0; first < count; first += batch_limit) {
             const int batch = count - first < batch_limit ? count - first : batch_limit;
             int src_len = 1;
             /* <<Gather the batch's sources, padded to the longest>> */
-#line 1153 "book/translate.nw"
+#line 1196 "book/translate.nw"
             for (int b = 0; b < batch; b++)
                 if (lengths_in[order[first + b]] > src_len) src_len = lengths_in[order[first + b]];
             for (int b = 0; b < batch; b++) {
@@ -114,7 +114,7 @@ int run_translate(int argc, char **argv)
                 memcpy(row, numbered + (size_t)w * max_len, (size_t)lengths_in[w] * sizeof *row);
                 for (int i = lengths_in[w]; i < src_len; i++) row[i] = VOCAB_BLANK;
             }
-#line 1096 "book/translate.nw"
+#line 1139 "book/translate.nw"
             padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
             const SourceBatch sources = {src, src_keep, batch, src_len};
             if (beam_size == 1)
@@ -131,7 +131,7 @@ int run_translate(int argc, char **argv)
             }
         }
         /* <<Turn each output into text and print it>> */
-#line 1169 "book/translate.nw"
+#line 1212 "book/translate.nw"
         for (int b = 0; b < count; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -152,18 +152,64 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - count + b + 1, text.error);
             puts(text.text);
         }
-#line 1112 "book/translate.nw"
+#line 1155 "book/translate.nw"
     }
     free(numbered), free(lengths_in), free(order), free(starts), free(src), free(src_keep);
     free(batch_out), free(batch_lengths), free(out), free(lengths), free(line.text);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 1045 "book/translate.nw"
+#line 1088 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1370 "book/translate.nw"
+#line 1426 "book/translate.nw"
+int run_average(int argc, char **argv)
+{
+    const char *output = NULL;
+    const Option options[] = {
+        {"output", OPTION_TEXT, &output, 0, 0, NULL, "FILE the averaged model (required)"},
+    };
+    const int first = parse_options("average", options, 1, argc, argv);
+    const int count = argc - first;
+    if (count < 1) usage_error("average", "expects one or more model files");
+    if (!output) usage_error("average", "expects --output FILE");
+    Safetensors probe;
+    if (safetensors_can_write(output, &probe)) die("%s", probe.error);
+    Model mean, model;
+    Vocab src_vocab, tgt_vocab, other_src, other_tgt;
+    load_translator(argv[first], &mean, &src_vocab, &tgt_vocab);
+    const size_t n = mean.parameters.total;
+    double *sum = xmalloc(n * sizeof *sum);
+    for (size_t i = 0; i < n; i++) sum[i] = mean.parameters.data[i];
+    for (int k = 1; k < count; k++) {
+        load_translator(argv[first + k], &model, &other_src, &other_tgt);
+        /* <<Refuse a model of another configuration or vocabularies>> */
+#line 1463 "book/translate.nw"
+        const Config *a = &mean.config, *b = &model.config;
+        bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
+                    && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
+                    && a->heads == b->heads && a->max_len == b->max_len && a->norm == b->norm
+                    && a->layernorm == b->layernorm && a->tie_generator == b->tie_generator;
+        for (int v = 0; same && v < src_vocab.size; v++)
+            same = strcmp(src_vocab.token[v], other_src.token[v]) == 0;
+        for (int v = 0; same && v < tgt_vocab.size; v++)
+            same = strcmp(tgt_vocab.token[v], other_tgt.token[v]) == 0;
+        if (!same)
+            die("%s: not a model of the same run as %s (other sizes or vocabularies)",
+                argv[first + k], argv[first]);
+#line 1447 "book/translate.nw"
+        for (size_t i = 0; i < n; i++) sum[i] += model.parameters.data[i];
+        model_free(&model), vocab_free(&other_src), vocab_free(&other_tgt);
+    }
+    for (size_t i = 0; i < n; i++) mean.parameters.data[i] = (float)(sum[i] / count);
+    const char *error = translation_model_save(output, &mean, &src_vocab, &tgt_vocab, &probe);
+    if (error) die("%s", error);
+    printf("%s: the mean of %d model%s\n", output, count, count == 1 ? "" : "s");
+    free(sum), model_free(&mean), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+    return finish_output();
+}
+#line 1492 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -190,7 +236,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1407 "book/translate.nw"
+#line 1529 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -212,9 +258,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1396 "book/translate.nw"
+#line 1518 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1434 "book/translate.nw"
+#line 1556 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -246,7 +292,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1397 "book/translate.nw"
+#line 1519 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

@@ -21,6 +21,7 @@ int run_bleu(int argc, char **argv);
 int run_train(int argc, char **argv);
 int run_translate(int argc, char **argv);
 int run_attention(int argc, char **argv);
+int run_average(int argc, char **argv);
 int run_benchmark(int argc, char **argv);
 #line 85 "book/program.nw"
 #endif

@@ -1,4 +1,4 @@
-#line 734 "book/translate.nw"
+#line 777 "book/translate.nw"
 /* The translation model's file: weights, configuration and both vocabularies as one
    safetensors file. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -8,7 +8,7 @@
 #include "safetensors.h"
 #include "vocab.h"
 /* <<modelfile.h declarations>> */
-#line 765 "book/translate.nw"
+#line 808 "book/translate.nw"
 /* Save the weights, configuration and vocabularies to PATH as one file, atomically. NULL
    on success, else a one-line message (in scratch's error buffer). */
 const char *translation_model_save(const char *path, const Model *model,
@@ -16,5 +16,5 @@ const char *translation_model_save(const char *path, const Model *model,
 /* Load what translation_model_save wrote: model_init's the model. NULL, or a message. */
 const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file);
-#line 743 "book/translate.nw"
+#line 786 "book/translate.nw"
 #endif

@@ -12,7 +12,7 @@
 #include <math.h>
 #line 580 "book/tensor.nw"
 #include <cblas.h>
-#line 1280 "book/program.nw"
+#line 1281 "book/program.nw"
 #include <time.h>
 #line 1325 "book/fast.nw"
 #include <immintrin.h>
@@ -308,7 +308,7 @@ void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
         matmul_blas(transpose_a, transpose_b, m, n, k,
                     alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#line 1286 "book/program.nw"
+#line 1287 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;

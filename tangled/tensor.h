@@ -118,7 +118,7 @@ typedef struct {
 #line 666 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
-#line 1273 "book/program.nw"
+#line 1274 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
 #line 119 "book/fast.nw"

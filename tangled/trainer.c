@@ -8,14 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#line 400 "book/checkpoint.nw"
+#line 401 "book/checkpoint.nw"
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
-#line 519 "book/checkpoint.nw"
+#line 527 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 548 "book/copy.nw"
+#line 560 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -25,26 +25,28 @@ typedef struct {
     int lock;            /* the checkpoint's lock (the checkpoint chapter), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
-#line 409 "book/checkpoint.nw"
+#line 410 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
 {
-    char best_text[32];
+    char best_text[32], epoch_text[16];
     snprintf(best_text, sizeof best_text, "%.17g", trainer->best_validation);
+    snprintf(epoch_text, sizeof epoch_text, "%d", trainer->best_epoch);
     enum { MAX_RECIPE = 15 };
-    const char *pairs[MAX_RECIPE + 1][2];
+    const char *pairs[MAX_RECIPE + 2][2];
     const int count = settings->recipe_count < MAX_RECIPE ? settings->recipe_count : MAX_RECIPE;
     for (int i = 0; i < count; i++)
         pairs[i][0] = settings->recipe[i][0], pairs[i][1] = settings->recipe[i][1];
     pairs[count][0] = "best_validation", pairs[count][1] = best_text;
+    pairs[count + 1][0] = "best_epoch", pairs[count + 1][1] = epoch_text;
     Safetensors scratch;
     const char *error = checkpoint_save(settings->checkpoint_path, trainer->model,
                                         trainer->adam, trainer->progress,
-                                        (const char *const (*)[2])pairs, count + 1, &scratch);
+                                        (const char *const (*)[2])pairs, count + 2, &scratch);
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error ? trainer->message : NULL;
 }
-#line 493 "book/checkpoint.nw"
+#line 501 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -61,7 +63,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
-#line 526 "book/checkpoint.nw"
+#line 534 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -81,7 +83,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 /* <<trainer.c helpers>> */
-#line 394 "book/copy.nw"
+#line 403 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -90,7 +92,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
-#line 413 "book/copy.nw"
+#line 422 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -114,14 +116,14 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
-#line 442 "book/copy.nw"
+#line 451 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
     for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
     return tokens;
 }
-#line 455 "book/copy.nw"
+#line 464 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     const Batch *batch = trainer->batch;
@@ -131,7 +133,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     train_update(trainer->model, trainer->adam, trainer->settings);
     return loss / tokens;
 }
-#line 584 "book/copy.nw"
+#line 596 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -154,9 +156,10 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 617 "book/copy.nw"
-/* Validate, write the epoch's row of the log and its line, save the model if it is the
-   best; false, with the trainer's message, when the save failed. */
+#line 631 "book/copy.nw"
+/* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
+   task keeps them, save it if it is the best; false, with the trainer's message, when a
+   save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
                       const TrainerSettings *settings)
 {
@@ -180,10 +183,13 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
                clock->tokens_seen / elapsed, current_rate(trainer), elapsed);
         fflush(stdout);
     }
-    if (!(validation < trainer->best_validation)) return true;
-    trainer->best_validation = validation;
-    const char *error = source->save_best ? source->save_best(source->task, trainer->model)
-                                          : NULL;
+    const char *error = source->save_epoch
+                        ? source->save_epoch(source->task, trainer->model, progress->epoch)
+                        : NULL;
+    if (!error && validation < trainer->best_validation) {
+        trainer->best_validation = validation, trainer->best_epoch = progress->epoch;
+        error = source->save_best ? source->save_best(source->task, trainer->model) : NULL;
+    }
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error == NULL;
 }
@@ -220,7 +226,7 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 476 "book/copy.nw"
+#line 486 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -229,10 +235,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 563 "book/copy.nw"
+#line 575 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 555 "book/checkpoint.nw"
+#line 563 "book/checkpoint.nw"
     if (settings->checkpoint_path) {
         clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
                                      sizeof trainer->message);
@@ -246,7 +252,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         }
         catch_stop_signals();
     }
-#line 565 "book/copy.nw"
+#line 577 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -259,7 +265,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 484 "book/copy.nw"
+#line 494 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -276,7 +282,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             ? parallel_step(trainer, settings->parallel, parts, tokens)
             : accumulated_step(trainer, parts, tokens);
         /* <<Stop if the loss is not finite>> */
-#line 531 "book/copy.nw"
+#line 543 "book/copy.nw"
         if (!isfinite(loss)) {
             const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
@@ -287,7 +293,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 500 "book/copy.nw"
+#line 510 "book/copy.nw"
         clock.tokens_seen += tokens;
         progress->loss_sum += loss, progress->batch++;
         if (clock.terminal) print_progress(trainer, source, settings, &clock);
@@ -300,14 +306,16 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
+        const bool impatient = epoch_done && settings->patience   /* early stopping */
+                               && progress->epoch - trainer->best_epoch >= settings->patience;
         if (epoch_done) {
             progress->epoch++, progress->batch = 0, progress->loss_sum = 0.0;
             if (source->start_epoch && progress->epoch <= settings->epochs)
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 576 "book/checkpoint.nw"
-        const bool stop = stop_signal || out_of_time
+#line 584 "book/checkpoint.nw"
+        const bool stop = stop_signal || out_of_time || impatient
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
             && (stop || epoch_done
@@ -319,7 +327,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 596 "book/checkpoint.nw"
+#line 604 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -328,18 +336,21 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 trainer->signal_number = stop_signal;
                 outcome = TRAINER_SIGNALLED;
             } else {
+                char patience_text[64];
+                snprintf(patience_text, sizeof patience_text, "no better validation loss in %d epochs",
+                         settings->patience);
                 printf("stopped after step %ld (%s)%s%s\n", adam->step,
-                       out_of_time ? "time budget" : "--stop-after",
+                       out_of_time ? "time budget" : impatient ? patience_text : "--stop-after",
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 588 "book/checkpoint.nw"
+#line 596 "book/checkpoint.nw"
             break;
         }
-#line 518 "book/copy.nw"
+#line 530 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 654 "book/copy.nw"
+#line 672 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -347,10 +358,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 520 "book/copy.nw"
+#line 532 "book/copy.nw"
     return outcome;
 }
-#line 443 "book/checkpoint.nw"
+#line 448 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count)
 {
@@ -360,6 +371,9 @@ const char *trainer_resume(Trainer *trainer, const char *path,
     char value[64];
     if (!error && safetensors_metadata(&file, "best_validation", value, sizeof value))
         trainer->best_validation = strtod(value, NULL);
+    if (!error)
+        trainer->best_epoch = safetensors_metadata(&file, "best_epoch", value, sizeof value)
+                              ? (int)strtol(value, NULL, 10) : trainer->progress->epoch - 1;
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     safetensors_free(&file);
     return error ? trainer->message : NULL;

@@ -6,7 +6,7 @@
 #define TRAINER_H
 #include "train.h"
 /* <<trainer.h declarations>> */
-#line 317 "book/copy.nw"
+#line 318 "book/copy.nw"
 typedef struct {
     Model *model;
     Adam *adam;
@@ -17,8 +17,9 @@ typedef struct {
     double best_validation;          /* lowest validation loss so far; INFINITY at first */
     char message[4400];              /* why trainer_run stopped early */
     int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
+    int best_epoch;                  /* the epoch of best_validation; 0 before the first */
 } Trainer;
-#line 335 "book/copy.nw"
+#line 337 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -30,12 +31,17 @@ typedef struct {
     double (*validate)(void *task, Trainer *trainer);
     /* Save the model, the best so far: NULL, or a one-line error. NULL: keep no model. */
     const char *(*save_best)(void *task, const Model *model);
+    /* Keep the model of the epoch just validated, best or not (for averaging the last
+       few): NULL, or a one-line error. NULL: keep none. */
+    const char *(*save_epoch)(void *task, const Model *model, int epoch);
 } BatchSource;
-#line 355 "book/copy.nw"
+#line 362 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
     int max_minutes;            /* stop after this much time; 0: no limit */
+    int patience;               /* stop after this many epochs without a better
+                                   validation loss; 0: never */
     int accumulate;             /* parts a batch is trained in, one update; 0 or 1: one */
     const char *log_path;       /* the CSV log; NULL: none */
     const char *checkpoint_path;             /* the checkpoint chapter */
@@ -47,14 +53,14 @@ typedef struct {
 
 typedef enum {
     TRAINER_FINISHED,   /* every epoch done */
-    TRAINER_STOPPED,    /* at stop_after or max_minutes, as asked */
+    TRAINER_STOPPED,    /* at stop_after, max_minutes or patience, as asked */
     TRAINER_SIGNALLED,  /* by SIGINT or SIGTERM: exit with 128 + stop_signal */
     TRAINER_FAILED      /* message says why */
 } TrainerOutcome;
 
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings);
-#line 433 "book/checkpoint.nw"
+#line 436 "book/checkpoint.nw"
 /* Load the checkpoint at path (which must match recipe) into the trainer's model, optimizer
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path,

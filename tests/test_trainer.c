@@ -20,7 +20,8 @@ enum { BATCH = 8, LEN = 6, EPOCHS = 3, BATCHES = 4 };
 
 typedef struct {
     int data[BATCH * LEN];
-    int epochs_started[EPOCHS + 2], starts, fills, validations, saves;
+    int epochs_started[8], starts, fills, validations, saves;
+    int epochs_kept[8], kept;   /* the epochs save_epoch was called for, in order */
     const double *validation;   /* the losses validate returns, in turn */
     bool fail_to_save;
 } RecordingTask;
@@ -52,6 +53,13 @@ static const char *recording_save(void *task, const Model *model)
     return t->fail_to_save ? "cannot save: a test" : NULL;
 }
 
+static const char *recording_save_epoch(void *task, const Model *model, int epoch)
+{
+    RecordingTask *t = task;
+    t->epochs_kept[t->kept++] = epoch;
+    return NULL;
+}
+
 typedef struct {
     Model model;
     Adam adam;
@@ -76,7 +84,8 @@ static void setup(Run2 *r)
     r->settings = (TrainSettings){.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     batch_init(&r->batch, BATCH, LEN, LEN - 1);
     r->trainer = (Trainer){&r->model, &r->adam, &r->progress, &r->settings, &r->batch,
-                           malloc((size_t)BATCH * LEN * 11 * sizeof(float)), INFINITY, "", 0};
+                           malloc((size_t)BATCH * LEN * 11 * sizeof(float)), INFINITY, "", 0,
+                           0};
 }
 
 static void teardown(Run2 *r)
@@ -94,7 +103,7 @@ START_TEST(trainer_calls_the_source_in_order_and_keeps_the_best)
     const double losses[EPOCHS] = {2.0, 1.0, 1.5};   /* the second epoch is the best */
     RecordingTask task = {.validation = losses};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
-                                recording_validate, recording_save};
+                                recording_validate, recording_save, NULL};
     char log_path[] = "/tmp/transformer-test-trainer-XXXXXX";
     close(mkstemp(log_path));
     const TrainerSettings run = {.epochs = EPOCHS, .log_path = log_path};
@@ -140,7 +149,7 @@ START_TEST(trainer_stops_after_the_step_asked_for)
     const double losses[EPOCHS] = {2.0, 1.0, 1.5};
     RecordingTask task = {.validation = losses};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
-                                recording_validate, NULL};
+                                recording_validate, NULL, NULL};
     const TrainerSettings run = {.epochs = EPOCHS, .stop_after = BATCHES + 1};
     ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_STOPPED);
     ck_assert_int_eq(r.adam.step, BATCHES + 1);
@@ -159,7 +168,7 @@ START_TEST(trainer_reports_a_failed_save_and_an_unwritable_log)
     const double losses[EPOCHS] = {2.0, 1.0, 1.5};
     RecordingTask task = {.validation = losses, .fail_to_save = true};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
-                                recording_validate, recording_save};
+                                recording_validate, recording_save, NULL};
     const TrainerSettings run = {.epochs = EPOCHS};
     ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FAILED);
     ck_assert_str_eq(r.trainer.message, "cannot save: a test");
@@ -168,6 +177,41 @@ START_TEST(trainer_reports_a_failed_save_and_an_unwritable_log)
     ck_assert_int_eq(trainer_run(&r.trainer, &source, &no_log), TRAINER_FAILED);
     ck_assert_msg(strstr(r.trainer.message, "/nonexistent/dir/log.csv: cannot create the log")
                   == r.trainer.message, "%s", r.trainer.message);
+    teardown(&r);
+}
+END_TEST
+
+/* Early stopping: with patience 2, the run stops after two epochs that do not beat the best
+   (epochs 3 and 4 after epoch 2), although epoch 5 would have; every validated epoch's model
+   is offered to save_epoch, and the best epoch is remembered. */
+START_TEST(trainer_stops_when_out_of_patience)
+{
+    static Run2 r;
+    setup(&r);
+    const double losses[6] = {2.0, 1.0, 1.5, 1.0, 0.5, 0.4};   /* a tie is not better */
+    RecordingTask task = {.validation = losses};
+    const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
+                                recording_validate, recording_save, recording_save_epoch};
+    const TrainerSettings run = {.epochs = 6, .patience = 2};
+    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_STOPPED);
+    ck_assert_int_eq(task.validations, 4);
+    ck_assert_int_eq(r.trainer.best_epoch, 2);
+    ck_assert_double_eq(r.trainer.best_validation, 1.0);
+    ck_assert_int_eq(task.saves, 2);
+    ck_assert_int_eq(task.kept, 4);
+    for (int e = 0; e < 4; e++) ck_assert_int_eq(task.epochs_kept[e], e + 1);
+    ck_assert_int_eq(r.progress.epoch, 5);   /* at the start of the epoch it did not run */
+    ck_assert_int_eq(r.progress.batch, 0);
+    teardown(&r);
+    /* without patience the same losses run all six epochs */
+    setup(&r);
+    RecordingTask patient = {.validation = losses};
+    const BatchSource all = {&patient, BATCHES, recording_start, recording_fill,
+                             recording_validate, NULL, NULL};
+    const TrainerSettings no_limit = {.epochs = 6};
+    ck_assert_int_eq(trainer_run(&r.trainer, &all, &no_limit), TRAINER_FINISHED);
+    ck_assert_int_eq(patient.validations, 6);
+    ck_assert_int_eq(r.trainer.best_epoch, 6);
     teardown(&r);
 }
 END_TEST
@@ -181,7 +225,7 @@ START_TEST(trainer_refuses_a_batch_past_the_epoch)
     const double losses[EPOCHS] = {2.0, 1.0, 1.5};
     RecordingTask task = {.validation = losses};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
-                                recording_validate, NULL};
+                                recording_validate, NULL, NULL};
     const TrainerSettings run = {.epochs = EPOCHS};
     r.progress.batch = BATCHES;
     ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FAILED);
@@ -272,6 +316,58 @@ START_TEST(train_resume_is_bit_exact)
     assert_same_file(command, path_a);   /* the best model too */
     snprintf(command, sizeof command, "rm -rf %s", dir);
     ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
+/* --keep-epochs 2 keeps the models of the last two epochs beside the best one, removing
+   older ones, and each is a model file that translate reads. */
+START_TEST(train_keeps_the_last_epochs_models)
+{
+    char dir[] = "/tmp/transformer-test-trainer-XXXXXX", arguments[2048], path[256];
+    make_data(dir);
+    train_arguments(arguments, sizeof arguments, dir, "--epochs 3 --keep-epochs 2");
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    for (int epoch = 1; epoch <= 3; epoch++) {
+        snprintf(path, sizeof path, "%s/m.st-epoch-%d.safetensors", dir, epoch);
+        ck_assert_msg((access(path, F_OK) == 0) == (epoch >= 2), "%s", path);
+    }
+    snprintf(arguments, sizeof arguments, "translate --beam 1 --model %s < %s/val.de", path,
+             dir);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0 && strlen(r->out) > 1, "status %d: %s", r->status, r->err);
+    /* average: the mean of a model with itself is that model, bit for bit; the mean of two
+       epochs is a model translate reads; a model of another run is refused by name */
+    snprintf(arguments, sizeof arguments, "average %s %s %s --output %s/same.st", path, path,
+             path, dir);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    char same[256];
+    snprintf(same, sizeof same, "%s/same.st", dir);
+    assert_same_file(path, same);
+    snprintf(arguments, sizeof arguments,
+             "average %s/m.st-epoch-2.safetensors %s --output %s/mean.st", dir, path, dir);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0 && strstr(r->out, "the mean of 2 models"), "status %d: %s",
+                  r->status, r->err);
+    snprintf(arguments, sizeof arguments, "translate --beam 1 --model %s/mean.st < %s/val.de",
+             dir, dir);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0 && strlen(r->out) > 1, "status %d: %s", r->status, r->err);
+    char other[2048];   /* another run: the same data, a narrower feed-forward layer */
+    train_arguments(other, sizeof other, dir, "--epochs 1 --d-ff 16");
+    r = run("", other);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    snprintf(arguments, sizeof arguments, "average %s %s/m.st --output %s/bad.st", path, dir,
+             dir);
+    r = run("", arguments);
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_msg(strstr(r->err, "m.st: not a model of the same run as "), "%s", r->err);
+    r = run("", "average x.st");
+    ck_assert_int_eq(r->status, 2);
+    ck_assert_msg(strstr(r->err, "expects --output FILE"), "%s", r->err);
+    snprintf(arguments, sizeof arguments, "rm -rf %s", dir);
+    ck_assert_int_eq(system(arguments), 0);
 }
 END_TEST
 
@@ -378,10 +474,12 @@ Suite *trainer_suite(void)
     tcase_add_test(loop, trainer_stops_after_the_step_asked_for);
     tcase_add_test(loop, trainer_reports_a_failed_save_and_an_unwritable_log);
     tcase_add_test(loop, trainer_refuses_a_batch_past_the_epoch);
+    tcase_add_test(loop, trainer_stops_when_out_of_patience);
     suite_add_tcase(suite, loop);
     TCase *train = tcase_create("train command");
     tcase_set_timeout(train, 300);
     tcase_add_test(train, train_resume_is_bit_exact);
+    tcase_add_test(train, train_keeps_the_last_epochs_models);
     tcase_add_test(train, train_sigterm_saves_and_exits);
     tcase_add_test(train, train_nan_loss_stops_and_keeps_the_checkpoint);
     tcase_add_test(train, full_disk_log_stops_the_run);
