@@ -13,7 +13,7 @@
 #line 692 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1395 "book/translate.nw"
+#line 1426 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>
@@ -93,7 +93,7 @@ int run_copy(int argc, char **argv)
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 385 "book/checkpoint.nw"
+#line 386 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
@@ -132,7 +132,7 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0, 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 472 "book/checkpoint.nw"
+#line 473 "book/checkpoint.nw"
     char recipe_text[7][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -247,7 +247,7 @@ static const char *translation_save_best(void *task, const Model *model)
     TranslationTask *t = task;
     Safetensors scratch;
     const char *error = translation_model_save(t->model_path, model, t->src_vocab,
-                                               t->tgt_vocab, &scratch);
+                                               t->tgt_vocab, false, &scratch);
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
     return error ? t->error : NULL;
 }
@@ -269,7 +269,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     epoch_model_path(path, sizeof path, t->model_path, epoch);
     Safetensors scratch;
     const char *error = translation_model_save(path, model, t->src_vocab, t->tgt_vocab,
-                                               &scratch);
+                                               false, &scratch);
     if (error) {
         snprintf(t->error, sizeof t->error, "%s", error);
         return t->error;
@@ -337,7 +337,7 @@ int run_train(int argc, char **argv)
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 385 "book/checkpoint.nw"
+#line 386 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,

@@ -7,12 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1387 "book/translate.nw"
+#line 1417 "book/translate.nw"
+#include <unistd.h>
 #include "beam.h"
 #include "data.h"
 #include "modelfile.h"
 /* <<commands-translation.c functions>> */
-#line 1057 "book/translate.nw"
+#line 1065 "book/translate.nw"
+/* The translator that ships with the book: SHIPPED_MODEL in the current directory, else
+   beside the program (its own directory found through /proc/self/exe). */
+#define SHIPPED_MODEL "data/multi30k-de-en.safetensors"
+static const char *shipped_model(void)
+{
+    static char path[4096];
+    if (access(SHIPPED_MODEL, R_OK) == 0) return SHIPPED_MODEL;
+    const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+    path[length > 0 ? length : 0] = '\0';
+    char *slash = strrchr(path, '/');
+    if (slash == NULL || (size_t)(slash - path) + sizeof SHIPPED_MODEL + 1 > sizeof path)
+        return SHIPPED_MODEL;   /* not found: the error will name it */
+    snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "%s", SHIPPED_MODEL);
+    return access(path, R_OK) == 0 ? path : SHIPPED_MODEL;
+}
+#line 1085 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -25,11 +42,12 @@ static void load_translator(const char *path, Model *model, Vocab *src_vocab,
 
 int run_translate(int argc, char **argv)
 {
-    const char *model_path = "multi30k.safetensors";
+    const char *model_path = NULL;   /* the shipped translator */
     int beam_size = 4, batch_limit = 32, precision = PRECISION_FP32;   /* the speed chapter */
     double alpha = 0.6;
     const Option options[] = {
-        {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the trained model"},
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL,
+         "FILE the trained model (default: the book's, in data/)"},
         {"beam", OPTION_INT, &beam_size, 1, 64, NULL, "K beam size (1: greedy decoding)"},
         {"batch", OPTION_INT, &batch_limit, 1, 1024, NULL, "N lines decoded together"},
         {"alpha", OPTION_REAL, &alpha, 0.0, 10.0, NULL, "A exponent of the length penalty"},
@@ -41,14 +59,14 @@ int run_translate(int argc, char **argv)
     set_precision("translate", precision);
     Model model;
     Vocab src_vocab, tgt_vocab;
-    load_translator(model_path, &model, &src_vocab, &tgt_vocab);
+    load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
 #line 1697 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 1087 "book/translate.nw"
+#line 1116 "book/translate.nw"
     /* <<Translate standard input in batches>> */
-#line 1105 "book/translate.nw"
+#line 1134 "book/translate.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     const int window = 4 * batch_limit;   /* lines read, then sorted by length */
     model_prepare(&model, batch_limit, max_len, 1);
@@ -77,7 +95,7 @@ int run_translate(int argc, char **argv)
     while (more) {
         int count = 0;
         /* <<Read, tokenize and number up to a window of lines>> */
-#line 1166 "book/translate.nw"
+#line 1195 "book/translate.nw"
         while (count < window) {
             const long length = read_line(stdin, &line);
             if (length < 0) {
@@ -92,20 +110,20 @@ int run_translate(int argc, char **argv)
                                                 &src_vocab, max_len);
             count++;
         }
-#line 1133 "book/translate.nw"
+#line 1162 "book/translate.nw"
         if (count == 0) break;
         /* <<Order the window's lines by length>> */
-#line 1187 "book/translate.nw"
+#line 1216 "book/translate.nw"
         memset(starts, 0, (size_t)(max_len + 2) * sizeof *starts);
         for (int w = 0; w < count; w++) starts[lengths_in[w] + 1]++;
         for (int n = 1; n <= max_len + 1; n++) starts[n] += starts[n - 1];
         for (int w = 0; w < count; w++) order[starts[lengths_in[w]]++] = w;
-#line 1135 "book/translate.nw"
+#line 1164 "book/translate.nw"
         for (int first = 0; first < count; first += batch_limit) {
             const int batch = count - first < batch_limit ? count - first : batch_limit;
             int src_len = 1;
             /* <<Gather the batch's sources, padded to the longest>> */
-#line 1196 "book/translate.nw"
+#line 1225 "book/translate.nw"
             for (int b = 0; b < batch; b++)
                 if (lengths_in[order[first + b]] > src_len) src_len = lengths_in[order[first + b]];
             for (int b = 0; b < batch; b++) {
@@ -114,7 +132,7 @@ int run_translate(int argc, char **argv)
                 memcpy(row, numbered + (size_t)w * max_len, (size_t)lengths_in[w] * sizeof *row);
                 for (int i = lengths_in[w]; i < src_len; i++) row[i] = VOCAB_BLANK;
             }
-#line 1139 "book/translate.nw"
+#line 1168 "book/translate.nw"
             padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
             const SourceBatch sources = {src, src_keep, batch, src_len};
             if (beam_size == 1)
@@ -131,7 +149,7 @@ int run_translate(int argc, char **argv)
             }
         }
         /* <<Turn each output into text and print it>> */
-#line 1212 "book/translate.nw"
+#line 1241 "book/translate.nw"
         for (int b = 0; b < count; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -152,25 +170,28 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - count + b + 1, text.error);
             puts(text.text);
         }
-#line 1155 "book/translate.nw"
+#line 1184 "book/translate.nw"
     }
     free(numbered), free(lengths_in), free(order), free(starts), free(src), free(src_keep);
     free(batch_out), free(batch_lengths), free(out), free(lengths), free(line.text);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 1088 "book/translate.nw"
+#line 1117 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1426 "book/translate.nw"
+#line 1459 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
     const char *output = NULL;
+    bool bf16_weights = false;
     const Option options[] = {
         {"output", OPTION_TEXT, &output, 0, 0, NULL, "FILE the averaged model (required)"},
+        {"bf16", OPTION_SWITCH, &bf16_weights, 0, 0, NULL,
+         "store the weights as bfloat16: half the size, for shipping"},
     };
-    const int first = parse_options("average", options, 1, argc, argv);
+    const int first = parse_options("average", options, 2, argc, argv);
     const int count = argc - first;
     if (count < 1) usage_error("average", "expects one or more model files");
     if (!output) usage_error("average", "expects --output FILE");
@@ -185,7 +206,7 @@ int run_average(int argc, char **argv)
     for (int k = 1; k < count; k++) {
         load_translator(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
-#line 1463 "book/translate.nw"
+#line 1500 "book/translate.nw"
         const Config *a = &mean.config, *b = &model.config;
         bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
                     && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
@@ -198,25 +219,27 @@ int run_average(int argc, char **argv)
         if (!same)
             die("%s: not a model of the same run as %s (other sizes or vocabularies)",
                 argv[first + k], argv[first]);
-#line 1447 "book/translate.nw"
+#line 1483 "book/translate.nw"
         for (size_t i = 0; i < n; i++) sum[i] += model.parameters.data[i];
         model_free(&model), vocab_free(&other_src), vocab_free(&other_tgt);
     }
     for (size_t i = 0; i < n; i++) mean.parameters.data[i] = (float)(sum[i] / count);
-    const char *error = translation_model_save(output, &mean, &src_vocab, &tgt_vocab, &probe);
+    const char *error = translation_model_save(output, &mean, &src_vocab, &tgt_vocab,
+                                               bf16_weights, &probe);
     if (error) die("%s", error);
     printf("%s: the mean of %d model%s\n", output, count, count == 1 ? "" : "s");
     free(sum), model_free(&mean), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     return finish_output();
 }
-#line 1492 "book/translate.nw"
+#line 1529 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
-    const char *model_path = "multi30k.safetensors", *head_text = "mean";
+    const char *model_path = NULL, *head_text = "mean";   /* the shipped translator */
     int kind_index = 2, layer = -1;   /* -1: the last layer */
     const Option options[] = {
-        {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the trained model"},
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL,
+         "FILE the trained model (default: the book's, in data/)"},
         {"kind", OPTION_CHOICE, &kind_index, 0, 0, "encoder|decoder|cross",
          "which attention"},
         {"layer", OPTION_INT, &layer, 0, 63, NULL, "L layer (default: the last)"},
@@ -230,13 +253,13 @@ int run_attention(int argc, char **argv)
                      ? -1 : (int)parse_integer("attention", "--head", head_text, 0, 63);
     Model model;
     Vocab src_vocab, tgt_vocab;
-    load_translator(model_path, &model, &src_vocab, &tgt_vocab);
+    load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
     const Config *c = &model.config;
     if (layer < 0) layer = c->layers - 1;
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1529 "book/translate.nw"
+#line 1567 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -258,9 +281,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1518 "book/translate.nw"
-    /* <<Run the model on the pair and print the chosen weights>> */
 #line 1556 "book/translate.nw"
+    /* <<Run the model on the pair and print the chosen weights>> */
+#line 1594 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -292,7 +315,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1519 "book/translate.nw"
+#line 1557 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

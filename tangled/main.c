@@ -106,7 +106,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 1237 "book/translate.nw"
+#line 1266 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -120,17 +120,19 @@ static const Command commands[] = {
      "usage: transformer translate [OPTIONS] < GERMAN > ENGLISH\n"
      "\n"
      "Read German sentences, one a line, and print their English translations, one a\n"
-     "line, decoded with a beam search (greedy with --beam 1).\n",
+     "line, decoded with a beam search (greedy with --beam 1). Without --model, the\n"
+     "translator that ships with the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1412 "book/translate.nw"
+#line 1444 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
      "Read translation models of one run (the same sizes and vocabularies, such as\n"
      "those that train --keep-epochs K keeps) and save the mean of their weights,\n"
-     "weight by weight, with their vocabularies, as FILE.\n",
+     "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
+     "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 1592 "book/translate.nw"
+#line 1630 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

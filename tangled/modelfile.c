@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<modelfile.c definitions>> */
-#line 823 "book/translate.nw"
+#line 825 "book/translate.nw"
 static const char model_format[] = "annotated-transformer-c model";
 enum { MODEL_FILE_VERSION = 2, MODEL_MAX_LEN = 10000, MODEL_MAX_NUMBER = 10000000 };
 static const char *const number_keys[7] = {"src_vocab", "tgt_vocab", "layers", "d_model",
                                            "d_ff", "heads", "max_len"};
-#line 832 "book/translate.nw"
+#line 834 "book/translate.nw"
 static char *join_tokens(const Vocab *vocab)
 {
     size_t bytes = 1;
@@ -25,9 +25,10 @@ static char *join_tokens(const Vocab *vocab)
     *end = '\0';
     return joined;
 }
-#line 847 "book/translate.nw"
-const char *translation_model_save(const char *path, const Model *model,
-                                   Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch)
+#line 849 "book/translate.nw"
+const char *translation_model_save(const char *path, const Model *model, Vocab *src_vocab,
+                                   Vocab *tgt_vocab, bool bf16_weights,
+                                   Safetensors *scratch)
 {
     const Config *c = &model->config;
     char numbers[8][32];
@@ -44,15 +45,15 @@ const char *translation_model_save(const char *path, const Model *model,
         {"layernorm", c->layernorm == LAYERNORM_ANNOTATED ? "annotated" : "standard"},
         {"tied", c->tie_generator ? "1" : "0"},
         {"vocab.src", vocabs[0]}, {"vocab.tgt", vocabs[1]}, {"checksum", checksum}};
-    const SafetensorsPart part = {"", &model->parameters};
+    const SafetensorsPart part = {"", &model->parameters, bf16_weights};
     snprintf(checksum, sizeof checksum, "%016" PRIx64,
              safetensors_checksum_parts(&part, 1, (const char *const (*)[2])metadata, 15));
-    const char *error = safetensors_write(path, &model->parameters,
-                                          (const char *const (*)[2])metadata, 15, scratch);
+    const char *error = safetensors_write_parts(path, &part, 1,
+                                                (const char *const (*)[2])metadata, 15, scratch);
     free(vocabs[0]), free(vocabs[1]);
     return error;
 }
-#line 885 "book/translate.nw"
+#line 888 "book/translate.nw"
 const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file)
 {
@@ -62,7 +63,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     if (error) return error;
     char value[64];
     /* <<Check the model file's format, version and checksum>> */
-#line 909 "book/translate.nw"
+#line 912 "book/translate.nw"
     if (!safetensors_metadata(file, "format", value, sizeof value)
         || strcmp(value, model_format) != 0)
         return safetensors_metadata(file, "src_vocab", value, sizeof value)
@@ -82,10 +83,10 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
         return safetensors_fail(file, path, "checksum mismatch: the file is corrupt");
-#line 894 "book/translate.nw"
+#line 897 "book/translate.nw"
     Config config;
     /* <<Read the configuration, each number within its bounds>> */
-#line 934 "book/translate.nw"
+#line 937 "book/translate.nw"
     int numbers[7];
     for (int i = 0; i < 7; i++) {
         char *end;
@@ -101,9 +102,9 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config = config_default(numbers[0], numbers[1], numbers[2]);
     config.d_model = numbers[3], config.d_ff = numbers[4], config.heads = numbers[5];
     config.max_len = numbers[6];
-#line 896 "book/translate.nw"
+#line 899 "book/translate.nw"
     /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-#line 956 "book/translate.nw"
+#line 959 "book/translate.nw"
     static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
     static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
                                                      {"0", "1"}};
@@ -120,9 +121,9 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config.norm = chosen[0] ? NORM_POST : NORM_PRE;
     config.layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     config.tie_generator = chosen[2];
-#line 897 "book/translate.nw"
+#line 900 "book/translate.nw"
     /* <<Check the configuration against itself and against the file's size>> */
-#line 983 "book/translate.nw"
+#line 987 "book/translate.nw"
     if (config.max_len < 3)
         return safetensors_fail(file, path,
                                 "max_len %d is too small (at least 3)", config.max_len);
@@ -138,22 +139,22 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
         return safetensors_fail(file, path, "%s", problem);
     const double d = config.d_model, needed = (double)(config.src_vocab + config.tgt_vocab) * d
                                               + config.layers * (4 * d * d + 2 * d * config.d_ff);
-    if (needed > (double)file->data_size / sizeof(float))
+    if (needed > (double)(file->data_size / 2))   /* 2 bytes: a bfloat16 number */
         return safetensors_fail(file, path,
                                 "the configuration needs at least %.0f numbers but the file "
-                                "holds %zu", needed, file->data_size / sizeof(float));
-#line 898 "book/translate.nw"
+                                "holds at most %zu", needed, file->data_size / 2);
+#line 901 "book/translate.nw"
     model_init(model, config);
     /* <<Check that the file holds exactly the model's tensors, and load them>> */
-#line 1009 "book/translate.nw"
+#line 1013 "book/translate.nw"
     if (file->count != model->parameters.count)
         return safetensors_fail(file, path,
                                 "%d tensors, but the model it describes has %d", file->count,
                                 model->parameters.count);
     if ((error = safetensors_load(file, &model->parameters, path))) return error;
-#line 900 "book/translate.nw"
+#line 903 "book/translate.nw"
     /* <<Read both vocabularies and check their sizes>> */
-#line 1022 "book/translate.nw"
+#line 1026 "book/translate.nw"
     cJSON *meta = cJSON_Parse(file->metadata_json);
     Vocab *vocabs[2] = {src_vocab, tgt_vocab};
     const int sizes[2] = {config.src_vocab, config.tgt_vocab};
@@ -174,6 +175,6 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     }
     cJSON_Delete(meta);
     if (error) return error;
-#line 901 "book/translate.nw"
+#line 904 "book/translate.nw"
     return NULL;
 }

@@ -9,10 +9,12 @@
 #include "vocab.h"
 /* <<modelfile.h declarations>> */
 #line 808 "book/translate.nw"
-/* Save the weights, configuration and vocabularies to PATH as one file, atomically. NULL
-   on success, else a one-line message (in scratch's error buffer). */
-const char *translation_model_save(const char *path, const Model *model,
-                                   Vocab *src_vocab, Vocab *tgt_vocab, Safetensors *scratch);
+/* Save the weights (as bfloat16 if bf16_weights, else as floats), configuration and
+   vocabularies to PATH as one file, atomically. NULL on success, else a one-line message
+   (in scratch's error buffer). */
+const char *translation_model_save(const char *path, const Model *model, Vocab *src_vocab,
+                                   Vocab *tgt_vocab, bool bf16_weights,
+                                   Safetensors *scratch);
 /* Load what translation_model_save wrote: model_init's the model. NULL, or a message. */
 const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file);

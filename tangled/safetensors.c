@@ -13,8 +13,27 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
+/* <<safetensors.c helpers>> */
+#line 282 "book/safetensors.nw"
+static size_t dtype_bytes(Dtype dtype)
+{
+    return dtype == DTYPE_BF16 ? 2 : 4;
+}
+#line 576 "book/safetensors.nw"
+/* The bytes the file holds for view i of part (their count in bytes): NULL for the floats
+   themselves, or a bfloat16 copy, which the caller frees. */
+static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
+{
+    const size_t size = part->buffer->views[i].size;
+    *bytes = size * (part->bf16 ? 2 : sizeof(float));
+    if (!part->bf16) return NULL;
+    const float *x = flat_view(part->buffer, i);
+    uint16_t *rounded = xmalloc(size ? size * 2 : 1);
+    for (size_t j = 0; j < size; j++) rounded[j] = bf16_from_float(x[j]);
+    return rounded;
+}
 /* <<safetensors.c definitions>> */
-#line 116 "book/safetensors.nw"
+#line 117 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -41,7 +60,7 @@ const char *safetensors_vfail(Safetensors *file, const char *path, const char *f
     return file->error;
 }
 
-#line 151 "book/safetensors.nw"
+#line 152 "book/safetensors.nw"
 const char *safetensors_printable(const char *text, char *out, size_t size)
 {
     size_t n = 0;   /* out may be text itself: each byte is read before it is written */
@@ -52,7 +71,7 @@ const char *safetensors_printable(const char *text, char *out, size_t size)
     if (longer) strcpy(out + size - 4, "...");
     return out;
 }
-#line 167 "book/safetensors.nw"
+#line 168 "book/safetensors.nw"
 const char *safetensors_fail(Safetensors *file, const char *path, const char *format, ...)
 {
     va_list arguments;
@@ -61,7 +80,7 @@ const char *safetensors_fail(Safetensors *file, const char *path, const char *fo
     va_end(arguments);
     return file->error;
 }
-#line 181 "book/safetensors.nw"
+#line 182 "book/safetensors.nw"
 static int compare_places(const void *a, const void *b)
 {
     const SafetensorsEntry *x = *(const SafetensorsEntry *const *)a;
@@ -69,12 +88,12 @@ static int compare_places(const void *a, const void *b)
     if (x->data != y->data) return x->data < y->data ? -1 : 1;
     return (x->size > y->size) - (x->size < y->size);
 }
-#line 194 "book/safetensors.nw"
+#line 195 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 211 "book/safetensors.nw"
+#line 212 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return safetensors_fail(file, path, "cannot open: %s", strerror(errno));
     size_t length = 0, capacity = 0;
@@ -87,9 +106,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
     fclose(in);
     if (read_error) return safetensors_fail(file, path,
                                             "cannot read: %s", strerror(read_error));
-#line 198 "book/safetensors.nw"
+#line 199 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 230 "book/safetensors.nw"
+#line 231 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return safetensors_fail(file, path,
@@ -107,9 +126,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
         cJSON_Delete(header);
         return safetensors_fail(file, path, "the header is not a JSON object");
     }
-#line 199 "book/safetensors.nw"
+#line 200 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 253 "book/safetensors.nw"
+#line 254 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -119,7 +138,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 278 "book/safetensors.nw"
+#line 291 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -128,7 +147,8 @@ const char *safetensors_read(Safetensors *file, const char *path)
         else if (!cJSON_IsString(dtype)) problem = "no dtype";
         else if (strcmp(dtype->valuestring, "F32") == 0) entry->dtype = DTYPE_F32;
         else if (strcmp(dtype->valuestring, "I32") == 0) entry->dtype = DTYPE_I32;
-        else problem = "unsupported dtype (only F32 and I32)";
+        else if (strcmp(dtype->valuestring, "BF16") == 0) entry->dtype = DTYPE_BF16;
+        else problem = "unsupported dtype (only F32, BF16 and I32)";
         if (!problem && (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > TENSOR_MAX_DIMS))
             problem = "bad shape";
         if (!problem && (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2))
@@ -137,8 +157,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
             strcpy(entry->name, item->string);
             entry->size = 1;
             for (const cJSON *s = shape->child; s && !problem; s = s->next) {
-                if (!is_count(s, INT32_MAX) || (s->valueint > 0 && entry->size > data_size / 4
-                                                / (size_t)s->valueint))
+                if (!is_count(s, INT32_MAX)
+                    || (s->valueint > 0
+                        && entry->size > data_size / dtype_bytes(entry->dtype) / (size_t)s->valueint))
                     problem = "bad shape (or larger than the file)";
                 else entry->size *= (size_t)(entry->shape[entry->ndim++] = s->valueint);
             }
@@ -147,11 +168,12 @@ const char *safetensors_read(Safetensors *file, const char *path)
             if (!problem && !(is_count(begin, (double)data_size) && is_count(end, (double)data_size)
                               && begin->valuedouble <= end->valuedouble))
                 problem = "data_offsets outside the data (truncated file?)";
-            else if (!problem && (size_t)(end->valuedouble - begin->valuedouble) != entry->size * 4)
+            else if (!problem && (size_t)(end->valuedouble - begin->valuedouble)
+                                 != entry->size * dtype_bytes(entry->dtype))
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
-#line 262 "book/safetensors.nw"
+#line 263 "book/safetensors.nw"
         if (problem) {
             char name[48];
             safetensors_fail(file, path,
@@ -162,17 +184,18 @@ const char *safetensors_read(Safetensors *file, const char *path)
         }
         file->count++;
     }
-#line 200 "book/safetensors.nw"
+#line 201 "book/safetensors.nw"
     cJSON_Delete(header);
     file->data = data, file->data_size = data_size;
     /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 318 "book/safetensors.nw"
+#line 334 "book/safetensors.nw"
     const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
     for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
     qsort(order, (size_t)file->count, sizeof *order, compare_places);
     size_t covered = 0;   /* the data up to here belongs to the tensors seen so far */
     for (int i = 0; i < file->count && covered != SIZE_MAX; i++)
-        if ((size_t)(order[i]->data - data) == covered) covered += order[i]->size * 4;
+        if ((size_t)(order[i]->data - data) == covered)
+            covered += order[i]->size * dtype_bytes(order[i]->dtype);
         else covered = SIZE_MAX;
     free(order);
     if (covered == SIZE_MAX)
@@ -181,10 +204,10 @@ const char *safetensors_read(Safetensors *file, const char *path)
         return safetensors_fail(file, path,
                                 "%zu bytes after the last tensor (two files glued together?)",
                                 data_size - covered);
-#line 203 "book/safetensors.nw"
+#line 204 "book/safetensors.nw"
     return NULL;
 }
-#line 338 "book/safetensors.nw"
+#line 355 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -210,7 +233,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 384 "book/safetensors.nw"
+#line 402 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -225,17 +248,25 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
         snprintf(name, sizeof name, "%s%s", prefix, view->name);
         const SafetensorsEntry *entry = safetensors_find(file, name);
         if (entry == NULL) return safetensors_fail(file, path, "missing tensor '%s'", name);
-        bool same = entry->dtype == DTYPE_F32 && entry->ndim == view->ndim;
+        bool same = (entry->dtype == DTYPE_F32 || entry->dtype == DTYPE_BF16)
+                    && entry->ndim == view->ndim;
         for (int d = 0; same && d < view->ndim; d++)
             same = entry->shape[d] == view->shape[d];
         if (!same)
             return safetensors_fail(file, path,
                                     "tensor '%s' has the wrong dtype or shape", name);
-        memcpy(flat_view(buffer, i), entry->data, view->size * sizeof(float));
+        float *out = flat_view(buffer, i);
+        if (entry->dtype == DTYPE_F32) memcpy(out, entry->data, view->size * sizeof(float));
+        else
+            for (size_t j = 0; j < view->size; j++) {
+                uint16_t bits;
+                memcpy(&bits, entry->data + 2 * j, 2);   /* the data need not be aligned */
+                out[j] = float_from_bf16(bits);
+            }
     }
     return NULL;
 }
-#line 434 "book/safetensors.nw"
+#line 460 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -250,12 +281,12 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 473 "book/safetensors.nw"
+#line 502 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
 {
-    const SafetensorsPart part = {"", buffer};
+    const SafetensorsPart part = {"", buffer, false};
     return safetensors_write_parts(path, &part, 1, metadata, n_metadata, scratch);
 }
 
@@ -266,7 +297,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 497 "book/safetensors.nw"
+#line 526 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -280,28 +311,28 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
         char name[2 * TENSOR_NAME_MAX];
         snprintf(name, sizeof name, "%s%s", parts[p].prefix, view->name);
         cJSON *entry = cJSON_AddObjectToObject(header, name);
-        cJSON_AddStringToObject(entry, "dtype", "F32");
+        cJSON_AddStringToObject(entry, "dtype", parts[p].bf16 ? "BF16" : "F32");
         cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
         for (int d = 0; d < view->ndim; d++)
             cJSON_AddItemToArray(shape, cJSON_CreateNumber(view->shape[d]));
         cJSON *offsets = cJSON_AddArrayToObject(entry, "data_offsets");
         cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
-        offset += view->size * sizeof(float);
+        offset += view->size * (parts[p].bf16 ? 2 : sizeof(float));
         cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
     }
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 488 "book/safetensors.nw"
+#line 517 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 536 "book/safetensors.nw"
+#line 565 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         free(json);
         return safetensors_fail(scratch, path, "not a regular file; refusing to replace it");
     }
-#line 548 "book/safetensors.nw"
+#line 595 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         free(json);
@@ -327,9 +358,11 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
         if (fputc(' ', out) == EOF) error = errno;
     for (int p = 0; p < n_parts; p++)
     for (int i = 0; !error && i < parts[p].buffer->count; i++) {
-        const size_t size = parts[p].buffer->views[i].size;
-        if (fwrite(flat_view(parts[p].buffer, i), sizeof(float), size, out) != size)
+        size_t bytes;
+        void *stored = stored_bytes(&parts[p], i, &bytes);
+        if (fwrite(stored ? stored : flat_view(parts[p].buffer, i), 1, bytes, out) != bytes)
             error = errno;
+        free(stored);
     }
     free(json);
     if (!error && (fflush(out) != 0 || fsync(fileno(out)) != 0)) error = errno;
@@ -341,10 +374,10 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
                                 "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 489 "book/safetensors.nw"
+#line 518 "book/safetensors.nw"
     return NULL;
 }
-#line 604 "book/safetensors.nw"
+#line 653 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -377,7 +410,7 @@ void safetensors_remove_temporaries(const char *path)
     }
     if (dir) closedir(dir);
 }
-#line 642 "book/safetensors.nw"
+#line 691 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Safetensors *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
@@ -396,7 +429,7 @@ const char *safetensors_can_write(const char *path, Safetensors *scratch)
     unlink(temporary);
     return NULL;
 }
-#line 686 "book/safetensors.nw"
+#line 735 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -414,15 +447,18 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 711 "book/safetensors.nw"
+#line 760 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {
     uint64_t hash = fnv_offset;
     for (int p = 0; p < n_parts; p++)
-        for (int i = 0; i < parts[p].buffer->count; i++)
-            hash = fnv1a(hash, flat_view(parts[p].buffer, i),
-                         parts[p].buffer->views[i].size * sizeof(float));
+        for (int i = 0; i < parts[p].buffer->count; i++) {
+            size_t bytes;
+            void *stored = stored_bytes(&parts[p], i, &bytes);
+            hash = fnv1a(hash, stored ? stored : flat_view(parts[p].buffer, i), bytes);
+            free(stored);
+        }
     for (int i = 0; i < n_metadata; i++) hash = hash_entry(hash, metadata[i][0], metadata[i][1]);
     return hash;
 }

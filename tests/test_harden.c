@@ -100,7 +100,7 @@ START_TEST(model_file_is_one_unit)
     char path[128];
     snprintf(path, sizeof path, "%s/m.st", dir);
     Safetensors file;
-    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, &file));
+    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &file));
     struct stat st;
     char other[160];
     snprintf(other, sizeof other, "%s.src.vocab", path);
@@ -154,7 +154,7 @@ START_TEST(model_file_fields_checked)
         {"format", NULL, "a model file of an older version"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, &scratch));
+        ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &scratch));
         ck_assert_int_eq(model_file_rewrite(path, cases[c].key, cases[c].value), 0);
         const char *error = load_error(path);
         if (cases[c].message == NULL)
@@ -165,12 +165,12 @@ START_TEST(model_file_fields_checked)
                           "%s=%s: '%s'", cases[c].key, cases[c].value, error);
     }
     /* a flipped byte of a weight, or of the metadata, fails the checksum */
-    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, &scratch));
+    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &scratch));
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
     const long offsets[2] = {(long)st.st_size - 5, 100};
     for (int o = 0; o < 2; o++) {
-        ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, &scratch));
+        ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &scratch));
         FILE *f = fopen(path, "r+b");
         fseek(f, offsets[o], SEEK_SET);
         const int byte = fgetc(f);

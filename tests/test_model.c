@@ -462,6 +462,43 @@ START_TEST(safetensors_round_trip)
 }
 END_TEST
 
+/* A part stored as bfloat16: dtype BF16, two bytes a number, the checksum of the bytes
+   written, and a load that gives each float rounded to the nearest bfloat16 (ties to even):
+   within 2^-8 of it relatively, and exactly the float when it already was a bfloat16. */
+START_TEST(safetensors_bf16_round_trip)
+{
+    Model model, again_model;
+    Safetensors file, scratch, again;
+    load_fixture(&model, &file, "post-standard");
+    load_fixture(&again_model, &scratch, "post-standard");
+    safetensors_free(&scratch);
+    char path[] = "/tmp/transformer-test-XXXXXX";
+    close(mkstemp(path));
+    const SafetensorsPart part = {"", &model.parameters, true};
+    const char *error = safetensors_write_parts(path, &part, 1, NULL, 0, &scratch);
+    ck_assert_msg(error == NULL, "%s", error);
+    ck_assert_ptr_null(safetensors_read(&again, path));
+    ck_assert_int_eq(again.entries[0].dtype, DTYPE_BF16);
+    size_t numbers = 0;
+    for (int i = 0; i < model.parameters.count; i++) numbers += model.parameters.views[i].size;
+    ck_assert_uint_eq(again.data_size, numbers * 2);
+    ck_assert_uint_eq(safetensors_checksum(&again),
+                      safetensors_checksum_parts(&part, 1, NULL, 0));
+    memset(again_model.parameters.data, 0, again_model.parameters.total * sizeof(float));
+    ck_assert_ptr_null(safetensors_load(&again, &again_model.parameters, path));
+    const float *x = model.parameters.data, *y = again_model.parameters.data;
+    for (size_t i = 0; i < model.parameters.total; i++) {
+        ck_assert_float_eq(y[i], float_from_bf16(bf16_from_float(x[i])));
+        ck_assert(fabsf(y[i] - x[i]) <= ldexpf(fabsf(x[i]), -8));   /* half a unit of 2^-7 */
+        ck_assert_float_eq(float_from_bf16(bf16_from_float(y[i])), y[i]);
+    }
+    safetensors_free(&again);
+    safetensors_free(&file);
+    model_free(&model), model_free(&again_model);
+    unlink(path);
+}
+END_TEST
+
 /* Corrupt files are refused with one line naming the file and the problem. */
 START_TEST(safetensors_refuses_bad_files)
 {
@@ -560,6 +597,7 @@ Suite *model_suite(void)
     suite_add_tcase(suite, whole);
     TCase *st = tcase_create("safetensors");
     tcase_add_test(st, safetensors_round_trip);
+    tcase_add_test(st, safetensors_bf16_round_trip);
     tcase_add_test(st, safetensors_refuses_bad_files);
     suite_add_tcase(suite, st);
     return suite;

@@ -21,7 +21,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
     Safetensors scratch;
-    if (translation_model_save(seed, &model, &src, &tgt, &scratch)) {
+    if (translation_model_save(seed, &model, &src, &tgt, false, &scratch)) {
         fprintf(stderr, "%s\n", scratch.error);
         exit(1);
     }
