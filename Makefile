@@ -76,8 +76,8 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 
 TEST_SOURCES := $(wildcard tests/*.c)
 FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss \
-           multi30k-loss attention-maps attention-heads bench-ratio bench-stages \
-           distributed-scaling
+           multi30k-loss multi30k-ablation attention-maps attention-heads bench-ratio \
+           bench-stages distributed-scaling
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
@@ -180,6 +180,8 @@ $(FIGDIR)/distributed-scaling.tex: figures/distributed-scaling.gp \
 # The translator's figures: data recorded from a run of `make multi30k` (committed in
 # figures/multi30k/, since the run takes an hour); `make multi30k-figures` renews them.
 figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv figures/style.gp
+figures/multi30k-ablation.tex: figures/multi30k-ablation.gp figures/multi30k/log.csv \
+                               $(wildcard figures/multi30k/ablation-*.csv) figures/style.gp
 figures/bench-ratio.tex: figures/bench-ratio.gp figures/bench/table.dat figures/style.gp
 figures/bench-table.tex: tools/bench-table.awk figures/bench/table.dat
 	awk -f tools/bench-table.awk figures/bench/table.dat > $@
@@ -188,9 +190,9 @@ figures/bench-precision.tex: tools/bench-precision.awk figures/bench/precision.d
 figures/bench-stages.tex: figures/bench-stages.gp figures/bench/stages.dat figures/style.gp
 # The attention maps come from a trained translator (`transformer attention`, not figure-data);
 # the book's are recorded in figures/multi30k/. `make figure NAME=attention-maps` draws them
-# anew from MODEL (default: the model of `make multi30k`) for line SENTENCE of the 2016 test
-# set, ARGS being options of `transformer attention`: --layer L --head H|mean.
-MODEL = $(MT)/model.safetensors
+# anew from MODEL (default: the translator that ships with the book) for line SENTENCE of the
+# 2016 test set, ARGS being options of `transformer attention`: --layer L --head H|mean.
+MODEL = data/multi30k-de-en.safetensors
 SENTENCE = $(MT_SENTENCE)
 ATTENTION_DIR := $(if $(filter figures,$(FIGDIR)),figures/multi30k,$(FIGDIR))
 ifneq ($(FIGDIR),figures)
@@ -316,20 +318,21 @@ multi30k: transformer
 	./transformer bleu $(MT)/test2016.hyp.en data/multi30k/test2016.en | tee -a $(MT)/bleu.txt
 	@tools/multi30k-summary $(MT)
 
-# Copy the run's log and draw the attention maps of one test sentence (line 10 of test2016)
-# into figures/multi30k/, the data of the chapter's figures.
+# Copy the run's log, and draw the attention maps of one test sentence (line 10 of test2016)
+# with the shipped translator (MODEL), into figures/multi30k/: the data of the chapter's
+# figures.
 MT_SENTENCE := 10
 multi30k-figures: transformer
 	@mkdir -p figures/multi30k
 	cp $(MT)/log.csv figures/multi30k/log.csv
 	for kind in encoder decoder cross; do \
 	  sed -n '$(MT_SENTENCE)p' data/multi30k/test2016.de \
-	    | ./transformer attention --model $(MT)/model.safetensors --kind $$kind \
+	    | ./transformer attention --model $(MODEL) --kind $$kind \
 	    > figures/multi30k/attention-$$kind.dat; \
 	done
 	for head in 0 1 2 3 4 5 6 7; do \
 	  sed -n '$(MT_SENTENCE)p' data/multi30k/test2016.de \
-	    | ./transformer attention --model $(MT)/model.safetensors --kind cross --head $$head \
+	    | ./transformer attention --model $(MODEL) --kind cross --head $$head \
 	    > figures/multi30k/attention-head-$$head.dat; \
 	done
 

@@ -95,7 +95,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     }
 #line 189 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
-#line 661 "book/fast.nw"
+#line 660 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", compute.threads);
     metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
 #line 190 "book/checkpoint.nw"
@@ -200,7 +200,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
 #line 284 "book/checkpoint.nw"
     /* <<Warn if the checkpoint was written with another number of threads>> */
-#line 669 "book/fast.nw"
+#line 668 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
         && strtol(value, NULL, 10) != compute.threads)
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "

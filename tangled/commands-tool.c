@@ -149,7 +149,7 @@ int run_time_matmul(int argc, char **argv)
     long repeats = 0;
     double start = seconds_now(), elapsed;
     do {
-        matmul(false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        matmul(n, n, n, 1.0f, matrix(a, n), matrix(b, n), 0.0f, c, n);
         repeats++;
     } while ((elapsed = seconds_now() - start) < 0.1);
     double seconds = elapsed / (double)repeats;

@@ -177,16 +177,17 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
             const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
             float *p = cache->scores;
             const float scale = c->unscaled_attention ? 1.0f : 1.0f / sqrtf((float)d_k);
-            matmul(false, true, 1, n, d_k, scale, cache->q + head, d, k + first, key_stride, 0.0f, p, n);
+            matmul(1, n, d_k, scale, matrix(cache->q + head, d), transposed(k + first, key_stride),
+                   0.0f, p, n);
             if (keep) mask_scores(p, keep + (size_t)b * n, 0, 1, n);
             softmax_rows(p, p, 1, n);
-            matmul(false, false, 1, d_k, n, 1.0f, p, n, v + first, key_stride, 0.0f,
+            matmul(1, d_k, n, 1.0f, matrix(p, n), matrix(v + first, key_stride), 0.0f,
                    cache->context + head, d);
 #line 391 "book/decode.nw"
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
 }
-#line 418 "book/decode.nw"
+#line 419 "book/decode.nw"
 static void decoder_layer_step(const Model *model, KVCache *cache, int l)
 {
     const Config *c = &model->config;
@@ -196,11 +197,11 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     const int position = cache->max_batch * d;   /* floats per position of the cache */
     const float *in = step_input(model, cache, views->norm[0]);
     /* <<Append the newest position's keys and values>> */
-#line 447 "book/decode.nw"
+#line 448 "book/decode.nw"
     const size_t at = (size_t)t * position;
     project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
     project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
-#line 427 "book/decode.nw"
+#line 428 "book/decode.nw"
     attend_newest(model, cache, &views->self_attn, in, layer->self_k, layer->self_v,
                   (size_t)d, position, NULL, t + 1);
     step_residual(model, cache, views->norm[0]);
@@ -232,7 +233,7 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);
     cache->length = t + 1;
     /* <<Take the final norm and the generator>> */
-#line 457 "book/decode.nw"
+#line 458 "book/decode.nw"
     const float *decoded = cache->x;
     if (c->norm == NORM_PRE) {
         const LayerNormWeights w = layernorm_weights(&model->parameters, model->decoder_norm);
@@ -246,7 +247,7 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     return cache->logprobs;
 #line 319 "book/decode.nw"
 }
-#line 493 "book/decode.nw"
+#line 494 "book/decode.nw"
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
                           const uint8_t *src_keep, int batch, int src_len, int len,
                           int start)
@@ -260,7 +261,7 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
         for (int b = 0; b < batch; b++) cache->tokens[b] = out[(size_t)b * len + i - 1];
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Pick each sequence's most probable next token>> */
-#line 514 "book/decode.nw"
+#line 515 "book/decode.nw"
         const int vocab = model->config.tgt_vocab;
         for (int b = 0; b < batch; b++) {
             const float *row = logprobs + (size_t)b * vocab;
@@ -268,6 +269,6 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
             for (int w = 1; w < vocab; w++) if (row[w] > row[best]) best = w;
             out[(size_t)b * len + i] = best;
         }
-#line 506 "book/decode.nw"
+#line 507 "book/decode.nw"
     }
 }

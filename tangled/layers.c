@@ -95,8 +95,8 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
     PARALLEL_FOR((size_t)n * out_features)
     for (int r = 0; r < n; r++)
         memcpy(out + (size_t)r * out_features, bias, (size_t)out_features * sizeof *out);
-    matmul(false, true, n, out_features, in_features, 1.0f, in, in_features,
-           weight, in_features, 1.0f, out, out_features);
+    matmul(n, out_features, in_features, 1.0f, matrix(in, in_features),
+           transposed(weight, in_features), 1.0f, out, out_features);
 }
 #line 76 "book/attention.nw"
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
@@ -104,10 +104,10 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
                      int out_features)
 {
     if (d_in)
-        matmul(false, false, n, in_features, out_features, 1.0f, d_out, out_features,
-               weight, in_features, 1.0f, d_in, in_features);
-    matmul(true, false, out_features, in_features, n, 1.0f, d_out, out_features,
-           in, in_features, 1.0f, d_weight, in_features);
+        matmul(n, in_features, out_features, 1.0f, matrix(d_out, out_features),
+               matrix(weight, in_features), 1.0f, d_in, in_features);
+    matmul(out_features, in_features, n, 1.0f, transposed(d_out, out_features),
+           matrix(in, in_features), 1.0f, d_weight, in_features);
     PARALLEL_FOR((size_t)n * out_features)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         const int first = block_start(block, out_features);
@@ -164,8 +164,8 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
         const float scale = shape->unscaled ? 1.0f : 1.0f / sqrtf((float)d_k);
-        matmul(false, true, len_q, len_k, d_k, scale, q + q_offset, d_model, k + k_offset, d_model,
-               0.0f, p, len_k);
+        matmul(len_q, len_k, d_k, scale, matrix(q + q_offset, d_model),
+               transposed(k + k_offset, d_model), 0.0f, p, len_k);
         const uint8_t *keep = mask->keep + (size_t)b * mask->batch_stride;
         if (compute.fast_kernels) {   /* the same numbers in one pass (the speed chapter) */
             masked_softmax_rows(p, keep, mask->row_stride, len_q, len_k);
@@ -181,8 +181,8 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
                 dropped[i] = p[i] * saved->probs_keep[head + i];
             weights = dropped;
         }
-        matmul(false, false, len_q, d_k, len_k, 1.0f, weights, len_k, v + k_offset, d_model,
-               0.0f, saved->context + q_offset, d_model);
+        matmul(len_q, d_k, len_k, 1.0f, matrix(weights, len_k), matrix(v + k_offset, d_model), 0.0f,
+               saved->context + q_offset, d_model);
 #line 323 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
@@ -216,17 +216,17 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
         const float *probs = saved->probs + head;
         const float *weights = saved->probs_keep ? saved->probs_dropped + head : probs;
         float *d_p = scratch->d_p + (size_t)omp_get_thread_num() * len_q * len_k;   /* its own */
-        matmul(false, true, len_q, len_k, d_k, 1.0f, scratch->d_context + q_offset, d_model,
-               saved->v + k_offset, d_model, 0.0f, d_p, len_k);
-        matmul(true, false, len_k, d_k, len_q, 1.0f, weights, len_k,
-               scratch->d_context + q_offset, d_model, 1.0f, scratch->d_v + k_offset, d_model);
+        matmul(len_q, len_k, d_k, 1.0f, matrix(scratch->d_context + q_offset, d_model),
+               transposed(saved->v + k_offset, d_model), 0.0f, d_p, len_k);
+        matmul(len_k, d_k, len_q, 1.0f, transposed(weights, len_k),
+               matrix(scratch->d_context + q_offset, d_model), 1.0f, scratch->d_v + k_offset, d_model);
         if (saved->probs_keep)
             dropout_apply(d_p, saved->probs_keep + head, (size_t)len_q * len_k);
         softmax_rows_backward(d_p, d_p, probs, len_q, len_k);
         const float scale = shape->unscaled ? 1.0f : 1.0f / sqrtf((float)d_k);
-        matmul(false, false, len_q, d_k, len_k, scale, d_p, len_k, saved->k + k_offset, d_model,
-               1.0f, scratch->d_q + q_offset, d_model);
-        matmul(true, false, len_k, d_k, len_q, scale, d_p, len_k, saved->q + q_offset, d_model,
+        matmul(len_q, d_k, len_k, scale, matrix(d_p, len_k), matrix(saved->k + k_offset, d_model), 1.0f,
+               scratch->d_q + q_offset, d_model);
+        matmul(len_k, d_k, len_q, scale, transposed(d_p, len_k), matrix(saved->q + q_offset, d_model),
                1.0f, scratch->d_k + k_offset, d_model);
 #line 423 "book/attention.nw"
     }
@@ -406,7 +406,7 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
         for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - expf(y_r[j]) * (float)sum;
     }
 }
-#line 774 "book/fast.nw"
+#line 773 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     const float scale = 1.0f / (1.0f - p);
@@ -422,7 +422,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     }
     rng_advance(rng, n);
 }
-#line 809 "book/fast.nw"
+#line 808 "book/fast.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -438,7 +438,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 843 "book/fast.nw"
+#line 842 "book/fast.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -449,7 +449,7 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     *mean = sum / d;
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
-#line 920 "book/fast.nw"
+#line 919 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

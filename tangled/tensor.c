@@ -10,13 +10,13 @@
 #include <string.h>
 #line 448 "book/tensor.nw"
 #include <math.h>
-#line 580 "book/tensor.nw"
+#line 609 "book/tensor.nw"
 #include <cblas.h>
 #line 1281 "book/program.nw"
 #include <time.h>
-#line 1325 "book/fast.nw"
+#line 1324 "book/fast.nw"
 #include <immintrin.h>
-#line 1473 "book/fast.nw"
+#line 1472 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
@@ -163,13 +163,13 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 510 "book/tensor.nw"
-/* Element (row, col) of op(x), where x is row-major with leading dimension ld. */
-static inline float element(const float *x, int ld, bool transposed, int row, int col)
+#line 536 "book/tensor.nw"
+/* Element (row, col) of op(x). */
+static inline float element(MatmulOperand x, int row, int col)
 {
-    return transposed ? x[(size_t)col * ld + row] : x[(size_t)row * ld + col];
+    return x.transposed ? x.data[(size_t)col * x.ld + row] : x.data[(size_t)row * x.ld + col];
 }
-#line 524 "book/tensor.nw"
+#line 550 "book/tensor.nw"
 static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
                              const float *y, int y_rows, int y_cols, int ldy)
 {
@@ -179,32 +179,34 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     uintptr_t y_end = y_first + ((size_t)(y_rows - 1) * ldy + y_cols) * sizeof(float);
     return x_first < y_end && y_first < x_end;
 }
-#line 542 "book/tensor.nw"
-void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
-                      float alpha, const float *a, int lda, const float *b, int ldb,
+#line 568 "book/tensor.nw"
+void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                       float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 565 "book/tensor.nw"
+#line 589 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
-    ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
-    ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
+    ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
+           a.ld);
+    ENSURE(b.ld >= (b.transposed ? k : n) && b.ld >= 1, "leading dimension ldb=%d too small",
+           b.ld);
     ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-    ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
-           && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
+    ENSURE(!matrices_overlap(c, m, n, ldc, a.data, a.transposed ? k : m, a.transposed ? m : k,
+                             a.ld)
+           && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
+                                b.ld),
            "the product's result overlaps an operand");
-#line 547 "book/tensor.nw"
+#line 572 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
             for (int p = 0; alpha != 0.0f && p < k; p++)
-                sum += element(a, lda, transpose_a, i, p)
-                     * element(b, ldb, transpose_b, p, j);
+                sum += element(a, i, p) * element(b, p, j);
             float *c_ij = &c[(size_t)i * ldc + j];
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 595 "book/tensor.nw"
+#line 624 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
 {
@@ -216,56 +218,58 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
             for (int j = 0; j < n; j++) row[j] *= beta;
     }
 }
-#line 630 "book/tensor.nw"
-void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
-                 float alpha, const float *a, int lda, const float *b, int ldb,
+#line 659 "book/tensor.nw"
+void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 565 "book/tensor.nw"
+#line 589 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
-    ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
-    ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
+    ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
+           a.ld);
+    ENSURE(b.ld >= (b.transposed ? k : n) && b.ld >= 1, "leading dimension ldb=%d too small",
+           b.ld);
     ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-    ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
-           && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
+    ENSURE(!matrices_overlap(c, m, n, ldc, a.data, a.transposed ? k : m, a.transposed ? m : k,
+                             a.ld)
+           && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
+                                b.ld),
            "the product's result overlaps an operand");
-#line 635 "book/tensor.nw"
+#line 663 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
-#line 613 "book/tensor.nw"
+#line 642 "book/tensor.nw"
     if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
         if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
         return;
     }
-#line 637 "book/tensor.nw"
+#line 665 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
 #line 570 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
         && (double)m * n * k >= MATMUL_SPLIT_WORK) {
-        matmul_blas_split(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                          ldc);
+        matmul_blas_split(m, n, k, alpha, a, b, beta, c, ldc);
         return;
     }
-#line 638 "book/tensor.nw"
+#line 666 "book/tensor.nw"
     /* <<Clear the result when $\beta = 0$, whatever it held>> */
-#line 623 "book/tensor.nw"
+#line 652 "book/tensor.nw"
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
-#line 639 "book/tensor.nw"
+#line 667 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
-#line 646 "book/fast.nw"
+#line 645 "book/fast.nw"
     if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
-        cblas_sgemv(CblasRowMajor, transpose_b ? CblasNoTrans : CblasTrans,
-                    transpose_b ? n : k, transpose_b ? k : n, alpha, b, ldb, a,
-                    transpose_a ? lda : 1, beta, c, 1);
+        cblas_sgemv(CblasRowMajor, b.transposed ? CblasNoTrans : CblasTrans,
+                    b.transposed ? n : k, b.transposed ? k : n, alpha, b.data, b.ld, a.data,
+                    a.transposed ? a.ld : 1, beta, c, 1);
         return;
     }
-#line 640 "book/tensor.nw"
-    cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
-                transpose_b ? CblasTrans : CblasNoTrans,
-                m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#line 668 "book/tensor.nw"
+    cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
+                b.transposed ? CblasTrans : CblasNoTrans,
+                m, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
 }
-#line 674 "book/tensor.nw"
+#line 702 "book/tensor.nw"
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
     /* <<Initial values of the compute settings>> */
@@ -273,40 +277,37 @@ ComputeSettings compute = {
     .log = NULL,
 #line 547 "book/fast.nw"
     .threads = 1,
-#line 588 "book/fast.nw"
+#line 587 "book/fast.nw"
     .split_products = true,
-#line 694 "book/fast.nw"
+#line 693 "book/fast.nw"
     .fast_kernels = true,
-#line 1288 "book/fast.nw"
+#line 1287 "book/fast.nw"
     .precision = PRECISION_FP32,
 #line 1656 "book/fast.nw"
     .bf16_min_work = 1e6,
-#line 677 "book/tensor.nw"
+#line 705 "book/tensor.nw"
 };
 
-void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
-            float alpha, const float *a, int lda, const float *b, int ldb,
-            float beta, float *c, int ldc)
+void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
+            float *c, int ldc)
 {
     /* <<Note the product's shape when a log is kept>> */
 #line 139 "book/fast.nw"
     if (compute.log)
         #pragma omp critical(matmul_log)
-        matmul_log_add(compute.log, (MatmulShape){transpose_a, transpose_b, beta != 0.0f,
+        matmul_log_add(compute.log, (MatmulShape){a.transposed, b.transposed, beta != 0.0f,
                                                   m, n, k});
-#line 684 "book/tensor.nw"
+#line 711 "book/tensor.nw"
     if (compute.matmul == MATMUL_REFERENCE)
-        matmul_reference(transpose_a, transpose_b, m, n, k,
-                         alpha, a, lda, b, ldb, beta, c, ldc);
+        matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
 #line 1663 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
-        matmul_bf16(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-#line 688 "book/tensor.nw"
+        matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
+#line 714 "book/tensor.nw"
     else
-        matmul_blas(transpose_a, transpose_b, m, n, k,
-                    alpha, a, lda, b, ldb, beta, c, ldc);
+        matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
 #line 1287 "book/program.nw"
 double seconds_now(void)
@@ -336,7 +337,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 605 "book/fast.nw"
+#line 603 "book/fast.nw"
 void set_threads(int n)
 {
     ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
@@ -345,8 +346,7 @@ void set_threads(int n)
     openblas_set_num_threads(compute.split_products ? 1 : n);
 }
 
-void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
-                       float alpha, const float *a, int lda, const float *b, int ldb,
+void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc)
 {
     const bool by_columns = n >= m;
@@ -358,17 +358,19 @@ void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
         const int end = part + 1 == parts ? size
                                           : (int)((long long)size * (part + 1) / parts) / 16 * 16;
         if (end <= first) continue;
-        if (by_columns)
-            matmul_blas(transpose_a, transpose_b, m, end - first, k, alpha, a, lda,
-                        transpose_b ? b + (size_t)first * ldb : b + first, ldb, beta,
-                        c + first, ldc);
-        else
-            matmul_blas(transpose_a, transpose_b, end - first, n, k, alpha,
-                        transpose_a ? a + first : a + (size_t)first * lda, lda, b, ldb,
-                        beta, c + (size_t)first * ldc, ldc);
+        if (by_columns) {   /* columns [first, end) of op(b) and of c */
+            MatmulOperand part_b = b;
+            part_b.data += b.transposed ? (size_t)first * b.ld : (size_t)first;
+            matmul_blas(m, end - first, k, alpha, a, part_b, beta, c + first, ldc);
+        } else {            /* rows [first, end) of op(a) and of c */
+            MatmulOperand part_a = a;
+            part_a.data += a.transposed ? (size_t)first : (size_t)first * a.ld;
+            matmul_blas(end - first, n, k, alpha, part_a, b, beta, c + (size_t)first * ldc,
+                        ldc);
+        }
     }
 }
-#line 746 "book/fast.nw"
+#line 745 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -383,7 +385,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     }
     rng->state = total_multiplier * rng->state + total_increment;
 }
-#line 1333 "book/fast.nw"
+#line 1332 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -405,7 +407,7 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     }
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
-#line 1360 "book/fast.nw"
+#line 1359 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -413,7 +415,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
     for (int r = 0; r < rows; r++)
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
-#line 1393 "book/fast.nw"
+#line 1392 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 typedef struct {
@@ -433,7 +435,7 @@ typedef struct {
 } Bf16State;
 
 static Bf16State bf16;
-#line 1418 "book/fast.nw"
+#line 1417 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -458,7 +460,7 @@ void bf16_weights_forget(void)
 {
     bf16.weights = NULL, bf16.weight_count = 0;
 }
-#line 1449 "book/fast.nw"
+#line 1448 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -471,7 +473,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
     *ld = cols;
     return bf16.scratch[which];
 }
-#line 1481 "book/fast.nw"
+#line 1480 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -479,18 +481,18 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
-#line 1499 "book/fast.nw"
+#line 1498 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
         ENSURE(status_ == dnnl_success, "oneDNN: %s", dnnl_status2str(status_));    \
     } while (0)
 
-static void bf16_describe(dnnl_memory_desc_t *desc, int rows, int cols, bool transposed,
+static void bf16_describe(dnnl_memory_desc_t *desc, int rows, int cols, bool transpose,
                           int ld, dnnl_data_type_t type)
 {
     const dnnl_dims_t dims = {rows, cols};
-    const dnnl_dims_t strides = {transposed ? 1 : ld, transposed ? ld : 1};
+    const dnnl_dims_t strides = {transpose ? 1 : ld, transpose ? ld : 1};
     DNNL_CHECK(dnnl_memory_desc_init_by_strides(desc, 2, dims, type, strides));
 }
 
@@ -519,7 +521,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1554 "book/fast.nw"
+#line 1553 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -530,14 +532,14 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1538 "book/fast.nw"
+#line 1537 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
-#line 1570 "book/fast.nw"
+#line 1569 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -559,29 +561,35 @@ static Bf16Product *bf16_product(Bf16Product key)
     bf16_make_product(p);
     return p;
 }
-#line 1610 "book/fast.nw"
-void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
-                 float alpha, const float *a, int lda, const float *b, int ldb,
+#line 1608 "book/fast.nw"
+void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 565 "book/tensor.nw"
+#line 589 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
-    ENSURE(lda >= (transpose_a ? m : k) && lda >= 1, "leading dimension lda=%d too small", lda);
-    ENSURE(ldb >= (transpose_b ? k : n) && ldb >= 1, "leading dimension ldb=%d too small", ldb);
+    ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
+           a.ld);
+    ENSURE(b.ld >= (b.transposed ? k : n) && b.ld >= 1, "leading dimension ldb=%d too small",
+           b.ld);
     ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-    ENSURE(!matrices_overlap(c, m, n, ldc, a, transpose_a ? k : m, transpose_a ? m : k, lda)
-           && !matrices_overlap(c, m, n, ldc, b, transpose_b ? n : k, transpose_b ? k : n, ldb),
+    ENSURE(!matrices_overlap(c, m, n, ldc, a.data, a.transposed ? k : m, a.transposed ? m : k,
+                             a.ld)
+           && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
+                                b.ld),
            "the product's result overlaps an operand");
-#line 1615 "book/fast.nw"
+#line 1612 "book/fast.nw"
     if (m == 0 || n == 0) return;
     if (alpha == 0.0f || k == 0) {
-        matmul_blas(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
         return;
     }
-    const uint16_t *a16 = bf16_operand(a, transpose_a ? k : m, transpose_a ? m : k, &lda, 0);
-    const uint16_t *b16 = bf16_operand(b, transpose_b ? n : k, transpose_b ? k : n, &ldb, 1);
-    Bf16Product *p = bf16_product((Bf16Product){transpose_a, transpose_b, m, n, k, lda, ldb,
+    int lda = a.ld, ldb = b.ld;   /* of the bfloat16 copies, which may be packed */
+    const uint16_t *a16 = bf16_operand(a.data, a.transposed ? k : m, a.transposed ? m : k,
+                                       &lda, 0);
+    const uint16_t *b16 = bf16_operand(b.data, b.transposed ? n : k, b.transposed ? k : n,
+                                       &ldb, 1);
+    Bf16Product *p = bf16_product((Bf16Product){a.transposed, b.transposed, m, n, k, lda, ldb,
                                                 ldc, alpha, beta, NULL, NULL, NULL, NULL,
                                                 NULL});
     DNNL_CHECK(dnnl_memory_set_data_handle(p->a, (void *)a16));

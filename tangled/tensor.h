@@ -78,27 +78,41 @@ static inline uint32_t rng_next(Rng *rng)
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 491 "book/tensor.nw"
-/* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c; row-major, leading
-   dimensions lda, ldb, ldc; op(x) is x transposed when transpose_x.
-   beta == 0 ignores c's contents. */
-void matmul(bool transpose_a, bool transpose_b, int m, int n, int k,
-            float alpha, const float *a, int lda, const float *b, int ldb,
-            float beta, float *c, int ldc);
-void matmul_reference(bool transpose_a, bool transpose_b, int m, int n, int k,
-                      float alpha, const float *a, int lda, const float *b, int ldb,
+#line 498 "book/tensor.nw"
+/* One operand of a product: row-major numbers with leading dimension ld (floats from one
+   row to the next), used as they are or transposed. */
+typedef struct {
+    const float *data;
+    int ld;
+    bool transposed;
+} MatmulOperand;
+
+static inline MatmulOperand matrix(const float *data, int ld)
+{
+    return (MatmulOperand){data, ld, false};
+}
+
+static inline MatmulOperand transposed(const float *data, int ld)
+{
+    return (MatmulOperand){data, ld, true};
+}
+#line 521 "book/tensor.nw"
+/* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c, c row-major with leading
+   dimension ldc; op(x) is x transposed when x.transposed. beta == 0 ignores c's contents. */
+void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
+            float *c, int ldc);
+void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                       float beta, float *c, int ldc);
-void matmul_blas(bool transpose_a, bool transpose_b, int m, int n, int k,
-                 float alpha, const float *a, int lda, const float *b, int ldb,
+void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
-#line 660 "book/tensor.nw"
+#line 688 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 /* <<Types of the compute settings>> */
 #line 100 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
-#line 1275 "book/fast.nw"
+#line 1274 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
-#line 662 "book/tensor.nw"
+#line 690 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
 typedef struct {
     MatmulKernel matmul;    /* the kernel that matmul() forwards to */
@@ -107,15 +121,15 @@ typedef struct {
     MatmulLog *log;         /* not NULL: matmul() appends the shape of each product */
 #line 541 "book/fast.nw"
     int threads;            /* threads in use: set_threads() changes it */
-#line 582 "book/fast.nw"
+#line 581 "book/fast.nw"
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
-#line 688 "book/fast.nw"
+#line 687 "book/fast.nw"
     bool fast_kernels;      /* false: the chapters' first versions of the kernels */
-#line 1281 "book/fast.nw"
+#line 1280 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
 #line 1649 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
-#line 666 "book/tensor.nw"
+#line 694 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
 #line 1274 "book/program.nw"
@@ -151,15 +165,14 @@ static inline int block_start(int block, int size)   /* first column of block */
 }
 /* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
 void set_threads(int n);
-#line 595 "book/fast.nw"
+#line 594 "book/fast.nw"
 #define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
-void matmul_blas_split(bool transpose_a, bool transpose_b, int m, int n, int k,
-                       float alpha, const float *a, int lda, const float *b, int ldb,
+void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc);
-#line 738 "book/fast.nw"
+#line 737 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
-#line 1298 "book/fast.nw"
+#line 1297 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -172,15 +185,14 @@ static inline float float_from_bf16(uint16_t x)
     union { uint32_t bits; float value; } u = {.bits = (uint32_t)x << 16};
     return u.value;
 }
-#line 1381 "book/fast.nw"
+#line 1380 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
-#line 1599 "book/fast.nw"
+#line 1598 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
-void matmul_bf16(bool transpose_a, bool transpose_b, int m, int n, int k,
-                 float alpha, const float *a, int lda, const float *b, int ldb,
+void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
 #line 1677 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */

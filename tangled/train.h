@@ -75,7 +75,7 @@ typedef struct {
     Rng data_rng;       /* draws (or shuffles) the training data */
     Rng dropout_rng;    /* draws the dropout masks */
 } TrainingProgress;
-#line 983 "book/fast.nw"
+#line 982 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,

@@ -79,7 +79,8 @@ START_TEST(bf16_products_are_within_the_bound)
             const float alpha = 0.75f, beta = t == 3 ? 0.0f : 1.0f;
             if (beta == 0.0f)   /* beta = 0 must not read c: a NaN there stays out */
                 for (int i = 0; i < m * ldc; i++) c[i] = NAN;
-            matmul_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+            matmul_bf16(m, n, k, alpha, (MatmulOperand){a, lda, ta},
+                        (MatmulOperand){b, ldb, tb}, beta, c, ldc);
             const double gamma = k * u / (1 - k * u);
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < n; j++) {
@@ -118,16 +119,16 @@ START_TEST(bf16_products_round_their_operands)
     float *a = malloc(sizeof(float) * N * N), *b = malloc(sizeof(float) * N * N);
     float *c = malloc(sizeof(float) * N * N);
     for (int i = 0; i < N * N; i++) a[i] = 1.0f + 0x1p-10f, b[i] = 1.0f;
-    matmul_bf16(false, false, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+    matmul_bf16(N, N, N, 1.0f, matrix(a, N), matrix(b, N), 0.0f, c, N);
     ck_assert_float_eq(c[0], (float)N);
     const Precision saved = compute.precision;
     compute.precision = PRECISION_FP32;
-    matmul(false, false, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+    matmul(N, N, N, 1.0f, matrix(a, N), matrix(b, N), 0.0f, c, N);
     ck_assert_float_eq(c[0], N * (1.0f + 0x1p-10f));
     compute.precision = PRECISION_BF16;   /* N^3 = 2^21 >= the threshold of 10^6 */
-    matmul(false, false, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+    matmul(N, N, N, 1.0f, matrix(a, N), matrix(b, N), 0.0f, c, N);
     ck_assert_float_eq(c[0], (float)N);
-    matmul(false, false, 8, 8, 8, 1.0f, a, N, b, N, 0.0f, c, N);   /* small: float */
+    matmul(8, 8, 8, 1.0f, matrix(a, N), matrix(b, N), 0.0f, c, N);   /* small: float */
     ck_assert_float_eq(c[0], 8 * (1.0f + 0x1p-10f));
     compute.precision = saved;
     free(a), free(b), free(c);
@@ -147,14 +148,14 @@ START_TEST(bf16_weights_copy_is_used_until_forgotten)
     bf16_weights_use(w, 3 * N * N);
     for (int i = 0; i < 3 * N * N; i++) w[i] = 3.0f;   /* the copy still holds 2 */
     const float *view = w + N * N;                     /* a view in the middle */
-    matmul_bf16(false, true, N, N, N, 1.0f, x, N, view, N, 0.0f, c, N);
+    matmul_bf16(N, N, N, 1.0f, matrix(x, N), transposed(view, N), 0.0f, c, N);
     ck_assert_float_eq(c[0], 2.0f * N);
-    matmul_bf16(false, false, N, N, N, 1.0f, x, N, view, N, 0.0f, c, N);   /* b not transposed */
+    matmul_bf16(N, N, N, 1.0f, matrix(x, N), matrix(view, N), 0.0f, c, N);   /* b not transposed */
     ck_assert_float_eq(c[N * N - 1], 2.0f * N);
-    matmul_bf16(false, false, N, N, N, 1.0f, view, N, x, N, 0.0f, c, N);   /* as a */
+    matmul_bf16(N, N, N, 1.0f, matrix(view, N), matrix(x, N), 0.0f, c, N);   /* as a */
     ck_assert_float_eq(c[0], 2.0f * N);
     bf16_weights_forget();
-    matmul_bf16(false, true, N, N, N, 1.0f, x, N, view, N, 0.0f, c, N);
+    matmul_bf16(N, N, N, 1.0f, matrix(x, N), transposed(view, N), 0.0f, c, N);
     ck_assert_float_eq(c[0], 3.0f * N);
     free(w), free(x), free(c);
 }

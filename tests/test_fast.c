@@ -142,11 +142,11 @@ START_TEST(split_products_equal_whole_ones)
                 for (int i = 0; i < k * n; i++) b[i] = rng_normal(&rng);
                 for (int i = 0; i < m * n; i++) whole[i] = split[i] = rng_normal(&rng);
                 set_threads(1);
-                matmul_blas(ta, tb, m, n, k, 0.5f, a, ta ? m : k, b, tb ? k : n, 1.0f, whole,
-                            n);
+                matmul_blas(m, n, k, 0.5f, (MatmulOperand){a, ta ? m : k, ta},
+                            (MatmulOperand){b, tb ? k : n, tb}, 1.0f, whole, n);
                 set_threads(3);   /* three parts: ranges that are not halves */
-                matmul_blas_split(ta, tb, m, n, k, 0.5f, a, ta ? m : k, b, tb ? k : n, 1.0f,
-                                  split, n);
+                matmul_blas_split(m, n, k, 0.5f, (MatmulOperand){a, ta ? m : k, ta},
+                                  (MatmulOperand){b, tb ? k : n, tb}, 1.0f, split, n);
                 assert_within_dot_bound(whole, split, ta, tb, m, n, k, 0.5f, a, b);
                 free(a), free(b), free(whole), free(split);
             }
@@ -169,9 +169,11 @@ START_TEST(single_row_products_use_sgemv_correctly)
         for (int tb = 0; tb < 2; tb++) {
             for (int j = 0; j < N; j++) with_gemv[j] = with_gemm[j] = (float)j;
             compute.fast_kernels = true;
-            matmul_blas(ta, tb, 1, N, K, 0.5f, a, ta ? 1 : K, b, tb ? K : N, 1.0f, with_gemv, N);
+            matmul_blas(1, N, K, 0.5f, (MatmulOperand){a, ta ? 1 : K, ta},
+                        (MatmulOperand){b, tb ? K : N, tb}, 1.0f, with_gemv, N);
             compute.fast_kernels = false;
-            matmul_blas(ta, tb, 1, N, K, 0.5f, a, ta ? 1 : K, b, tb ? K : N, 1.0f, with_gemm, N);
+            matmul_blas(1, N, K, 0.5f, (MatmulOperand){a, ta ? 1 : K, ta},
+                        (MatmulOperand){b, tb ? K : N, tb}, 1.0f, with_gemm, N);
             compute.fast_kernels = true;
             assert_within_dot_bound(with_gemv, with_gemm, ta, tb, 1, N, K, 0.5f, a, b);
         }

@@ -205,20 +205,20 @@ static void add_a_view_after_allocation(void)
 static void multiply_with_a_short_leading_dimension(void)
 {
     float a[6] = {0}, b[6] = {0}, c[4] = {0};
-    matmul_blas(false, false, 2, 2, 3, 1.0f, a, 2 /* < k = 3 */, b, 2, 0.0f, c, 2);
+    matmul_blas(2, 2, 3, 1.0f, matrix(a, 2 /* < k = 3 */), matrix(b, 2), 0.0f, c, 2);
 }
 
 /* c = a b with c written over the last row of a: BLAS forbids it, so must we (both kernels). */
 static void multiply_into_an_operand_blas(void)
 {
     float a[6] = {0}, b[6] = {0};
-    matmul_blas(false, false, 2, 2, 3, 1.0f, a, 3, b, 2, 0.0f, a + 3, 2);
+    matmul_blas(2, 2, 3, 1.0f, matrix(a, 3), matrix(b, 2), 0.0f, a + 3, 2);
 }
 
 static void multiply_into_an_operand_reference(void)
 {
     float a[6] = {0}, b[6] = {0};
-    matmul_reference(false, true, 2, 2, 3, 1.0f, a, 3, b, 3, 0.0f, b + 4, 2);
+    matmul_reference(2, 2, 3, 1.0f, matrix(a, 3), transposed(b, 3), 0.0f, b + 4, 2);
 }
 
 START_TEST(broken_invariants_abort_naming_the_book_line)
@@ -246,11 +246,12 @@ START_TEST(matmul_reference_hand_computed)
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
             float c[4] = {1, 1, 1, 1};
-            matmul_reference(ta, tb, 2, 2, 3, 1.0f, ta ? a_t : a, ta ? 2 : 3,
-                             tb ? b_t : b, tb ? 3 : 2, 0.0f, c, 2);
+            matmul_reference(2, 2, 3, 1.0f, (MatmulOperand){ta ? a_t : a, ta ? 2 : 3, ta},
+                             (MatmulOperand){tb ? b_t : b, tb ? 3 : 2, tb}, 0.0f, c, 2);
             for (int i = 0; i < 4; i++) ck_assert_float_eq(c[i], expected[i]);
-            matmul_reference(ta, tb, 2, 2, 3, 0.5f, ta ? a_t : a, ta ? 2 : 3,
-                             tb ? b_t : b, tb ? 3 : 2, 1.0f, c, 2);   /* c += 0.5 a b */
+            /* c += 0.5 a b */
+            matmul_reference(2, 2, 3, 0.5f, (MatmulOperand){ta ? a_t : a, ta ? 2 : 3, ta},
+                             (MatmulOperand){tb ? b_t : b, tb ? 3 : 2, tb}, 1.0f, c, 2);
             for (int i = 0; i < 4; i++) ck_assert_float_eq(c[i], 1.5f * expected[i]);
         }
 }
@@ -295,8 +296,10 @@ START_TEST(matmul_reference_agrees_with_blas)
                         c0[i] = beta == 0.0f ? NAN : rng_uniform_between(&rng, -1, 1);
                     memcpy(c_ref, c0, sizeof(float) * (size_t)(m * ldc));
                     memcpy(c_blas, c0, sizeof(float) * (size_t)(m * ldc));
-                    matmul_reference(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c_ref, ldc);
-                    matmul_blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c_blas, ldc);
+                    matmul_reference(m, n, k, alpha, (MatmulOperand){a, lda, ta},
+                                     (MatmulOperand){b, ldb, tb}, beta, c_ref, ldc);
+                    matmul_blas(m, n, k, alpha, (MatmulOperand){a, lda, ta},
+                                (MatmulOperand){b, ldb, tb}, beta, c_blas, ldc);
                     for (int i = 0; i < m; i++)
                         for (int j = 0; j < n; j++) {
                             double magnitude = 0;
@@ -325,7 +328,7 @@ START_TEST(matmul_alpha_zero_reads_neither_a_nor_b)
     const float a[6] = {NAN, 1, 2, 3, 4, 5}, b[6] = {1, NAN, 2, 3, 4, 5};
     for (int kernel = 0; kernel < 2; kernel++) {
         float c[4] = {1, 2, 3, 4};
-        (kernel ? matmul_blas : matmul_reference)(false, false, 2, 2, 3, 0.0f, a, 3, b, 2,
+        (kernel ? matmul_blas : matmul_reference)(2, 2, 3, 0.0f, matrix(a, 3), matrix(b, 2),
                                                   0.5f, c, 2);
         for (int i = 0; i < 4; i++) ck_assert_float_eq(c[i], 0.5f * (float)(i + 1));
     }
@@ -339,12 +342,12 @@ START_TEST(matmul_alpha_zero_single_row_and_beta_zero)
     const float a[3] = {NAN, 1, 2}, b[6] = {1, NAN, 2, 3, 4, 5};
     for (int kernel = 0; kernel < 2; kernel++) {
         float c[2] = {1, 2};
-        (kernel ? matmul_blas : matmul_reference)(false, false, 1, 2, 3, 0.0f, a, 3, b, 2,
+        (kernel ? matmul_blas : matmul_reference)(1, 2, 3, 0.0f, matrix(a, 3), matrix(b, 2),
                                                   0.5f, c, 2);
         ck_assert_float_eq(c[0], 0.5f);
         ck_assert_float_eq(c[1], 1.0f);
         float d[2] = {NAN, INFINITY};
-        (kernel ? matmul_blas : matmul_reference)(false, false, 1, 2, 3, 0.0f, a, 3, b, 2,
+        (kernel ? matmul_blas : matmul_reference)(1, 2, 3, 0.0f, matrix(a, 3), matrix(b, 2),
                                                   0.0f, d, 2);
         ck_assert_float_eq(d[0], 0.0f);
         ck_assert_float_eq(d[1], 0.0f);
@@ -365,9 +368,9 @@ START_TEST(matmul_beta_zero_ignores_nan_in_c)
     const int rows[3] = {1, 3, M};
     for (int r = 0; r < 3; r++) {
         const int m = rows[r];
-        matmul_reference(false, false, m, N, K, 1.0f, a, K, b, N, 0.0f, expected, N);
+        matmul_reference(m, N, K, 1.0f, matrix(a, K), matrix(b, N), 0.0f, expected, N);
         for (int i = 0; i < m * N; i++) c[i] = i % 2 ? NAN : -INFINITY;
-        matmul_blas(false, false, m, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
+        matmul_blas(m, N, K, 1.0f, matrix(a, K), matrix(b, N), 0.0f, c, N);
         for (int i = 0; i < m * N; i++) {
             ck_assert_msg(isfinite(c[i]), "m=%d: c[%d] = %g", m, i, c[i]);
             /* a dot product of K terms in [0, 1): the bound of equation (dot-error), twice */
@@ -382,12 +385,12 @@ START_TEST(matmul_empty_inner_dimension_scales_c)
 {
     for (int kernel = 0; kernel < 2; kernel++) {
         float c[4] = {1, 2, NAN, 4};
-        (kernel ? matmul_blas : matmul_reference)(false, false, 2, 2, 0, 1.0f, NULL, 1, NULL, 2,
-                                                  0.0f, c, 2);
+        (kernel ? matmul_blas : matmul_reference)(2, 2, 0, 1.0f, matrix(NULL, 1),
+                                                  matrix(NULL, 2), 0.0f, c, 2);
         for (int i = 0; i < 4; i++) ck_assert_float_eq(c[i], 0.0f);
         float d[4] = {1, 2, 3, 4};
-        (kernel ? matmul_blas : matmul_reference)(true, true, 2, 2, 0, 1.0f, NULL, 2, NULL, 1,
-                                                  2.0f, d, 2);
+        (kernel ? matmul_blas : matmul_reference)(2, 2, 0, 1.0f, transposed(NULL, 2),
+                                                  transposed(NULL, 1), 2.0f, d, 2);
         for (int i = 0; i < 4; i++) ck_assert_float_eq(d[i], 2.0f * (float)(i + 1));
     }
 }
@@ -401,10 +404,10 @@ START_TEST(matmul_dispatches_to_the_chosen_kernel)
     rng_seed(&rng, 5, 5);
     for (int i = 0; i < 12; i++) a[i] = rng_uniform(&rng);
     for (int i = 0; i < 20; i++) b[i] = rng_uniform(&rng);
-    matmul_reference(false, false, 3, 5, 4, 1.0f, a, 4, b, 5, 0.0f, c_reference, 5);
+    matmul_reference(3, 5, 4, 1.0f, matrix(a, 4), matrix(b, 5), 0.0f, c_reference, 5);
     MatmulKernel saved = compute.matmul;
     compute.matmul = MATMUL_REFERENCE;
-    matmul(false, false, 3, 5, 4, 1.0f, a, 4, b, 5, 0.0f, c_chosen, 5);
+    matmul(3, 5, 4, 1.0f, matrix(a, 4), matrix(b, 5), 0.0f, c_chosen, 5);
     compute.matmul = saved;
     ck_assert_mem_eq(c_reference, c_chosen, sizeof c_chosen);
 }
