@@ -13,7 +13,7 @@
 #line 667 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1352 "book/translate.nw"
+#line 1022 "book/translate.nw"
 #include "modelfile.h"
 #line 392 "book/distributed.nw"
 #include <limits.h>

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1344 "book/translate.nw"
+#line 1014 "book/translate.nw"
 #include "beam.h"
 #include "data.h"
 #include "modelfile.h"
 /* <<commands-translation.c functions>> */
-#line 1014 "book/translate.nw"
+#line 1030 "book/translate.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -46,9 +46,9 @@ int run_translate(int argc, char **argv)
 #line 1697 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 1044 "book/translate.nw"
+#line 1060 "book/translate.nw"
     /* <<Translate standard input in batches>> */
-#line 1062 "book/translate.nw"
+#line 1078 "book/translate.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     const int window = 4 * batch_limit;   /* lines read, then sorted by length */
     model_prepare(&model, batch_limit, max_len, 1);
@@ -77,7 +77,7 @@ int run_translate(int argc, char **argv)
     while (more) {
         int count = 0;
         /* <<Read, tokenize and number up to a window of lines>> */
-#line 1123 "book/translate.nw"
+#line 1139 "book/translate.nw"
         while (count < window) {
             const long length = read_line(stdin, &line);
             if (length < 0) {
@@ -92,20 +92,20 @@ int run_translate(int argc, char **argv)
                                                 &src_vocab, max_len);
             count++;
         }
-#line 1090 "book/translate.nw"
+#line 1106 "book/translate.nw"
         if (count == 0) break;
         /* <<Order the window's lines by length>> */
-#line 1144 "book/translate.nw"
+#line 1160 "book/translate.nw"
         memset(starts, 0, (size_t)(max_len + 2) * sizeof *starts);
         for (int w = 0; w < count; w++) starts[lengths_in[w] + 1]++;
         for (int n = 1; n <= max_len + 1; n++) starts[n] += starts[n - 1];
         for (int w = 0; w < count; w++) order[starts[lengths_in[w]]++] = w;
-#line 1092 "book/translate.nw"
+#line 1108 "book/translate.nw"
         for (int first = 0; first < count; first += batch_limit) {
             const int batch = count - first < batch_limit ? count - first : batch_limit;
             int src_len = 1;
             /* <<Gather the batch's sources, padded to the longest>> */
-#line 1153 "book/translate.nw"
+#line 1169 "book/translate.nw"
             for (int b = 0; b < batch; b++)
                 if (lengths_in[order[first + b]] > src_len) src_len = lengths_in[order[first + b]];
             for (int b = 0; b < batch; b++) {
@@ -114,7 +114,7 @@ int run_translate(int argc, char **argv)
                 memcpy(row, numbered + (size_t)w * max_len, (size_t)lengths_in[w] * sizeof *row);
                 for (int i = lengths_in[w]; i < src_len; i++) row[i] = VOCAB_BLANK;
             }
-#line 1096 "book/translate.nw"
+#line 1112 "book/translate.nw"
             padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
             const SourceBatch sources = {src, src_keep, batch, src_len};
             if (beam_size == 1)
@@ -131,7 +131,7 @@ int run_translate(int argc, char **argv)
             }
         }
         /* <<Turn each output into text and print it>> */
-#line 1169 "book/translate.nw"
+#line 1185 "book/translate.nw"
         for (int b = 0; b < count; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -152,18 +152,18 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - count + b + 1, text.error);
             puts(text.text);
         }
-#line 1112 "book/translate.nw"
+#line 1128 "book/translate.nw"
     }
     free(numbered), free(lengths_in), free(order), free(starts), free(src), free(src_keep);
     free(batch_out), free(batch_lengths), free(out), free(lengths), free(line.text);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 1045 "book/translate.nw"
+#line 1061 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1370 "book/translate.nw"
+#line 1374 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -190,7 +190,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1407 "book/translate.nw"
+#line 1411 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -212,9 +212,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1396 "book/translate.nw"
+#line 1400 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1434 "book/translate.nw"
+#line 1438 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -246,7 +246,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1397 "book/translate.nw"
+#line 1401 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
