@@ -46,26 +46,28 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
     }
     if (len > 1) decoder_cache_start(model, cache, src, src_keep, batch, src_len);
     for (int t = 1; t < len; t++) {
-        /* <<Feed each open row its last token; stop when no row is open>> */
+        /* <<Drop the finished rows from the cache; stop when no row is open>> */
 #line 198 "book/beam.nw"
+        uint8_t *keep = cache->keep;
         int open = 0;
-        for (int b = 0; b < batch; b++) {
-            const int *row = out + (size_t)b * len;
+        for (int r = 0; r < cache->batch; r++) {
+            const int b = cache->rows[r];
             const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
-            const bool feed = greedy_open(settings, row, lengths[b], t, limit);
-            cache->tokens[b] = feed ? row[t - 1] : settings->start;
-            open += feed;
+            keep[r] = greedy_open(settings, out + (size_t)b * len, lengths[b], t, limit);
+            open += keep[r];
         }
         if (open == 0) break;
+        if (open < cache->batch) decoder_cache_keep(cache, model, keep);
+        for (int r = 0; r < cache->batch; r++)
+            cache->tokens[r] = out[(size_t)cache->rows[r] * len + t - 1];
 #line 188 "book/beam.nw"
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Append the most probable token to each open row>> */
-#line 212 "book/beam.nw"
-        for (int b = 0; b < batch; b++) {
+#line 215 "book/beam.nw"
+        for (int r = 0; r < cache->batch; r++) {
+            const int b = cache->rows[r];
             int *row = out + (size_t)b * len;
-            const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
-            if (!greedy_open(settings, row, lengths[b], t, limit)) continue;
-            const float *p = logprobs + (size_t)b * vocab;
+            const float *p = logprobs + (size_t)r * vocab;
             int best = 0;
             for (int w = 1; w < vocab; w++) if (p[w] > p[best]) best = w;
             row[t] = best, lengths[b] = t + 1;
@@ -74,14 +76,14 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
 #line 190 "book/beam.nw"
     }
 }
-#line 297 "book/beam.nw"
+#line 299 "book/beam.nw"
 double length_penalty(const DecodeSettings *settings, int n)
 {
     if (settings->alpha == 0.0f || n < 1) return 1.0;
     const double x = settings->penalty == PENALTY_GNMT ? (5.0 + n) / 6.0 : (double)n;
     return pow(x, (double)settings->alpha);
 }
-#line 348 "book/beam.nw"
+#line 353 "book/beam.nw"
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab)
 {
     ENSURE(max_batch > 0 && size > 0 && max_len > 0 && vocab > 0, "beam %d x %d, %d, %d",
@@ -99,6 +101,8 @@ void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab)
     beam->sum = xmalloc(rows * sizeof(double));
     beam->next_sum = xmalloc(rows * sizeof(double));
     beam->parent = xmalloc(rows * sizeof(int)), beam->feed = xmalloc(rows * sizeof(int));
+    beam->index = xmalloc(rows * sizeof(int));
+    beam->cache_parent = xmalloc(rows * sizeof(int));
     beam->top_slot = xmalloc((size_t)size * sizeof(int));
     beam->top_token = xmalloc((size_t)size * sizeof(int));
     beam->top_sum = xmalloc((size_t)size * sizeof(double));
@@ -111,13 +115,13 @@ void beam_free(Beam *beam)
 {
     free(beam->limit), free(beam->open), free(beam->alive), free(beam->count);
     free(beam->prefix), free(beam->next_prefix), free(beam->sum), free(beam->next_sum);
-    free(beam->parent), free(beam->feed);
+    free(beam->parent), free(beam->feed), free(beam->index), free(beam->cache_parent);
     free(beam->top_slot), free(beam->top_token), free(beam->top_sum);
     free(beam->hyp), free(beam->hyp_len), free(beam->hyp_sum), free(beam->hyp_score);
     memset(beam, 0, sizeof *beam);
 }
 /* <<Keep a finished output, in order of score>> */
-#line 443 "book/beam.nw"
+#line 451 "book/beam.nw"
 /* Keep for source b the output tokens[0..n] (the start symbol and n more) of sum s. */
 static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
 {
@@ -138,7 +142,7 @@ static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
     beam->hyp_len[r] = n + 1, beam->hyp_sum[r] = s, beam->hyp_score[r] = score;
 }
 
-#line 411 "book/beam.nw"
+#line 419 "book/beam.nw"
 void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
                 const DecodeSettings *settings)
 {
@@ -154,7 +158,7 @@ void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
                                                          : NULL, src_len);
         beam->open[b] = k, beam->alive[b] = 1, beam->count[b] = 0;
         for (int r = b * k; r < (b + 1) * k; r++)
-            beam->parent[r] = r, beam->feed[r] = settings->start;
+            beam->parent[r] = r, beam->feed[r] = settings->start, beam->index[r] = r;
         beam->prefix[(size_t)b * k * len] = settings->start, beam->sum[b * k] = 0.0;
         if (beam->limit[b] <= 0) {
             keep_finished(beam, b, beam->prefix + (size_t)b * k * len, 0, 0.0);
@@ -163,7 +167,7 @@ void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
         beam->done = beam->done && beam->alive[b] == 0;
     }
 }
-#line 467 "book/beam.nw"
+#line 475 "book/beam.nw"
 bool beam_advance(Beam *beam, const float *logprobs)
 {
     const int k = beam->size, len = beam->max_len, vocab = beam->vocab;
@@ -173,12 +177,12 @@ bool beam_advance(Beam *beam, const float *logprobs)
     for (int b = 0; b < beam->batch; b++) {
         if (beam->alive[b] == 0) continue;
         /* <<Find the best expansions of source [[b]]>> */
-#line 499 "book/beam.nw"
+#line 507 "book/beam.nw"
         const int width = beam->open[b];
         int n = 0;
         for (int j = 0; j < beam->alive[b]; j++) {
             const int row = b * k + j;
-            const float *p = logprobs + (size_t)row * vocab;
+            const float *p = logprobs + (size_t)beam->index[row] * vocab;
             for (int w = 0; w < vocab; w++) {
                 const double s = beam->sum[row] + p[w];
                 if (n == width && !(s > beam->top_sum[n - 1])) continue;
@@ -191,9 +195,9 @@ bool beam_advance(Beam *beam, const float *logprobs)
                 beam->top_sum[i] = s, beam->top_slot[i] = j, beam->top_token[i] = w;
             }
         }
-#line 476 "book/beam.nw"
+#line 484 "book/beam.nw"
         /* <<Set the finished expansions aside and make the others the next beam>> */
-#line 524 "book/beam.nw"
+#line 532 "book/beam.nw"
         int alive = 0;
         for (int i = 0; i < n; i++) {
             const int from = b * k + beam->top_slot[i], w = beam->top_token[i];
@@ -219,7 +223,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
         beam->alive[b] = alive;
         for (int r = b * k + alive; r < (b + 1) * k; r++)
             beam->parent[r] = r, beam->feed[r] = beam->settings.start;
-#line 477 "book/beam.nw"
+#line 485 "book/beam.nw"
         beam->done = beam->done && beam->alive[b] == 0;
     }
     int *prefix = beam->prefix;
@@ -228,7 +232,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     beam->sum = beam->next_sum, beam->next_sum = sum;
     return beam->done;
 }
-#line 557 "book/beam.nw"
+#line 565 "book/beam.nw"
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
 {
     const int k = beam->size, len = beam->max_len, width = beam->settings.max_len;
@@ -241,7 +245,7 @@ void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
         if (sums) sums[b] = beam->hyp_sum[b * k];
     }
 }
-#line 600 "book/beam.nw"
+#line 608 "book/beam.nw"
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
 {
     const int batch = cache->batch, s = cache->src_len, d = model->config.d_model;
@@ -262,8 +266,9 @@ void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
             memcpy(cache->src_keep + to * s, cache->src_keep + (size_t)b * s, (size_t)s);
         }
     cache->batch = batch * copies;
+    for (int r = 0; r < cache->batch; r++) cache->rows[r] = r;
 }
-#line 662 "book/beam.nw"
+#line 671 "book/beam.nw"
 void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
 {
     const int rows = cache->batch, d = model->config.d_model;
@@ -283,7 +288,7 @@ void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent
             }
         }
 }
-#line 702 "book/beam.nw"
+#line 711 "book/beam.nw"
 void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
                  double *sums, const SourceBatch *source, const DecodeSettings *settings)
 {
@@ -297,8 +302,30 @@ void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *length
     if (!beam->done) {
         decoder_cache_start(model, cache, src, src_keep, batch, src_len);
         decoder_cache_share_sources(model, cache, beam->size);
-        while (!beam_advance(beam, decoder_cache_step(model, cache, beam->feed)))
-            if (beam->moved) decoder_cache_reorder(model, cache, beam->parent);
+        for (;;) {
+            for (int i = 0; i < cache->batch; i++)
+                cache->tokens[i] = beam->feed[cache->rows[i]];
+            if (beam_advance(beam, decoder_cache_step(model, cache, cache->tokens))) break;
+            /* <<Make the cache follow the beam: new parents, and no row that can hold no candidate>> */
+#line 746 "book/beam.nw"
+            if (beam->moved) {   /* the parents, as rows of the cache */
+                for (int i = 0; i < cache->batch; i++)
+                    beam->cache_parent[i] = beam->index[beam->parent[cache->rows[i]]];
+                decoder_cache_reorder(model, cache, beam->cache_parent);
+            }
+            int kept = 0;
+            for (int i = 0; i < cache->batch; i++) {
+                const int r = cache->rows[i], b = r / beam->size;
+                cache->keep[i] = beam->alive[b] > 0 && r % beam->size < beam->open[b];
+                kept += cache->keep[i];
+            }
+            if (kept < cache->batch) {
+                decoder_cache_keep(cache, model, cache->keep);
+                for (int r = 0; r < batch * beam->size; r++) beam->index[r] = -1;
+                for (int i = 0; i < cache->batch; i++) beam->index[cache->rows[i]] = i;
+            }
+#line 729 "book/beam.nw"
+        }
     }
     beam_finish(beam, out, lengths, sums);
 }

@@ -37,11 +37,11 @@ typedef struct {
    of source->len tokens. */
 void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
                       const SourceBatch *source, const DecodeSettings *settings);
-#line 289 "book/beam.nw"
+#line 291 "book/beam.nw"
 /* lp(n), the length penalty of the beam's score, for an output of n tokens after the
    start symbol (1 for n < 1). */
 double length_penalty(const DecodeSettings *settings, int n);
-#line 321 "book/beam.nw"
+#line 323 "book/beam.nw"
 typedef struct {
     int max_batch, size;        /* laid out for: B_max sources, beams of k candidates, */
     int max_len, vocab;         /* outputs of L tokens, V symbols */
@@ -54,6 +54,9 @@ typedef struct {
     int *prefix, *next_prefix;  /* [max_batch * size][max_len]: candidates' tokens */
     double *sum, *next_sum;     /* [max_batch * size]: their log-probabilities */
     int *parent, *feed;         /* [max_batch * size]: row continued; token fed next */
+    int *index;                 /* [max_batch * size]: the row of a step's log-probabilities
+                                   (and of the cache) that holds row r, or -1 */
+    int *cache_parent;          /* [max_batch * size]: beam_search's scratch */
     int *top_slot, *top_token;  /* [size]: best expansions of one source, best first */
     double *top_sum;            /* [size] */
     int *hyp;                   /* [max_batch * size][max_len]: finished, padded */
@@ -63,30 +66,31 @@ typedef struct {
 
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab);
 void beam_free(Beam *beam);
-#line 391 "book/beam.nw"
+#line 398 "book/beam.nw"
 /* Start a search of batch sources with settings: each source's beam holds the start
    symbol alone, with sum 0. src_keep: [batch][src_len] (NULL: no source limit). */
 void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
                 const DecodeSettings *settings);
-/* One step: logprobs: [batch * size][vocab], the next token's log-probabilities after
-   each row's prefix (rows of no alive candidate are not read). Afterwards parent says
-   which row each row continues and feed the token it is fed next. Returns beam->done. */
+/* One step: logprobs: [rows][vocab], the next token's log-probabilities after each row's
+   prefix, row r's in row index[r] (beam_begin sets index[r] = r; rows of no alive
+   candidate are not read). Afterwards parent says which row each row continues and feed
+   the token it is fed next. Returns beam->done. */
 bool beam_advance(Beam *beam, const float *logprobs);
 /* out[b] = the best output of source b, padded: out: [batch][settings.max_len],
    lengths: [batch], sums: [batch] (log-probabilities); each may be NULL. The finished
    outputs stay sorted in hyp, hyp_len, hyp_sum and hyp_score. */
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums);
-#line 590 "book/beam.nw"
+#line 598 "book/beam.nw"
 /* After decoder_cache_start for batch sources and before the first step: make the
    cache hold batch * copies sequences, copies consecutive ones per source, each with that
    source's memory keys and values and padding mask. */
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies);
-#line 651 "book/beam.nw"
+#line 660 "book/beam.nw"
 /* Row r of the self-attention's keys and values, at every cached position of every layer,
    becomes row parent[r]'s; parent: [cache->batch]. Between steps only: it uses the
    cache's query rows as scratch. */
 void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent);
-#line 689 "book/beam.nw"
+#line 698 "book/beam.nw"
 /* Beam search with beam->size candidates per source, batched: out[b] = the best output
    for source b by score (penalized with settings), padded; out: [batch][settings->max_len],
    lengths, sums: [batch] as in beam_finish (may be NULL). The cache holds

@@ -540,6 +540,41 @@ START_TEST(batch_equals_single_sources)
 }
 END_TEST
 
+/* Greedy decoding of a batch gives each source the output it gets alone (tokens and
+   lengths; sums within rounding), although finished rows leave the cache: with the end
+   symbol some rows end early, and the batch the cache holds at the end is smaller. */
+START_TEST(greedy_batch_equals_single_sources_as_rows_leave)
+{
+    Fixture f;
+    fixture_open(&f, golden_variants[_i]);
+    const int batch = f.batch;
+    KVCache cache;
+    decoder_cache_init(&cache, &f.model, batch, f.src_len, LEN - 1);
+    int together[3 * LEN], alone[LEN], together_len[3], alone_len, shrunk = 0;
+    double together_sum[3], alone_sum;
+    for (int start = 1; start < f.vocab; start++) {
+        DecodeSettings settings = decode_settings(start, END, f.pad, LEN);
+        settings.max_extra = 4;
+        greedy_translate(&f.model, &cache, together, together_len, together_sum,
+                         &(SourceBatch){f.src, f.src_keep, batch, f.src_len}, &settings);
+        shrunk += cache.batch < batch;
+        for (int b = 0; b < batch; b++) {
+            greedy_translate(&f.model, &cache, alone, &alone_len, &alone_sum,
+                             &(SourceBatch){f.src + b * f.src_len, f.src_keep + b * f.src_len,
+                                            1, f.src_len}, &settings);
+            ck_assert_msg(memcmp(alone, together + b * LEN, sizeof alone) == 0,
+                          "%s, start %d: source %d differs alone", golden_variants[_i], start,
+                          b);
+            ck_assert_int_eq(alone_len, together_len[b]);
+            ck_assert(close_enough(alone_sum, together_sum[b]));
+        }
+    }
+    ck_assert_msg(shrunk > 0, "%s: no row ever left the cache", golden_variants[_i]);
+    decoder_cache_free(&cache);
+    golden_fixture_close(&f);
+}
+END_TEST
+
 Suite *beam_suite(void)
 {
     Suite *suite = suite_create("beam");
@@ -555,6 +590,7 @@ Suite *beam_suite(void)
     tcase_add_loop_test(models, beam_sums_equal_forward, 0, VARIANTS);
     tcase_add_loop_test(models, small_beam_search_is_exhaustive, 0, VARIANTS);
     tcase_add_loop_test(models, batch_equals_single_sources, 0, VARIANTS);
+    tcase_add_loop_test(models, greedy_batch_equals_single_sources_as_rows_leave, 0, VARIANTS);
     tcase_set_timeout(models, 60);
     suite_add_tcase(suite, models);
     return suite;
