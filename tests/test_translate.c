@@ -321,6 +321,46 @@ START_TEST(multi30k_figure_data_is_consistent)
 }
 END_TEST
 
+/* The translator that ships with the book (data/multi30k-de-en.safetensors, Getting to 41):
+   a bfloat16 model file of at most 20 MB that translate uses without --model; greedy
+   decoding of the first 100 sentences of test2016 scores SHIPPED_BLEU_100 lowercased when
+   the model was made (see data/multi30k-de-en.md). The bound is one point below it: another
+   BLAS kernel may round a product differently and change a word or two, never a point. */
+#define SHIPPED_BLEU_100 0.0
+START_TEST(shipped_translator_translates)
+{
+    Safetensors file;
+    const char *error = safetensors_read(&file, "data/multi30k-de-en.safetensors");
+    ck_assert_msg(error == NULL, "%s", error);
+    ck_assert_uint_le(file.data_size, 20u << 20);
+    for (int i = 0; i < file.count; i++) ck_assert_int_eq(file.entries[i].dtype, DTYPE_BF16);
+    safetensors_free(&file);
+    char dir[] = "/tmp/transformer-test-shipped-XXXXXX", command[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "head -100 data/multi30k/test2016.de > %s/src.de && "
+             "head -100 data/multi30k/test2016.en > %s/ref.en", dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    snprintf(command, sizeof command, "translate --beam 1 --precision fp32 < %s/src.de", dir);
+    Run *r = run("", command);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    snprintf(command, sizeof command, "%s/hyp.en", dir);
+    FILE *hyp = fopen(command, "w");
+    ck_assert_ptr_nonnull(hyp);
+    fputs(r->out, hyp);
+    fclose(hyp);
+    snprintf(command, sizeof command, "bleu %s/hyp.en %s/ref.en --lowercase", dir, dir);
+    r = run("", command);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    double score = 0.0;
+    ck_assert_int_eq(sscanf(r->out, "BLEU = %lf", &score), 1);
+    ck_assert_msg(score >= SHIPPED_BLEU_100 - 1.0, "BLEU %.2f, recorded %.2f", score,
+                  SHIPPED_BLEU_100);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
 Suite *translate_suite(void)
 {
     Suite *suite = suite_create("translate");
@@ -333,6 +373,7 @@ Suite *translate_suite(void)
     TCase *command = tcase_create("command");
     tcase_set_timeout(command, 300);
     tcase_add_test(command, cli_train_and_translate_overfit_64_pairs);
+    tcase_add_test(command, shipped_translator_translates);
     suite_add_tcase(suite, command);
     return suite;
 }
