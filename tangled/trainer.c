@@ -133,7 +133,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     train_update(trainer->model, trainer->adam, trainer->settings);
     return loss / tokens;
 }
-#line 596 "book/copy.nw"
+#line 598 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
     return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -148,7 +148,9 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
     const long done = trainer->adam->step - clock->first_step;   /* by this process */
     const long left = (long)(settings->epochs - progress->epoch) * source->batches
                       + source->batches - progress->batch;
-    const double eta = elapsed / done * left;
+    double eta = elapsed / done * left;
+    if (settings->max_minutes && 60.0 * settings->max_minutes - elapsed < eta)
+        eta = 60.0 * settings->max_minutes - elapsed;   /* the time budget ends it first */
     printf("\repoch %d/%d  batch %d/%d  step %ld  loss %.4f  %.0f tokens/s  lr %.2e  "
            "ETA %.0f %s   ", progress->epoch, settings->epochs, progress->batch,
            source->batches, trainer->adam->step, progress->loss_sum / progress->batch,
@@ -156,7 +158,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 631 "book/copy.nw"
+#line 635 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -350,7 +352,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 530 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 672 "book/copy.nw"
+#line 676 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
