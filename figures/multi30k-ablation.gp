@@ -1,7 +1,8 @@
 # Figure: validation loss against training time of the Multi30k recipes compared in the
-# translation chapter's section Getting to 41 (three 15-minute runs and the hour of the
-# winning recipe). Data: the logs of those runs (transformer train --log), kept in
-# figures/multi30k/ablation-*.csv and figures/multi30k/log.csv
+# translation chapter's section Getting to 41 (three 15-minute runs, the hour of the winning
+# recipe, and an hour of the course's recipe from an earlier edition). Data: the logs of those
+# runs (transformer train --log), kept in figures/multi30k/ablation-*.csv and
+# figures/multi30k/log.csv
 # (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second)
 set terminal cairolatex pdf size 11cm,6.5cm
 load 'figures/style.gp'
@@ -20,5 +21,7 @@ plot 'figures/multi30k/ablation-d01.csv' using ($6/60):4 skip 1 with linespoints
        title 'dropout 0.3', \
      'figures/multi30k/ablation-d03tie.csv' using ($6/60):4 skip 1 with linespoints lw 2 pt 9 ps 0.5 \
        title 'dropout 0.3, tied', \
-     'figures/multi30k/log.csv' using ($6/60):4 skip 1 with lines lw 1 dt 2 lc rgb '#555555' \
-       title 'dropout 0.3, tied: the hour'
+     'figures/multi30k/log.csv' using ($6/60):4 skip 1 with lines lw 1.5 dt 2 lc rgb '#555555' \
+       title 'dropout 0.3, tied: the hour', \
+     'figures/multi30k/ablation-d01-hour.csv' using ($6/60):4 skip 1 with lines lw 1 lc rgb '#999999' \
+       title 'dropout 0.1: an hour (earlier, shared machine)'
