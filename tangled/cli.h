@@ -41,7 +41,7 @@ typedef struct {
     const char *help;      /* for --help: "N epochs to train"; a value's name comes first */
 } Option;
 
-enum { MAX_OPTIONS = 24 };
+enum { MAX_OPTIONS = 32 };
 #line 412 "book/program.nw"
 /* Read the options of argv[0 .. argc) (the arguments after the command's name) into their
    targets; return the index of the first operand, the operands being argv[index .. argc). */

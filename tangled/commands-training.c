@@ -13,7 +13,7 @@
 #line 696 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1071 "book/translate.nw"
+#line 1127 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>
@@ -93,7 +93,7 @@ int run_copy(int argc, char **argv)
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 386 "book/checkpoint.nw"
+#line 388 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
@@ -132,7 +132,7 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0, 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 473 "book/checkpoint.nw"
+#line 475 "book/checkpoint.nw"
     char recipe_text[7][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -306,7 +306,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 423 "book/translate.nw"
+#line 426 "book/translate.nw"
     int subset = 0, keep_epochs = 0, precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
@@ -328,6 +328,8 @@ int run_train(int argc, char **argv)
         {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL, "P dropout rate"},
         {"tie", OPTION_SWITCH, &config.tie_generator, 0, 0, NULL,
          "the generator shares the target embedding's weights"},
+        {"tie-all", OPTION_SWITCH, &config.tie_source, 0, 0, NULL,
+         "one vocabulary, one table: both embeddings and the generator"},
         {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         {"patience", OPTION_INT, &run.patience, 0, 100000, NULL,
@@ -337,7 +339,7 @@ int run_train(int argc, char **argv)
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 386 "book/checkpoint.nw"
+#line 388 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
@@ -346,15 +348,16 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 453 "book/translate.nw"
+#line 458 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
+    config.tie_generator = config.tie_generator || config.tie_source;
     check_model_size("train", &config);
     set_precision("train", precision);
 #line 405 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 465 "book/translate.nw"
+#line 471 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
@@ -363,10 +366,11 @@ int run_train(int argc, char **argv)
 #line 406 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 742 "book/translate.nw"
+#line 774 "book/translate.nw"
     TranslationData data;
     char error[4400];
-    if (translation_data_load(&data, data_dir, subset, error, sizeof error)) die("%s", error);
+    if (translation_data_load(&data, data_dir, subset, config.tie_source, error, sizeof error))
+        die("%s", error);
     Corpus *train = &data.train, *validation = &data.validation;
     config.src_vocab = data.src_vocab.size, config.tgt_vocab = data.tgt_vocab.size;
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
@@ -374,7 +378,7 @@ int run_train(int argc, char **argv)
     fflush(stdout);
 #line 408 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 517 "book/translate.nw"
+#line 523 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -400,7 +404,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 550 "book/translate.nw"
+#line 556 "book/translate.nw"
     char recipe_text[6][32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
     const char *const recipe[8][2] = {
@@ -422,7 +426,7 @@ int run_train(int argc, char **argv)
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
 #line 409 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 570 "book/translate.nw"
+#line 576 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
@@ -437,7 +441,7 @@ int run_train(int argc, char **argv)
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
 #line 410 "book/translate.nw"
     /* <<Free the training run>> */
-#line 587 "book/translate.nw"
+#line 593 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);

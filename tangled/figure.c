@@ -499,7 +499,7 @@ size_t parameter_count_of(const Config *c)
     size_t count = (size_t)c->layers * ((attention + feed_forward + 2 * norm)           /* encoder */
                                         + (2 * attention + feed_forward + 3 * norm));  /* decoder */
     if (c->norm == NORM_PRE) count += 2 * norm;   /* the stacks' final norms */
-    count += ((size_t)c->src_vocab + (size_t)c->tgt_vocab) * d;   /* the embeddings */
+    count += ((c->tie_source ? 0 : (size_t)c->src_vocab) + (size_t)c->tgt_vocab) * d;
     count += c->tie_generator ? (size_t)c->tgt_vocab : (size_t)c->tgt_vocab * (d + 1);
     return count;
 }

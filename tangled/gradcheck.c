@@ -293,13 +293,14 @@ void model_problem_gradient(void *context)
     model_problem_loss(m);
     model_backward(m->model, m->d_logprobs, m->src, m->tgt);
 }
-#line 520 "book/gradcheck.nw"
-double gradcheck_model(NormPlacement norm, LayerNormFormula formula, bool tied, int samples,
+#line 523 "book/gradcheck.nw"
+double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,
                        float h, FILE *out)
 {
-    Config config = config_default(7, 9, 2);
+    Config config = config_default(tying == 2 ? 9 : 7, 9, 2);
     config.d_model = 16, config.d_ff = 24, config.heads = 2, config.max_len = 8;
-    config.norm = norm, config.layernorm = formula, config.tie_generator = tied;
+    config.norm = norm, config.layernorm = formula;
+    config.tie_generator = tying >= 1, config.tie_source = tying == 2;
     config.dropout = 0.2f;
     Model model;
     model_init(&model, config);

@@ -41,8 +41,9 @@ typedef struct {
 double model_problem_loss(void *context);
 void model_problem_gradient(void *context);
 #line 511 "book/gradcheck.nw"
-/* Check model_backward on a small random model of the given variant; returns the worst e. */
-double gradcheck_model(NormPlacement norm, LayerNormFormula formula, bool tied, int samples,
+/* Check model_backward on a small random model of the given variant (tying: 0 none, 1 the
+   generator, 2 the generator and the source embedding); returns the worst e. */
+double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,
                        float h, FILE *out);
 #line 58 "book/gradcheck.nw"
 #endif

@@ -361,7 +361,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
         d_hidden[i] = hidden[i] > 0.0f ? d_hidden[i] * (keep ? keep[i] : 1.0f) : 0.0f;
     linear_backward(d_in, d_w->w_1, d_w->b_1, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
-#line 1013 "book/model.nw"
+#line 1023 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     if (compute.fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* speed */
@@ -376,7 +376,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 1107 "book/model.nw"
+#line 1117 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -390,7 +390,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 1126 "book/model.nw"
+#line 1136 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     if (compute.fast_kernels) {

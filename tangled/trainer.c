@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#line 402 "book/checkpoint.nw"
+#line 404 "book/checkpoint.nw"
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
-#line 528 "book/checkpoint.nw"
+#line 530 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
 #line 560 "book/copy.nw"
@@ -25,7 +25,7 @@ typedef struct {
     int lock;            /* the checkpoint's lock (the checkpoint chapter), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
-#line 411 "book/checkpoint.nw"
+#line 413 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
 {
@@ -46,7 +46,7 @@ static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *sett
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error ? trainer->message : NULL;
 }
-#line 502 "book/checkpoint.nw"
+#line 504 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -63,7 +63,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
-#line 535 "book/checkpoint.nw"
+#line 537 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -240,7 +240,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 575 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 564 "book/checkpoint.nw"
+#line 566 "book/checkpoint.nw"
     if (settings->checkpoint_path) {
         clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
                                      sizeof trainer->message);
@@ -316,7 +316,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 585 "book/checkpoint.nw"
+#line 587 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time || impatient
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -329,7 +329,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 605 "book/checkpoint.nw"
+#line 607 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -346,7 +346,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
                 outcome = TRAINER_STOPPED;
             }
-#line 597 "book/checkpoint.nw"
+#line 599 "book/checkpoint.nw"
             break;
         }
 #line 530 "book/copy.nw"
@@ -363,7 +363,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 532 "book/copy.nw"
     return outcome;
 }
-#line 449 "book/checkpoint.nw"
+#line 451 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count)
 {

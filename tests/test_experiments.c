@@ -103,7 +103,8 @@ START_TEST(copy_zero_epochs_decodes_the_untrained_model)
 END_TEST
 
 /* train --tie: the model file holds no separate generator weight (the target embedding is
-   the generator's), records the tie, translates, and a resume without --tie is refused. */
+   the generator's), records the tie, translates, and a resume without --tie is refused;
+   train --tie-all: one vocabulary, and no separate source embedding either. */
 START_TEST(train_tie_flag_shares_the_generator)
 {
     char dir[] = "/tmp/transformer-test-tie-XXXXXX", command[1024];
@@ -114,16 +115,27 @@ START_TEST(train_tie_flag_shares_the_generator)
              dir, dir, dir, dir, dir, dir);
     ck_assert_int_eq(system(command), 0);
     const char *sizes = "--epochs 2 --layers 1 --d-model 16 --d-ff 32 --heads 2";
-    for (int tie = 0; tie < 2; tie++) {
+    static const char *const ties[3] = {"", "--tie", "--tie-all"};
+    for (int tie = 0; tie < 3; tie++) {   /* 2: one vocabulary, one table for all three */
         snprintf(command, sizeof command,
                  "train --data %s %s %s --model %s/m%d.st --checkpoint %s/c%d.st", dir, sizes,
-                 tie ? "--tie" : "", dir, tie, dir, tie);
+                 ties[tie], dir, tie, dir, tie);
         Run *r = run("", command);
         ck_assert_msg(r->status == 0, "%s: %s", command, r->err);
+        if (tie == 2) {   /* one vocabulary: the counts of German and English are equal */
+            int german, english;
+            const char *line = strstr(r->out, "vocabularies: ");
+            ck_assert_ptr_nonnull(line);
+            ck_assert_int_eq(sscanf(line, "vocabularies: %d German, %d English", &german,
+                                    &english), 2);
+            ck_assert_int_eq(german, english);
+        }
         snprintf(command, sizeof command, "%s/m%d.st", dir, tie);
         static char text[1 << 20];
         read_text(command, text, sizeof text);
-        ck_assert_int_eq(strstr(text + 8, "\"generator.proj.weight\"") == NULL, tie);
+        ck_assert_int_eq(strstr(text + 8, "\"generator.proj.weight\"") == NULL, tie > 0);
+        ck_assert_int_eq(strstr(text + 8, "\"src_embed.0.lut.weight\"") == NULL, tie == 2);
+        ck_assert_int_eq(strstr(text + 8, "\"tied_source\":\"1\"") != NULL, tie == 2);
         snprintf(command, sizeof command, "translate --model %s/m%d.st < %s/val.de", dir, tie,
                  dir);
         ck_assert_int_eq(run("", command)->status, 0);
