@@ -21,7 +21,7 @@ plot 'figures/multi30k/ablation-d01.csv' using ($6/60):4 skip 1 with linespoints
        title 'dropout 0.3', \
      'figures/multi30k/ablation-d03tie.csv' using ($6/60):4 skip 1 with linespoints lw 2 pt 9 ps 0.5 \
        title 'dropout 0.3, tied', \
-     'figures/multi30k/log.csv' using ($6/60):4 skip 1 with lines lw 1.5 dt 2 lc rgb '#555555' \
+     'figures/multi30k/ablation-d03tie-hour.csv' using ($6/60):4 skip 1 with lines lw 1.5 dt 2 lc rgb '#555555' \
        title 'dropout 0.3, tied: the hour', \
      'figures/multi30k/ablation-d01-hour.csv' using ($6/60):4 skip 1 with lines lw 1 lc rgb '#999999' \
        title 'dropout 0.1: an hour (earlier, shared machine)'
