@@ -306,7 +306,7 @@ copy-full: transformer
 # keep the last 5 epochs' models and average them, translate the 2016 test set with a beam
 # of 4, print BLEU, lowercased and cased, and one summary line. Not part of check.
 MT := build/multi30k
-MT_RECIPE := --minutes 60 --epochs 1000 --dropout 0.3 --tie --patience 5 --keep-epochs 5
+MT_RECIPE := --minutes 60 --epochs 48 --cooldown 12 --dropout 0.3 --tie --patience 5 --keep-epochs 5
 multi30k: transformer
 	@mkdir -p $(MT) && rm -f $(MT)/model-epoch-*.safetensors $(MT)/log.csv
 	./transformer train $(MT_RECIPE) --model $(MT)/model.safetensors \

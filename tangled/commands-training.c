@@ -10,16 +10,16 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 696 "book/copy.nw"
+#line 698 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1127 "book/translate.nw"
+#line 1137 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
-#line 736 "book/copy.nw"
+#line 738 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -47,7 +47,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 770 "book/copy.nw"
+#line 772 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -57,7 +57,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 788 "book/copy.nw"
+#line 790 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -68,7 +68,7 @@ int run_copy(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     int norm = 0;                     /* --norm: 0 pre, 1 post */
     /* <<Read the copy command's flags>> */
-#line 841 "book/copy.nw"
+#line 843 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 0, 10000, NULL, "N epochs to train (0: decode untrained)"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
@@ -82,14 +82,14 @@ int run_copy(int argc, char **argv)
         {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         /* <<The copy command's experiment options>> */
-#line 871 "book/copy.nw"
+#line 873 "book/copy.nw"
         {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
         {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL,
          "N warm-up steps of the learning-rate schedule (0: none)"},
         {"no-scale", OPTION_SWITCH, &config.unscaled_attention, 0, 0, NULL,
          "attention scores without the 1/sqrt(d_k)"},
-#line 854 "book/copy.nw"
+#line 856 "book/copy.nw"
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
@@ -102,14 +102,14 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 857 "book/copy.nw"
+#line 859 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
     config.norm = norm == 1 ? NORM_POST : NORM_PRE;
     set_precision("copy", precision);
-#line 798 "book/copy.nw"
+#line 800 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -151,17 +151,17 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 820 "book/copy.nw"
+#line 822 "book/copy.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
 #line 371 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 821 "book/copy.nw"
+#line 823 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 898 "book/copy.nw"
+#line 900 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -189,7 +189,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 826 "book/copy.nw"
+#line 828 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     distributed_leave("copy", &model, &adam, &progress);   /* the chapter on many machines */
@@ -283,8 +283,8 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
 }
 #line 376 "book/translate.nw"
 /* The numbers of a translation run's recipe as text: budget, subset, factor, warm-up,
-   smoothing and parts, in that order. */
-static void recipe_numbers(char text[6][32], int token_budget, int subset,
+   smoothing, parts and cool-down (0, or its steps/the step it ends at), in that order. */
+static void recipe_numbers(char text[7][32], int token_budget, int subset,
                            const TrainSettings *settings, int accumulate)
 {
     snprintf(text[0], 32, "%d", token_budget), snprintf(text[1], 32, "%d", subset);
@@ -292,8 +292,12 @@ static void recipe_numbers(char text[6][32], int token_budget, int subset,
     snprintf(text[3], 32, "%ld", settings->warmup);
     snprintf(text[4], 32, "%.9g", settings->smoothing);
     snprintf(text[5], 32, "%d", accumulate);
+    if (settings->cooldown > 0)
+        snprintf(text[6], 32, "%ld/%ld", settings->cooldown, settings->cooldown_end);
+    else
+        snprintf(text[6], 32, "0");
 }
-#line 393 "book/translate.nw"
+#line 397 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
@@ -306,8 +310,8 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 426 "book/translate.nw"
-    int subset = 0, keep_epochs = 0, precision = default_precision();
+#line 430 "book/translate.nw"
+    int subset = 0, keep_epochs = 0, cooldown_epochs = 0, precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
         {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the best model's file"},
@@ -336,6 +340,8 @@ int run_train(int argc, char **argv)
          "N stop after N epochs without a better validation loss, if not 0"},
         {"keep-epochs", OPTION_INT, &keep_epochs, 0, 100000, NULL,
          "K also keep the models of the last K epochs, for averaging"},
+        {"cooldown", OPTION_INT, &cooldown_epochs, 0, 100000, NULL,
+         "C lower the rate linearly to 0 over the last C of the --epochs, if not 0"},
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
@@ -348,25 +354,26 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 458 "book/translate.nw"
+#line 464 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
     config.tie_generator = config.tie_generator || config.tie_source;
+    if (cooldown_epochs > epochs) usage_error("train", "--cooldown cannot exceed --epochs");
     check_model_size("train", &config);
     set_precision("train", precision);
-#line 405 "book/translate.nw"
+#line 409 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 471 "book/translate.nw"
+#line 478 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
         safetensors_remove_temporaries(model_path);
     }
-#line 406 "book/translate.nw"
+#line 410 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 774 "book/translate.nw"
+#line 784 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, config.tie_source, error, sizeof error))
@@ -376,12 +383,14 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 408 "book/translate.nw"
+#line 412 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 523 "book/translate.nw"
+#line 530 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
+    settings.cooldown_end = (long)epochs * plan.count;   /* one update a batch */
+    settings.cooldown = (long)cooldown_epochs * plan.count;
     const BatchBounds most = batch_plan_bounds(&plan, &validation_plan);
     config.max_len = most.src_len > most.tgt_len ? most.src_len : most.tgt_len;
     Model model;
@@ -404,17 +413,18 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 556 "book/translate.nw"
-    char recipe_text[6][32];
+#line 565 "book/translate.nw"
+    char recipe_text[7][32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
-    const char *const recipe[8][2] = {
+    const char *const recipe[9][2] = {
         {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
         {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
         {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
-        {"recipe.smoothing", recipe_text[4]}, {"recipe.accumulate", recipe_text[5]}};
-    run.recipe = recipe, run.recipe_count = 8;
+        {"recipe.smoothing", recipe_text[4]}, {"recipe.accumulate", recipe_text[5]},
+        {"recipe.cooldown", recipe_text[6]}};
+    run.recipe = recipe, run.recipe_count = 9;
     if (resume_path) {
-        if (trainer_resume(&trainer, resume_path, recipe, 8)) die("%s", trainer.message);
+        if (trainer_resume(&trainer, resume_path, recipe, 9)) die("%s", trainer.message);
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
@@ -424,9 +434,9 @@ int run_train(int argc, char **argv)
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
-#line 409 "book/translate.nw"
+#line 413 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 576 "book/translate.nw"
+#line 586 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
@@ -439,15 +449,15 @@ int run_train(int argc, char **argv)
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
-#line 410 "book/translate.nw"
+#line 414 "book/translate.nw"
     /* <<Free the training run>> */
-#line 593 "book/translate.nw"
+#line 603 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
-#line 411 "book/translate.nw"
+#line 415 "book/translate.nw"
     return status;
 }

@@ -50,6 +50,8 @@ typedef struct {
     double factor;           /* the schedule's f, times the optimizer's base rate */
     long warmup;
     int pad;
+    long cooldown_end, cooldown;   /* if cooldown > 0, the rate falls linearly to 0 over the
+                                      cooldown steps before step cooldown_end (Getting to 41) */
 } TrainSettings;
 
 /* One update on the batch; returns the loss per target token. d_logprobs: scratch
@@ -59,7 +61,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
                       float *d_logprobs);
-#line 170 "book/copy.nw"
+#line 172 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
@@ -67,7 +69,7 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 885 "book/copy.nw"
+#line 887 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */
@@ -75,6 +77,10 @@ typedef struct {
     Rng data_rng;       /* draws (or shuffles) the training data */
     Rng dropout_rng;    /* draws the dropout masks */
 } TrainingProgress;
+#line 1710 "book/translate.nw"
+/* The rate of update step as learning_rate, times the cool-down's factor if the settings
+   have one. */
+double scheduled_rate(long step, int d_model, const TrainSettings *settings);
 #line 982 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,

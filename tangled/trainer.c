@@ -1,8 +1,8 @@
-#line 292 "book/copy.nw"
+#line 294 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 305 "book/copy.nw"
+#line 307 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #line 530 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 560 "book/copy.nw"
+#line 562 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -83,7 +83,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 /* <<trainer.c helpers>> */
-#line 403 "book/copy.nw"
+#line 405 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -92,7 +92,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
-#line 422 "book/copy.nw"
+#line 424 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -116,14 +116,14 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
-#line 451 "book/copy.nw"
+#line 453 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
     for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
     return tokens;
 }
-#line 464 "book/copy.nw"
+#line 466 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     const Batch *batch = trainer->batch;
@@ -133,11 +133,11 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     train_update(trainer->model, trainer->adam, trainer->settings);
     return loss / tokens;
 }
-#line 598 "book/copy.nw"
+#line 600 "book/copy.nw"
 static double current_rate(const Trainer *trainer)
 {
-    return learning_rate(trainer->adam->step - 1, trainer->model->config.d_model,
-                         trainer->settings->factor, trainer->settings->warmup);
+    return scheduled_rate(trainer->adam->step - 1, trainer->model->config.d_model,
+                          trainer->settings);
 }
 
 static void print_progress(const Trainer *trainer, const BatchSource *source,
@@ -158,7 +158,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 635 "book/copy.nw"
+#line 637 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -228,7 +228,7 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 486 "book/copy.nw"
+#line 488 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -237,7 +237,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     const TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 575 "book/copy.nw"
+#line 577 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
 #line 566 "book/checkpoint.nw"
@@ -254,7 +254,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         }
         catch_stop_signals();
     }
-#line 577 "book/copy.nw"
+#line 579 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -267,7 +267,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 494 "book/copy.nw"
+#line 496 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -284,7 +284,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             ? parallel_step(trainer, settings->parallel, parts, tokens)
             : accumulated_step(trainer, parts, tokens);
         /* <<Stop if the loss is not finite>> */
-#line 543 "book/copy.nw"
+#line 545 "book/copy.nw"
         if (!isfinite(loss)) {
             const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
@@ -295,7 +295,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 510 "book/copy.nw"
+#line 512 "book/copy.nw"
         clock.tokens_seen += tokens;
         progress->loss_sum += loss, progress->batch++;
         if (clock.terminal) print_progress(trainer, source, settings, &clock);
@@ -349,10 +349,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 599 "book/checkpoint.nw"
             break;
         }
-#line 530 "book/copy.nw"
+#line 532 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 676 "book/copy.nw"
+#line 678 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -360,7 +360,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 532 "book/copy.nw"
+#line 534 "book/copy.nw"
     return outcome;
 }
 #line 451 "book/checkpoint.nw"
