@@ -70,6 +70,29 @@ START_TEST(learning_rate_schedule_values)
 }
 END_TEST
 
+/* The cool-down (Getting to 41): none leaves the schedule as it is; with one, the rate is the
+   schedule's until the last C steps, then falls on a straight line: half at the middle of the
+   cool-down, 1/C of the schedule's at the last update (step T-1), zero at T and after. */
+START_TEST(cooldown_lowers_the_rate_to_zero_at_the_end)
+{
+    TrainSettings none = {.factor = 1.0, .warmup = 40};
+    TrainSettings cool = {.factor = 1.0, .warmup = 40, .cooldown_end = 1000, .cooldown = 200};
+    for (long step = 0; step < 1200; step += 7)
+        ck_assert_double_eq(scheduled_rate(step, 64, &none), learning_rate(step, 64, 1.0, 40));
+    ck_assert_double_eq(scheduled_rate(800, 64, &cool), learning_rate(800, 64, 1.0, 40));
+    ck_assert_double_eq(scheduled_rate(300, 64, &cool), learning_rate(300, 64, 1.0, 40));
+    ck_assert_double_eq_tol(scheduled_rate(900, 64, &cool), learning_rate(900, 64, 1.0, 40) / 2,
+                            1e-15);
+    ck_assert_double_eq_tol(scheduled_rate(999, 64, &cool), learning_rate(999, 64, 1.0, 40) / 200,
+                            1e-15);
+    ck_assert(scheduled_rate(999, 64, &cool) > 0);
+    ck_assert_double_eq(scheduled_rate(1000, 64, &cool), 0.0);
+    ck_assert_double_eq(scheduled_rate(1100, 64, &cool), 0.0);
+    for (long step = 801; step < 1000; step++)   /* falling all the way */
+        ck_assert(scheduled_rate(step, 64, &cool) < scheduled_rate(step - 1, 64, &cool));
+}
+END_TEST
+
 /* Adam's first step moves each parameter by about lr * sign(gradient) (an exercise of the training chapter), and
    a gradient of zero leaves a parameter where it is. */
 START_TEST(adam_first_step)
@@ -234,6 +257,7 @@ Suite *training_suite(void)
     tcase_add_test(pieces, label_smoothing_distribution_of_the_course);
     tcase_add_test(pieces, label_smoothing_loss_and_gradient);
     tcase_add_test(pieces, learning_rate_schedule_values);
+    tcase_add_test(pieces, cooldown_lowers_the_rate_to_zero_at_the_end);
     tcase_add_test(pieces, adam_first_step);
     tcase_add_test(pieces, training_pieces_match_pytorch);
     tcase_add_test(pieces, accumulation_equals_one_big_batch);

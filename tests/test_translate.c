@@ -269,6 +269,63 @@ START_TEST(cli_train_and_translate_overfit_64_pairs)
 }
 END_TEST
 
+/* train --cooldown 2 over 3 epochs: the log's last rate is the schedule's at the last step
+   divided by the cool-down's updates (2 epochs' worth); the cool-down is part of the recipe, so
+   a resume that would move its end (more epochs) is refused, and so is a cool-down longer than
+   the run. */
+START_TEST(cli_train_cooldown_ends_at_the_last_epoch)
+{
+    char dir[] = "/tmp/transformer-test-cool-XXXXXX", command[4096], arguments[2048];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "head -64 data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
+             "head -64 data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
+             dir, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    const char *tiny = "--layers 1 --d-model 32 --d-ff 64 --heads 2 --token-budget 300 "
+                       "--warmup 50 --factor 3";
+    snprintf(arguments, sizeof arguments,
+             "train --data %s %s --epochs 3 --cooldown 2 --model %s/m.st --checkpoint %s/c.st "
+             "--log %s/log.csv", dir, tiny, dir, dir, dir);
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    snprintf(command, sizeof command, "%s/log.csv", dir);
+    FILE *log = fopen(command, "r");
+    ck_assert_ptr_nonnull(log);
+    char line[512];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, log));
+    long steps[3];
+    double rate[3], train, validation;
+    for (int row = 0; row < 3; row++) {
+        int epoch;
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, log));
+        ck_assert_int_eq(sscanf(line, "%d,%ld,%lf,%lf,%lf", &epoch, &steps[row], &train,
+                                &validation, &rate[row]), 5);
+    }
+    fclose(log);
+    const long per_epoch = steps[0], end = steps[2];
+    ck_assert_int_eq(end, 3 * per_epoch);
+    ck_assert_double_eq_tol(rate[0], learning_rate(per_epoch - 1, 32, 3.0, 50),
+                            1e-6 * rate[0]);   /* the first epoch: the schedule's own rate */
+    const double last = learning_rate(end - 1, 32, 3.0, 50) / (2.0 * per_epoch);
+    ck_assert_double_eq_tol(rate[2], last, 1e-6 * last);
+    snprintf(arguments, sizeof arguments,
+             "train --data %s %s --epochs 4 --cooldown 2 --model %s/m2.st --checkpoint %s/c2.st "
+             "--resume %s/c.st", dir, tiny, dir, dir, dir);
+    r = run("", arguments);
+    ck_assert_int_ne(r->status, 0);
+    ck_assert_msg(strstr(r->err, "recipe.cooldown is"), "%s", r->err);
+    snprintf(arguments, sizeof arguments,
+             "train --data %s %s --epochs 3 --cooldown 4 --model %s/m3.st --checkpoint %s/c3.st",
+             dir, tiny, dir, dir);
+    r = run("", arguments);
+    ck_assert_int_eq(r->status, 2);
+    ck_assert_msg(strstr(r->err, "--cooldown"), "%s", r->err);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
 /* The recorded data of the translator's figures (figures/multi30k/): each attention row is a
    distribution, the decoder's map is causal, and the log's best validation loss is the
    epoch whose model was kept. */
@@ -374,6 +431,7 @@ Suite *translate_suite(void)
     tcase_set_timeout(command, 300);
     tcase_add_test(command, cli_train_and_translate_overfit_64_pairs);
     tcase_add_test(command, shipped_translator_translates);
+    tcase_add_test(command, cli_train_cooldown_ends_at_the_last_epoch);
     suite_add_tcase(suite, command);
     return suite;
 }
