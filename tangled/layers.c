@@ -332,21 +332,23 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
     }
 #line 178 "book/layernorm.nw"
 }
-#line 297 "book/layernorm.nw"
+#line 299 "book/layernorm.nw"
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff)
 {
     const size_t size = (size_t)n * d_ff;
     float *hidden = saved->hidden;
+    const float *keep = saved->hidden_keep;
     linear_forward(hidden, in, w->w_1, w->b_1, n, d_model, d_ff);
     PARALLEL_FOR(size)
-    for (size_t i = 0; i < size; i++)   /* a NaN passes through, as in PyTorch */
-        hidden[i] = hidden[i] < 0.0f ? 0.0f : hidden[i];
-    if (saved->hidden_keep) dropout_apply(hidden, saved->hidden_keep, size);
+    for (size_t i = 0; i < size; i++) {   /* a NaN passes through, as in PyTorch */
+        const float relu = hidden[i] < 0.0f ? 0.0f : hidden[i];
+        hidden[i] = keep ? relu * keep[i] : relu;
+    }
     linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
 }
-#line 337 "book/layernorm.nw"
+#line 341 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
@@ -361,7 +363,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
         d_hidden[i] = hidden[i] > 0.0f ? d_hidden[i] * (keep ? keep[i] : 1.0f) : 0.0f;
     linear_backward(d_in, d_w->w_1, d_w->b_1, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
-#line 1023 "book/model.nw"
+#line 1025 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     if (compute.fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* speed */
@@ -376,7 +378,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 1117 "book/model.nw"
+#line 1119 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -390,7 +392,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 1136 "book/model.nw"
+#line 1138 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     if (compute.fast_kernels) {

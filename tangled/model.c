@@ -360,7 +360,7 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
 #line 663 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     /* <<Lay out the scratch of the backward pass>> */
-#line 1072 "book/model.nw"
+#line 1074 "book/model.nw"
     const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
     const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
     model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -417,14 +417,16 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     const size_t size = (size_t)rows * c->d_model;
     float *output = model_activation(model, acts->output);
     float *stream = model_activation(model, acts->stream);
-    if (rng) {
+    float *sum = c->norm == NORM_PRE ? stream : model_activation(model, acts->normed);
+    if (rng) {   /* the dropout and the residual sum in one pass */
         float *keep = model_activation(model, acts->keep);
         draw_dropout(model, keep, size, rng);
-        dropout_apply(output, keep, size);
+        PARALLEL_FOR(size)
+        for (size_t i = 0; i < size; i++) sum[i] = x[i] + (output[i] *= keep[i]);
+    } else {
+        PARALLEL_FOR(size)
+        for (size_t i = 0; i < size; i++) sum[i] = x[i] + output[i];
     }
-    float *sum = c->norm == NORM_PRE ? stream : model_activation(model, acts->normed);
-    PARALLEL_FOR(size)
-    for (size_t i = 0; i < size; i++) sum[i] = x[i] + output[i];
     if (c->norm == NORM_POST) {
         const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
         const LayerNormSaved saved = layernorm_saved(model, acts->mean, acts->rstd);
@@ -433,7 +435,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     }
     return stream;
 }
-#line 851 "book/model.nw"
+#line 853 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -474,7 +476,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
     const FeedForwardSaved saved = {model_activation(model, hidden), keep};
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
-#line 897 "book/model.nw"
+#line 899 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -502,7 +504,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 1178 "book/model.nw"
+#line 1180 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -521,9 +523,13 @@ static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, No
                            c->layernorm, c->layernorm_eps);
         memcpy(d_stream, d_normed, size * sizeof *d_stream);
     }
-    memcpy(d_output, d_stream, size * sizeof *d_output);
-    if (model->dropout_on)
-        dropout_apply(d_output, model_activation(model, acts->keep), size);
+    if (model->dropout_on) {   /* the copy and the dropout's backward in one pass */
+        const float *keep = model_activation(model, acts->keep);
+        PARALLEL_FOR(size)
+        for (size_t i = 0; i < size; i++) d_output[i] = d_stream[i] * keep[i];
+    } else {
+        memcpy(d_output, d_stream, size * sizeof *d_output);
+    }
     return c->norm == NORM_PRE ? d_normed : d_stream;
 }
 
@@ -545,7 +551,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1226 "book/model.nw"
+#line 1232 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -578,7 +584,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
-#line 1265 "book/model.nw"
+#line 1271 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -606,7 +612,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
 /* <<The encoder>> */
-#line 931 "book/model.nw"
+#line 933 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -634,7 +640,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
                       model->memory_rstd, x, rows);
 }
 /* <<The decoder>> */
-#line 964 "book/model.nw"
+#line 966 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -691,7 +697,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     /* <<Project to the vocabulary and take the log-softmax>> */
-#line 1043 "book/model.nw"
+#line 1045 "book/model.nw"
     const Config *c = &model->config;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -701,7 +707,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     return logprobs;
 #line 771 "book/model.nw"
 }
-#line 1157 "book/model.nw"
+#line 1159 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -711,7 +717,7 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1298 "book/model.nw"
+#line 1304 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
@@ -724,7 +730,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1321 "book/model.nw"
+#line 1327 "book/model.nw"
     float *d_logits = model_activation(model, model->d_logits);
     float *d_decoded = model_activation(model, model->d_output);
     log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
@@ -740,9 +746,9 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1310 "book/model.nw"
+#line 1316 "book/model.nw"
     /* <<Back through the decoder's layers>> */
-#line 1343 "book/model.nw"
+#line 1349 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -768,10 +774,10 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1311 "book/model.nw"
+#line 1317 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     /* <<Back through the encoder>> */
-#line 1374 "book/model.nw"
+#line 1380 "book/model.nw"
     const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -793,7 +799,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1313 "book/model.nw"
+#line 1319 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 73 "book/fast.nw"

@@ -130,18 +130,26 @@ START_TEST(batch_order_is_a_permutation_per_epoch)
 }
 END_TEST
 
-/* The whole pipeline on 64 pairs that serve as training and validation set: the loss on
-   them falls (the model overfits), the model file and its vocabularies load, translate
-   writes one line per input line, and bad input gets one line and status 1 or 2. */
-START_TEST(cli_train_and_translate_overfit_64_pairs)
+/* A corpus of the first 64 pairs of Multi30k's training set, which serve as training and
+   validation set, in a new directory made from the template dir. */
+static void make_64_pairs(char *dir)
 {
-    char dir[] = "/tmp/transformer-test-mt-XXXXXX", command[4096], arguments[2048];
+    char command[4096];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(command, sizeof command,
              "head -64 data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
              "head -64 data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
              dir, dir, dir, dir, dir, dir);
     ck_assert_int_eq(system(command), 0);
+}
+
+/* The whole pipeline on 64 pairs that serve as training and validation set: the loss on
+   them falls (the model overfits), the model file and its vocabularies load, translate
+   writes one line per input line, and bad input gets one line and status 1 or 2. */
+START_TEST(cli_train_and_translate_overfit_64_pairs)
+{
+    char dir[] = "/tmp/transformer-test-mt-XXXXXX", command[4096], arguments[2048];
+    make_64_pairs(dir);
     snprintf(arguments, sizeof arguments,
              "train --data %s --epochs 40 --layers 1 --d-model 32 --d-ff 64 --heads 2 "
              "--token-budget 300 --warmup 50 --factor 3 --dropout 0 --smoothing 0 "
@@ -276,12 +284,7 @@ END_TEST
 START_TEST(cli_train_cooldown_ends_at_the_last_epoch)
 {
     char dir[] = "/tmp/transformer-test-cool-XXXXXX", command[4096], arguments[2048];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(command, sizeof command,
-             "head -64 data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
-             "head -64 data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
-             dir, dir, dir, dir, dir, dir);
-    ck_assert_int_eq(system(command), 0);
+    make_64_pairs(dir);
     const char *tiny = "--layers 1 --d-model 32 --d-ff 64 --heads 2 --token-budget 300 "
                        "--warmup 50 --factor 3";
     snprintf(arguments, sizeof arguments,
