@@ -13,7 +13,7 @@
 #line 698 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1137 "book/translate.nw"
+#line 1139 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>

@@ -80,9 +80,9 @@ bleu-brevity|BLEU = 20.18 |BLEU $= 20.18$
 bleu-brevity|hyp_len = 5110 ref_len = 13289|$\mathit{hyp\_len} = 5110$, $\mathit{ref\_len} = 13289$
 bleu-order|BLEU = 0.00 100.0/100.0/100.0/0.0|[[BLEU = 0.00 100.0/100.0/100.0/0.0]]
 bleu-sentence-mean|BLEU = 41.11 |= 41.11$
-greedy-beam-bleu|BLEU = 36.70 67.5/44.2/29.8/20.4|BLEU 36.70 (67.5/44.2/29.8/20.4
-greedy-beam-bleu|BLEU = 38.73 69.8/46.5/32.1/22.6|38.73 (69.8/46.5/32.1/22.6
-beam-differences|lines that differ: 487|In 487 lines
+greedy-beam-bleu|BLEU = 39.39 69.7/47.0/32.4/22.7|BLEU 39.39 (69.7/47.0/32.4/22.7
+greedy-beam-bleu|BLEU = 40.64 70.7/48.1/33.6/24.0|40.64 (70.7/48.1/33.6/24.0
+beam-differences|lines that differ: 387|In 387 lines
 token-budget|batches in the first epoch: 236|236
 step-flops|flops_per_step=294246285312|$F_{\mathrm{step}} = 294\,246\,285\,312$
 dist-gpu|10 Gbit/s: efficiency 0.125|an efficiency of 0.125
