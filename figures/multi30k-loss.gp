@@ -10,12 +10,12 @@ set datafile separator ','
 set key top right
 set xlabel 'epoch'
 set ylabel 'loss per token'
-set yrange [0:*]
+set yrange [0:6.5]
 set xtics out
 set ytics out nomirror
 # The rate of the epoch's last step on the right axis: the warm-up, the decay and the cool-down.
 set y2label 'learning rate'
-set y2range [0:*]
+set y2range [0:0.002]
 set y2tics out format '%.4f'
 plot source using 1:3 skip 1 with linespoints lw 2 pt 7 ps 0.5 title 'training (dropout, smoothing)', \
      '' using 1:4 skip 1 with linespoints lw 2 pt 5 ps 0.5 title 'validation (smoothing)', \
