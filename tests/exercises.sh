@@ -84,6 +84,7 @@ greedy-beam-bleu|BLEU = 39.39 69.7/47.0/32.4/22.7|BLEU 39.39 (69.7/47.0/32.4/22.
 greedy-beam-bleu|BLEU = 40.64 70.7/48.1/33.6/24.0|40.64 (70.7/48.1/33.6/24.0
 beam-differences|lines that differ: 387|In 387 lines
 token-budget|batches in the first epoch: 236|236
+cooldown-rate|last rate: 1.036810e-07|1.036810e-07
 step-flops|flops_per_step=294246285312|$F_{\mathrm{step}} = 294\,246\,285\,312$
 dist-gpu|10 Gbit/s: efficiency 0.125|an efficiency of 0.125
 dist-gpu|100 Gbit/s: efficiency 0.566|0.088~s and 0.566
@@ -362,6 +363,9 @@ ex_beam-differences() {
 }
 ex_token-budget() {
   awk -F, 'NR == 2 { print "batches in the first epoch: " $2 }' "$ROOT/figures/multi30k/log.csv"
+}
+ex_cooldown-rate() {
+  awk -F, 'END { print "last rate: " $5 }' "$ROOT/figures/multi30k/log.csv"
 }
 ex_step-flops() {
   "$T" benchmark train --layers 6 --d-model 512 --d-ff 2048 --heads 8 --vocab 8000 \
