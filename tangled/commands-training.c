@@ -13,7 +13,7 @@
 #line 698 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1139 "book/translate.nw"
+#line 1140 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>
@@ -310,7 +310,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 430 "book/translate.nw"
+#line 431 "book/translate.nw"
     int subset = 0, keep_epochs = 0, cooldown_epochs = 0, precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
@@ -354,7 +354,7 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 464 "book/translate.nw"
+#line 465 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -364,7 +364,7 @@ int run_train(int argc, char **argv)
     set_precision("train", precision);
 #line 409 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 478 "book/translate.nw"
+#line 479 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
@@ -373,7 +373,7 @@ int run_train(int argc, char **argv)
 #line 410 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 784 "book/translate.nw"
+#line 785 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, config.tie_source, error, sizeof error))
@@ -385,7 +385,7 @@ int run_train(int argc, char **argv)
     fflush(stdout);
 #line 412 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 530 "book/translate.nw"
+#line 531 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -413,7 +413,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 565 "book/translate.nw"
+#line 566 "book/translate.nw"
     char recipe_text[7][32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
     const char *const recipe[9][2] = {
@@ -436,7 +436,7 @@ int run_train(int argc, char **argv)
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
 #line 413 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 586 "book/translate.nw"
+#line 587 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
@@ -451,7 +451,7 @@ int run_train(int argc, char **argv)
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
 #line 414 "book/translate.nw"
     /* <<Free the training run>> */
-#line 603 "book/translate.nw"
+#line 604 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
