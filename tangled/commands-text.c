@@ -7,33 +7,39 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-text.c includes>> */
-#line 1612 "book/text.nw"
+#line 1997 "book/text.nw"
 #include "vocab.h"
 #line 1015 "book/bleu.nw"
 #include "bleu.h"
 /* <<commands-text.c functions>> */
-#line 1619 "book/text.nw"
+#line 2004 "book/text.nw"
 #define LANGUAGE_OPTION(options) \
     {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de", "the language's rules"}
-#line 1627 "book/text.nw"
+#line 2013 "book/text.nw"
 int run_tokenize(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
     bool detokenize = false;
-    const char *compare = NULL;
+    const char *compare = NULL, *subwords_path = NULL;
     const Option flags[] = {
         LANGUAGE_OPTION(options),
         {"lowercase", OPTION_SWITCH, &options.lowercase, 0, 0, NULL, "lowercase the tokens"},
         {"detokenize", OPTION_SWITCH, &detokenize, 0, 0, NULL, "join tokens back into text"},
         {"compare", OPTION_TEXT, &compare, 0, 0, NULL, "FILE compare with the tokens of FILE"},
+        {"subwords", OPTION_TEXT, &subwords_path, 0, 0, NULL,
+         "FILE cut the tokens into the pieces of vocabulary FILE (or join them)"},
     };
     no_operands("tokenize", parse_options("tokenize", flags, sizeof flags / sizeof *flags,
                                           argc, argv), argc, argv);
     if (detokenize && (compare || options.lowercase))
         usage_error("tokenize", "--detokenize takes neither --compare nor --lowercase");
+    if (compare && subwords_path)
+        usage_error("tokenize", "--compare does not take --subwords");
+    Vocab subwords = {0};
+    if (subwords_path && vocab_load(&subwords, subwords_path)) die("%s", subwords.error);
     if (compare) {
         /* <<Compare the tokens of standard input with a reference file>> */
-#line 1672 "book/text.nw"
+#line 2086 "book/text.nw"
         FILE *reference = fopen(compare, "r");
         if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
         Agreement agreement;
@@ -44,36 +50,55 @@ int run_tokenize(int argc, char **argv)
         const double lines = (double)(agreement.lines ? agreement.lines : 1);
         printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
                100.0 * (double)agreement.identical / lines);
-#line 1644 "book/text.nw"
+#line 2036 "book/text.nw"
     } else {
         /* <<Tokenize or detokenize standard input line by line>> */
-#line 1655 "book/text.nw"
+#line 2049 "book/text.nw"
         static TextLine line;
         LineReader reader = {0};
         for (long length; (length = read_line(stdin, &reader)) >= 0;) {
+            if (detokenize && subwords_path)
+                length = (long)vocab_join_subwords(reader.text, (size_t)length);
             const char *problem =
                 detokenize ? detokenize_line(options.language, reader.text, (size_t)length, &line)
                            : tokenize_line(options, reader.text, (size_t)length, &line);
             if (problem) die("standard input:%ld: %s", reader.number, problem);
-            puts(line.text);
+            if (subwords_path && !detokenize) {
+                /* <<Print the line's tokens as the pieces of the vocabulary>> */
+#line 2072 "book/text.nw"
+                const char *separator = "";
+                for (char *token = strtok(line.text, " "); token; token = strtok(NULL, " ")) {
+                    int ids[TEXT_MAX_LINE_BYTES];
+                    const int n = vocab_encode(&subwords, token, ids, TEXT_MAX_LINE_BYTES);
+                    for (int k = 0; k < n; k++, separator = " ")
+                        printf("%s%s", separator, vocab_token(&subwords, ids[k]));
+                }
+                putchar('\n');
+#line 2060 "book/text.nw"
+            } else {
+                puts(line.text);
+            }
         }
         if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
         free(reader.text);
-#line 1646 "book/text.nw"
+#line 2038 "book/text.nw"
     }
+    vocab_free(&subwords);
     return 0;
 }
-#line 1708 "book/text.nw"
+#line 2126 "book/text.nw"
 int run_vocab(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
-    int min_frequency = 2;
+    int min_frequency = 2, subwords = 0;
     const char *save = NULL;
     const Option flags[] = {
         LANGUAGE_OPTION(options),
         {"lowercase", OPTION_SWITCH, &options.lowercase, 0, 0, NULL, "lowercase the tokens"},
         {"min-freq", OPTION_INT, &min_frequency, 1, 1000000, NULL,
          "N keep the tokens seen at least N times"},
+        {"subwords", OPTION_INT, &subwords, 1, 1000000, NULL,
+         "N learn at most N subwords (byte-pair encoding) instead"},
         {"save", OPTION_TEXT, &save, 0, 0, NULL,
          "FILE write the vocabulary to FILE, a token a line"},
     };
@@ -81,7 +106,7 @@ int run_vocab(int argc, char **argv)
                                          argv);
     if (first_file == argc) usage_error("vocab", "which files?");
     /* <<Tokenize the files and build their vocabulary>> */
-#line 1733 "book/text.nw"
+#line 2153 "book/text.nw"
     const int n_files = argc - first_file;
     TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
     long count = 0, lines = 0;
@@ -96,15 +121,34 @@ int run_vocab(int argc, char **argv)
         if (files[f].count > 0)   /* an empty file has no token array: memcpy(.., NULL, 0) is UB */
             memcpy(tokens + t, files[f].token, (size_t)files[f].count * sizeof *tokens);
     Vocab vocab;
-    vocab_build(&vocab, tokens, count, min_frequency);
-    printf("%ld lines, %ld tokens, %ld distinct\n", lines, count, vocab.types);
-    printf("vocabulary: %d = %d specials + %d tokens seen at least %d time%s\n", vocab.size,
-           VOCAB_SPECIALS, vocab.size - VOCAB_SPECIALS, min_frequency, min_frequency == 1 ? "" : "s");
+    if (subwords) {
+        /* <<Learn the subwords of the tokens and count the pieces>> */
+#line 2186 "book/text.nw"
+        vocab_learn_subwords(&vocab, tokens, count, subwords);
+        long pieces = 0, whole = 0;
+        for (long i = 0; i < count; i++) {
+            int ids[TEXT_MAX_LINE_BYTES];
+            const int n = vocab_encode(&vocab, tokens[i], ids, TEXT_MAX_LINE_BYTES);
+            pieces += n, whole += n == 1;
+        }
+        printf("%ld lines, %ld tokens cut into %ld pieces (%.3f a token; %.1f%% of the tokens whole)\n",
+               lines, count, pieces, (double)pieces / (double)(count ? count : 1),
+               100.0 * (double)whole / (double)(count ? count : 1));
+        printf("vocabulary: %d = %d specials + %d subwords\n", vocab.size, VOCAB_SPECIALS,
+               vocab.size - VOCAB_SPECIALS);
+#line 2169 "book/text.nw"
+    } else {
+        vocab_build(&vocab, tokens, count, min_frequency);
+        printf("%ld lines, %ld tokens, %ld distinct\n", lines, count, vocab.types);
+        printf("vocabulary: %d = %d specials + %d tokens seen at least %d time%s\n", vocab.size,
+               VOCAB_SPECIALS, vocab.size - VOCAB_SPECIALS, min_frequency,
+               min_frequency == 1 ? "" : "s");
+    }
     if (save && vocab_save(&vocab, save)) die("%s", vocab.error);
     vocab_free(&vocab);
     for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
     free(files), free(tokens);
-#line 1725 "book/text.nw"
+#line 2145 "book/text.nw"
     return 0;
 }
 #line 1022 "book/bleu.nw"

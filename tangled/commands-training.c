@@ -13,7 +13,7 @@
 #line 698 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1140 "book/translate.nw"
+#line 1157 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>
@@ -310,8 +310,9 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 431 "book/translate.nw"
-    int subset = 0, keep_epochs = 0, cooldown_epochs = 0, precision = default_precision();
+#line 433 "book/translate.nw"
+    int subset = 0, keep_epochs = 0, cooldown_epochs = 0, subwords = 0;
+    int precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
         {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the best model's file"},
@@ -334,6 +335,8 @@ int run_train(int argc, char **argv)
          "the generator shares the target embedding's weights"},
         {"tie-all", OPTION_SWITCH, &config.tie_source, 0, 0, NULL,
          "one vocabulary, one table: both embeddings and the generator"},
+        {"subwords", OPTION_INT, &subwords, 0, 1000000, NULL,
+         "N one vocabulary of N pieces of words (byte-pair encoding), if not 0"},
         {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         {"patience", OPTION_INT, &run.patience, 0, 100000, NULL,
@@ -354,7 +357,7 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 465 "book/translate.nw"
+#line 470 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -364,7 +367,7 @@ int run_train(int argc, char **argv)
     set_precision("train", precision);
 #line 409 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 479 "book/translate.nw"
+#line 484 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
@@ -373,10 +376,11 @@ int run_train(int argc, char **argv)
 #line 410 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 785 "book/translate.nw"
+#line 801 "book/translate.nw"
     TranslationData data;
     char error[4400];
-    if (translation_data_load(&data, data_dir, subset, config.tie_source, error, sizeof error))
+    if (translation_data_load(&data, data_dir, subset, config.tie_source, subwords, error,
+                              sizeof error))
         die("%s", error);
     Corpus *train = &data.train, *validation = &data.validation;
     config.src_vocab = data.src_vocab.size, config.tgt_vocab = data.tgt_vocab.size;
@@ -385,7 +389,7 @@ int run_train(int argc, char **argv)
     fflush(stdout);
 #line 412 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 531 "book/translate.nw"
+#line 536 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -413,18 +417,19 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 566 "book/translate.nw"
-    char recipe_text[7][32];
+#line 572 "book/translate.nw"
+    char recipe_text[7][32], subwords_text[32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
-    const char *const recipe[9][2] = {
+    snprintf(subwords_text, sizeof subwords_text, "%d", subwords);
+    const char *const recipe[10][2] = {
         {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
         {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
         {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
         {"recipe.smoothing", recipe_text[4]}, {"recipe.accumulate", recipe_text[5]},
-        {"recipe.cooldown", recipe_text[6]}};
-    run.recipe = recipe, run.recipe_count = 9;
+        {"recipe.cooldown", recipe_text[6]}, {"recipe.subwords", subwords_text}};
+    run.recipe = recipe, run.recipe_count = 10;
     if (resume_path) {
-        if (trainer_resume(&trainer, resume_path, recipe, 9)) die("%s", trainer.message);
+        if (trainer_resume(&trainer, resume_path, recipe, 10)) die("%s", trainer.message);
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
@@ -436,7 +441,7 @@ int run_train(int argc, char **argv)
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
 #line 413 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 587 "book/translate.nw"
+#line 594 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
@@ -451,7 +456,7 @@ int run_train(int argc, char **argv)
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
 #line 414 "book/translate.nw"
     /* <<Free the training run>> */
-#line 604 "book/translate.nw"
+#line 611 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);

@@ -92,7 +92,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
-#line 507 "book/translate.nw"
+#line 512 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
     BatchBounds most = {0, 0, 0, 0, 0};
@@ -110,19 +110,21 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
         }
     return most;
 }
-#line 634 "book/translate.nw"
+#line 643 "book/translate.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
     *offsets = xmalloc((size_t)(lines + 1) * sizeof **offsets);
-    *ids = xmalloc((size_t)(file->line_start[lines] + 2 * lines + 1) * sizeof **ids);
+    size_t capacity = 0;
+    *ids = xgrow(NULL, &capacity, (size_t)max_tokens, sizeof **ids);
     int n = 0;
     for (long l = 0; l < lines; l++) {
+        *ids = xgrow(*ids, &capacity, (size_t)n + (size_t)max_tokens, sizeof **ids);
         (*offsets)[l] = n;
         (*ids)[n++] = VOCAB_START;
         for (long t = file->line_start[l]; t < file->line_start[l + 1]; t++)
-            if (n - (*offsets)[l] < max_tokens - 1)
-                (*ids)[n++] = vocab_lookup(vocab, file->token[t]);
+            n += vocab_encode(vocab, file->token[t], *ids + n,
+                              max_tokens - 1 - (n - (*offsets)[l]));
         (*ids)[n++] = VOCAB_END;
     }
     (*offsets)[lines] = n;
@@ -140,20 +142,20 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 679 "book/translate.nw"
+#line 691 "book/translate.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
     int n = 0;
     ids[n++] = VOCAB_START;
     for (char *token = strtok(text, " "); token && n < max_tokens - 1;
          token = strtok(NULL, " "))
-        ids[n++] = vocab_lookup(vocab, token);
+        n += vocab_encode(vocab, token, ids + n, max_tokens - 1 - n);
     ids[n++] = VOCAB_END;
     return n;
 }
-#line 717 "book/translate.nw"
+#line 730 "book/translate.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
-                                  bool joint, char *error, size_t size)
+                                  bool joint, int subwords, char *error, size_t size)
 {
     const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
     static const char *const names[4] = {"train.de", "train.en", "val.de", "val.en"};
@@ -177,20 +179,23 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
     if (read == 4) {
         const long lines = subset && subset < files[0].lines ? subset : files[0].lines;
         /* <<Build the source and target vocabularies, or one for both>> */
-#line 758 "book/translate.nw"
+#line 771 "book/translate.nw"
         const long n_de = files[0].line_start[lines], n_en = files[1].line_start[lines];
-        if (joint) {
+        if (joint || subwords > 0) {
             char **both = xmalloc((size_t)(n_de + n_en + 1) * sizeof *both);
             memcpy(both, files[0].token, (size_t)n_de * sizeof *both);
             memcpy(both + n_de, files[1].token, (size_t)n_en * sizeof *both);
-            vocab_build(&data->src_vocab, both, n_de + n_en, 2);
-            vocab_build(&data->tgt_vocab, both, n_de + n_en, 2);
+            if (subwords > 0)
+                vocab_learn_subwords(&data->src_vocab, both, n_de + n_en, subwords);
+            else
+                vocab_build(&data->src_vocab, both, n_de + n_en, 2);
+            vocab_copy(&data->tgt_vocab, &data->src_vocab);
             free(both);
         } else {
             vocab_build(&data->src_vocab, files[0].token, n_de, 2);
             vocab_build(&data->tgt_vocab, files[1].token, n_en, 2);
         }
-#line 742 "book/translate.nw"
+#line 755 "book/translate.nw"
         data->train = corpus_number(&files[0], &files[1], &data->src_vocab, &data->tgt_vocab,
                                     subset, 128);
         data->validation = corpus_number(&files[2], &files[3], &data->src_vocab,
@@ -200,7 +205,7 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
     return read == 4 ? NULL : error;
 }
 
-#line 775 "book/translate.nw"
+#line 791 "book/translate.nw"
 void translation_data_free(TranslationData *data)
 {
     vocab_free(&data->src_vocab), vocab_free(&data->tgt_vocab);

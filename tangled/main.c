@@ -76,24 +76,27 @@ static const Command commands[] = {
      "or both; print the time of one decoding and, for both, the speed-up. Exits\n"
      "with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 1687 "book/text.nw"
+#line 2101 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (the text chapter)",
      "usage: transformer tokenize [OPTIONS] < TEXT > TOKENS\n"
      "\n"
      "Split each line of standard input into tokens separated by single spaces, in\n"
-     "the manner of the Moses tokenizer, optionally lowercased; or join tokens back\n"
-     "into text (--detokenize); or compare the tokens with those of a file written\n"
-     "by Moses (--compare), printing the lines that differ and the share that agree.\n"
+     "the manner of the Moses tokenizer, optionally lowercased, and optionally cut\n"
+     "into the pieces of a vocabulary of subwords (--subwords); or join tokens back\n"
+     "into text (--detokenize, joining pieces first with --subwords); or compare the\n"
+     "tokens with those of a file written by Moses (--compare), printing the lines\n"
+     "that differ and the share that agree.\n"
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 1761 "book/text.nw"
+#line 2204 "book/text.nw"
     {"vocab", "build the vocabulary of text files (the text chapter)",
      "usage: transformer vocab [OPTIONS] FILE...\n"
      "\n"
      "Tokenize the FILEs as 'transformer tokenize' does and build their vocabulary:\n"
      "the specials <s> </s> <blank> <unk>, then every token seen at least N times,\n"
-     "the most frequent first, ties in byte order. Print its size.\n",
+     "the most frequent first, ties in byte order. Print its size. With --subwords,\n"
+     "the vocabulary is one of pieces of words learned by byte-pair encoding.\n",
      NULL, run_vocab},
 #line 1073 "book/bleu.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
@@ -106,7 +109,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 1352 "book/translate.nw"
+#line 1370 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -123,7 +126,7 @@ static const Command commands[] = {
      "line, decoded with a beam search (greedy with --beam 1). Without --model, the\n"
      "translator that ships with the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1637 "book/translate.nw"
+#line 1655 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -132,7 +135,7 @@ static const Command commands[] = {
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
      "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 1936 "book/translate.nw"
+#line 1954 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

@@ -18,18 +18,19 @@ typedef struct {
     int *slot;        /* hash table: an index + 1, or 0 for an empty slot */
     int slots;        /* a power of two, at least twice size */
     long types;       /* distinct tokens seen by vocab_build (0 after vocab_load) */
+    bool subwords;    /* subword tokens: one ending in @@ goes on in the next one */
     char error[TEXT_ERROR_MAX];
 } Vocab;
-#line 1345 "book/text.nw"
+#line 1346 "book/text.nw"
 /* The index of TOKEN, or VOCAB_UNKNOWN. */
 int vocab_lookup(const Vocab *vocab, const char *token);
 /* The token of INDEX, 0 <= index < size. */
 const char *vocab_token(const Vocab *vocab, int index);
-#line 1376 "book/text.nw"
+#line 1377 "book/text.nw"
 /* The vocabulary of TOKENS[0 .. count): the specials, then every token that occurs at
    least min_frequency times, the most frequent first, ties in byte order. */
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency);
-#line 1463 "book/text.nw"
+#line 1464 "book/text.nw"
 /* Write the tokens to PATH, one a line, in index order. NULL, or a message in
    vocab->error. */
 const char *vocab_save(Vocab *vocab, const char *path);
@@ -39,5 +40,26 @@ const char *vocab_load(Vocab *vocab, const char *path);
 /* The same from an open stream, its complaints named NAME (a model file's vocabularies). */
 const char *vocab_read(Vocab *vocab, FILE *in, const char *name);
 void vocab_free(Vocab *vocab);
+#line 1632 "book/text.nw"
+/* Whether TOKEN is a piece that does not end its word: it ends in @@. */
+bool vocab_continues_word(const char *token);
+#line 1654 "book/text.nw"
+/* The token numbers of WORD, at most max_ids of them, into ids: its number in a vocabulary
+   of words; with subwords, the longest token that starts it, then the same on the rest.
+   Returns how many numbers were written. */
+int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids);
+#line 1701 "book/text.nw"
+/* Join the pieces in the tokens text[0 .. length): delete each "@@ ", and a final "@@".
+   Returns the new length. */
+size_t vocab_join_subwords(char *text, size_t length);
+#line 1732 "book/text.nw"
+/* A vocabulary of subwords learned by byte-pair encoding from TOKENS[0 .. count): the
+   specials, then the pieces the greedy cut (vocab_encode) makes of the tokens, the most
+   frequent first, from merges made until there are SIZE symbols (or fewer: no pair occurs
+   twice; or more: every character is kept, in both forms). */
+void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size);
+#line 1955 "book/text.nw"
+/* COPY becomes a vocabulary of its own with the tokens of VOCAB, in the same order. */
+void vocab_copy(Vocab *copy, const Vocab *vocab);
 #line 1255 "book/text.nw"
 #endif
