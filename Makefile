@@ -380,7 +380,7 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	TRANSFORMER=./transformer tests/faults.sh
 
 # Valgrind's memcheck on a tiny training run (copy task, with a checkpoint and a resume) and
-# a translation with a tiny translator: no invalid access, no use of uninitialized memory,
+# a translation with a tiny translator of subwords: no invalid access, no use of uninitialized memory,
 # no leak. About a minute; .ci/run calls it.
 VALGRIND := valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite \
             --show-leak-kinds=definite --track-origins=yes --quiet
@@ -395,7 +395,7 @@ valgrind: transformer
 	OMP_NUM_THREADS=1 $(VALGRIND) ./transformer copy --epochs 2 --batches 4 --batch-size 4 \
 	  --layers 1 --d-model 16 --d-ff 32 --heads 2 --resume build/valgrind/c.st > /dev/null || [ $$? = 1 ]
 	OMP_NUM_THREADS=1 $(VALGRIND) ./transformer train --data build/valgrind --epochs 1 --layers 1 \
-	  --d-model 16 --d-ff 32 --heads 2 --token-budget 200 --model build/valgrind/m.st \
+	  --d-model 16 --d-ff 32 --heads 2 --token-budget 200 --subwords 120 --model build/valgrind/m.st \
 	  --checkpoint build/valgrind/t.st > /dev/null
 	head -3 data/multi30k/test2016.de | OMP_NUM_THREADS=1 $(VALGRIND) ./transformer translate \
 	  --model build/valgrind/m.st --beam 2 > build/valgrind/out.en

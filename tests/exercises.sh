@@ -70,6 +70,11 @@ text-unknown|min-freq 3: 4567 entries, 351 unknown|with 3 (4\,567 entries) 351
 text-nbsp|de: 12,500 Euro|German gives \texttt{12,500 Euro}
 text-nbsp|en: 12.500 Euro|English \texttt{12.500 Euro}
 text-nbsp|plain space: 12 500 Euro|\texttt{12 500 Euro}
+text-subwords|subwords 2000: 1986 tokens, 1.370 pieces a token, 80.6% whole|1\,986 tokens, 1.370 pieces
+text-subwords|subwords 8000: 7722 tokens, 1.104 pieces a token, 93.4% whole|7\,722 tokens, 1.104 pieces and
+text-subwords|subwords 16000: 14964 tokens, 1.045 pieces a token, 96.8% whole|14\,964 tokens, 1.045 pieces
+text-subwords|fünf leute in win@@ ter@@ jack@@ en mit schnee@@ mo@@ bil@@ en .|
+text-subwords|fünf leute in winterjacken mit schnee@@ mobilen .|
 beam-reorder|failed: beam_beats_greedy_on_the_models beam_sums_equal_forward small_beam_search_is_exhaustive|[[beam_sums_equal_forward]]
 beam-reorder|passed: beam_of_one_is_greedy|[[beam_of_one_is_greedy]] still passes
 bleu-copy|BLEU = 0.48 11.6/|BLEU $=0.48$, $p_1 = 11.6$
@@ -322,6 +327,16 @@ ex_text-nbsp() {
   echo "de: $(printf '12\xc2\xa0500 Euro\n' | "$T" tokenize --language de)"
   echo "en: $(printf '12\xc2\xa0500 Euro\n' | "$T" tokenize --language en)"
   echo "plain space: $(printf '12 500 Euro\n' | "$T" tokenize --language en)"
+}
+ex_text-subwords() {
+  local n
+  for n in 2000 8000 16000; do
+    "$T" vocab --lowercase --subwords $n --save s$n.txt "$D/train.de" "$D/train.en" > s$n.out
+    echo "subwords $n: $(sed -n 's/^vocabulary: \([0-9]*\) .*/\1 tokens/p' s$n.out)," \
+         "$(sed -n 's/.*pieces (\([0-9.]*\) a token; \([0-9.]*%\) .*/\1 pieces a token, \2 whole/p' s$n.out)"
+    echo "  $(printf 'Fünf Leute in Winterjacken mit Schneemobilen.\n' \
+              | "$T" tokenize --language de --lowercase --subwords s$n.txt)"
+  done
 }
 ex_beam-reorder() {
   local tree; tree=$(patched_tree beam-reorder)

@@ -1,7 +1,8 @@
 /* test_text.c -- text to tokens (book/text.nw): the tokenizer on tricky lines of the corpus
    and on rules the corpus does not reach, its lowercasing, the refusal of bad lines with one
    message naming the byte, the file and the line, the detokenizer, the agreement with the
-   Moses-tokenized reference, the vocabulary, and the tokenize and vocab commands. */
+   Moses-tokenized reference, the vocabulary and its subwords (byte-pair encoding), and the
+   tokenize and vocab commands. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -564,6 +565,176 @@ START_TEST(text_vocab_command)
 }
 END_TEST
 
+/* Byte-pair encoding on the example of Sennrich et al.: low x5, lower x2, newest x6,
+   widest x3. The alphabet is 11 symbols (l@@ o@@ w w@@ e@@ r n@@ s@@ t i@@ d@@), so a
+   size of 4 + 11 + 2 allows two merges: e@@ s@@ (9 times, seen before s@@ t, also 9) and
+   then es@@ t (9). The greedy cut uses est, never es@@, which is left out. */
+START_TEST(text_subwords_learn_cut_and_join)
+{
+    const char *words[16];
+    int n = 0;
+    for (int i = 0; i < 5; i++) words[n++] = "low";
+    for (int i = 0; i < 2; i++) words[n++] = "lower";
+    for (int i = 0; i < 6; i++) words[n++] = "newest";
+    for (int i = 0; i < 3; i++) words[n++] = "widest";
+    Vocab vocab;
+    vocab_learn_subwords(&vocab, (char *const *)words, n, 4 + 11 + 2);
+    ck_assert(vocab.subwords);
+    ck_assert_int_gt(vocab_lookup(&vocab, "est"), VOCAB_UNKNOWN);
+    ck_assert_int_eq(vocab_lookup(&vocab, "es@@"), VOCAB_UNKNOWN);
+    ck_assert_int_eq(vocab_lookup(&vocab, "s@@"), VOCAB_UNKNOWN);   /* swallowed by est */
+    ck_assert_int_eq(vocab.size, 4 + 11 - 1);   /* s@@ and t gone, est added */
+    ck_assert_str_eq(vocab_token(&vocab, 4), "w@@");   /* the most frequent piece: 11 times */
+    static const struct { const char *word, *pieces; } cuts[] = {
+        {"newest", "n@@ e@@ w@@ est"}, {"widest", "w@@ i@@ d@@ est"}, {"low", "l@@ o@@ w"},
+        {"lower", "l@@ o@@ w@@ e@@ r"}, {"lowest", "l@@ o@@ w@@ est"},   /* unseen word */
+        {"lox", "l@@ o@@ <unk>"}, {"x\xC3\xA4", "<unk> <unk>"},        /* unseen characters */
+    };
+    for (size_t c = 0; c < sizeof cuts / sizeof *cuts; c++) {
+        int ids[16];
+        const int count = vocab_encode(&vocab, cuts[c].word, ids, 16);
+        char text[128] = "";
+        for (int k = 0; k < count; k++) {
+            if (k) strcat(text, " ");
+            strcat(text, vocab_token(&vocab, ids[k]));
+        }
+        ck_assert_msg(strcmp(text, cuts[c].pieces) == 0, "%s: '%s', expected '%s'",
+                      cuts[c].word, text, cuts[c].pieces);
+    }
+    int ids[4];
+    ck_assert_int_eq(vocab_encode(&vocab, "newest", ids, 2), 2);   /* cut to fit */
+    ck_assert_int_eq(vocab_encode(&vocab, "newest", ids, 0), 0);
+    char line[] = "n@@ e@@ w@@ est l@@ o@@ w@@";
+    ck_assert_uint_eq(vocab_join_subwords(line, strlen(line)), strlen("newest low"));
+    ck_assert_str_eq(line, "newest low");
+    char plain[] = "a @ @ b";   /* the tokenizer's @ tokens are not marks */
+    ck_assert_uint_eq(vocab_join_subwords(plain, strlen(plain)), strlen("a @ @ b"));
+    ck_assert(vocab_continues_word("ab@@") && !vocab_continues_word("@@"));
+    ck_assert(!vocab_continues_word("ab"));
+    /* A copy, a save and a load keep the tokens, their order and the subwords flag. */
+    Vocab copy, loaded;
+    vocab_copy(&copy, &vocab);
+    char path[128];
+    temporary_path(path, sizeof path, "subwords.txt");
+    ck_assert_ptr_null(vocab_save(&copy, path));
+    ck_assert_ptr_null(vocab_load(&loaded, path));
+    unlink(path);
+    ck_assert(copy.subwords && loaded.subwords);
+    ck_assert_int_eq(copy.size, vocab.size);
+    ck_assert_int_eq(loaded.size, vocab.size);
+    for (int i = 0; i < vocab.size; i++) {
+        ck_assert_str_eq(copy.token[i], vocab.token[i]);
+        ck_assert_str_eq(loaded.token[i], vocab.token[i]);
+        ck_assert_int_eq(vocab_lookup(&loaded, vocab.token[i]), i);
+    }
+    vocab_free(&copy), vocab_free(&loaded), vocab_free(&vocab);
+    /* A vocabulary of words is not one of subwords, and cuts nothing. */
+    vocab_build(&vocab, (char *const *)words, n, 1);
+    ck_assert(!vocab.subwords);
+    ck_assert_int_eq(vocab_encode(&vocab, "lowest", ids, 4), 1);
+    ck_assert_int_eq(ids[0], VOCAB_UNKNOWN);
+    vocab_free(&vocab);
+    /* No pair occurs twice: no merge, whatever the size. */
+    static const char *const once[] = {"ab", "cd"};
+    vocab_learn_subwords(&vocab, (char *const *)once, 2, 1000);
+    ck_assert_int_eq(vocab.size, 4 + 4);
+    vocab_free(&vocab);
+}
+END_TEST
+
+/* The subwords of Multi30k's training text, as train --subwords 8000 learns them: at most
+   8000 tokens, every training token cut into pieces of the vocabulary (no <unk>) that join
+   back into it, most tokens whole, and the same vocabulary again on a second learning. */
+START_TEST(text_subwords_of_multi30k)
+{
+    char paths[2][128];
+    TokenizedFile files[2];
+    const TextOptions options[2] = {german, english};
+    const char *const names[2] = {"train.de", "train.en"};
+    for (int f = 0; f < 2; f++) {
+        fclose(open_corpus(names[f], paths[f], sizeof paths[f]));
+        ck_assert_ptr_null(tokenize_file(paths[f], options[f], &files[f]));
+    }
+    const long count = files[0].count + files[1].count;
+    char **both = malloc((size_t)count * sizeof *both);
+    memcpy(both, files[0].token, (size_t)files[0].count * sizeof *both);
+    memcpy(both + files[0].count, files[1].token, (size_t)files[1].count * sizeof *both);
+    Vocab vocab, again;
+    vocab_learn_subwords(&vocab, both, count, 8000);
+    ck_assert_int_le(vocab.size, 8000);
+    ck_assert_int_gt(vocab.size, 7000);
+    long pieces = 0, whole = 0;
+    for (long i = 0; i < count; i++) {
+        int ids[TEXT_MAX_LINE_BYTES];
+        const int n = vocab_encode(&vocab, both[i], ids, TEXT_MAX_LINE_BYTES);
+        char joined[2 * TEXT_MAX_LINE_BYTES + 2] = "";
+        size_t used = 0;
+        for (int k = 0; k < n; k++) {
+            ck_assert_int_ne(ids[k], VOCAB_UNKNOWN);
+            ck_assert_int_ge(ids[k], VOCAB_SPECIALS);
+            used += (size_t)sprintf(joined + used, "%s%s", k ? " " : "", vocab.token[ids[k]]);
+        }
+        vocab_join_subwords(joined, used);
+        ck_assert_msg(strcmp(joined, both[i]) == 0, "%s came back as %s", both[i], joined);
+        pieces += n, whole += n == 1;
+    }
+    ck_assert_int_lt(pieces, count + count / 5);   /* measured: 1.104 pieces a token */
+    ck_assert_int_gt(whole, count * 9 / 10);       /* measured: 93.4% */
+    vocab_learn_subwords(&again, both, count, 8000);
+    ck_assert_int_eq(again.size, vocab.size);
+    for (int i = 0; i < vocab.size; i++) ck_assert_str_eq(again.token[i], vocab.token[i]);
+    vocab_free(&vocab), vocab_free(&again);
+    free(both);
+    for (int f = 0; f < 2; f++) tokenized_file_free(&files[f]);
+}
+END_TEST
+
+/* tokenize --subwords cuts and joins with a vocabulary file; vocab --subwords learns one. */
+START_TEST(text_subwords_commands)
+{
+    char corpus[128], path[128], arguments[512];
+    fclose(open_corpus("val.de", corpus, sizeof corpus));
+    temporary_path(path, sizeof path, "subwords.de");
+    snprintf(arguments, sizeof arguments,
+             "vocab --language de --lowercase --subwords 2000 --save %s %s", path, corpus);
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_msg(strstr(r->out, "1014 lines, ") == r->out && strstr(r->out, " pieces ("),
+                  "%s", r->out);
+    Vocab vocab;
+    ck_assert_ptr_null(vocab_load(&vocab, path));
+    ck_assert(vocab.subwords);
+    ck_assert_int_le(vocab.size, 2000);
+    char expected[64];
+    snprintf(expected, sizeof expected, "\nvocabulary: %d = 4 specials + %d subwords\n",
+             vocab.size, vocab.size - 4);
+    ck_assert_msg(strstr(r->out, expected) != NULL, "'%s' not in %s", expected, r->out);
+    vocab_free(&vocab);
+    /* Cut a line of val.de, check that every piece is a token, and join it back. */
+    snprintf(arguments, sizeof arguments, "tokenize --language de --lowercase --subwords %s",
+             path);
+    r = run_with_input("Zwei junge Hundebesitzer spielen.\n", arguments);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_ptr_nonnull(strstr(r->out, "@@ "));
+    ck_assert_ptr_null(strstr(r->out, "<unk>"));
+    char cut[512];
+    ck_assert_uint_lt(strlen(r->out), sizeof cut);
+    memcpy(cut, r->out, strlen(r->out) + 1);
+    snprintf(arguments, sizeof arguments, "tokenize --detokenize --subwords %s", path);
+    r = run_with_input(cut, arguments);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_str_eq(r->out, "zwei junge hundebesitzer spielen.\n");
+    r = run("", "tokenize --compare x --subwords y");
+    ck_assert_int_eq(r->status, 2);
+    r = run("", "tokenize --subwords /nonexistent/file");
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_ptr_nonnull(strstr(r->err, "cannot open /nonexistent/file"));
+    r = run("", "vocab --subwords 0 x");
+    ck_assert_int_eq(r->status, 2);
+    unlink(path);
+}
+END_TEST
+
 /* The one UTF-8 decoder (utf8.c), used by the tokenizer, the vocabulary and BLEU: every code
    point survives encode-then-decode, the five malformations are refused with their names,
    and the valid prefix stops at the first bad byte. */
@@ -625,10 +796,13 @@ Suite *text_suite(void)
     tcase_add_test(vocabulary, text_vocabulary_orders_and_filters);
     tcase_add_test(vocabulary, text_vocabulary_round_trip);
     tcase_add_test(vocabulary, text_vocabulary_file_errors);
+    tcase_add_test(vocabulary, text_subwords_learn_cut_and_join);
+    tcase_add_test(vocabulary, text_subwords_of_multi30k);
     suite_add_tcase(suite, vocabulary);
     TCase *commands = tcase_create("commands");
     tcase_add_test(commands, text_tokenize_command);
     tcase_add_test(commands, text_vocab_command);
+    tcase_add_test(commands, text_subwords_commands);
     suite_add_tcase(suite, commands);
     return suite;
 }

@@ -329,6 +329,57 @@ START_TEST(cli_train_cooldown_ends_at_the_last_epoch)
 }
 END_TEST
 
+/* train --subwords: one vocabulary of pieces for both sides, saved in the model, the pieces
+   joined back into words by translate (no @@ in its output), and a resume with another
+   size refused. */
+START_TEST(cli_train_subwords_translates_words)
+{
+    char dir[] = "/tmp/transformer-test-bpe-XXXXXX", command[4096], arguments[2048];
+    make_64_pairs(dir);
+    snprintf(arguments, sizeof arguments,
+             "train --data %s --epochs 30 --layers 1 --d-model 32 --d-ff 64 --heads 2 "
+             "--token-budget 300 --warmup 50 --factor 3 --dropout 0 --smoothing 0 --tie-all "
+             "--subwords 300 --model %s/m.st --checkpoint %s/c.st --log %s/log.csv", dir, dir,
+             dir, dir);
+    Run *r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    Model model;
+    Vocab src_vocab, tgt_vocab;
+    Safetensors file;
+    snprintf(command, sizeof command, "%s/m.st", dir);
+    const char *error = translation_model_load(command, &model, &src_vocab, &tgt_vocab, &file);
+    ck_assert_msg(error == NULL, "%s", error);
+    safetensors_free(&file);
+    ck_assert(src_vocab.subwords && tgt_vocab.subwords);
+    ck_assert_int_le(src_vocab.size, 300);
+    ck_assert_int_eq(src_vocab.size, tgt_vocab.size);
+    for (int i = 0; i < src_vocab.size; i++) ck_assert_str_eq(src_vocab.token[i], tgt_vocab.token[i]);
+    char sizes[128];
+    snprintf(sizes, sizeof sizes, "vocabularies: %d German, %d English", src_vocab.size,
+             tgt_vocab.size);
+    ck_assert_msg(strstr(r->out, sizes), "%s", r->out);
+    model_free(&model), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+    snprintf(arguments, sizeof arguments, "translate --model %s/m.st --beam 2 < %s/val.de",
+             dir, dir);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    int lines = 0;
+    for (const char *p = r->out; *p; p++) lines += *p == '\n';
+    ck_assert_int_eq(lines, 64);
+    ck_assert_msg(strstr(r->out, "@@") == NULL, "%s", r->out);
+    snprintf(arguments, sizeof arguments,
+             "train --data %s --epochs 31 --layers 1 --d-model 32 --d-ff 64 --heads 2 "
+             "--token-budget 300 --warmup 50 --factor 3 --dropout 0 --smoothing 0 --tie-all "
+             "--subwords 400 --model %s/m2.st --checkpoint %s/c2.st --resume %s/c.st", dir,
+             dir, dir, dir);
+    r = run("", arguments);
+    ck_assert_int_ne(r->status, 0);
+    ck_assert_msg(strstr(r->err, "recipe.subwords is"), "%s", r->err);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
 /* The recorded data of the translator's figures (figures/multi30k/): each attention row is a
    distribution, the decoder's map is causal, and the log is make multi30k's: its 48 epochs,
    the best validation loss at the epoch the Results section names, the rate cooled to 0. */
@@ -439,6 +490,7 @@ Suite *translate_suite(void)
     tcase_add_test(command, cli_train_and_translate_overfit_64_pairs);
     tcase_add_test(command, shipped_translator_translates);
     tcase_add_test(command, cli_train_cooldown_ends_at_the_last_epoch);
+    tcase_add_test(command, cli_train_subwords_translates_words);
     suite_add_tcase(suite, command);
     return suite;
 }
