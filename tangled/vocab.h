@@ -48,17 +48,17 @@ bool vocab_continues_word(const char *token);
    of words; with subwords, the longest token that starts it, then the same on the rest.
    Returns how many numbers were written. */
 int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids);
-#line 1701 "book/text.nw"
+#line 1704 "book/text.nw"
 /* Join the pieces in the tokens text[0 .. length): delete each "@@ ", and a final "@@".
    Returns the new length. */
 size_t vocab_join_subwords(char *text, size_t length);
-#line 1732 "book/text.nw"
+#line 1735 "book/text.nw"
 /* A vocabulary of subwords learned by byte-pair encoding from TOKENS[0 .. count): the
    specials, then the pieces the greedy cut (vocab_encode) makes of the tokens, the most
    frequent first, from merges made until there are SIZE symbols (or fewer: no pair occurs
    twice; or more: every character is kept, in both forms). */
 void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size);
-#line 1955 "book/text.nw"
+#line 1961 "book/text.nw"
 /* COPY becomes a vocabulary of its own with the tokens of VOCAB, in the same order. */
 void vocab_copy(Vocab *copy, const Vocab *vocab);
 #line 1255 "book/text.nw"
