@@ -329,7 +329,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 607 "book/checkpoint.nw"
+#line 610 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -344,6 +344,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 printf("stopped after step %ld (%s)%s%s\n", adam->step,
                        out_of_time ? "time budget" : impatient ? patience_text : "--stop-after",
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
+                if (!impatient && train->cooldown > 0 && adam->step < train->cooldown_end)
+                    printf("the cool-down was cut short at step %ld of %ld%s%s%s\n", adam->step,
+                           train->cooldown_end, settings->checkpoint_path ? " (--resume " : "",
+                           settings->checkpoint_path ? saved : "", settings->checkpoint_path ? " finishes it)" : "");
                 outcome = TRAINER_STOPPED;
             }
 #line 599 "book/checkpoint.nw"

@@ -85,11 +85,11 @@ bleu-brevity|BLEU = 20.18 |BLEU $= 20.18$
 bleu-brevity|hyp_len = 5110 ref_len = 13289|$\mathit{hyp\_len} = 5110$, $\mathit{ref\_len} = 13289$
 bleu-order|BLEU = 0.00 100.0/100.0/100.0/0.0|[[BLEU = 0.00 100.0/100.0/100.0/0.0]]
 bleu-sentence-mean|BLEU = 41.11 |= 41.11$
-greedy-beam-bleu|BLEU = 39.39 69.7/47.0/32.4/22.7|BLEU 39.39 (69.7/47.0/32.4/22.7
-greedy-beam-bleu|BLEU = 40.64 70.7/48.1/33.6/24.0|40.64 (70.7/48.1/33.6/24.0
-beam-differences|lines that differ: 387|In 387 lines
-token-budget|batches in the first epoch: 236|236
-cooldown-rate|last rate: 1.036810e-07|1.036810e-07
+greedy-beam-bleu|BLEU = 39.27 72.3/48.3/33.0/23.0|BLEU 39.27 (72.3/48.3/33.0/23.0
+greedy-beam-bleu|BLEU = 41.13 72.7/49.4/34.2/24.2|41.13 (72.7/49.4/34.2/24.2
+beam-differences|lines that differ: 482|In 482 lines
+token-budget|batches in the first epoch: 260|260
+cooldown-rate|last rate: 1.209261e-07|1.209261e-07
 step-flops|flops_per_step=294246285312|$F_{\mathrm{step}} = 294\,246\,285\,312$
 dist-gpu|10 Gbit/s: efficiency 0.125|an efficiency of 0.125
 dist-gpu|100 Gbit/s: efficiency 0.566|0.088~s and 0.566

@@ -312,6 +312,14 @@ START_TEST(cli_train_cooldown_ends_at_the_last_epoch)
                             1e-6 * rate[0]);   /* the first epoch: the schedule's own rate */
     const double last = learning_rate(end - 1, 32, 3.0, 50) / (2.0 * per_epoch);
     ck_assert_double_eq_tol(rate[2], last, 1e-6 * last);
+    snprintf(arguments, sizeof arguments,   /* a run stopped early says its rate never fell */
+             "train --data %s %s --epochs 3 --cooldown 2 --model %s/m4.st --checkpoint %s/c4.st "
+             "--stop-after %ld", dir, tiny, dir, dir, end - 1);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    snprintf(command, sizeof command, "the cool-down was cut short at step %ld of %ld (--resume %s/c4.st",
+             end - 1, end, dir);
+    ck_assert_msg(strstr(r->out, command), "%s", r->out);
     snprintf(arguments, sizeof arguments,
              "train --data %s %s --epochs 4 --cooldown 2 --model %s/m2.st --checkpoint %s/c2.st "
              "--resume %s/c.st", dir, tiny, dir, dir, dir);
@@ -431,8 +439,8 @@ START_TEST(multi30k_figure_data_is_consistent)
         if (validation < best) best = validation, best_epoch = epoch;
     }
     fclose(log);
-    ck_assert_int_eq(epoch, 48);        /* make multi30k's --epochs 48 */
-    ck_assert_int_eq(best_epoch, 46);   /* the Results section's numbers */
+    ck_assert_int_eq(epoch, 38);        /* make multi30k's --epochs 38 */
+    ck_assert_int_eq(best_epoch, 38);   /* the Results section's numbers */
     ck_assert_double_lt(best, first / 2);
     ck_assert_double_lt(rate, 1e-6);    /* the cool-down ended at zero */
 }
@@ -443,7 +451,7 @@ END_TEST
    decoding of the first 100 sentences of test2016 scores SHIPPED_BLEU_100 lowercased when
    the model was made (see data/multi30k-de-en.md). The bound is one point below it: another
    BLAS kernel may round a product differently and change a word or two, never a point. */
-#define SHIPPED_BLEU_100 38.65
+#define SHIPPED_BLEU_100 38.16
 START_TEST(shipped_translator_translates)
 {
     Safetensors file;
