@@ -149,10 +149,11 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-#line 1550 "book/text.nw"
+#line 1551 "book/text.nw"
         char complaint[TEXT_ERROR_MAX] = "";
         if (length == 0) strcpy(complaint, "an empty line");
         else if (strpbrk(reader.text, " \t\r")) strcpy(complaint, "a token with a blank in it");
+        else if (memchr(reader.text, '\0', (size_t)length)) strcpy(complaint, "a NUL byte");
         else if (length > TEXT_MAX_LINE_BYTES) strcpy(complaint, "a token over 1000 bytes");
         else if (utf8_check(reader.text, (size_t)length, complaint, sizeof complaint)) {}
         else if (vocab->size < VOCAB_SPECIALS && strcmp(reader.text, vocab_specials[vocab->size]))
@@ -183,26 +184,26 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
         problem = located(vocab->error, path, repeated + 1,
                           "a token that is already listed");
     /* <<Note whether the vocabulary's tokens are subwords>> */
-#line 1625 "book/text.nw"
+#line 1627 "book/text.nw"
     for (int i = VOCAB_SPECIALS; problem == NULL && i < vocab->size; i++)
         vocab->subwords = vocab->subwords || vocab_continues_word(vocab->token[i]);
 #line 1542 "book/text.nw"
     return problem;
 }
-#line 1565 "book/text.nw"
+#line 1567 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);
     vocab->token = NULL, vocab->storage = NULL, vocab->slot = NULL;
     vocab->size = vocab->slots = 0;
 }
-#line 1638 "book/text.nw"
+#line 1640 "book/text.nw"
 bool vocab_continues_word(const char *token)
 {
     const size_t n = strlen(token);
     return n > 2 && strcmp(token + n - 2, "@@") == 0;
 }
-#line 1664 "book/text.nw"
+#line 1666 "book/text.nw"
 int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
 {
     const size_t length = strlen(word);
@@ -217,7 +218,7 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
         size_t end = length;
         int id = VOCAB_UNKNOWN;
         /* <<Find the longest token [[word[start .. end)]] that starts the rest of the word>> */
-#line 1692 "book/text.nw"
+#line 1694 "book/text.nw"
         for (; end > start; end--) {
             if (((unsigned char)word[end] & 0xC0) == 0x80) continue;   /* inside a character */
             memcpy(piece, word + start, end - start);
@@ -228,13 +229,13 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
             id = VOCAB_UNKNOWN;
             for (end = start + 1; ((unsigned char)word[end] & 0xC0) == 0x80; end++) {}
         }
-#line 1678 "book/text.nw"
+#line 1680 "book/text.nw"
         ids[n++] = id;
         start = end;
     }
     return n;
 }
-#line 1713 "book/text.nw"
+#line 1715 "book/text.nw"
 size_t vocab_join_subwords(char *text, size_t length)
 {
     size_t kept = 0;
@@ -249,7 +250,7 @@ size_t vocab_join_subwords(char *text, size_t length)
     text[kept] = '\0';
     return kept;
 }
-#line 1747 "book/text.nw"
+#line 1749 "book/text.nw"
 /* The index of TEXT among the symbols, added if new; the table has room for all. */
 static int symbol_number(Vocab *symbols, const char *text)
 {
@@ -261,7 +262,7 @@ static int symbol_number(Vocab *symbols, const char *text)
     }
     return symbols->slot[s] - 1;
 }
-#line 1765 "book/text.nw"
+#line 1767 "book/text.nw"
 typedef struct {
     int left, right;   /* symbol numbers */
     long frequency;
@@ -306,7 +307,7 @@ static void pair_add(PairTable *table, int left, int right, long frequency)
     }
     table->pair[table->slot[s] - 1].frequency += frequency;
 }
-#line 1816 "book/text.nw"
+#line 1818 "book/text.nw"
 typedef struct {
     const char *text;
     long count;      /* occurrences in the text */
@@ -319,12 +320,12 @@ static void add_pairs(PairTable *pairs, const WordType *type, long sign)
     for (int i = 0; i + 1 < type->length; i++)
         pair_add(pairs, type->symbol[i], type->symbol[i + 1], sign * type->count);
 }
-#line 1833 "book/text.nw"
+#line 1835 "book/text.nw"
 void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size)
 {
     ENSURE(count >= 0 && size >= VOCAB_SPECIALS, "count %ld, size %d", count, size);
     /* <<Find the word types and their counts>> */
-#line 1854 "book/text.nw"
+#line 1856 "book/text.nw"
     char **sorted = xmalloc((size_t)(count > 0 ? count : 1) * sizeof *sorted);
     if (count > 0) memcpy(sorted, tokens, (size_t)count * sizeof *sorted);
     qsort(sorted, (size_t)count, sizeof *sorted, compare_strings);
@@ -336,9 +337,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         characters += (long)strlen(sorted[i]);
         ENSURE(strlen(sorted[i]) <= TEXT_MAX_LINE_BYTES, "a token of %zu bytes", strlen(sorted[i]));
     }
-#line 1837 "book/text.nw"
+#line 1839 "book/text.nw"
     /* <<Make a table of symbols with room for every character and every merge>> */
-#line 1871 "book/text.nw"
+#line 1873 "book/text.nw"
     Vocab symbols = {0};
     const long most_symbols = VOCAB_SPECIALS + characters + size;
     ENSURE(most_symbols < INT32_MAX / 4, "%ld symbols", most_symbols);
@@ -350,9 +351,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         symbols.token[k] = (char *)vocab_specials[k];
         symbols.slot[vocab_slot(&symbols, vocab_specials[k])] = ++symbols.size;
     }
-#line 1838 "book/text.nw"
+#line 1840 "book/text.nw"
     /* <<Write each type as its characters, all but the last marked>> */
-#line 1888 "book/text.nw"
+#line 1890 "book/text.nw"
     int *row_symbols = xmalloc((size_t)(characters > 0 ? characters : 1) * sizeof *row_symbols);
     long used = 0;
     for (long t = 0; t < n_types; t++) {
@@ -367,11 +368,11 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         }
         used += types[t].length;
     }
-#line 1839 "book/text.nw"
+#line 1841 "book/text.nw"
     PairTable pairs = {0};
     for (long t = 0; t < n_types; t++) add_pairs(&pairs, &types[t], +1);
     /* <<Merge the most frequent pair until there are [[size]] symbols>> */
-#line 1910 "book/text.nw"
+#line 1912 "book/text.nw"
     while (symbols.size < size) {
         int best = -1;
         for (int p = 0; p < pairs.count; p++)
@@ -400,9 +401,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
             add_pairs(&pairs, type, +1);
         }
     }
-#line 1842 "book/text.nw"
+#line 1844 "book/text.nw"
     /* <<Make the vocabulary of the pieces the greedy cut makes of the text>> */
-#line 1946 "book/text.nw"
+#line 1948 "book/text.nw"
     symbols.subwords = true;
     size_t piece_capacity = 0;
     char **pieces = NULL;
@@ -416,12 +417,12 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
     vocab_build(vocab, pieces, n_pieces, 1);
     vocab->subwords = true;
     free(pieces);
-#line 1843 "book/text.nw"
+#line 1845 "book/text.nw"
     for (int i = VOCAB_SPECIALS; i < symbols.size; i++) free(symbols.token[i]);
     free(symbols.token), free(symbols.slot), free(pairs.pair), free(pairs.slot);
     free(types), free(row_symbols), free(sorted);
 }
-#line 1970 "book/text.nw"
+#line 1972 "book/text.nw"
 void vocab_copy(Vocab *copy, const Vocab *vocab)
 {
     memset(copy, 0, sizeof *copy);

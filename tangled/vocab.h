@@ -40,25 +40,25 @@ const char *vocab_load(Vocab *vocab, const char *path);
 /* The same from an open stream, its complaints named NAME (a model file's vocabularies). */
 const char *vocab_read(Vocab *vocab, FILE *in, const char *name);
 void vocab_free(Vocab *vocab);
-#line 1633 "book/text.nw"
+#line 1635 "book/text.nw"
 /* Whether TOKEN is a piece that does not end its word: it ends in @@. */
 bool vocab_continues_word(const char *token);
-#line 1657 "book/text.nw"
+#line 1659 "book/text.nw"
 /* The token numbers of WORD, at most max_ids of them, into ids: its number in a vocabulary
    of words; with subwords, the longest token that starts it, then the same on the rest.
    Returns how many numbers were written. */
 int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids);
-#line 1707 "book/text.nw"
+#line 1709 "book/text.nw"
 /* Join the pieces in the tokens text[0 .. length): delete each "@@ ", and a final "@@".
    Returns the new length. */
 size_t vocab_join_subwords(char *text, size_t length);
-#line 1739 "book/text.nw"
+#line 1741 "book/text.nw"
 /* A vocabulary of subwords learned by byte-pair encoding from TOKENS[0 .. count): the
    specials, then the pieces the greedy cut (vocab_encode) makes of the tokens, the most
    frequent first, from merges made until there are SIZE symbols (or fewer: no pair occurs
    twice; or more: the characters alone, in both forms, are more). */
 void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size);
-#line 1965 "book/text.nw"
+#line 1967 "book/text.nw"
 /* COPY becomes a vocabulary of its own with the tokens of VOCAB, in the same order. */
 void vocab_copy(Vocab *copy, const Vocab *vocab);
 #line 1255 "book/text.nw"

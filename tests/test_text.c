@@ -472,6 +472,11 @@ START_TEST(text_vocabulary_file_errors)
         assert_starts_with(vocab_load(&vocab, path), expected);
         vocab_free(&vocab);
     }
+    snprintf(text, sizeof text, "%sa\nb", specials);   /* a NUL byte, which would end "b" */
+    write_file(path, text, strlen(text) + 1);
+    snprintf(expected, sizeof expected, "%s:6: a NUL byte", path);
+    assert_starts_with(vocab_load(&vocab, path), expected);
+    vocab_free(&vocab);
     snprintf(text, sizeof text, "%sa\nb", specials);   /* no newline at the end: fine */
     write_file(path, text, strlen(text));
     ck_assert_ptr_null(vocab_load(&vocab, path));
