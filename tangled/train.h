@@ -77,7 +77,7 @@ typedef struct {
     Rng data_rng;       /* draws (or shuffles) the training data */
     Rng dropout_rng;    /* draws the dropout masks */
 } TrainingProgress;
-#line 1797 "book/translate.nw"
+#line 1798 "book/translate.nw"
 /* The rate of update step as learning_rate, times the cool-down's factor if the settings
    have one. */
 double scheduled_rate(long step, int d_model, const TrainSettings *settings);

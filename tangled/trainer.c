@@ -344,10 +344,11 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 printf("stopped after step %ld (%s)%s%s\n", adam->step,
                        out_of_time ? "time budget" : impatient ? patience_text : "--stop-after",
                        settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
-                if (!impatient && train->cooldown > 0 && adam->step < train->cooldown_end)
-                    printf("the cool-down was cut short at step %ld of %ld%s%s%s\n", adam->step,
-                           train->cooldown_end, settings->checkpoint_path ? " (--resume " : "",
-                           settings->checkpoint_path ? saved : "", settings->checkpoint_path ? " finishes it)" : "");
+                if (!impatient && train->cooldown > 0 && adam->step < train->cooldown_end) {
+                    printf("the cool-down was cut short at step %ld of %ld", adam->step, train->cooldown_end);
+                    if (settings->checkpoint_path) printf(" (--resume %s finishes it)", saved);
+                    putchar('\n');
+                }
                 outcome = TRAINER_STOPPED;
             }
 #line 599 "book/checkpoint.nw"
