@@ -60,8 +60,9 @@ LIBS     = $(shell pkg-config --libs openblas libcjson) -ldnnl -lm -fopenmp
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 # -fopenmp: threads (Chapter 19); -fno-trapping-math: the program never reads the floating-point
-# exception flags, so the compiler may vectorize loops with comparisons (Chapter 19).
-ALL_CFLAGS = $(WARN) -fopenmp -fno-trapping-math -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
+# exception flags, so the compiler may vectorize loops with comparisons (Chapter 19);
+# -fno-math-errno: nor errno after arithmetic, so sqrtf may be a vector instruction (Adam).
+ALL_CFLAGS = $(WARN) -fopenmp -fno-trapping-math -fno-math-errno -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
 
 # MPI (Chapter 20): with Open MPI's pkg-config file present, distributed.c is compiled
 # against mpi.h and the program links libmpi; `make MPI=no` builds without it. Its header
@@ -303,8 +304,9 @@ copy-full: transformer
 # on the CPU with the recipe that section chose (one vocabulary of 8000 subwords for both
 # languages, all three embeddings tied, dropout 0.3, 38 epochs whose last 10 cool the rate
 # down to 0, early stopping after 5 epochs without progress; 49 minutes on two cores of an
-# Intel Xeon with AMX, 79 on an AMD EPYC without, which needs MT_RECIPE with --minutes 100:
-# the guard of --minutes 60 would cut its cool-down short, and train says so), translate the
+# Intel Xeon with AMX; where 38 epochs take longer than the 60 minutes, as on an AMD EPYC
+# without AMX, train brings the last epoch forward so that the cool-down ends in time, and
+# says so), translate the
 # 2016 test set with the model of the best validation loss and a beam of 4 (the length
 # penalty's alpha 2, translate's default, chosen on the validation set), print BLEU,
 # lowercased and cased, and one summary line. Not part of check.

@@ -6,6 +6,8 @@
 /* <<layers.c includes>> */
 #line 32 "book/attention.nw"
 #include <string.h>
+#line 787 "book/fast.nw"
+#include <immintrin.h>
 /* <<layers.c definitions>> */
 #line 89 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
@@ -408,23 +410,66 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
         for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - expf(y_r[j]) * (float)sum;
     }
 }
-#line 773 "book/fast.nw"
+#line 791 "book/fast.nw"
+enum { DROPOUT_LANES = 16 };
+
+/* keep_scale[first..end) as dropout_mask draws them, from stream standing at draw first:
+   16 copies of the generator in the lanes of two AVX-512 registers. */
+__attribute__((target("avx512f,avx512dq,avx512vl")))
+static void dropout_mask_block_avx512(float *keep_scale, size_t first, size_t end,
+                                      Rng stream, uint32_t threshold, float scale)
+{
+    uint64_t start[DROPOUT_LANES], multiplier = 1;
+    Rng lane = stream, zero = {0, stream.increment};
+    for (int j = 0; j < DROPOUT_LANES; j++) {
+        start[j] = lane.state;
+        rng_advance(&lane, 1);
+        multiplier *= 6364136223846793005ULL;
+    }
+    rng_advance(&zero, DROPOUT_LANES);
+    __m512i state[2] = {_mm512_loadu_si512(start), _mm512_loadu_si512(start + 8)};
+    const __m512i a = _mm512_set1_epi64((long long)multiplier);
+    const __m512i c = _mm512_set1_epi64((long long)zero.state);
+    const __m256i limit = _mm256_set1_epi32((int)threshold);
+    const __m256 keep = _mm256_set1_ps(scale), drop = _mm256_setzero_ps();
+    size_t i = first;
+    for (; i + DROPOUT_LANES <= end; i += DROPOUT_LANES)
+        for (int half = 0; half < 2; half++) {
+            const __m512i old = state[half];
+            const __m256i xorshifted = _mm512_cvtepi64_epi32(
+                _mm512_srli_epi64(_mm512_xor_si512(_mm512_srli_epi64(old, 18), old), 27));
+            const __m256i rotation = _mm512_cvtepi64_epi32(_mm512_srli_epi64(old, 59));
+            const __m256i draw = _mm256_rorv_epi32(xorshifted, rotation);
+            const __mmask8 dropped = _mm256_cmplt_epu32_mask(_mm256_srli_epi32(draw, 8), limit);
+            _mm256_storeu_ps(keep_scale + i + 8 * half, _mm256_mask_blend_ps(dropped, keep, drop));
+            state[half] = _mm512_add_epi64(_mm512_mullo_epi64(old, a), c);
+        }
+    _mm512_storeu_si512(start, state[0]);
+    Rng rest = {start[0], stream.increment};   /* lane 0 stands at draw i */
+    for (; i < end; i++) keep_scale[i] = rng_next(&rest) >> 8 < threshold ? 0.0f : scale;
+}
+#line 834 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     const float scale = 1.0f / (1.0f - p);
     const uint32_t threshold = (uint32_t)ceilf(p * 0x1p24f);   /* exact: p < 1 */
+    const bool avx512 = __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
     PARALLEL_FOR(n)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         const size_t first = n * block / PARALLEL_BLOCKS;
         const size_t end = n * (block + 1) / PARALLEL_BLOCKS;
         Rng stream = *rng;
         rng_advance(&stream, first);
+        if (avx512) {
+            dropout_mask_block_avx512(keep_scale, first, end, stream, threshold, scale);
+            continue;
+        }
         for (size_t i = first; i < end; i++)
             keep_scale[i] = rng_next(&stream) >> 8 < threshold ? 0.0f : scale;
     }
     rng_advance(rng, n);
 }
-#line 808 "book/fast.nw"
+#line 874 "book/fast.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -440,7 +485,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 842 "book/fast.nw"
+#line 908 "book/fast.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -451,7 +496,7 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     *mean = sum / d;
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
-#line 919 "book/fast.nw"
+#line 985 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

@@ -8,15 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 448 "book/tensor.nw"
+#line 456 "book/tensor.nw"
 #include <math.h>
-#line 609 "book/tensor.nw"
+#line 617 "book/tensor.nw"
 #include <cblas.h>
 #line 1281 "book/program.nw"
 #include <time.h>
-#line 1324 "book/fast.nw"
+#line 1395 "book/fast.nw"
 #include <immintrin.h>
-#line 1472 "book/fast.nw"
+#line 1543 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
@@ -136,7 +136,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
-#line 390 "book/tensor.nw"
+#line 398 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -145,7 +145,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
-#line 424 "book/tensor.nw"
+#line 432 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -155,7 +155,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
-#line 455 "book/tensor.nw"
+#line 463 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -163,13 +163,13 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 536 "book/tensor.nw"
+#line 544 "book/tensor.nw"
 /* Element (row, col) of op(x). */
 static inline float element(MatmulOperand x, int row, int col)
 {
     return x.transposed ? x.data[(size_t)col * x.ld + row] : x.data[(size_t)row * x.ld + col];
 }
-#line 550 "book/tensor.nw"
+#line 558 "book/tensor.nw"
 static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
                              const float *y, int y_rows, int y_cols, int ldy)
 {
@@ -179,12 +179,12 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     uintptr_t y_end = y_first + ((size_t)(y_rows - 1) * ldy + y_cols) * sizeof(float);
     return x_first < y_end && y_first < x_end;
 }
-#line 568 "book/tensor.nw"
+#line 576 "book/tensor.nw"
 void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                       float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 589 "book/tensor.nw"
+#line 597 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);
@@ -196,7 +196,7 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 572 "book/tensor.nw"
+#line 580 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -206,7 +206,7 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 624 "book/tensor.nw"
+#line 632 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
 {
@@ -218,12 +218,12 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
             for (int j = 0; j < n; j++) row[j] *= beta;
     }
 }
-#line 659 "book/tensor.nw"
+#line 667 "book/tensor.nw"
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 589 "book/tensor.nw"
+#line 597 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);
@@ -235,15 +235,15 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 663 "book/tensor.nw"
+#line 671 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
-#line 642 "book/tensor.nw"
+#line 650 "book/tensor.nw"
     if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
         if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
         return;
     }
-#line 665 "book/tensor.nw"
+#line 673 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
 #line 570 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
@@ -251,11 +251,11 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
         matmul_blas_split(m, n, k, alpha, a, b, beta, c, ldc);
         return;
     }
-#line 666 "book/tensor.nw"
+#line 674 "book/tensor.nw"
     /* <<Clear the result when $\beta = 0$, whatever it held>> */
-#line 652 "book/tensor.nw"
+#line 660 "book/tensor.nw"
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
-#line 667 "book/tensor.nw"
+#line 675 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
 #line 645 "book/fast.nw"
     if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
@@ -264,12 +264,12 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
                     a.transposed ? a.ld : 1, beta, c, 1);
         return;
     }
-#line 668 "book/tensor.nw"
+#line 676 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
                 b.transposed ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
 }
-#line 702 "book/tensor.nw"
+#line 710 "book/tensor.nw"
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
     /* <<Initial values of the compute settings>> */
@@ -281,11 +281,11 @@ ComputeSettings compute = {
     .split_products = true,
 #line 693 "book/fast.nw"
     .fast_kernels = true,
-#line 1287 "book/fast.nw"
+#line 1358 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 1656 "book/fast.nw"
+#line 1727 "book/fast.nw"
     .bf16_min_work = 1e6,
-#line 705 "book/tensor.nw"
+#line 713 "book/tensor.nw"
 };
 
 void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
@@ -297,15 +297,15 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
         #pragma omp critical(matmul_log)
         matmul_log_add(compute.log, (MatmulShape){a.transposed, b.transposed, beta != 0.0f,
                                                   m, n, k});
-#line 711 "book/tensor.nw"
+#line 719 "book/tensor.nw"
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 1663 "book/fast.nw"
+#line 1734 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
-#line 714 "book/tensor.nw"
+#line 722 "book/tensor.nw"
     else
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
@@ -385,7 +385,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     }
     rng->state = total_multiplier * rng->state + total_increment;
 }
-#line 1332 "book/fast.nw"
+#line 1403 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -407,7 +407,7 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     }
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
-#line 1359 "book/fast.nw"
+#line 1430 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -415,7 +415,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
     for (int r = 0; r < rows; r++)
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
-#line 1392 "book/fast.nw"
+#line 1463 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 typedef struct {
@@ -435,7 +435,7 @@ typedef struct {
 } Bf16State;
 
 static Bf16State bf16;
-#line 1417 "book/fast.nw"
+#line 1488 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -460,7 +460,7 @@ void bf16_weights_forget(void)
 {
     bf16.weights = NULL, bf16.weight_count = 0;
 }
-#line 1448 "book/fast.nw"
+#line 1519 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -473,7 +473,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
     *ld = cols;
     return bf16.scratch[which];
 }
-#line 1480 "book/fast.nw"
+#line 1551 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -481,7 +481,7 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
-#line 1498 "book/fast.nw"
+#line 1569 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -521,7 +521,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1553 "book/fast.nw"
+#line 1624 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -532,14 +532,14 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1537 "book/fast.nw"
+#line 1608 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
-#line 1569 "book/fast.nw"
+#line 1640 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -561,12 +561,12 @@ static Bf16Product *bf16_product(Bf16Product key)
     bf16_make_product(p);
     return p;
 }
-#line 1608 "book/fast.nw"
+#line 1679 "book/fast.nw"
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 589 "book/tensor.nw"
+#line 597 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);
@@ -578,7 +578,7 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 1612 "book/fast.nw"
+#line 1683 "book/fast.nw"
     if (m == 0 || n == 0) return;
     if (alpha == 0.0f || k == 0) {
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
@@ -602,14 +602,14 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
-#line 1685 "book/fast.nw"
+#line 1756 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
-#line 1771 "book/fast.nw"
+#line 1842 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

@@ -65,20 +65,26 @@ typedef struct {
 } Rng;
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
-#line 369 "book/tensor.nw"
-static inline uint32_t rng_next(Rng *rng)
+#line 371 "book/tensor.nw"
+/* The 32-bit output of PCG32 for the state old. */
+static inline uint32_t rng_output(uint64_t old)
 {
-    uint64_t old = rng->state;
-    rng->state = old * 6364136223846793005ULL + rng->increment;
     uint32_t xorshifted = (uint32_t)(((old >> 18) ^ old) >> 27);
     uint32_t rotation = (uint32_t)(old >> 59);
     return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
 }
-#line 415 "book/tensor.nw"
+
+static inline uint32_t rng_next(Rng *rng)
+{
+    uint64_t old = rng->state;
+    rng->state = old * 6364136223846793005ULL + rng->increment;
+    return rng_output(old);
+}
+#line 423 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 498 "book/tensor.nw"
+#line 506 "book/tensor.nw"
 /* One operand of a product: row-major numbers with leading dimension ld (floats from one
    row to the next), used as they are or transposed. */
 typedef struct {
@@ -96,7 +102,7 @@ static inline MatmulOperand transposed(const float *data, int ld)
 {
     return (MatmulOperand){data, ld, true};
 }
-#line 521 "book/tensor.nw"
+#line 529 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c, c row-major with leading
    dimension ldc; op(x) is x transposed when x.transposed. beta == 0 ignores c's contents. */
 void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
@@ -105,14 +111,14 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
                       float beta, float *c, int ldc);
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
-#line 688 "book/tensor.nw"
+#line 696 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 /* <<Types of the compute settings>> */
 #line 100 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
-#line 1274 "book/fast.nw"
+#line 1345 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
-#line 690 "book/tensor.nw"
+#line 698 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
 typedef struct {
     MatmulKernel matmul;    /* the kernel that matmul() forwards to */
@@ -125,11 +131,11 @@ typedef struct {
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
 #line 687 "book/fast.nw"
     bool fast_kernels;      /* false: the chapters' first versions of the kernels */
-#line 1280 "book/fast.nw"
+#line 1351 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 1649 "book/fast.nw"
+#line 1720 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
-#line 694 "book/tensor.nw"
+#line 702 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
 #line 1274 "book/program.nw"
@@ -172,7 +178,7 @@ void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, Matmul
 #line 737 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
-#line 1297 "book/fast.nw"
+#line 1368 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -185,19 +191,19 @@ static inline float float_from_bf16(uint16_t x)
     union { uint32_t bits; float value; } u = {.bits = (uint32_t)x << 16};
     return u.value;
 }
-#line 1380 "book/fast.nw"
+#line 1451 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
-#line 1598 "book/fast.nw"
+#line 1669 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
-#line 1677 "book/fast.nw"
+#line 1748 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
-#line 1765 "book/fast.nw"
+#line 1836 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 18 "book/tensor.nw"
 #endif

@@ -69,19 +69,21 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 887 "book/copy.nw"
+#line 898 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */
     double loss_sum;    /* their summed losses per token */
     Rng data_rng;       /* draws (or shuffles) the training data */
     Rng dropout_rng;    /* draws the dropout masks */
+    int last_epoch;     /* the run's last epoch if a time budget brought it forward
+                           (Getting to 41); 0: the settings' */
 } TrainingProgress;
-#line 1798 "book/translate.nw"
+#line 1799 "book/translate.nw"
 /* The rate of update step as learning_rate, times the cool-down's factor if the settings
    have one. */
 double scheduled_rate(long step, int d_model, const TrainSettings *settings);
-#line 982 "book/fast.nw"
+#line 1053 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,

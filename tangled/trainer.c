@@ -15,7 +15,7 @@
 #line 530 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 562 "book/copy.nw"
+#line 565 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -83,7 +83,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 /* <<trainer.c helpers>> */
-#line 405 "book/copy.nw"
+#line 406 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -92,7 +92,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
-#line 424 "book/copy.nw"
+#line 425 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -116,14 +116,14 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
-#line 453 "book/copy.nw"
+#line 454 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
     for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
     return tokens;
 }
-#line 466 "book/copy.nw"
+#line 467 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     const Batch *batch = trainer->batch;
@@ -133,7 +133,13 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     train_update(trainer->model, trainer->adam, trainer->settings);
     return loss / tokens;
 }
-#line 600 "book/copy.nw"
+#line 605 "book/copy.nw"
+/* The epoch the run ends with: the settings', unless a time budget brought it forward. */
+static int last_epoch(const TrainingProgress *progress, const TrainerSettings *settings)
+{
+    return progress->last_epoch ? progress->last_epoch : settings->epochs;
+}
+
 static double current_rate(const Trainer *trainer)
 {
     return scheduled_rate(trainer->adam->step - 1, trainer->model->config.d_model,
@@ -146,19 +152,19 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
     const TrainingProgress *progress = trainer->progress;
     const double elapsed = seconds_now() - clock->start;
     const long done = trainer->adam->step - clock->first_step;   /* by this process */
-    const long left = (long)(settings->epochs - progress->epoch) * source->batches
+    const long left = (long)(last_epoch(progress, settings) - progress->epoch) * source->batches
                       + source->batches - progress->batch;
     double eta = elapsed / done * left;
     if (settings->max_minutes && 60.0 * settings->max_minutes - elapsed < eta)
         eta = 60.0 * settings->max_minutes - elapsed;   /* the time budget ends it first */
     printf("\repoch %d/%d  batch %d/%d  step %ld  loss %.4f  %.0f tokens/s  lr %.2e  "
-           "ETA %.0f %s   ", progress->epoch, settings->epochs, progress->batch,
+           "ETA %.0f %s   ", progress->epoch, last_epoch(progress, settings), progress->batch,
            source->batches, trainer->adam->step, progress->loss_sum / progress->batch,
            clock->tokens_seen / elapsed, current_rate(trainer),
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 637 "book/copy.nw"
+#line 648 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -228,16 +234,16 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 488 "book/copy.nw"
+#line 489 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
     Adam *adam = trainer->adam;
     TrainingProgress *progress = trainer->progress;
-    const TrainSettings *train = trainer->settings;
+    TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 577 "book/copy.nw"
+#line 580 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
 #line 566 "book/checkpoint.nw"
@@ -254,7 +260,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         }
         catch_stop_signals();
     }
-#line 579 "book/copy.nw"
+#line 582 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -267,7 +273,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 496 "book/copy.nw"
+#line 497 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -276,7 +282,12 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     } else if (source->start_epoch) {
         source->start_epoch(source->task, progress->epoch);
     }
-    while (outcome == TRAINER_FINISHED && progress->epoch <= settings->epochs) {
+    /* <<Apply a last epoch that a time budget brought forward>> */
+#line 1888 "book/translate.nw"
+    if (progress->last_epoch && train->cooldown > 0)
+        train->cooldown_end = (long)progress->last_epoch * source->batches;
+#line 506 "book/copy.nw"
+    while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, settings)) {
         source->fill(source->task, trainer);
         const int parts = settings->accumulate > 1 ? settings->accumulate : 1;
         const int tokens = batch_tokens(trainer->batch, train->pad);
@@ -284,7 +295,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             ? parallel_step(trainer, settings->parallel, parts, tokens)
             : accumulated_step(trainer, parts, tokens);
         /* <<Stop if the loss is not finite>> */
-#line 545 "book/copy.nw"
+#line 548 "book/copy.nw"
         if (!isfinite(loss)) {
             const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
@@ -295,7 +306,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 512 "book/copy.nw"
+#line 514 "book/copy.nw"
         clock.tokens_seen += tokens;
         progress->loss_sum += loss, progress->batch++;
         if (clock.terminal) print_progress(trainer, source, settings, &clock);
@@ -312,7 +323,30 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                                && progress->epoch - trainer->best_epoch >= settings->patience;
         if (epoch_done) {
             progress->epoch++, progress->batch = 0, progress->loss_sum = 0.0;
-            if (source->start_epoch && progress->epoch <= settings->epochs)
+            /* <<Bring the run's end forward if the time budget cannot hold it>> */
+#line 1862 "book/translate.nw"
+            if (settings->max_minutes && train->cooldown > 0
+                && adam->step <= train->cooldown_end - train->cooldown) {   /* not cooling yet */
+                double elapsed = seconds_now() - clock.start;
+                if (settings->parallel) {
+                    settings->parallel->sum(settings->parallel->context, NULL, 0, &elapsed, 1);
+                    elapsed /= settings->parallel->size;
+                }
+                const int planned = last_epoch(progress, settings);
+                const int fits = budget_last_epoch(60.0 * settings->max_minutes, elapsed,
+                                                   adam->step - clock.first_step, adam->step,
+                                                   source->batches, planned,
+                                                   (int)(train->cooldown / source->batches));
+                if (fits < planned) {
+                    progress->last_epoch = fits;
+                    train->cooldown_end = (long)fits * source->batches;
+                    printf("%sthe time budget holds %d epochs: the cool-down now ends with epoch %d\n",
+                           clock.terminal ? "\n" : "", fits, fits);
+                    fflush(stdout);
+                }
+            }
+#line 531 "book/copy.nw"
+            if (source->start_epoch && progress->epoch <= last_epoch(progress, settings))
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
@@ -354,10 +388,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 599 "book/checkpoint.nw"
             break;
         }
-#line 532 "book/copy.nw"
+#line 535 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 678 "book/copy.nw"
+#line 689 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -365,7 +399,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 534 "book/copy.nw"
+#line 537 "book/copy.nw"
     return outcome;
 }
 #line 451 "book/checkpoint.nw"
@@ -384,4 +418,16 @@ const char *trainer_resume(Trainer *trainer, const char *path,
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     safetensors_free(&file);
     return error ? trainer->message : NULL;
+}
+#line 1842 "book/translate.nw"
+int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
+                      int planned, int cooldown_epochs)
+{
+    if (steps_here <= 0 || batches <= 0) return planned;   /* no pace measured yet */
+    const double seconds_per_step = elapsed / (double)steps_here;
+    const double steps_left = fmax(0.0, 0.98 * (budget - elapsed) / seconds_per_step);
+    const double fits = floor(((double)step + steps_left) / batches);
+    const long earliest = (step + batches - 1) / batches + cooldown_epochs;
+    const double end = fmax(fits, (double)earliest);
+    return end < planned ? (int)end : planned;
 }

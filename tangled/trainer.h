@@ -11,7 +11,8 @@ typedef struct {
     Model *model;
     Adam *adam;
     TrainingProgress *progress;
-    const TrainSettings *settings;   /* the loss and the schedule */
+    TrainSettings *settings;         /* the loss and the schedule; a time budget may move
+                                        the cool-down's end (Getting to 41) */
     Batch *batch;                    /* holds each step's batch */
     float *d_logprobs;               /* [batch tokens][tgt_vocab]: train_step's scratch */
     double best_validation;          /* lowest validation loss so far; INFINITY at first */
@@ -19,7 +20,7 @@ typedef struct {
     int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
     int best_epoch;                  /* the epoch of best_validation; 0 before the first */
 } Trainer;
-#line 339 "book/copy.nw"
+#line 340 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -35,7 +36,7 @@ typedef struct {
        few): NULL, or a one-line error. NULL: keep none. */
     const char *(*save_epoch)(void *task, const Model *model, int epoch);
 } BatchSource;
-#line 364 "book/copy.nw"
+#line 365 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -65,6 +66,13 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count);
+#line 1831 "book/translate.nw"
+/* The last epoch that fits a time budget of budget seconds, elapsed of them spent on
+   steps_here updates, at the end of an epoch of batches updates (step of them done in
+   all): at most planned, and late enough for the cool-down's cooldown_epochs to start now
+   or later. */
+int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
+                      int planned, int cooldown_epochs);
 #line 74 "book/distributed.nw"
 /* Several processes training one model (the chapter on many machines). */
 typedef struct DataParallel {

@@ -95,6 +95,11 @@ START_TEST(checkpoint_round_trip_restores_everything)
     ck_assert_int_eq(loaded.progress.epoch, 3);
     ck_assert_int_eq(loaded.progress.batch, 17);
     ck_assert(loaded.progress.loss_sum == saved.progress.loss_sum);   /* bit for bit */
+    ck_assert_int_eq(loaded.progress.last_epoch, 0);   /* not moved: not written */
+    saved.progress.last_epoch = 29;                     /* moved by a time budget */
+    save_or_fail(path, &saved);
+    ck_assert_str_eq(load(path, &loaded, recipe, 2), "");
+    ck_assert_int_eq(loaded.progress.last_epoch, 29);
     ck_assert(memcmp(&loaded.progress.data_rng, &saved.progress.data_rng, sizeof(Rng)) == 0);
     ck_assert(memcmp(&loaded.progress.dropout_rng, &saved.progress.dropout_rng,
                      sizeof(Rng)) == 0);
@@ -211,17 +216,18 @@ END_TEST
 
 /* Progress that no run writes is refused, although the file's checksum is right (issue 19,
    item 8): an epoch of 0, more batches than steps, a NaN or negative loss sum, an even
-   generator increment. */
+   generator increment, a last epoch below 1. */
 START_TEST(checkpoint_refuses_impossible_progress)
 {
     char path[256];
     temporary_path(path, sizeof path, "progress.safetensors");
     State into;
     state_init(&into, copy_config(16, 32, 2), 2);
-    for (int c = 0; c < 5; c++) {
+    for (int c = 0; c < 6; c++) {
         State s;
         state_init(&s, copy_config(16, 32, 2), 1);
         const char *says = "do not fit together";
+        if (c == 5) s.progress.last_epoch = -2, says = "bad 'progress.last_epoch'";
         if (c == 0) s.progress.epoch = 0;
         if (c == 1) s.progress.batch = (int)s.adam.step + 1;
         if (c == 2) s.progress.loss_sum = NAN, says = "bad 'progress.loss_sum'";

@@ -161,6 +161,51 @@ START_TEST(trainer_stops_after_the_step_asked_for)
 }
 END_TEST
 
+/* A time budget that cannot hold the epochs brings the run's end forward, keeping the
+   cool-down whole (Getting to 41): the decision, at the speeds of two machines. */
+START_TEST(trainer_budget_brings_the_cooldown_forward)
+{
+    /* 260 updates an epoch, 38 planned, 10 cooling; 60 minutes */
+    /* 126 s an epoch (the slower machine): 1 + floor(0.98 * 3474 / 126) = 28 */
+    ck_assert_int_eq(budget_last_epoch(3600, 126, 260, 260, 260, 38, 10), 28);
+    /* 77 s an epoch (the faster): 45 would fit, the 38 planned stay */
+    ck_assert_int_eq(budget_last_epoch(3600, 77, 260, 260, 260, 38, 10), 38);
+    /* the budget spent at epoch 18: the cool-down still gets its 10 epochs */
+    ck_assert_int_eq(budget_last_epoch(3600, 3590, 4680, 4680, 260, 38, 10), 28);
+    /* a resumed run measures its own pace: 100 s for 130 updates, from step 2600 */
+    ck_assert_int_eq(budget_last_epoch(600, 100, 130, 2730, 260, 38, 10), 21);
+    /* no update done yet: no pace, no change */
+    ck_assert_int_eq(budget_last_epoch(3600, 5, 0, 0, 260, 38, 10), 38);
+    /* just fits, with the 2% margin: 10 epochs of 100 s in 1000 s of budget do not */
+    ck_assert_int_eq(budget_last_epoch(1000, 100, 10, 10, 10, 10, 2), 9);
+}
+END_TEST
+
+/* A last epoch brought forward (here, as a checkpoint would carry it) ends the run there
+   and moves the cool-down's end with it. */
+START_TEST(trainer_ends_with_a_last_epoch_brought_forward)
+{
+    static Run2 r;
+    setup(&r);
+    const double losses[EPOCHS] = {2.0, 1.0, 1.5};
+    RecordingTask task = {.validation = losses};
+    const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
+                                recording_validate, NULL, NULL};
+    const TrainerSettings run = {.epochs = EPOCHS};
+    r.settings.cooldown = BATCHES, r.settings.cooldown_end = (long)EPOCHS * BATCHES;
+    r.progress.last_epoch = EPOCHS - 1;
+    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FINISHED);
+    ck_assert_int_eq(task.validations, EPOCHS - 1);
+    ck_assert_int_eq(r.adam.step, (EPOCHS - 1) * BATCHES);
+    ck_assert_int_eq(r.settings.cooldown_end, (EPOCHS - 1) * BATCHES);
+    /* the last update had the cool-down's smallest factor, 1/BATCHES of the rate */
+    const double rate = learning_rate(r.adam.step - 1, 16, 0.5, 400);
+    ck_assert_double_eq_tol(scheduled_rate(r.adam.step - 1, 16, &r.settings), rate / BATCHES,
+                            1e-15);
+    teardown(&r);
+}
+END_TEST
+
 START_TEST(trainer_reports_a_failed_save_and_an_unwritable_log)
 {
     static Run2 r;
@@ -472,6 +517,8 @@ Suite *trainer_suite(void)
     TCase *loop = tcase_create("loop");
     tcase_add_test(loop, trainer_calls_the_source_in_order_and_keeps_the_best);
     tcase_add_test(loop, trainer_stops_after_the_step_asked_for);
+    tcase_add_test(loop, trainer_budget_brings_the_cooldown_forward);
+    tcase_add_test(loop, trainer_ends_with_a_last_epoch_brought_forward);
     tcase_add_test(loop, trainer_reports_a_failed_save_and_an_unwritable_log);
     tcase_add_test(loop, trainer_refuses_a_batch_past_the_epoch);
     tcase_add_test(loop, trainer_stops_when_out_of_patience);
