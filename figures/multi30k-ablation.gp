@@ -1,5 +1,6 @@
 # Figure: validation loss against epochs of the Multi30k recipes compared in the
-# translation chapter's section Getting to 41 (three 15-minute runs, the hour of dropout 0.3
+# translation chapter's section Getting to 41 (three 15-minute runs and one of subwords on
+# another machine (ablation-subwords-15-epyc.csv), the hour of dropout 0.3
 # with the tied generator without and with the cool-down (ablation-words-hour.csv), the
 # subwords of today's make multi30k (log.csv), and an hour of the course's recipe from an
 # earlier edition). Data: the logs of those runs (transformer train
@@ -29,4 +30,6 @@ plot 'figures/multi30k/ablation-d01.csv' using 1:4 skip 1 with linespoints lw 2 
      'figures/multi30k/log.csv' using 1:4 skip 1 with lines lw 3 lc rgb '#000000' \
        title 'subwords, cool-down', \
      'figures/multi30k/ablation-d01-hour.csv' using 1:4 skip 1 with lines lw 1 lc rgb '#999999' \
-       title 'dropout 0.1, 1 h (earlier)'
+       title 'dropout 0.1, 1 h (earlier)', \
+     'figures/multi30k/ablation-subwords-15-epyc.csv' using 1:4 skip 1 with linespoints lw 2 pt 13 ps 0.6 \
+       lc rgb '#000000' title 'subwords, 15 min (EPYC)'

@@ -13,7 +13,7 @@
 #line 709 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1158 "book/translate.nw"
+#line 1159 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>
@@ -310,7 +310,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 434 "book/translate.nw"
+#line 435 "book/translate.nw"
     int subset = 0, keep_epochs = 0, cooldown_epochs = 0, subwords = 0;
     int precision = default_precision();
     const Option options[] = {
@@ -322,7 +322,7 @@ int run_train(int argc, char **argv)
         {"token-budget", OPTION_INT, &token_budget, 16, 1000000, NULL,
          "N padded tokens in a batch"},
         {"minutes", OPTION_INT, &run.max_minutes, 1, 100000, NULL,
-         "N stop after N minutes (default: no limit)"},
+         "N stop after N minutes, a cool-down ending in time (default: no limit)"},
         {"subset", OPTION_INT, &subset, 1, 100000000, NULL,
          "N use the first N pairs of each file (default: all)"},
         {"warmup", OPTION_LONG, &settings.warmup, 1, 10000000, NULL,
@@ -357,7 +357,7 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 471 "book/translate.nw"
+#line 472 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -367,7 +367,7 @@ int run_train(int argc, char **argv)
     set_precision("train", precision);
 #line 410 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 485 "book/translate.nw"
+#line 486 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
@@ -376,7 +376,7 @@ int run_train(int argc, char **argv)
 #line 411 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 802 "book/translate.nw"
+#line 803 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, config.tie_source, subwords, error,
@@ -389,7 +389,7 @@ int run_train(int argc, char **argv)
     fflush(stdout);
 #line 413 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 537 "book/translate.nw"
+#line 538 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -417,7 +417,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 573 "book/translate.nw"
+#line 574 "book/translate.nw"
     char recipe_text[7][32], subwords_text[32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
     snprintf(subwords_text, sizeof subwords_text, "%d", subwords);
@@ -441,7 +441,7 @@ int run_train(int argc, char **argv)
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
 #line 414 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 595 "book/translate.nw"
+#line 596 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
@@ -456,7 +456,7 @@ int run_train(int argc, char **argv)
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
 #line 415 "book/translate.nw"
     /* <<Free the training run>> */
-#line 612 "book/translate.nw"
+#line 613 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);

@@ -283,7 +283,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         source->start_epoch(source->task, progress->epoch);
     }
     /* <<Apply a last epoch that a time budget brought forward>> */
-#line 1888 "book/translate.nw"
+#line 1927 "book/translate.nw"
     if (progress->last_epoch && train->cooldown > 0)
         train->cooldown_end = (long)progress->last_epoch * source->batches;
 #line 506 "book/copy.nw"
@@ -323,8 +323,8 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                                && progress->epoch - trainer->best_epoch >= settings->patience;
         if (epoch_done) {
             progress->epoch++, progress->batch = 0, progress->loss_sum = 0.0;
-            /* <<Bring the run's end forward if the time budget cannot hold it>> */
-#line 1862 "book/translate.nw"
+            /* <<Fit the run's end to the time budget>> */
+#line 1902 "book/translate.nw"
             if (settings->max_minutes && train->cooldown > 0
                 && adam->step <= train->cooldown_end - train->cooldown) {   /* not cooling yet */
                 double elapsed = seconds_now() - clock.start;
@@ -332,12 +332,11 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                     settings->parallel->sum(settings->parallel->context, NULL, 0, &elapsed, 1);
                     elapsed /= settings->parallel->size;
                 }
-                const int planned = last_epoch(progress, settings);
                 const int fits = budget_last_epoch(60.0 * settings->max_minutes, elapsed,
                                                    adam->step - clock.first_step, adam->step,
-                                                   source->batches, planned,
+                                                   source->batches, settings->epochs,
                                                    (int)(train->cooldown / source->batches));
-                if (fits < planned) {
+                if (fits != last_epoch(progress, settings)) {
                     progress->last_epoch = fits;
                     train->cooldown_end = (long)fits * source->batches;
                     printf("%sthe time budget holds %d epochs: the cool-down now ends with epoch %d\n",
@@ -419,15 +418,15 @@ const char *trainer_resume(Trainer *trainer, const char *path,
     safetensors_free(&file);
     return error ? trainer->message : NULL;
 }
-#line 1842 "book/translate.nw"
+#line 1882 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
-                      int planned, int cooldown_epochs)
+                      int epochs, int cooldown_epochs)
 {
-    if (steps_here <= 0 || batches <= 0) return planned;   /* no pace measured yet */
+    if (steps_here <= 0 || batches <= 0) return epochs;   /* no pace measured yet */
     const double seconds_per_step = elapsed / (double)steps_here;
     const double steps_left = fmax(0.0, 0.98 * (budget - elapsed) / seconds_per_step);
     const double fits = floor(((double)step + steps_left) / batches);
     const long earliest = (step + batches - 1) / batches + cooldown_epochs;
     const double end = fmax(fits, (double)earliest);
-    return end < planned ? (int)end : planned;
+    return end < epochs ? (int)end : epochs;
 }

@@ -174,6 +174,10 @@ START_TEST(trainer_budget_brings_the_cooldown_forward)
     ck_assert_int_eq(budget_last_epoch(3600, 3590, 4680, 4680, 260, 38, 10), 28);
     /* a resumed run measures its own pace: 100 s for 130 updates, from step 2600 */
     ck_assert_int_eq(budget_last_epoch(600, 100, 130, 2730, 260, 38, 10), 21);
+    /* the run of make multi30k on that machine: after epoch 2, 31 epochs; after epoch 21,
+       at the steadier pace of the later epochs, 32 */
+    ck_assert_int_eq(budget_last_epoch(3600, 221.5, 520, 520, 260, 38, 10), 31);
+    ck_assert_int_eq(budget_last_epoch(3600, 2290.1, 5460, 5460, 260, 38, 10), 32);
     /* no update done yet: no pace, no change */
     ck_assert_int_eq(budget_last_epoch(3600, 5, 0, 0, 260, 38, 10), 38);
     /* just fits, with the 2% margin: 10 epochs of 100 s in 1000 s of budget do not */
