@@ -60,6 +60,16 @@ static const char *recording_save_epoch(void *task, const Model *model, int epoc
     return NULL;
 }
 
+/* The losses validate returns in most tests (the best at epoch 2), and a source that
+   records what it is asked. */
+static const double losses_2_1_15[EPOCHS] = {2.0, 1.0, 1.5};
+
+static BatchSource recording_source(RecordingTask *task)
+{
+    return (BatchSource){task, BATCHES, recording_start, recording_fill, recording_validate,
+                         NULL, NULL};
+}
+
 typedef struct {
     Model model;
     Adam adam;
@@ -191,13 +201,11 @@ START_TEST(trainer_ends_with_a_last_epoch_brought_forward)
 {
     static Run2 r;
     setup(&r);
-    const double losses[EPOCHS] = {2.0, 1.0, 1.5};
-    RecordingTask task = {.validation = losses};
-    const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
-                                recording_validate, NULL, NULL};
-    const TrainerSettings run = {.epochs = EPOCHS};
     r.settings.cooldown = BATCHES, r.settings.cooldown_end = (long)EPOCHS * BATCHES;
-    r.progress.last_epoch = EPOCHS - 1;
+    r.progress.last_epoch = EPOCHS - 1;   /* as a checkpoint would carry it */
+    RecordingTask task = {.validation = losses_2_1_15};
+    const BatchSource source = recording_source(&task);
+    const TrainerSettings run = {.epochs = EPOCHS};
     ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FINISHED);
     ck_assert_int_eq(task.validations, EPOCHS - 1);
     ck_assert_int_eq(r.adam.step, (EPOCHS - 1) * BATCHES);
@@ -271,10 +279,8 @@ START_TEST(trainer_refuses_a_batch_past_the_epoch)
 {
     static Run2 r;
     setup(&r);
-    const double losses[EPOCHS] = {2.0, 1.0, 1.5};
-    RecordingTask task = {.validation = losses};
-    const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
-                                recording_validate, NULL, NULL};
+    RecordingTask task = {.validation = losses_2_1_15};
+    const BatchSource source = recording_source(&task);
     const TrainerSettings run = {.epochs = EPOCHS};
     r.progress.batch = BATCHES;
     ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FAILED);
