@@ -19,7 +19,7 @@ static size_t dtype_bytes(Dtype dtype)
 {
     return dtype == DTYPE_BF16 ? 2 : 4;
 }
-#line 583 "book/safetensors.nw"
+#line 586 "book/safetensors.nw"
 /* The bytes the file holds for view i of part (their count in bytes): NULL for the floats
    themselves, or a bfloat16 copy, which the caller frees. */
 static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
@@ -142,7 +142,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 298 "book/safetensors.nw"
+#line 299 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -177,6 +177,8 @@ const char *safetensors_read(Safetensors *file, const char *path)
                 problem = "data_offsets disagree with the shape";
             if (!problem) entry->data = data + (size_t)begin->valuedouble;
         }
+        for (int i = 0; i < file->count && !problem; i++)   /* a name twice: which one is meant? */
+            if (strcmp(file->entries[i].name, entry->name) == 0) problem = "named twice";
 #line 270 "book/safetensors.nw"
         if (problem) {
             char name[48];
@@ -192,7 +194,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
     cJSON_Delete(header);
     file->data = data, file->data_size = data_size;
     /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 341 "book/safetensors.nw"
+#line 344 "book/safetensors.nw"
     const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
     for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
     qsort(order, (size_t)file->count, sizeof *order, compare_places);
@@ -211,7 +213,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
 #line 204 "book/safetensors.nw"
     return NULL;
 }
-#line 362 "book/safetensors.nw"
+#line 365 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -237,7 +239,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 409 "book/safetensors.nw"
+#line 412 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -270,7 +272,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 467 "book/safetensors.nw"
+#line 470 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -285,7 +287,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 509 "book/safetensors.nw"
+#line 512 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -301,7 +303,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 533 "book/safetensors.nw"
+#line 536 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -327,16 +329,16 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 524 "book/safetensors.nw"
+#line 527 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 572 "book/safetensors.nw"
+#line 575 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         free(json);
         return safetensors_fail(scratch, path, "not a regular file; refusing to replace it");
     }
-#line 602 "book/safetensors.nw"
+#line 605 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         free(json);
@@ -378,10 +380,10 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
                                 "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 525 "book/safetensors.nw"
+#line 528 "book/safetensors.nw"
     return NULL;
 }
-#line 660 "book/safetensors.nw"
+#line 663 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -414,7 +416,7 @@ void safetensors_remove_temporaries(const char *path)
     }
     if (dir) closedir(dir);
 }
-#line 698 "book/safetensors.nw"
+#line 701 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Safetensors *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
@@ -433,7 +435,7 @@ const char *safetensors_can_write(const char *path, Safetensors *scratch)
     unlink(temporary);
     return NULL;
 }
-#line 742 "book/safetensors.nw"
+#line 745 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -451,7 +453,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 767 "book/safetensors.nw"
+#line 770 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {

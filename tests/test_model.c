@@ -545,6 +545,8 @@ START_TEST(safetensors_refuses_bad_files)
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", "larger than the file"},
         {"{\"__metadata__\":{\"a\":\"1\"},\"__metadata__\":{\"a\":\"2\"}}",
          "'__metadata__' twice"},   /* found by fuzz-checkpoint: the first one leaked */
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", "named twice"},
     };
     for (size_t c = 0; c < sizeof lies / sizeof lies[0]; c++) {
         FILE *out = fopen(path, "wb");
