@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 456 "book/tensor.nw"
+#line 448 "book/tensor.nw"
 #include <math.h>
-#line 617 "book/tensor.nw"
+#line 609 "book/tensor.nw"
 #include <cblas.h>
 #line 1281 "book/program.nw"
 #include <time.h>
@@ -136,7 +136,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
-#line 398 "book/tensor.nw"
+#line 390 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -145,7 +145,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
-#line 432 "book/tensor.nw"
+#line 424 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -155,7 +155,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
-#line 463 "book/tensor.nw"
+#line 455 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -163,13 +163,13 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 544 "book/tensor.nw"
+#line 536 "book/tensor.nw"
 /* Element (row, col) of op(x). */
 static inline float element(MatmulOperand x, int row, int col)
 {
     return x.transposed ? x.data[(size_t)col * x.ld + row] : x.data[(size_t)row * x.ld + col];
 }
-#line 558 "book/tensor.nw"
+#line 550 "book/tensor.nw"
 static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
                              const float *y, int y_rows, int y_cols, int ldy)
 {
@@ -179,12 +179,12 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     uintptr_t y_end = y_first + ((size_t)(y_rows - 1) * ldy + y_cols) * sizeof(float);
     return x_first < y_end && y_first < x_end;
 }
-#line 576 "book/tensor.nw"
+#line 568 "book/tensor.nw"
 void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                       float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 597 "book/tensor.nw"
+#line 589 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);
@@ -196,7 +196,7 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 580 "book/tensor.nw"
+#line 572 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -206,7 +206,7 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 632 "book/tensor.nw"
+#line 624 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
 {
@@ -218,12 +218,12 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
             for (int j = 0; j < n; j++) row[j] *= beta;
     }
 }
-#line 667 "book/tensor.nw"
+#line 659 "book/tensor.nw"
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 597 "book/tensor.nw"
+#line 589 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);
@@ -235,15 +235,15 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 671 "book/tensor.nw"
+#line 663 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
-#line 650 "book/tensor.nw"
+#line 642 "book/tensor.nw"
     if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
         if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
         return;
     }
-#line 673 "book/tensor.nw"
+#line 665 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
 #line 570 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
@@ -251,11 +251,11 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
         matmul_blas_split(m, n, k, alpha, a, b, beta, c, ldc);
         return;
     }
-#line 674 "book/tensor.nw"
+#line 666 "book/tensor.nw"
     /* <<Clear the result when $\beta = 0$, whatever it held>> */
-#line 660 "book/tensor.nw"
+#line 652 "book/tensor.nw"
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
-#line 675 "book/tensor.nw"
+#line 667 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
 #line 645 "book/fast.nw"
     if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
@@ -264,12 +264,12 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
                     a.transposed ? a.ld : 1, beta, c, 1);
         return;
     }
-#line 676 "book/tensor.nw"
+#line 668 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
                 b.transposed ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
 }
-#line 710 "book/tensor.nw"
+#line 702 "book/tensor.nw"
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
     /* <<Initial values of the compute settings>> */
@@ -285,7 +285,7 @@ ComputeSettings compute = {
     .precision = PRECISION_FP32,
 #line 1729 "book/fast.nw"
     .bf16_min_work = 1e6,
-#line 713 "book/tensor.nw"
+#line 705 "book/tensor.nw"
 };
 
 void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
@@ -297,7 +297,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
         #pragma omp critical(matmul_log)
         matmul_log_add(compute.log, (MatmulShape){a.transposed, b.transposed, beta != 0.0f,
                                                   m, n, k});
-#line 719 "book/tensor.nw"
+#line 711 "book/tensor.nw"
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
@@ -305,7 +305,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
-#line 722 "book/tensor.nw"
+#line 714 "book/tensor.nw"
     else
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
@@ -566,7 +566,7 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 597 "book/tensor.nw"
+#line 589 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);

@@ -65,26 +65,20 @@ typedef struct {
 } Rng;
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
-#line 371 "book/tensor.nw"
-/* The 32-bit output of PCG32 for the state old. */
-static inline uint32_t rng_output(uint64_t old)
-{
-    uint32_t xorshifted = (uint32_t)(((old >> 18) ^ old) >> 27);
-    uint32_t rotation = (uint32_t)(old >> 59);
-    return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
-}
-
+#line 369 "book/tensor.nw"
 static inline uint32_t rng_next(Rng *rng)
 {
     uint64_t old = rng->state;
     rng->state = old * 6364136223846793005ULL + rng->increment;
-    return rng_output(old);
+    uint32_t xorshifted = (uint32_t)(((old >> 18) ^ old) >> 27);
+    uint32_t rotation = (uint32_t)(old >> 59);
+    return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
 }
-#line 423 "book/tensor.nw"
+#line 415 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 506 "book/tensor.nw"
+#line 498 "book/tensor.nw"
 /* One operand of a product: row-major numbers with leading dimension ld (floats from one
    row to the next), used as they are or transposed. */
 typedef struct {
@@ -102,7 +96,7 @@ static inline MatmulOperand transposed(const float *data, int ld)
 {
     return (MatmulOperand){data, ld, true};
 }
-#line 529 "book/tensor.nw"
+#line 521 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c, c row-major with leading
    dimension ldc; op(x) is x transposed when x.transposed. beta == 0 ignores c's contents. */
 void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
@@ -111,14 +105,14 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
                       float beta, float *c, int ldc);
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
-#line 696 "book/tensor.nw"
+#line 688 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 /* <<Types of the compute settings>> */
 #line 100 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
 #line 1347 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
-#line 698 "book/tensor.nw"
+#line 690 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
 typedef struct {
     MatmulKernel matmul;    /* the kernel that matmul() forwards to */
@@ -135,7 +129,7 @@ typedef struct {
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
 #line 1722 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
-#line 702 "book/tensor.nw"
+#line 694 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
 #line 1274 "book/program.nw"
