@@ -51,22 +51,25 @@ void positional_encoding_forward(float *x, const float *table, int batch, int le
    weight: [out_features][in_features], bias: [out_features]. */
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features);
-#line 63 "book/attention.nw"
+#line 65 "book/attention.nw"
 /* d_in += d_out weight; d_weight += d_out^T in; d_bias += sum of the rows of d_out.
    d_in, in: [n][in_features] (d_in may be NULL), d_out: [n][out_features],
-   weight, d_weight: [out_features][in_features], d_bias: [out_features]. */
+   weight, d_weight: [out_features][in_features], d_bias: [out_features] (may be NULL). */
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features);
-#line 162 "book/attention.nw"
+/* sums[c] += x[0][c] + x[1][c] + ... + x[rows-1][c], added in that order;
+   sums: [cols], x: [rows][cols]. */
+void add_column_sums(float *sums, const float *x, int rows, int cols);
+#line 192 "book/attention.nw"
 /* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
    all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
 void softmax_rows(float *p, const float *s, int rows, int cols);
-#line 199 "book/attention.nw"
+#line 229 "book/attention.nw"
 /* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
-#line 269 "book/attention.nw"
+#line 299 "book/attention.nw"
 /* The four linear layers of an attention, the reference's linears.0 to linears.3 (query,
    key, value, output): w_q, w_k, w_v, w_o: [d][d]; b_q, b_k, b_v, b_o: [d]. The same
    structure names their gradients. */
@@ -87,13 +90,13 @@ typedef struct { const uint8_t *keep; size_t batch_stride, row_stride; } Mask;
 /* B = batch sequences of Tq = len_q queries over Tk = len_k keys, d = d_model wide;
    unscaled: scores without the 1/sqrt(d_k) (the --no-scale experiment). */
 typedef struct { int batch, len_q, len_k, d_model, heads; bool unscaled; } AttentionShape;
-#line 295 "book/attention.nw"
+#line 325 "book/attention.nw"
 /* Multi-head attention of query_in: [B][Tq][d] over memory_in: [B][Tk][d] (the same tensor
    for self-attention) under mask, into out: [B][Tq][d]; fills saved's arrays. */
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
-#line 384 "book/attention.nw"
+#line 414 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -106,7 +109,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const AttentionWeights *w, const AttentionSaved *saved,
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
-#line 470 "book/attention.nw"
+#line 500 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -142,7 +145,7 @@ typedef struct { float *hidden; const float *hidden_keep; } FeedForwardSaved;
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff);
-#line 328 "book/layernorm.nw"
+#line 350 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and d_w's arrays, from
    d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; in: [n][d_model], w and saved as in
    the forward. */

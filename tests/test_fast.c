@@ -272,6 +272,105 @@ START_TEST(parallel_dropout_equals_serial)
 }
 END_TEST
 
+/* The feed-forward network's fused passes give the bits of the separate ones they replaced
+   (the bias copied in before the product, the ReLU and dropout after it; the gradient
+   cleared, masked, then summed into the first bias by linear_backward), with one thread and
+   with two (1000 columns: blocks of 62 and 63, cut into 64 sums and fewer), with and
+   without a dropout pattern. Compared with ==, since 0 + -0 is +0. */
+START_TEST(fused_feed_forward_equals_separate_passes)
+{
+    enum { N = 40, D = 8, FF = 1000 };   /* N FF >= 32768: the passes run on both threads */
+    Rng rng;
+    rng_seed(&rng, 11, 4);
+    float *w1 = malloc(sizeof(float) * FF * D), *b1 = malloc(sizeof(float) * FF);
+    float *w2 = malloc(sizeof(float) * D * FF), *b2 = malloc(sizeof(float) * D);
+    float *in = malloc(sizeof(float) * N * D), *d_out = malloc(sizeof(float) * N * D);
+    float *keep = malloc(sizeof(float) * N * FF);
+    for (int i = 0; i < FF * D; i++) w1[i] = rng_normal(&rng), w2[i] = rng_normal(&rng);
+    for (int i = 0; i < FF; i++) b1[i] = rng_normal(&rng);
+    for (int i = 0; i < D; i++) b2[i] = rng_normal(&rng);
+    for (int i = 0; i < N * D; i++) in[i] = rng_normal(&rng), d_out[i] = rng_normal(&rng);
+    for (int i = 0; i < N * FF; i++) keep[i] = rng_uniform(&rng) < 0.3f ? 0.0f : 1.0f / 0.7f;
+    const FeedForwardWeights w = {w1, b1, w2, b2};
+    const size_t sizes[4] = {(size_t)FF * D, FF, (size_t)D * FF, D};
+    for (int threads = 1; threads <= 2; threads++)
+        for (int dropout = 0; dropout < 2; dropout++) {
+            set_threads(threads);
+            const float *mask = dropout ? keep : NULL;
+            float *grads[2][4], *hidden[2], *d_hidden[2], *out[2], *d_in[2];
+            for (int v = 0; v < 2; v++) {
+                for (int a = 0; a < 4; a++) grads[v][a] = calloc(sizes[a], sizeof(float));
+                for (size_t i = 0; i < sizes[1]; i++) grads[v][1][i] = 0.25f;   /* added to */
+                hidden[v] = malloc(sizeof(float) * N * FF);
+                d_hidden[v] = malloc(sizeof(float) * N * FF);
+                out[v] = malloc(sizeof(float) * N * D), d_in[v] = calloc(N * D, sizeof(float));
+            }
+            /* the fused passes */
+            const FeedForwardSaved saved = {hidden[0], mask};
+            const FeedForwardWeights d_w = {grads[0][0], grads[0][1], grads[0][2], grads[0][3]};
+            feed_forward_forward(out[0], &w, &saved, in, N, D, FF);
+            feed_forward_backward(d_in[0], &d_w, d_hidden[0], d_out, &w, &saved, in, N, D, FF);
+            /* the separate ones */
+            float *h = hidden[1], *g = d_hidden[1];
+            linear_forward(h, in, w1, b1, N, D, FF);
+            for (int i = 0; i < N * FF; i++) {
+                const float relu = h[i] < 0.0f ? 0.0f : h[i];
+                h[i] = mask ? relu * mask[i] : relu;
+            }
+            linear_forward(out[1], h, w2, b2, N, FF, D);
+            memset(g, 0, sizeof(float) * N * FF);
+            linear_backward(g, grads[1][2], grads[1][3], d_out, h, w2, N, FF, D);
+            for (int i = 0; i < N * FF; i++) g[i] = h[i] > 0.0f ? g[i] * (mask ? mask[i] : 1) : 0;
+            linear_backward(d_in[1], grads[1][0], NULL, g, in, w1, N, D, FF);
+            for (int r = 0; r < N; r++)
+                for (int c = 0; c < FF; c++) grads[1][1][c] += g[(size_t)r * FF + c];
+            for (int i = 0; i < N * FF; i++) {
+                ck_assert_msg(hidden[0][i] == hidden[1][i], "hidden %d", i);
+                ck_assert_msg(d_hidden[0][i] == d_hidden[1][i], "d_hidden %d", i);
+            }
+            for (int i = 0; i < N * D; i++)
+                ck_assert(out[0][i] == out[1][i] && d_in[0][i] == d_in[1][i]);
+            for (int a = 0; a < 4; a++)
+                for (size_t i = 0; i < sizes[a]; i++)
+                    ck_assert_msg(grads[0][a][i] == grads[1][a][i], "gradient %d[%zu]: %g, not %g",
+                                  a, i, grads[0][a][i], grads[1][a][i]);
+            for (int v = 0; v < 2; v++) {
+                for (int a = 0; a < 4; a++) free(grads[v][a]);
+                free(hidden[v]), free(d_hidden[v]), free(out[v]), free(d_in[v]);
+            }
+        }
+    set_threads(2);
+    free(w1), free(b1), free(w2), free(b2), free(in), free(d_out), free(keep);
+}
+END_TEST
+
+/* add_column_sums adds every column from the first row to the last: the bits of the plain
+   loop, on one thread or two, for widths that fill its 64 sums, leave some over, or fit in
+   fewer. */
+START_TEST(column_sums_equal_the_plain_loop)
+{
+    static const int shapes[][2] = {{3, 5}, {40, 1000}, {9, 8000}, {70, 512}};
+    Rng rng;
+    rng_seed(&rng, 12, 5);
+    for (int s = 0; s < 4; s++) {
+        const int rows = shapes[s][0], cols = shapes[s][1];
+        float *x = malloc(sizeof(float) * rows * cols);
+        float *sums = malloc(sizeof(float) * cols), *plain = malloc(sizeof(float) * cols);
+        for (int i = 0; i < rows * cols; i++) x[i] = rng_normal(&rng) * 100.0f;
+        for (int threads = 1; threads <= 2; threads++) {
+            set_threads(threads);
+            for (int c = 0; c < cols; c++) sums[c] = plain[c] = rng_normal(&rng);
+            add_column_sums(sums, x, rows, cols);
+            for (int r = 0; r < rows; r++)
+                for (int c = 0; c < cols; c++) plain[c] += x[(size_t)r * cols + c];
+            ck_assert(memcmp(sums, plain, sizeof(float) * cols) == 0);
+        }
+        free(x), free(sums), free(plain);
+    }
+    set_threads(2);
+}
+END_TEST
+
 /* The fused masked softmax gives the bits of mask_scores + softmax_rows, also for rows
    that are entirely masked and for a causal mask. */
 START_TEST(masked_softmax_equals_mask_then_softmax)
@@ -534,6 +633,8 @@ Suite *fast_suite(void)
     tcase_add_test(kernels, rng_advance_equals_repeated_next);
     tcase_add_test(kernels, parallel_dropout_equals_serial);
     tcase_add_test(kernels, masked_softmax_equals_mask_then_softmax);
+    tcase_add_test(kernels, fused_feed_forward_equals_separate_passes);
+    tcase_add_test(kernels, column_sums_equal_the_plain_loop);
     tcase_add_test(kernels, one_pass_moments_equal_two_pass);
     tcase_add_test(kernels, closed_form_loss_equals_word_sums);
     suite_add_tcase(suite, kernels);
