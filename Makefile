@@ -88,7 +88,7 @@ PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex \
               figures/architecture.tex \
-              figures/bench-precision.tex
+              figures/bench-precision.tex figures/bench-precision-epyc.tex
 
 .PHONY: all deps tangle build figures pdf demo copy-full multi30k multi30k-figures bench bench-figures check run-check sanitize run-sanitize clean
 # deps first, on its own: the rest needs pkg-config files and tools that deps installs.
@@ -188,6 +188,8 @@ figures/bench-table.tex: tools/bench-table.awk figures/bench/table.dat
 	awk -f tools/bench-table.awk figures/bench/table.dat > $@
 figures/bench-precision.tex: tools/bench-precision.awk figures/bench/precision.dat
 	awk -f tools/bench-precision.awk figures/bench/precision.dat > $@
+figures/bench-precision-epyc.tex: tools/bench-precision.awk figures/bench/epyc/precision.dat
+	awk -f tools/bench-precision.awk figures/bench/epyc/precision.dat > $@
 figures/bench-stages.tex: figures/bench-stages.gp figures/bench/stages.dat figures/style.gp
 # The attention maps come from a trained translator (`transformer attention`, not figure-data);
 # the book's are recorded in figures/multi30k/. `make figure NAME=attention-maps` draws them
@@ -346,15 +348,17 @@ multi30k-figures: transformer
 # Run by hand, never by `make check`: C against PyTorch side by side, in fp32 and bf16, at 1
 # and 2 threads (Chapter 19, ~20 min); again with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset
 # for both sides if the environment sets either (a user's laptop has neither); then the
-# translation of test2016 (bench-translate, ~5 min). BENCH_ARGS go to bench/bench.py, e.g.
-# BENCH_ARGS="--configs copy --repeats 1" for a quick look.
+# translation of test2016 (bench-translate, ~35 min: the reference decodes under two
+# sentences a second). BENCH_ARGS go to bench/bench.py, e.g. BENCH_ARGS="--configs copy
+# --repeats 1" for a quick look.
 BENCH_ARGS ?=
 bench: build
+	tools/install-deps --bench
 	@mkdir -p build/bench
 	/usr/bin/python3 bench/bench.py --out build/bench/runs --dat build/bench/table.dat \
 	  --precisions fp32,bf16 --precision-dat build/bench/precision.dat $(BENCH_ARGS) \
 	  | tee build/bench/table.txt
-	@if [ -n "$$OPENBLAS_CORETYPE$$OPENBLAS_L2_SIZE" ]; then \
+	@if [ -n "$${OPENBLAS_CORETYPE:-}$${OPENBLAS_L2_SIZE:-}" ]; then \
 	  echo "--- again with the OpenBLAS environment unset, for both sides"; \
 	  /usr/bin/python3 bench/bench.py --unset-openblas-env --out build/bench/runs-unset \
 	    --dat build/bench/table-unset.dat --precisions fp32,bf16 \
@@ -363,14 +367,17 @@ bench: build
 	else echo "(OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset: the run above covers both)"; fi
 	$(MAKE) --no-print-directory bench-translate
 # Translation of test2016 with the shipped model: C batched greedy and beam 4 against the
-# notebook's greedy_decode one sentence at a time, sentences/s and BLEU of each (~5 min).
+# notebook's greedy_decode one sentence at a time, sentences/s and BLEU of each, three runs
+# of each side (~35 min).
 .PHONY: bench-translate
 bench-translate: transformer
+	tools/install-deps --bench
 	@mkdir -p build/bench
 	/usr/bin/python3 bench/translate_bench.py | tee build/bench/translate.txt
 # Renew the chapter's recorded measurements (figures/bench/, ~30 min): the tables above and
 # bench/stages.py, what each optimization bought.
 bench-figures: build
+	tools/install-deps --bench
 	@mkdir -p figures/bench
 	/usr/bin/python3 bench/bench.py --out build/bench/runs --dat figures/bench/table.dat \
 	  --precisions fp32,bf16 --precision-dat figures/bench/precision.dat \

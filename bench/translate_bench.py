@@ -69,6 +69,8 @@ def reference_model(tensors, meta):
     state = dict(tensors)
     if meta["tied"] == "1":
         state["generator.proj.weight"] = state["tgt_embed.0.lut.weight"]
+    if meta.get("tied_source") == "1":   # one table of both languages (train --tie-all)
+        state["src_embed.0.lut.weight"] = state["tgt_embed.0.lut.weight"]
     missing, unexpected = model.load_state_dict(state, strict=False)
     missing = [m for m in missing if not m.endswith(".pe")]
     if missing or unexpected:
@@ -129,7 +131,16 @@ def main():
     tgt_vocab = meta["vocab.tgt"].split("\n")[:-1]
     index = {t: i for i, t in enumerate(src_vocab)}
     START, END, UNK = 0, 1, 3
-    tokens = run([args.binary, "tokenize", "--language", "de", "--lowercase"], src, env)
+    # A model of subwords (train --subwords) cuts the words into its pieces ("…@@"), and its
+    # output is joined back, as translate does: through tokenize --subwords with its vocabulary.
+    subwords = []
+    if any(t.endswith("@@") for t in src_vocab):
+        pieces = os.path.join(work, "subwords.txt")
+        with open(pieces, "w") as f:
+            f.write(meta["vocab.src"])
+        subwords = ["--subwords", pieces]
+    tokens = run([args.binary, "tokenize", "--language", "de", "--lowercase"] + subwords,
+                 src, env)
     sources = [[START] + [index.get(t, UNK) for t in line.split()] + [END]
                for line in tokens.splitlines()]
 
@@ -169,7 +180,7 @@ def main():
         f.write("\n".join(hyps) + "\n")
     outputs["reference"] = os.path.join(work, "reference.en")
     with open(outputs["reference"], "w") as f:
-        f.write(run([args.binary, "tokenize", "--detokenize"], joined, env))
+        f.write(run([args.binary, "tokenize", "--detokenize"] + subwords, joined, env))
 
     rate = {k: n / statistics.median(v) for k, v in times.items()}
     print(f"translation of test2016 ({n} sentences), {args.threads} thread(s), "

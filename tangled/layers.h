@@ -145,7 +145,7 @@ typedef struct { float *hidden; const float *hidden_keep; } FeedForwardSaved;
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff);
-#line 350 "book/layernorm.nw"
+#line 352 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and d_w's arrays, from
    d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; in: [n][d_model], w and saved as in
    the forward. */

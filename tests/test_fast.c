@@ -563,13 +563,27 @@ END_TEST
    C's median over PyTorch's, the percentage of sgemm is C's model rate over the sgemm rate,
    every median lies within its min-max, and the model rate is the FLOP count of the
    configuration (equation (step-flops)) times the steps per second. */
-START_TEST(recorded_benchmark_data_is_consistent)
+static const int bench_sizes[3][6] = {{2, 512, 2048, 80, 10, 11}, {3, 256, 1024, 64, 32, 8000},
+                                       {6, 512, 2048, 32, 32, 8000}};
+
+/* The FLOP count of a step of the benchmark's configuration number config (copy, small,
+   base), by equation (19.1), and its target tokens per step. */
+static double bench_step_flops(int config, double *tokens_per_step)
+{
+    const int *z = bench_sizes[config];
+    Config model = config_default(z[5], z[5], z[0]);
+    model.d_model = z[1], model.d_ff = z[2];
+    *tokens_per_step = (double)z[3] * (z[4] - 1);
+    return training_step_flops(&model, z[3], z[4], z[4] - 1);
+}
+
+/* A table of bench.py --dat: eight rows in order, medians within their ranges, ratios the
+   quotients of the medians, model GFLOP/s the FLOP count times the rate. */
+static void check_bench_table(const char *path)
 {
     static const char *const configs[4] = {"copy", "small", "base", "decode"};
-    static const int sizes[3][7] = {{2, 512, 2048, 80, 10, 11, 0}, {3, 256, 1024, 64, 32, 8000, 0},
-                                    {6, 512, 2048, 32, 32, 8000, 0}};
-    FILE *table = fopen("figures/bench/table.dat", "r");
-    ck_assert_msg(table != NULL, "figures/bench/table.dat is missing");
+    FILE *table = fopen(path, "r");
+    ck_assert_msg(table != NULL, "%s is missing", path);
     char line[512];
     int row = 0;
     while (fgets(line, sizeof line, table)) {
@@ -585,21 +599,63 @@ START_TEST(recorded_benchmark_data_is_consistent)
         ck_assert(atof(f[1]) <= c && c <= atof(f[2]) && atof(f[4]) <= pt && pt <= atof(f[5]));
         ck_assert_double_eq_tol(ratio, c / pt, 1e-3 * ratio);
         if (row < 6) {   /* training rows: tokens/s; model GFLOP/s from the FLOP count */
-            const int *z = sizes[row / 2];
-            Config model = config_default(z[5], z[5], z[0]);
-            model.d_model = z[1], model.d_ff = z[2];
-            const double flops = training_step_flops(&model, z[3], z[4], z[4] - 1);
-            const double steps_per_second = c / (z[3] * (z[4] - 1));
-            ck_assert_double_eq_tol(atof(f[7]), flops * steps_per_second * 1e-9, 1e-2 * atof(f[7]));
+            double tokens;
+            const double flops = bench_step_flops(row / 2, &tokens);
+            ck_assert_double_eq_tol(atof(f[7]), flops * c / tokens * 1e-9, 1e-2 * atof(f[7]));
             ck_assert_double_eq_tol(atof(f[9]), 100 * atof(f[7]) / atof(f[8]), 0.1);
         }
         row++;
     }
     fclose(table);
     ck_assert_int_eq(row, 8);
+}
+
+/* A table of bench.py --precision-dat: six training rows in order; every ratio the quotient
+   of its two rates; the C bf16 model GFLOP/s the FLOP count times its rate. */
+static void check_precision_table(const char *path)
+{
+    static const char *const configs[3] = {"copy", "small", "base"};
+    FILE *table = fopen(path, "r");
+    ck_assert_msg(table != NULL, "%s is missing", path);
+    char line[512];
+    int row = 0;
+    while (fgets(line, sizeof line, table)) {
+        if (line[0] == '#') continue;
+        char config[16];
+        int threads;
+        double v[13];
+        ck_assert_int_eq(sscanf(line, "%15s %d %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf "
+                                      "%lf", config, &threads, &v[0], &v[1], &v[2], &v[3], &v[4],
+                                &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12]),
+                         15);
+        ck_assert_str_eq(config, configs[row / 2]);
+        ck_assert_int_eq(threads, 1 + row % 2);
+        const double c_fp32 = v[0], c_bf16 = v[1], pt_fp32 = v[2], pt_bf16 = v[3];
+        ck_assert_double_eq_tol(v[4], c_bf16 / c_fp32, 1e-3 * v[4]);
+        ck_assert_double_eq_tol(v[5], c_bf16 / pt_fp32, 1e-3 * v[5]);
+        ck_assert_double_eq_tol(v[6], c_bf16 / pt_bf16, 1e-3 * v[6]);
+        ck_assert_double_eq_tol(v[7], c_fp32 / pt_fp32, 1e-3 * v[7]);
+        double tokens;
+        const double flops = bench_step_flops(row / 2, &tokens);
+        ck_assert_double_eq_tol(v[10], flops * c_bf16 / tokens * 1e-9, 1e-2 * v[10]);
+        ck_assert_double_le(v[10], v[9]);   /* the step is no faster than its products */
+        row++;
+    }
+    fclose(table);
+    ck_assert_int_eq(row, 6);
+}
+
+START_TEST(recorded_benchmark_data_is_consistent)
+{
+    check_bench_table("figures/bench/table.dat");
+    check_bench_table("figures/bench/epyc/table.dat");
+    check_precision_table("figures/bench/precision.dat");
+    check_precision_table("figures/bench/epyc/precision.dat");
+    static const char *const configs[4] = {"copy", "small", "base", "decode"};
+    char line[512];
     FILE *stages = fopen("figures/bench/stages.dat", "r");
     ck_assert_msg(stages != NULL, "figures/bench/stages.dat is missing");
-    row = 0;
+    int row = 0;
     while (fgets(line, sizeof line, stages)) {
         if (line[0] == '#') continue;
         char config[16];
