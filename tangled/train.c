@@ -181,7 +181,7 @@ double scheduled_rate(long step, int d_model, const TrainSettings *settings)
     const double left = (double)(settings->cooldown_end - step) / (double)settings->cooldown;
     return rate * fmax(0.0, fmin(1.0, left));
 }
-#line 1084 "book/fast.nw"
+#line 1085 "book/fast.nw"
 static double sum_of_floats(const float *x, int n)
 {
     double partial[4] = {0.0, 0.0, 0.0, 0.0};
@@ -191,7 +191,7 @@ static double sum_of_floats(const float *x, int n)
     for (; i < n; i++) partial[0] += x[i];
     return (partial[0] + partial[1]) + (partial[2] + partial[3]);
 }
-#line 1100 "book/fast.nw"
+#line 1101 "book/fast.nw"
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens)
@@ -205,19 +205,19 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
     const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
     const double confidence = 1.0f - smoothing;
     /* <<Set the per-row constants of the closed form>> */
-#line 1134 "book/fast.nw"
+#line 1135 "book/fast.nw"
     const float d_spread = n > 0 ? (float)(-spread / n) : 0.0f;
     const float d_confidence = n > 0 ? (float)(-confidence / n) : 0.0f;
     const double row_constant = confidence * log(confidence)
                               + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
-#line 1113 "book/fast.nw"
+#line 1114 "book/fast.nw"
     double block_loss[PARALLEL_BLOCKS];
     PARALLEL_FOR((size_t)rows * vocab)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         block_loss[block] = 0.0;
         for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
             /* <<Write row [[r]]'s gradient and add its loss to its block's>> */
-#line 1145 "book/fast.nw"
+#line 1146 "book/fast.nw"
             const float *y = logprobs + (size_t)r * vocab;
             float *d_y = d_logprobs + (size_t)r * vocab;
             const int target = targets[r];
@@ -233,7 +233,7 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
             for (int w = 0; w < vocab; w++) d_y[w] = d_spread;
             d_y[pad] = 0.0f;
             d_y[target] = d_confidence;
-#line 1119 "book/fast.nw"
+#line 1120 "book/fast.nw"
         }
     }
     double sum = 0.0;

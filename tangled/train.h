@@ -83,7 +83,7 @@ typedef struct {
 /* The rate of update step as learning_rate, times the cool-down's factor if the settings
    have one. */
 double scheduled_rate(long step, int d_model, const TrainSettings *settings);
-#line 1074 "book/fast.nw"
+#line 1075 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
