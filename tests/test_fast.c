@@ -577,17 +577,30 @@ static double bench_step_flops(int config, double *tokens_per_step)
     return training_step_flops(&model, z[3], z[4], z[4] - 1);
 }
 
+/* A recorded data file, opened for reading, and its next line that is not a comment. */
+static FILE *open_recorded(const char *path)
+{
+    FILE *file = fopen(path, "r");
+    ck_assert_msg(file != NULL, "%s is missing", path);
+    return file;
+}
+
+static bool next_data_line(FILE *file, char *line, int size)
+{
+    while (fgets(line, size, file))
+        if (line[0] != '#') return true;
+    return false;
+}
+
 /* A table of bench.py --dat: eight rows in order, medians within their ranges, ratios the
    quotients of the medians, model GFLOP/s the FLOP count times the rate. */
 static void check_bench_table(const char *path)
 {
     static const char *const configs[4] = {"copy", "small", "base", "decode"};
-    FILE *table = fopen(path, "r");
-    ck_assert_msg(table != NULL, "%s is missing", path);
+    FILE *table = open_recorded(path);
     char line[512];
     int row = 0;
-    while (fgets(line, sizeof line, table)) {
-        if (line[0] == '#') continue;
+    while (next_data_line(table, line, sizeof line)) {
         char config[16], f[12][32];
         int threads;
         ck_assert_int_eq(sscanf(line, "%15s %d %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s "
@@ -615,12 +628,10 @@ static void check_bench_table(const char *path)
 static void check_precision_table(const char *path)
 {
     static const char *const configs[3] = {"copy", "small", "base"};
-    FILE *table = fopen(path, "r");
-    ck_assert_msg(table != NULL, "%s is missing", path);
+    FILE *table = open_recorded(path);
     char line[512];
     int row = 0;
-    while (fgets(line, sizeof line, table)) {
-        if (line[0] == '#') continue;
+    while (next_data_line(table, line, sizeof line)) {
         char config[16];
         int threads;
         double v[13];
@@ -653,11 +664,9 @@ START_TEST(recorded_benchmark_data_is_consistent)
     check_precision_table("figures/bench/epyc/precision.dat");
     static const char *const configs[4] = {"copy", "small", "base", "decode"};
     char line[512];
-    FILE *stages = fopen("figures/bench/stages.dat", "r");
-    ck_assert_msg(stages != NULL, "figures/bench/stages.dat is missing");
+    FILE *stages = open_recorded("figures/bench/stages.dat");
     int row = 0;
-    while (fgets(line, sizeof line, stages)) {
-        if (line[0] == '#') continue;
+    while (next_data_line(stages, line, sizeof line)) {
         char config[16];
         int threads;
         double rates[3];
