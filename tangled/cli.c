@@ -188,13 +188,13 @@ void print_options(FILE *out, const Option *options, int count)
     for (int i = 0; i < count; i++) print_option(out, &options[i]);
     fprintf(out, "  %-24s %s\n", "--help", "print this help and exit");
 }
-#line 736 "book/copy.nw"
+#line 746 "book/copy.nw"
 void check_model_size(const char *command, const Config *config)
 {
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
 }
-#line 1843 "book/fast.nw"
+#line 1927 "book/fast.nw"
 int default_precision(void)
 {
     return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32;

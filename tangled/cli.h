@@ -52,7 +52,7 @@ void no_operands(const char *command, int first, int argc, char **argv);
 #line 493 "book/program.nw"
 /* Print the table's flags, one a line, with their help and defaults. */
 void print_options(FILE *out, const Option *options, int count);
-#line 719 "book/copy.nw"
+#line 729 "book/copy.nw"
 /* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
 #define MODEL_SIZE_OPTIONS(config)                                               \
     {"layers", OPTION_INT, &(config).layers, 1, 24, NULL,                        \
@@ -63,7 +63,7 @@ void print_options(FILE *out, const Option *options, int count);
     {"heads", OPTION_INT, &(config).heads, 1, 64, NULL, "N attention heads"}
 
 void check_model_size(const char *command, const Config *config);
-#line 1826 "book/fast.nw"
+#line 1910 "book/fast.nw"
 /* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
 #define PRECISION_OPTION(choice) \
     {"precision", OPTION_CHOICE, &(choice), 0, 0, "fp32|bf16", \

@@ -504,7 +504,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 1180 "book/model.nw"
+#line 1184 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -551,7 +551,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1232 "book/model.nw"
+#line 1236 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -584,7 +584,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
-#line 1271 "book/model.nw"
+#line 1275 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -689,7 +689,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = rng != NULL;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 1800 "book/fast.nw"
+#line 1884 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
 #line 767 "book/model.nw"
@@ -707,7 +707,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     return logprobs;
 #line 771 "book/model.nw"
 }
-#line 1159 "book/model.nw"
+#line 1163 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -717,8 +717,21 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1304 "book/model.nw"
+#line 1308 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
+{
+    log_softmax_backward(model_logits_gradient(model), d_logprobs,
+                         model_activation(model, model->logprobs),
+                         model->batch * model->tgt_len, model->config.tgt_vocab);
+    model_backward_from_logits(model, src, tgt);
+}
+
+float *model_logits_gradient(const Model *model)
+{
+    return model_activation(model, model->d_logits);
+}
+#line 1327 "book/model.nw"
+void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
     const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
@@ -730,11 +743,9 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1327 "book/model.nw"
-    float *d_logits = model_activation(model, model->d_logits);
+#line 1350 "book/model.nw"
+    const float *d_logits = model_logits_gradient(model);
     float *d_decoded = model_activation(model, model->d_output);
-    log_softmax_backward(d_logits, d_logprobs, model_activation(model, model->logprobs),
-                         tgt_rows, c->tgt_vocab);
     memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
     linear_backward(d_decoded, model_gradient(model, model->generator.weight),
                     model_gradient(model, model->generator.bias), d_logits,
@@ -746,9 +757,9 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1316 "book/model.nw"
+#line 1339 "book/model.nw"
     /* <<Back through the decoder's layers>> */
-#line 1349 "book/model.nw"
+#line 1370 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -774,10 +785,10 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1317 "book/model.nw"
+#line 1340 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     /* <<Back through the encoder>> */
-#line 1380 "book/model.nw"
+#line 1401 "book/model.nw"
     const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -799,7 +810,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1319 "book/model.nw"
+#line 1342 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 73 "book/fast.nw"

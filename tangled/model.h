@@ -132,6 +132,10 @@ void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt);
+/* The same from the gradient with respect to the logits, written beforehand into
+   model_logits_gradient(model) ([B][T_tgt][tgt_vocab]). */
+void model_backward_from_logits(Model *model, const int *src, const int *tgt);
+float *model_logits_gradient(const Model *model);
 float *model_gradient(const Model *model, int view);
 #line 64 "book/fast.nw"
 /* The floating-point operations of the matrix products of one training step (forward and

@@ -149,7 +149,7 @@ double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *set
                                 batch->batch * batch->tgt_len, model->config.tgt_vocab,
                                 settings->pad, settings->smoothing, &tokens);
 }
-#line 187 "book/copy.nw"
+#line 189 "book/copy.nw"
 double train_accumulate(Model *model, const Batch *part, const TrainSettings *settings,
                         float *d_logprobs, Rng *dropout_rng, double norm)
 {
@@ -159,6 +159,14 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                                           part->tgt_keep, part->batch, part->src_len,
                                           part->tgt_len, dropout_rng);
     int tokens;
+    if (compute.fast_kernels) {
+        const double loss = label_smoothing_logits_gradient(
+            model_logits_gradient(model), logprobs, part->tgt_y, rows, c->tgt_vocab,
+            settings->pad, settings->smoothing, norm, &tokens);
+        if (tokens == 0) return 0.0;
+        model_backward_from_logits(model, part->src, part->tgt);
+        return loss * tokens;
+    }
     double loss = label_smoothing_loss(d_logprobs, logprobs, part->tgt_y, rows, c->tgt_vocab,
                                        settings->pad, settings->smoothing, &tokens);
     if (tokens == 0) return 0.0;
@@ -208,6 +216,8 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
 #line 1135 "book/fast.nw"
     const float d_spread = n > 0 ? (float)(-spread / n) : 0.0f;
     const float d_confidence = n > 0 ? (float)(-confidence / n) : 0.0f;
+    /* <<Set the constant part of a row's loss>> */
+#line 1141 "book/fast.nw"
     const double row_constant = confidence * log(confidence)
                               + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
 #line 1114 "book/fast.nw"
@@ -217,9 +227,11 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
         block_loss[block] = 0.0;
         for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
             /* <<Write row [[r]]'s gradient and add its loss to its block's>> */
-#line 1146 "book/fast.nw"
-            const float *y = logprobs + (size_t)r * vocab;
+#line 1150 "book/fast.nw"
             float *d_y = d_logprobs + (size_t)r * vocab;
+            /* <<Add row [[r]]'s loss to its block's; for padding, clear the row [[d_y]] and go on>> */
+#line 1161 "book/fast.nw"
+            const float *y = logprobs + (size_t)r * vocab;
             const int target = targets[r];
             if (target == pad) { memset(d_y, 0, (size_t)vocab * sizeof *d_y); continue; }
             ENSURE(target >= 0 && target < vocab, "target %d of %d", target, vocab);
@@ -230,10 +242,65 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                   + sum_of_floats(y + high + 1, vocab - high - 1));
             }
             block_loss[block] += loss;
+#line 1152 "book/fast.nw"
             for (int w = 0; w < vocab; w++) d_y[w] = d_spread;
             d_y[pad] = 0.0f;
             d_y[target] = d_confidence;
 #line 1120 "book/fast.nw"
+        }
+    }
+    double sum = 0.0;
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) sum += block_loss[block];
+    return n > 0 ? sum / n : 0.0;
+}
+#line 1205 "book/fast.nw"
+double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
+                                       const int *targets, int rows, int vocab, int pad,
+                                       float smoothing, double norm, int *tokens)
+{
+    ENSURE((vocab > 2 || smoothing == 0.0f) && smoothing >= 0.0f && smoothing < 1.0f,
+           "smoothing %g over %d words", smoothing, vocab);
+    ENSURE(pad >= 0 && pad < vocab, "padding token %d of %d", pad, vocab);
+    ENSURE(norm > 0.0, "normalizer %g", norm);
+    int n = 0;
+    for (int r = 0; r < rows; r++) n += targets[r] != pad;
+    *tokens = n;
+    const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
+    const double confidence = 1.0f - smoothing;
+    /* <<Set the constant part of a row's loss>> */
+#line 1141 "book/fast.nw"
+    const double row_constant = confidence * log(confidence)
+                              + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
+#line 1219 "book/fast.nw"
+    const float per_token = (float)(1.0 / norm), spread_share = (float)(spread / norm);
+    const float confidence_share = (float)(confidence / norm);
+    double block_loss[PARALLEL_BLOCKS];
+    PARALLEL_FOR((size_t)rows * vocab)
+    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
+        block_loss[block] = 0.0;
+        for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
+            float *d_y = d_logits + (size_t)r * vocab;
+            /* <<Add row [[r]]'s loss to its block's; for padding, clear the row [[d_y]] and go on>> */
+#line 1161 "book/fast.nw"
+            const float *y = logprobs + (size_t)r * vocab;
+            const int target = targets[r];
+            if (target == pad) { memset(d_y, 0, (size_t)vocab * sizeof *d_y); continue; }
+            ENSURE(target >= 0 && target < vocab, "target %d of %d", target, vocab);
+            double loss = row_constant - confidence * y[target];
+            if (spread > 0.0) {   /* words with t = 0 are left out: their y may be -infinity */
+                const int low = pad < target ? pad : target, high = pad < target ? target : pad;
+                loss -= spread * (sum_of_floats(y, low) + sum_of_floats(y + low + 1, high - low - 1)
+                                  + sum_of_floats(y + high + 1, vocab - high - 1));
+            }
+            block_loss[block] += loss;
+#line 1228 "book/fast.nw"
+            /* <<Write row [[r]]'s probabilities minus its smoothed target, divided by [[norm]]>> */
+#line 1241 "book/fast.nw"
+            #pragma omp simd
+            for (int w = 0; w < vocab; w++) d_y[w] = vector_expf(y[w]) * per_token - spread_share;
+            d_y[pad] = vector_expf(y[pad]) * per_token;
+            d_y[target] = vector_expf(y[target]) * per_token - confidence_share;
+#line 1229 "book/fast.nw"
         }
     }
     double sum = 0.0;

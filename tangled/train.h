@@ -69,7 +69,7 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 898 "book/copy.nw"
+#line 908 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */
@@ -88,5 +88,12 @@ double scheduled_rate(long step, int d_model, const TrainSettings *settings);
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens);
+#line 1193 "book/fast.nw"
+/* The loss of label_smoothing_loss_fast (returned: per token; *tokens: the rows that are not
+   padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
+   with respect to the logits whose log-softmax is logprobs [rows][vocab]. */
+double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
+                                       const int *targets, int rows, int vocab, int pad,
+                                       float smoothing, double norm, int *tokens);
 #line 18 "book/training.nw"
 #endif

@@ -451,6 +451,55 @@ START_TEST(closed_form_loss_equals_word_sums)
 }
 END_TEST
 
+/* The fused loss and logits' gradient against the three passes it replaces (the loss's
+   gradient, its rescaling from the part's tokens to the batch's, the log-softmax backward):
+   the loss the same bits (the same sums in the same order), every gradient within 2^-20 of
+   1/norm (the largest gradient is about 0.9 / norm; the two ways round differently, by a few
+   units of 2^-24 each), a row of padding all zeros, and every other row summing to about 0
+   (probabilities and smoothed targets both add up to 1). Rows of 3000 words, so that the
+   vector loop runs long. */
+START_TEST(fused_loss_gradient_equals_separate_passes)
+{
+    enum { ROWS = 6, V = 3000 };
+    const int targets[ROWS] = {3, 0, 2999, 1, 1500, 0};
+    const double norm = 9.0;   /* tokens of the whole batch: more than these 4 */
+    float *logprobs = malloc(sizeof(float) * ROWS * V), *d_y = malloc(sizeof(float) * ROWS * V);
+    float *separate = malloc(sizeof(float) * ROWS * V), *fused = malloc(sizeof(float) * ROWS * V);
+    Rng rng;
+    rng_seed(&rng, 21, 21);
+    for (int i = 0; i < ROWS * V; i++) logprobs[i] = 8.0f * rng_uniform(&rng) - 4.0f;
+    compute.fast_kernels = true;
+    log_softmax_rows(logprobs, ROWS, V);
+    for (int s = 0; s < 2; s++) {
+        const float smoothing = s == 0 ? 0.0f : 0.1f;
+        int tokens_separate, tokens_fused;
+        const double loss_separate = label_smoothing_loss(d_y, logprobs, targets, ROWS, V, 0,
+                                                          smoothing, &tokens_separate);
+        const float rescale = (float)(tokens_separate / norm);
+        for (int i = 0; i < ROWS * V; i++) d_y[i] *= rescale;
+        log_softmax_backward(separate, d_y, logprobs, ROWS, V);
+        const double loss_fused = label_smoothing_logits_gradient(
+            fused, logprobs, targets, ROWS, V, 0, smoothing, norm, &tokens_fused);
+        ck_assert_int_eq(tokens_fused, 4);
+        ck_assert_int_eq(tokens_separate, 4);
+        ck_assert(loss_fused == loss_separate);
+        for (int i = 0; i < ROWS * V; i++)
+            ck_assert_msg(fabs(fused[i] - separate[i]) <= 0x1p-20 / norm,
+                          "gradient %d: %.9g, not %.9g", i, fused[i], separate[i]);
+        for (int r = 0; r < ROWS; r++) {
+            double sum = 0.0, largest = 0.0;
+            for (int w = 0; w < V; w++) {
+                sum += fused[r * V + w];
+                largest = fmax(largest, fabs(fused[r * V + w]));
+            }
+            if (targets[r] == 0) ck_assert(largest == 0.0);
+            else ck_assert_msg(fabs(sum) <= 1e-5 / norm, "row %d sums to %g", r, sum);
+        }
+    }
+    free(logprobs), free(d_y), free(separate), free(fused);
+}
+END_TEST
+
 /* Two runs on two threads give the same bits (no sum depends on which thread finishes
    first), with a model large enough that the products are split (m n k >= 1e6) and every
    PARALLEL_FOR loop runs on both threads (54 rows x 640 >= 32768 elements). With one
@@ -702,6 +751,7 @@ Suite *fast_suite(void)
     tcase_add_test(kernels, column_sums_equal_the_plain_loop);
     tcase_add_test(kernels, one_pass_moments_equal_two_pass);
     tcase_add_test(kernels, closed_form_loss_equals_word_sums);
+    tcase_add_test(kernels, fused_loss_gradient_equals_separate_passes);
     suite_add_tcase(suite, kernels);
     TCase *steps = tcase_create("training steps");
     tcase_add_test(steps, training_with_threads_is_deterministic);
