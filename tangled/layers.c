@@ -100,19 +100,21 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
     matmul(n, out_features, in_features, 1.0f, matrix(in, in_features),
            transposed(weight, in_features), 1.0f, out, out_features);
 }
-#line 81 "book/attention.nw"
+#line 83 "book/attention.nw"
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features)
 {
+    bf16_operand_hold(d_out, n, out_features);
     if (d_in)
         matmul(n, in_features, out_features, 1.0f, matrix(d_out, out_features),
                matrix(weight, in_features), 1.0f, d_in, in_features);
     matmul(out_features, in_features, n, 1.0f, transposed(d_out, out_features),
            matrix(in, in_features), 1.0f, d_weight, in_features);
+    bf16_operand_release(d_out);
     if (d_bias) add_column_sums(d_bias, d_out, n, out_features);
 }
-#line 105 "book/attention.nw"
+#line 109 "book/attention.nw"
 enum { COLUMN_SUM_WIDTH = 64 };   /* sums held at once: 4 AVX-512 registers, 16 SSE ones */
 
 void add_column_sums(float *sums, const float *x, int rows, int cols)
@@ -132,7 +134,7 @@ void add_column_sums(float *sums, const float *x, int rows, int cols)
         }
     }
 }
-#line 201 "book/attention.nw"
+#line 205 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -146,7 +148,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 238 "book/attention.nw"
+#line 242 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -157,7 +159,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
-#line 337 "book/attention.nw"
+#line 341 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape)
@@ -167,14 +169,20 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     ENSURE(heads > 0 && d_model % heads == 0, "d_model %d, heads %d", d_model, heads);
     const int d_k = d_model / heads;
     float *q = saved->q, *k = saved->k, *v = saved->v, *probs = saved->probs;
+    /* <<Hold the inputs, which two or three products read>> */
+#line 370 "book/attention.nw"
+    bf16_operand_hold(query_in, batch * len_q, d_model);
+    bf16_operand_hold(memory_in, batch * len_k, d_model);
+#line 351 "book/attention.nw"
     linear_forward(q, query_in, w->w_q, w->b_q, batch * len_q, d_model, d_model);
     linear_forward(k, memory_in, w->w_k, w->b_k, batch * len_k, d_model, d_model);
     linear_forward(v, memory_in, w->w_v, w->b_v, batch * len_k, d_model, d_model);
+    bf16_operand_release(memory_in), bf16_operand_release(query_in);
     PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head [[a]] of sequence [[b]]>> */
-#line 363 "book/attention.nw"
+#line 379 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -198,11 +206,11 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         }
         matmul(len_q, d_k, len_k, 1.0f, matrix(weights, len_k), matrix(v + k_offset, d_model), 0.0f,
                saved->context + q_offset, d_model);
-#line 353 "book/attention.nw"
+#line 359 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
-#line 432 "book/attention.nw"
+#line 448 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -224,7 +232,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head [[a]] of sequence [[b]]>> */
-#line 468 "book/attention.nw"
+#line 486 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -243,16 +251,22 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                scratch->d_q + q_offset, d_model);
         matmul(len_k, d_k, len_q, scale, transposed(d_p, len_k), matrix(saved->q + q_offset, d_model),
                1.0f, scratch->d_k + k_offset, d_model);
-#line 453 "book/attention.nw"
+#line 469 "book/attention.nw"
     }
+    /* <<Hold the inputs, which two or three products read>> */
+#line 370 "book/attention.nw"
+    bf16_operand_hold(query_in, batch * len_q, d_model);
+    bf16_operand_hold(memory_in, batch * len_k, d_model);
+#line 471 "book/attention.nw"
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
     linear_backward(d_memory_in, d_w->w_k, d_w->b_k, scratch->d_k, memory_in, w->w_k,
                     batch * len_k, d_model, d_model);
     linear_backward(d_memory_in, d_w->w_v, d_w->b_v, scratch->d_v, memory_in, w->w_v,
                     batch * len_k, d_model, d_model);
+    bf16_operand_release(memory_in), bf16_operand_release(query_in);
 }
-#line 510 "book/attention.nw"
+#line 528 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -383,11 +397,13 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
                            int d_model, int d_ff)
 {
     const float *hidden = saved->hidden, *keep = saved->hidden_keep;
+    bf16_operand_hold(d_out, n, d_model);   /* read by the next two products */
     matmul(n, d_ff, d_model, 1.0f, matrix(d_out, d_model), matrix(w->w_2, d_ff), 0.0f,
            d_hidden, d_ff);
     linear_backward(NULL, d_w->w_2, d_w->b_2, d_out, hidden, w->w_2, n, d_ff, d_model);
+    bf16_operand_release(d_out);
     /* <<Mask the hidden layer's gradient and sum the first bias's, in one pass>> */
-#line 390 "book/layernorm.nw"
+#line 392 "book/layernorm.nw"
     float *d_bias = d_w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -415,7 +431,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
             memcpy(d_bias + first, partial, (size_t)width * sizeof *partial);
         }
     }
-#line 380 "book/layernorm.nw"
+#line 382 "book/layernorm.nw"
     linear_backward(d_in, d_w->w_1, NULL, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
 #line 1025 "book/model.nw"

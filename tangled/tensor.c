@@ -16,7 +16,7 @@
 #include <time.h>
 #line 1503 "book/fast.nw"
 #include <immintrin.h>
-#line 1651 "book/fast.nw"
+#line 1733 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
@@ -283,7 +283,7 @@ ComputeSettings compute = {
     .fast_kernels = true,
 #line 1466 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 1835 "book/fast.nw"
+#line 1917 "book/fast.nw"
     .bf16_min_work = 1e6,
 #line 705 "book/tensor.nw"
 };
@@ -301,7 +301,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 1842 "book/fast.nw"
+#line 1924 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
@@ -418,6 +418,15 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
 #line 1571 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
+enum { BF16_HELD = 3 };   /* at most held at once: a layer's two inputs and a gradient */
+typedef struct {
+    const float *x;              /* NULL: a free slot; else the operand x[rows][cols]... */
+    int rows, cols, holds;       /* ...held by this many callers */
+    bool rounded;                /* its bfloat16 copy made (at its first product) */
+    uint16_t *copy;
+    size_t capacity;
+} Bf16Held;
+
 typedef struct {
     const float *weights;        /* NULL: no copy; else the float parameters... */
     size_t weight_count;
@@ -425,6 +434,7 @@ typedef struct {
     size_t weights_capacity;
     uint16_t *scratch[2];        /* rounded operands a and b */
     size_t scratch_capacity[2];
+    Bf16Held held[BF16_HELD];    /* operands rounded once for several products */
     void *scratchpad;            /* oneDNN's working memory, shared by the products */
     size_t scratchpad_size;
     dnnl_engine_t engine;
@@ -435,7 +445,7 @@ typedef struct {
 } Bf16State;
 
 static Bf16State bf16;
-#line 1596 "book/fast.nw"
+#line 1606 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -460,7 +470,7 @@ void bf16_weights_forget(void)
 {
     bf16.weights = NULL, bf16.weight_count = 0;
 }
-#line 1627 "book/fast.nw"
+#line 1637 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -468,12 +478,55 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
     if (bf16.weights && first >= weights
         && end <= weights + bf16.weight_count * sizeof(float))
         return bf16.weights_bf16 + (x - bf16.weights);
+    /* <<Read a held operand from its copy, rounded at its first product>> */
+#line 1711 "book/fast.nw"
+    for (int i = 0; i < BF16_HELD; i++) {
+        Bf16Held *h = &bf16.held[i];
+        if (h->x != x || h->rows != rows || h->cols != cols || *ld != cols) continue;
+        if (!h->rounded) {
+            bf16_reserve(&h->copy, &h->capacity, (size_t)rows * cols);
+            bf16_round_matrix(h->copy, x, rows, cols, cols);
+            h->rounded = true;
+        }
+        return h->copy;
+    }
+#line 1645 "book/fast.nw"
     bf16_reserve(&bf16.scratch[which], &bf16.scratch_capacity[which], (size_t)rows * cols);
     bf16_round_matrix(bf16.scratch[which], x, rows, cols, *ld);
     *ld = cols;
     return bf16.scratch[which];
 }
-#line 1659 "book/fast.nw"
+#line 1676 "book/fast.nw"
+void bf16_operand_hold(const float *x, int rows, int cols)
+{
+    if (omp_in_parallel()) return;   /* products there stay in float, and this state is shared */
+    Bf16Held *free_slot = NULL;
+    for (int i = 0; i < BF16_HELD; i++) {
+        Bf16Held *h = &bf16.held[i];
+        if (h->x == x) {
+            ENSURE(h->rows == rows && h->cols == cols, "an operand held with two shapes");
+            h->holds++;
+            return;
+        }
+        if (h->x == NULL && free_slot == NULL) free_slot = h;
+    }
+    ENSURE(free_slot != NULL, "more than %d bfloat16 operands held", BF16_HELD);
+    free_slot->x = x, free_slot->rows = rows, free_slot->cols = cols;
+    free_slot->holds = 1, free_slot->rounded = false;
+}
+
+void bf16_operand_release(const float *x)
+{
+    if (omp_in_parallel()) return;
+    for (int i = 0; i < BF16_HELD; i++) {
+        Bf16Held *h = &bf16.held[i];
+        if (h->x != x) continue;
+        if (--h->holds == 0) h->x = NULL;
+        return;
+    }
+    ENSURE(false, "a bfloat16 operand released that was not held");
+}
+#line 1741 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -481,7 +534,7 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
-#line 1677 "book/fast.nw"
+#line 1759 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -521,7 +574,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1732 "book/fast.nw"
+#line 1814 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -532,14 +585,14 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1716 "book/fast.nw"
+#line 1798 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
-#line 1748 "book/fast.nw"
+#line 1830 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -561,7 +614,7 @@ static Bf16Product *bf16_product(Bf16Product key)
     bf16_make_product(p);
     return p;
 }
-#line 1787 "book/fast.nw"
+#line 1869 "book/fast.nw"
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
@@ -578,7 +631,7 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 1791 "book/fast.nw"
+#line 1873 "book/fast.nw"
     if (m == 0 || n == 0) return;
     if (alpha == 0.0f || k == 0) {
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
@@ -602,14 +655,14 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
-#line 1864 "book/fast.nw"
+#line 1946 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
-#line 1950 "book/fast.nw"
+#line 2032 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

@@ -127,7 +127,7 @@ typedef struct {
     bool fast_kernels;      /* false: the chapters' first versions of the kernels */
 #line 1459 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 1828 "book/fast.nw"
+#line 1910 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
 #line 694 "book/tensor.nw"
 } ComputeSettings;
@@ -190,14 +190,19 @@ static inline float float_from_bf16(uint16_t x)
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
-#line 1777 "book/fast.nw"
+#line 1665 "book/fast.nw"
+/* x[rows][cols] (no gaps between rows) will be read by several products and will not
+   change until bf16_operand_release(x): the bfloat16 products round it once. */
+void bf16_operand_hold(const float *x, int rows, int cols);
+void bf16_operand_release(const float *x);
+#line 1859 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
-#line 1856 "book/fast.nw"
+#line 1938 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
-#line 1944 "book/fast.nw"
+#line 2026 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 18 "book/tensor.nw"
 #endif

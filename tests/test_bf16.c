@@ -161,6 +161,59 @@ START_TEST(bf16_weights_copy_is_used_until_forgotten)
 }
 END_TEST
 
+/* A held operand is rounded at its first product and read from that copy until its last
+   holder releases it: changed meanwhile (which a caller must not do), the products still see
+   the old values. Holds nest; a part of the operand (fewer rows) is rounded afresh. And
+   linear_backward, which holds its d_out, gives the bits of its two products made apart. */
+START_TEST(bf16_held_operand_is_rounded_once)
+{
+    SKIP_WITHOUT_BF16();
+    enum { N = 64 };
+    float *x = malloc(sizeof(float) * N * N), *y = malloc(sizeof(float) * N * N);
+    float *c = malloc(sizeof(float) * N * N);
+    for (int i = 0; i < N * N; i++) x[i] = 1.0f, y[i] = 1.0f;
+    bf16_operand_hold(x, N, N);
+    bf16_operand_hold(x, N, N);   /* nested */
+    matmul_bf16(N, N, N, 1.0f, matrix(x, N), matrix(y, N), 0.0f, c, N);
+    ck_assert_float_eq(c[0], 1.0f * N);
+    for (int i = 0; i < N * N; i++) x[i] = 2.0f;
+    matmul_bf16(N, N, N, 1.0f, matrix(y, N), transposed(x, N), 0.0f, c, N);   /* as b */
+    ck_assert_float_eq(c[N * N - 1], 1.0f * N);
+    matmul_bf16(N / 2, N, N, 1.0f, matrix(x, N), matrix(y, N), 0.0f, c, N);   /* a part */
+    ck_assert_float_eq(c[0], 2.0f * N);
+    bf16_operand_release(x);
+    matmul_bf16(N, N, N, 1.0f, matrix(x, N), matrix(y, N), 0.0f, c, N);
+    ck_assert_float_eq(c[0], 1.0f * N);   /* still held once */
+    bf16_operand_release(x);
+    matmul_bf16(N, N, N, 1.0f, matrix(x, N), matrix(y, N), 0.0f, c, N);
+    ck_assert_float_eq(c[0], 2.0f * N);
+    free(x), free(y), free(c);
+
+    enum { ROWS = 40, IN = 48, OUT = 80 };
+    float *d_out = malloc(sizeof(float) * ROWS * OUT), *in = malloc(sizeof(float) * ROWS * IN);
+    float *w = malloc(sizeof(float) * OUT * IN);
+    float *d_in[2], *d_w[2];
+    Rng rng;
+    rng_seed(&rng, 4, 4);
+    for (int i = 0; i < ROWS * OUT; i++) d_out[i] = rng_uniform(&rng) - 0.5f;
+    for (int i = 0; i < ROWS * IN; i++) in[i] = rng_uniform(&rng) - 0.5f;
+    for (int i = 0; i < OUT * IN; i++) w[i] = rng_uniform(&rng) - 0.5f;
+    for (int k = 0; k < 2; k++) {
+        d_in[k] = calloc(ROWS * IN, sizeof(float)), d_w[k] = calloc(OUT * IN, sizeof(float));
+    }
+    const ComputeSettings saved = compute;
+    compute.precision = PRECISION_BF16, compute.bf16_min_work = 0;
+    linear_backward(d_in[0], d_w[0], NULL, d_out, in, w, ROWS, IN, OUT);
+    matmul_bf16(ROWS, IN, OUT, 1.0f, matrix(d_out, OUT), matrix(w, IN), 1.0f, d_in[1], IN);
+    matmul_bf16(OUT, IN, ROWS, 1.0f, transposed(d_out, OUT), matrix(in, IN), 1.0f, d_w[1], IN);
+    compute = saved;
+    ck_assert(memcmp(d_in[0], d_in[1], sizeof(float) * ROWS * IN) == 0);
+    ck_assert(memcmp(d_w[0], d_w[1], sizeof(float) * OUT * IN) == 0);
+    for (int k = 0; k < 2; k++) free(d_in[k]), free(d_w[k]);
+    free(d_out), free(in), free(w);
+}
+END_TEST
+
 /* ---- whole training steps ---- */
 
 typedef struct {
@@ -362,6 +415,7 @@ Suite *bf16_suite(void)
     tcase_add_test(products, bf16_products_are_within_the_bound);
     tcase_add_test(products, bf16_products_round_their_operands);
     tcase_add_test(products, bf16_weights_copy_is_used_until_forgotten);
+    tcase_add_test(products, bf16_held_operand_is_rounded_once);
     suite_add_tcase(suite, products);
     TCase *steps = tcase_create("training steps");
     tcase_add_test(steps, bf16_step_agrees_with_float);
