@@ -199,10 +199,12 @@ static double sum_of_floats(const float *x, int n)
     for (; i < n; i++) partial[0] += x[i];
     return (partial[0] + partial[1]) + (partial[2] + partial[3]);
 }
-#line 1101 "book/fast.nw"
-double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
-                                 const int *targets, int rows, int vocab, int pad,
-                                 float smoothing, int *tokens)
+#line 1103 "book/fast.nw"
+typedef enum { OF_LOGPROBS, OF_LOGITS } GradientOf;   /* the gradient a loss writes */
+
+static double smoothed_loss(float *gradient, GradientOf of, const float *logprobs,
+                            const int *targets, int rows, int vocab, int pad,
+                            float smoothing, double norm, int *tokens)
 {
     ENSURE((vocab > 2 || smoothing == 0.0f) && smoothing >= 0.0f && smoothing < 1.0f,
            "smoothing %g over %d words", smoothing, vocab);
@@ -213,27 +215,25 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
     const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
     const double confidence = 1.0f - smoothing;
     /* <<Set the per-row constants of the closed form>> */
-#line 1135 "book/fast.nw"
-    const float d_spread = n > 0 ? (float)(-spread / n) : 0.0f;
-    const float d_confidence = n > 0 ? (float)(-confidence / n) : 0.0f;
-    /* <<Set the constant part of a row's loss>> */
-#line 1141 "book/fast.nw"
+#line 1151 "book/fast.nw"
+    const double divisor = of == OF_LOGITS ? norm : n;
+    const float per_token = n > 0 ? (float)(1.0 / divisor) : 0.0f;
+    const float spread_share = n > 0 ? (float)(spread / divisor) : 0.0f;
+    const float confidence_share = n > 0 ? (float)(confidence / divisor) : 0.0f;
     const double row_constant = confidence * log(confidence)
                               + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
-#line 1114 "book/fast.nw"
+#line 1118 "book/fast.nw"
     double block_loss[PARALLEL_BLOCKS];
     PARALLEL_FOR((size_t)rows * vocab)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         block_loss[block] = 0.0;
         for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
-            /* <<Write row [[r]]'s gradient and add its loss to its block's>> */
-#line 1150 "book/fast.nw"
-            float *d_y = d_logprobs + (size_t)r * vocab;
-            /* <<Add row [[r]]'s loss to its block's; for padding, clear the row [[d_y]] and go on>> */
-#line 1161 "book/fast.nw"
+            float *g = gradient + (size_t)r * vocab;
+            /* <<Add row [[r]]'s loss to its block's; for padding, clear its gradient [[g]] and go on>> */
+#line 1165 "book/fast.nw"
             const float *y = logprobs + (size_t)r * vocab;
             const int target = targets[r];
-            if (target == pad) { memset(d_y, 0, (size_t)vocab * sizeof *d_y); continue; }
+            if (target == pad) { memset(g, 0, (size_t)vocab * sizeof *g); continue; }
             ENSURE(target >= 0 && target < vocab, "target %d of %d", target, vocab);
             double loss = row_constant - confidence * y[target];
             if (spread > 0.0) {   /* words with t = 0 are left out: their y may be -infinity */
@@ -242,68 +242,43 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                   + sum_of_floats(y + high + 1, vocab - high - 1));
             }
             block_loss[block] += loss;
-#line 1152 "book/fast.nw"
-            for (int w = 0; w < vocab; w++) d_y[w] = d_spread;
-            d_y[pad] = 0.0f;
-            d_y[target] = d_confidence;
-#line 1120 "book/fast.nw"
+#line 1125 "book/fast.nw"
+            if (of == OF_LOGITS) {
+                /* <<Write row [[r]]'s probabilities minus its smoothed target, over [[norm]]>> */
+#line 1231 "book/fast.nw"
+                #pragma omp simd
+                for (int w = 0; w < vocab; w++) g[w] = vector_expf(y[w]) * per_token - spread_share;
+                g[pad] = vector_expf(y[pad]) * per_token;
+                g[target] = vector_expf(y[target]) * per_token - confidence_share;
+#line 1127 "book/fast.nw"
+            } else {
+                /* <<Write row [[r]]'s smoothed target, negated and over its tokens>> */
+#line 1181 "book/fast.nw"
+                for (int w = 0; w < vocab; w++) g[w] = -spread_share;
+                g[pad] = 0.0f;
+                g[target] = -confidence_share;
+#line 1129 "book/fast.nw"
+            }
         }
     }
     double sum = 0.0;
     for (int block = 0; block < PARALLEL_BLOCKS; block++) sum += block_loss[block];
     return n > 0 ? sum / n : 0.0;
 }
-#line 1205 "book/fast.nw"
+
+double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
+                                 const int *targets, int rows, int vocab, int pad,
+                                 float smoothing, int *tokens)
+{
+    return smoothed_loss(d_logprobs, OF_LOGPROBS, logprobs, targets, rows, vocab, pad,
+                         smoothing, 0.0, tokens);
+}
+#line 1217 "book/fast.nw"
 double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
                                        const int *targets, int rows, int vocab, int pad,
                                        float smoothing, double norm, int *tokens)
 {
-    ENSURE((vocab > 2 || smoothing == 0.0f) && smoothing >= 0.0f && smoothing < 1.0f,
-           "smoothing %g over %d words", smoothing, vocab);
-    ENSURE(pad >= 0 && pad < vocab, "padding token %d of %d", pad, vocab);
     ENSURE(norm > 0.0, "normalizer %g", norm);
-    int n = 0;
-    for (int r = 0; r < rows; r++) n += targets[r] != pad;
-    *tokens = n;
-    const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
-    const double confidence = 1.0f - smoothing;
-    /* <<Set the constant part of a row's loss>> */
-#line 1141 "book/fast.nw"
-    const double row_constant = confidence * log(confidence)
-                              + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
-#line 1219 "book/fast.nw"
-    const float per_token = (float)(1.0 / norm), spread_share = (float)(spread / norm);
-    const float confidence_share = (float)(confidence / norm);
-    double block_loss[PARALLEL_BLOCKS];
-    PARALLEL_FOR((size_t)rows * vocab)
-    for (int block = 0; block < PARALLEL_BLOCKS; block++) {
-        block_loss[block] = 0.0;
-        for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
-            float *d_y = d_logits + (size_t)r * vocab;
-            /* <<Add row [[r]]'s loss to its block's; for padding, clear the row [[d_y]] and go on>> */
-#line 1161 "book/fast.nw"
-            const float *y = logprobs + (size_t)r * vocab;
-            const int target = targets[r];
-            if (target == pad) { memset(d_y, 0, (size_t)vocab * sizeof *d_y); continue; }
-            ENSURE(target >= 0 && target < vocab, "target %d of %d", target, vocab);
-            double loss = row_constant - confidence * y[target];
-            if (spread > 0.0) {   /* words with t = 0 are left out: their y may be -infinity */
-                const int low = pad < target ? pad : target, high = pad < target ? target : pad;
-                loss -= spread * (sum_of_floats(y, low) + sum_of_floats(y + low + 1, high - low - 1)
-                                  + sum_of_floats(y + high + 1, vocab - high - 1));
-            }
-            block_loss[block] += loss;
-#line 1228 "book/fast.nw"
-            /* <<Write row [[r]]'s probabilities minus its smoothed target, divided by [[norm]]>> */
-#line 1241 "book/fast.nw"
-            #pragma omp simd
-            for (int w = 0; w < vocab; w++) d_y[w] = vector_expf(y[w]) * per_token - spread_share;
-            d_y[pad] = vector_expf(y[pad]) * per_token;
-            d_y[target] = vector_expf(y[target]) * per_token - confidence_share;
-#line 1229 "book/fast.nw"
-        }
-    }
-    double sum = 0.0;
-    for (int block = 0; block < PARALLEL_BLOCKS; block++) sum += block_loss[block];
-    return n > 0 ? sum / n : 0.0;
+    return smoothed_loss(d_logits, OF_LOGITS, logprobs, targets, rows, vocab, pad, smoothing,
+                         norm, tokens);
 }
