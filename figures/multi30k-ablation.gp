@@ -2,7 +2,8 @@
 # translation chapter's section Getting to 41 (three 15-minute runs and one of subwords on
 # another machine (ablation-subwords-15-epyc.csv), the hour of dropout 0.3
 # with the tied generator without and with the cool-down (ablation-words-hour.csv), the
-# subwords of today's make multi30k (log.csv), and an hour of the course's recipe from an
+# subwords with the cool-down at the rate of factor 0.5 (log.csv, the recorded run) and at
+# twice it, today's make multi30k (ablation-rate2-epyc.csv), and an hour of the course's recipe from an
 # earlier edition). Data: the logs of those runs (transformer train
 # --log), kept in figures/multi30k/ablation-*.csv and figures/multi30k/log.csv
 # (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second)
@@ -29,6 +30,8 @@ plot 'figures/multi30k/ablation-d01.csv' using 1:4 skip 1 with linespoints lw 2 
        title 'the same, cool-down', \
      'figures/multi30k/log.csv' using 1:4 skip 1 with lines lw 3 lc rgb '#000000' \
        title 'subwords, cool-down', \
+     'figures/multi30k/ablation-rate2-epyc.csv' using 1:4 skip 1 with lines lw 1.5 dt 3 \
+       lc rgb '#000000' title 'the same, twice the rate', \
      'figures/multi30k/ablation-d01-hour.csv' using 1:4 skip 1 with lines lw 1 lc rgb '#999999' \
        title 'dropout 0.1, 1 h (earlier)', \
      'figures/multi30k/ablation-subwords-15-epyc.csv' using 1:4 skip 1 with linespoints lw 2 pt 13 ps 0.6 \

@@ -439,7 +439,7 @@ START_TEST(multi30k_figure_data_is_consistent)
         if (validation < best) best = validation, best_epoch = epoch;
     }
     fclose(log);
-    ck_assert_int_eq(epoch, 38);        /* make multi30k's --epochs 38 */
+    ck_assert_int_eq(epoch, 38);        /* the recorded run: --epochs 38 */
     ck_assert_int_eq(best_epoch, 38);   /* the Results section's numbers */
     ck_assert_double_lt(best, first / 2);
     ck_assert_double_lt(rate, 1e-6);    /* the cool-down ended at zero */
