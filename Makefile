@@ -306,7 +306,7 @@ copy-full: transformer
 # on the CPU with the recipe that section chose (one vocabulary of 8000 subwords for both
 # languages, all three embeddings tied, dropout 0.3, 31 epochs whose last 10 cool the rate
 # down to 0, the rate twice the schedule's default (factor 1, warm-up 800 steps), early
-# stopping after 5 epochs without progress; about 57 minutes on two cores of an AMD EPYC,
+# stopping after 5 epochs without progress; 58 minutes on two cores of an AMD EPYC,
 # 41.08 BLEU; on a slower machine add --minutes 60 to MT_RECIPE, and train brings the last
 # epoch forward so that the cool-down ends in time), translate the
 # 2016 test set with the model of the best validation loss and a beam of 4 (the length
