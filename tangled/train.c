@@ -245,7 +245,7 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
 #line 1125 "book/fast.nw"
             if (of == OF_LOGITS) {
                 /* <<Write row [[r]]'s probabilities minus its smoothed target, over [[norm]]>> */
-#line 1231 "book/fast.nw"
+#line 1233 "book/fast.nw"
                 #pragma omp simd
                 for (int w = 0; w < vocab; w++) g[w] = vector_expf(y[w]) * per_token - spread_share;
                 g[pad] = vector_expf(y[pad]) * per_token;
@@ -273,7 +273,7 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
     return smoothed_loss(d_logprobs, OF_LOGPROBS, logprobs, targets, rows, vocab, pad,
                          smoothing, 0.0, tokens);
 }
-#line 1217 "book/fast.nw"
+#line 1219 "book/fast.nw"
 double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
                                        const int *targets, int rows, int vocab, int pad,
                                        float smoothing, double norm, int *tokens)

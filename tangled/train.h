@@ -88,7 +88,7 @@ double scheduled_rate(long step, int d_model, const TrainSettings *settings);
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens);
-#line 1205 "book/fast.nw"
+#line 1207 "book/fast.nw"
 /* The loss of label_smoothing_loss_fast (returned: per token; *tokens: the rows that are not
    padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
    with respect to the logits whose log-softmax is logprobs [rows][vocab]. */
