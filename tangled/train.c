@@ -159,20 +159,21 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                                           part->tgt_keep, part->batch, part->src_len,
                                           part->tgt_len, dropout_rng);
     int tokens;
+    double loss;
     if (compute.fast_kernels) {
-        const double loss = label_smoothing_logits_gradient(
-            model_logits_gradient(model), logprobs, part->tgt_y, rows, c->tgt_vocab,
-            settings->pad, settings->smoothing, norm, &tokens);
-        if (tokens == 0) return 0.0;
-        model_backward_from_logits(model, part->src, part->tgt);
-        return loss * tokens;
+        loss = label_smoothing_logits_gradient(model_logits_gradient(model), logprobs,
+                                               part->tgt_y, rows, c->tgt_vocab, settings->pad,
+                                               settings->smoothing, norm, &tokens);
+    } else {
+        loss = label_smoothing_loss(d_logprobs, logprobs, part->tgt_y, rows, c->tgt_vocab,
+                                    settings->pad, settings->smoothing, &tokens);
+        const float rescale = (float)(tokens / norm);
+        for (size_t i = 0; i < (size_t)rows * c->tgt_vocab; i++) d_logprobs[i] *= rescale;
+        log_softmax_backward(model_logits_gradient(model), d_logprobs, logprobs, rows,
+                             c->tgt_vocab);
     }
-    double loss = label_smoothing_loss(d_logprobs, logprobs, part->tgt_y, rows, c->tgt_vocab,
-                                       settings->pad, settings->smoothing, &tokens);
     if (tokens == 0) return 0.0;
-    const float rescale = (float)(tokens / norm);
-    for (size_t i = 0; i < (size_t)rows * c->tgt_vocab; i++) d_logprobs[i] *= rescale;
-    model_backward(model, d_logprobs, part->src, part->tgt);
+    model_backward_from_logits(model, part->src, part->tgt);
     return loss * tokens;
 }
 
