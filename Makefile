@@ -277,7 +277,20 @@ build/version.tex: tangled/cli.h
 	sed -n 's/^#define TRANSFORMER_VERSION "\(.*\)"$$/\\newcommand{\\transformerversion}{\1}/p' $< > $@
 	@test -s $@
 
-$(PDF): book/book.tex build/woven.tex build/version.tex $(FIGURE_TEX) $(FIGURE_SETTINGS)
+# The measured numbers of the prose, tables and captions: LaTeX macros that the scripts of
+# tools/numbers/ compute from the recorded runs (figures/, data/) and the program itself, so
+# that no number in the book is typed by hand (tools/check-numbers, in make check, says so).
+NUMBER_SCRIPTS := $(sort $(wildcard tools/numbers/*.sh))
+RECORDED_FILES := $(shell find figures -mindepth 2 -type f; find data -type f \
+                    -not -name '*.safetensors' -not -path 'data/multi30k/*' 2>/dev/null)
+build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers/lib.awk $(RECORDED_FILES) transformer
+	@mkdir -p build
+	for script in $(NUMBER_SCRIPTS); do TRANSFORMER=./transformer sh $$script; done > $@.new
+	@dup=$$(sed -n 's/^\\newcommand{\\\([A-Za-z]*\)}.*/\1/p' $@.new | sort | uniq -d); \
+	  [ -z "$$dup" ] || { echo "build/numbers.tex: defined twice: $$dup" >&2; exit 1; }
+	cpif $@ < $@.new && rm -f $@.new
+
+$(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex $(FIGURE_TEX) $(FIGURE_SETTINGS)
 	@mkdir -p build/pdf
 	$(LATEXMK) book/book.tex > build/pdf/latexmk.out 2>&1 || { tail -40 build/pdf/latexmk.out; exit 1; }
 	@# noweb's chunk labels (page numbers) can move after latexmk thinks the run converged;
@@ -402,6 +415,7 @@ check: deps
 run-check: build/run-tests transformer $(FIGURE_DATA)
 	CK_DEFAULT_TIMEOUT=60 MPI_TESTS=$(MPI) TRANSFORMER=./transformer build/run-tests
 	TRANSFORMER=./transformer tests/faults.sh
+	tests/check-numbers.sh
 
 # Valgrind's memcheck on a tiny training run (copy task, with a checkpoint and a resume) and
 # a translation with a tiny translator of subwords: no invalid access, no use of uninitialized memory,
