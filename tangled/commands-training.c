@@ -13,7 +13,7 @@
 #line 720 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1159 "book/translate.nw"
+#line 1168 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>
@@ -208,12 +208,13 @@ typedef struct {
     Vocab *src_vocab, *tgt_vocab;
     char error[4400];                  /* why the model could not be saved */
     int keep_epochs;                   /* keep the models of this many last epochs */
+    int seed;                          /* of the weights, the batches' order and dropout */
 } TranslationTask;
 
 static void translation_start_epoch(void *task, int epoch)
 {
     TranslationTask *t = task;
-    batch_order(t->order, t->plan->count, 1, epoch);
+    batch_order(t->order, t->plan->count, (uint64_t)t->seed, epoch);
 }
 
 static void translation_fill(void *task, Trainer *trainer)
@@ -251,7 +252,7 @@ static const char *translation_save_best(void *task, const Model *model)
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
     return error ? t->error : NULL;
 }
-#line 342 "book/translate.nw"
+#line 343 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
 static void epoch_model_path(char *out, size_t size, const char *path, int epoch)
@@ -281,7 +282,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     }
     return NULL;
 }
-#line 377 "book/translate.nw"
+#line 378 "book/translate.nw"
 /* The numbers of a translation run's recipe as text: budget, subset, factor, warm-up,
    smoothing, parts and cool-down (0, or its steps/the step it ends at), in that order. */
 static void recipe_numbers(char text[7][32], int token_budget, int subset,
@@ -297,7 +298,7 @@ static void recipe_numbers(char text[7][32], int token_budget, int subset,
     else
         snprintf(text[6], 32, "0");
 }
-#line 398 "book/translate.nw"
+#line 399 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
@@ -310,8 +311,8 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 435 "book/translate.nw"
-    int subset = 0, keep_epochs = 0, cooldown_epochs = 0, subwords = 0;
+#line 439 "book/translate.nw"
+    int subset = 0, keep_epochs = 0, cooldown_epochs = 0, subwords = 0, seed = 1;
     int precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
@@ -345,6 +346,8 @@ int run_train(int argc, char **argv)
          "K also keep the models of the last K epochs, for averaging"},
         {"cooldown", OPTION_INT, &cooldown_epochs, 0, 100000, NULL,
          "C lower the rate linearly to 0 over the last C of the --epochs, if not 0"},
+        {"seed", OPTION_INT, &seed, 1, 1000000000, NULL,
+         "S seed of the weights, the order of the batches and dropout"},
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
@@ -357,7 +360,7 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 472 "book/translate.nw"
+#line 478 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -365,18 +368,18 @@ int run_train(int argc, char **argv)
     if (cooldown_epochs > epochs) usage_error("train", "--cooldown cannot exceed --epochs");
     check_model_size("train", &config);
     set_precision("train", precision);
-#line 410 "book/translate.nw"
+#line 411 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 486 "book/translate.nw"
+#line 492 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
         safetensors_remove_temporaries(model_path);
     }
-#line 411 "book/translate.nw"
+#line 412 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 803 "book/translate.nw"
+#line 812 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, config.tie_source, subwords, error,
@@ -387,9 +390,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 413 "book/translate.nw"
+#line 414 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 538 "book/translate.nw"
+#line 544 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -400,36 +403,39 @@ int run_train(int argc, char **argv)
     Model model;
     model_init(&model, config);
     Rng init_rng;
-    rng_seed(&init_rng, 1, 1);
+    rng_seed(&init_rng, (uint64_t)seed, 1);
     model_initialize_parameters(&model, &init_rng);
     model_prepare_tokens(&model, most.pairs, most.src_len, most.tgt_len - 1, most.src_tokens,
                          most.tgt_tokens);
     Adam adam;
     adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
     TrainingProgress progress = {.epoch = 1};
-    rng_seed(&progress.data_rng, 1, 2), rng_seed(&progress.dropout_rng, 1, 3);
+    rng_seed(&progress.data_rng, (uint64_t)seed, 2);
+    rng_seed(&progress.dropout_rng, (uint64_t)seed, 3);
     Batch batch;
     batch_init(&batch, most.pairs, most.src_len, most.tgt_len - 1);
     TranslationTask task = {train, validation, &plan, &validation_plan,
                             xmalloc((size_t)plan.count * sizeof(int)), model_path,
-                            &data.src_vocab, &data.tgt_vocab, "", keep_epochs};
+                            &data.src_vocab, &data.tgt_vocab, "", keep_epochs, seed};
     Trainer trainer = {&model, &adam, &progress, &settings, &batch,
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 574 "book/translate.nw"
-    char recipe_text[7][32], subwords_text[32];
+#line 581 "book/translate.nw"
+    char recipe_text[7][32], subwords_text[32], seed_text[32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
     snprintf(subwords_text, sizeof subwords_text, "%d", subwords);
-    const char *const recipe[10][2] = {
+    snprintf(seed_text, sizeof seed_text, "%d", seed);
+    const char *const recipe[11][2] = {
         {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
         {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
         {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
         {"recipe.smoothing", recipe_text[4]}, {"recipe.accumulate", recipe_text[5]},
-        {"recipe.cooldown", recipe_text[6]}, {"recipe.subwords", subwords_text}};
-    run.recipe = recipe, run.recipe_count = 10;
+        {"recipe.cooldown", recipe_text[6]}, {"recipe.subwords", subwords_text},
+        {"recipe.seed", seed_text}};
+    run.recipe = recipe, run.recipe_count = 11;
     if (resume_path) {
-        if (trainer_resume(&trainer, resume_path, recipe, 10)) die("%s", trainer.message);
+        if (trainer_resume(&trainer, resume_path, recipe, 11)) die("%s", trainer.message);
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
@@ -439,9 +445,9 @@ int run_train(int argc, char **argv)
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
-#line 414 "book/translate.nw"
+#line 415 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 596 "book/translate.nw"
+#line 605 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
@@ -454,15 +460,15 @@ int run_train(int argc, char **argv)
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
-#line 415 "book/translate.nw"
+#line 416 "book/translate.nw"
     /* <<Free the training run>> */
-#line 613 "book/translate.nw"
+#line 622 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
-#line 416 "book/translate.nw"
+#line 417 "book/translate.nw"
     return status;
 }
