@@ -1,2 +1,167 @@
 #!/bin/sh
-# Placeholder: the macros of the Multi30k run (figures/multi30k/); filled in from the run.
+# The numbers of the translator (the translation chapter's Results and Getting to 41, and
+# every chapter that quotes them), computed from the recorded runs in figures/multi30k/:
+#   log.csv, run.txt         the run of `make multi30k` that the book reports (make
+#                            multi30k-figures copies them), and its translations of
+#                            test2016 (beam 4 and greedy), of val and test2016 at each
+#                            length penalty (alpha/), and the shipped model's (shipped.*);
+#   spread.txt               the runs of today's recipe (seeds, machines) and their files;
+#   ablation.txt             the runs of Getting to 41's table, each with its log and
+#                            translations;
+# BLEU is computed here, by `transformer bleu` on the recorded translations.
+set -eu
+T=${TRANSFORMER:-./transformer}
+M=${MT_FIGURES:-figures/multi30k}
+LIB="$(cat tools/numbers/lib.awk)
+"
+
+# macro NAME TEXT: \NAME typesets TEXT (and a space after it, xspace); plain: without xspace.
+macro() { printf '\\newcommand{\\%s}{%s\\xspace}\n' "$1" "$2"; }
+plain() { printf '\\newcommand{\\%s}{%s}\n' "$1" "$2"; }
+
+# bleu HYP [--lowercase]: the score, two decimals; "ratio" as a third argument: the length ratio.
+bleu() {
+  "$T" bleu "$1" data/multi30k/"${3:-test2016}".en ${2:-} | awk -v what="${4:-score}" '
+    /^BLEU/ { for (i = 1; i <= NF; i++) if ($i == "ratio") r = $(i + 2); s = $3 }
+    END { print (what == "ratio" ? r : s) }'
+}
+
+# log_macros PREFIX LOG: epochs, updates, minutes, best epoch and loss, pace of one log.
+log_macros() {
+  awk -F, -v p="$1" "$LIB"'
+    NR > 1 { e = $1; step = $2; sec = $6; tok += $7; n++
+             if (best == "" || $4 < best) { best = $4; at = $1 }
+             if ($1 == 1) first = $4
+             val[$1] = $4 }
+    END {
+      def(p "Epochs", e); def(p "Updates", grouped(step)); def(p "Minutes", fixed(sec / 60, 1))
+      def(p "SecondsPerUpdate", fixed(sec / step, 2)); def(p "TokensPerSecond", grouped(int(tok / n + 0.5)))
+      def(p "BestEpoch", at); def(p "BestValidation", fixed(best, 4))
+      def(p "FirstValidation", fixed(first, 4)); def(p "LastValidation", fixed(val[e], 4))
+    }' "$2"
+}
+
+# The run that the book reports.
+log_macros mt $M/log.csv
+awk "$LIB"'
+  { key = $1; sub(/:$/, "", key); $1 = ""; sub(/^ /, ""); v[key] = $0 }
+  END {
+    gsub(/\(R\)/, "", v["processor"])
+    def("mtCommit", "\\texttt{" v["commit"] "}"); def("mtMachine", v["processor"])
+    def("mtCores", v["cores"]); def("mtStarted", substr(v["started"], 1, 10))
+    if (v["end_seconds"] != "") def("mtWallMinutes", fixed((v["end_seconds"] - v["start_seconds"]) / 60, 1))
+  }' $M/run.txt
+macro mtBleuBeam "$(bleu $M/test2016.beam4.en --lowercase)"
+macro mtBleuBeamCased "$(bleu $M/test2016.beam4.en)"
+macro mtBleuGreedy "$(bleu $M/test2016.greedy.en --lowercase)"
+macro mtBleuGreedyCased "$(bleu $M/test2016.greedy.en)"
+macro mtBleuShipped "$(bleu $M/shipped.test2016.beam4.en --lowercase)"
+macro mtBleuShippedCased "$(bleu $M/shipped.test2016.beam4.en)"
+macro mtBleuShippedGreedy "$(bleu $M/shipped.test2016.greedy.en --lowercase)"
+head -100 $M/shipped.test2016.greedy.en > "${TMPDIR:-/tmp}/shipped100.$$"
+head -100 data/multi30k/test2016.en > "${TMPDIR:-/tmp}/ref100.$$"
+macro mtBleuShippedGreedyHundred "$("$T" bleu "${TMPDIR:-/tmp}/shipped100.$$" "${TMPDIR:-/tmp}/ref100.$$" --lowercase | awk '/^BLEU/ { print $3 }')"
+rm -f "${TMPDIR:-/tmp}/shipped100.$$" "${TMPDIR:-/tmp}/ref100.$$"
+macro mtBeamDiffersLines "$(paste $M/test2016.beam4.en $M/test2016.greedy.en | awk -F '\t' '$1 != $2 { n++ } END { print n + 0 }')"
+macro mtTestLines "$(awk 'END { printf "%d", NR }' data/multi30k/test2016.de | awk "$LIB"'{ print grouped($1) }')"
+
+# The model: parameters (from the shipped file's tensor shapes) and the pieces of its vocabulary.
+header=$(od -An -t u8 -N8 data/multi30k-de-en.safetensors | tr -d ' ')
+head -c $((8 + header)) data/multi30k-de-en.safetensors | tail -c "$header" \
+  | grep -o '"[a-z_.0-9]*":{"dtype":"[A-Z0-9]*","shape":\[[0-9,]*\]' \
+  | awk -F'[][]' "$LIB"'
+      { n = split($2, d, ","); c = 1; for (i = 1; i <= n; i++) c *= d[i]; total += c
+        if ($1 ~ /tgt_embed/) vocab = d[1] }
+      END { def("mtParameters", grouped(total)); def("mtParametersMillion", fixed(total / 1e6, 1))
+            def("mtVocab", grouped(vocab)) }'
+size=$(wc -c < data/multi30k-de-en.safetensors)
+macro mtModelMegabytes "$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1e6 }')"
+
+# The length penalty, chosen on the validation set: BLEU and length ratio at each alpha.
+best_alpha=; best_val=0
+row_val=; row_test=; row_ratio=; head_row=
+for a in 0 0.6 1 1.5 2 2.5; do
+  v=$(bleu $M/alpha/val.alpha$a.en --lowercase val)
+  t=$(bleu $M/alpha/test2016.alpha$a.en --lowercase)
+  r=$(bleu $M/alpha/test2016.alpha$a.en --lowercase test2016 ratio)
+  if awk -v v="$v" -v b="$best_val" 'BEGIN { exit !(v > b) }'; then best_val=$v; best_alpha=$a; fi
+  head_row="$head_row & $a"; row_val="$row_val & $v"; row_test="$row_test & $t"; row_ratio="$row_ratio & $r"
+done
+macro mtAlphaBest "$best_alpha"
+plain mtAlphaHead "\$\\alpha\$$head_row"
+plain mtAlphaVal "BLEU on the validation set (val)$row_val"
+plain mtAlphaTest "BLEU on test2016$row_test"
+plain mtAlphaRatio "test2016: output / reference length$row_ratio"
+macro mtBleuPaperAlpha "$(bleu $M/alpha/test2016.alpha0.6.en --lowercase)"
+macro mtBleuPaperAlphaCased "$(bleu $M/alpha/test2016.alpha0.6.en)"
+macro mtBleuNoPenalty "$(bleu $M/alpha/test2016.alpha0.en --lowercase)"
+
+# The spread: every run of today's recipe (spread.txt: name | seed | machine | log | test2016
+# beam 4 translations), as table rows, and their mean, lowest and highest BLEU.
+grep -v '^#' $M/spread.txt | while IFS='|' read -r name seed machine log hyp; do
+  log=$(echo $log); hyp=$(echo $hyp)
+  s=$(bleu $M/$hyp --lowercase); c=$(bleu $M/$hyp)
+  name=$(echo $name) seed=$(echo $seed) machine=$(echo $machine) s=$s c=$c awk -F, "$LIB"'
+    BEGIN { name = ENVIRON["name"]; seed = ENVIRON["seed"]; machine = ENVIRON["machine"]; s = ENVIRON["s"]; c = ENVIRON["c"] }
+    NR > 1 { e = $1; sec = $6; if (best == "" || $4 < best) best = $4 }
+    END { printf "%s|%s|%s|%d|%s|%s|%s|%s\n", name, seed, machine, e, fixed(sec / 60, 1), fixed(best, 4), s, c }' $M/$log
+done > "${TMPDIR:-/tmp}/spread.$$"
+awk -F'|' "$LIB"'
+  { rows = rows sprintf("%s & %s & %s & %s & %s & %s & %s & %s \\\\\n", $1, $2, $3, $4, $5, $6, $7, $8)
+    n++; sum += $7; if (n == 1 || $7 < lo) lo = $7; if (n == 1 || $7 > hi) hi = $7
+    if ($7 >= 41) reach++ }
+  END {
+    printf "\\newcommand{\\mtSpreadRows}{%s}\n", rows
+    def("mtSpreadRuns", n); def("mtSpreadMean", fixed(sum / n, 2)); def("mtSpreadLow", fixed(lo, 2))
+    def("mtSpreadHigh", fixed(hi, 2)); def("mtSpreadRange", fixed(hi - lo, 2)); def("mtSpreadReach", reach + 0)
+  }' "${TMPDIR:-/tmp}/spread.$$"
+rm -f "${TMPDIR:-/tmp}/spread.$$"
+
+# Getting to 41's table (ablation.txt: label | machine | trainer | log | loss unit | beam 4
+# translations | alpha | greedy translations), "-" where a run kept no such file.
+grep -v '^#' $M/ablation.txt | while IFS='|' read -r label machine trainer log unit beam alpha greedy; do
+  log=$(echo $log); beam=$(echo $beam); greedy=$(echo $greedy); unit=$(echo $unit); alpha=$(echo $alpha)
+  b=--; c=--; g=--
+  if [ "$beam" != - ]; then b=$(bleu $M/$beam --lowercase); c=$(bleu $M/$beam); fi
+  if [ "$greedy" != - ]; then g=$(bleu $M/$greedy --lowercase); fi
+  label=$(echo $label) machine=$(echo $machine) trainer=$(echo $trainer) \
+  b=$b c=$c g=$g unit=$unit alpha=$alpha awk -F, "$LIB"'
+    BEGIN { label = ENVIRON["label"]; machine = ENVIRON["machine"]; trainer = ENVIRON["trainer"]
+            b = ENVIRON["b"]; c = ENVIRON["c"]; g = ENVIRON["g"]; unit = ENVIRON["unit"]; alpha = ENVIRON["alpha"] }
+    NR > 1 { e = $1; sec = $6; if (best == "" || $4 < best) best = $4 }
+    END { printf "%s & %s & %s & %d & %d & %s%s & %s & %s & %s & %s \\\\\n", label, machine, trainer,
+                 int(sec / 60 + 0.5), e, fixed(best, 3), unit == "piece" ? "$^*$" : "", g, alpha, b, c }' $M/$log
+done | awk 'BEGIN { printf "\\newcommand{\\mtAblationRows}{" } { print } END { print "}" }'
+
+# Some translations of test2016 with their references (the Results section's table): these
+# lines of the test set, the beam's translation and, where it differs, greedy decoding's.
+EXAMPLES="10 5 1 15 7 3 2"
+for n in $EXAMPLES; do
+  printf '%s\t%s\t%s\t%s\n' "$(sed -n "${n}p" data/multi30k/test2016.de)" \
+    "$(sed -n "${n}p" data/multi30k/test2016.en)" "$(sed -n "${n}p" $M/test2016.beam4.en)" \
+    "$(sed -n "${n}p" $M/test2016.greedy.en)"
+done | awk -F '\t' '
+  function tex(s) { gsub(/\\/, "\\textbackslash{}", s); gsub(/[&%$#_{}]/, "\\\\&", s)
+                    gsub(/\\\\textbackslash\\\{\\\}/, "\\textbackslash{}", s); return s }
+  BEGIN { printf "\\newcommand{\\mtExamples}{" }
+  { printf "%s &\n%s &\n%s", tex($1), tex($2), tex($3)
+    if ($4 != $3) printf " (greedy: %s)", tex($4)
+    printf " \\\\\n" }
+  END { print "}" }'
+
+# The attention maps (attention-*.dat: a comment, the columns' tokens, then a row a query):
+# \mtAttention{KIND}{ROW}{COLUMN} is a weight, two decimals, rows and columns counted from 1;
+# \mtAttentionRow{KIND}{ROW} and \mtAttentionColumn{KIND}{COLUMN} their tokens. KIND is
+# encoder, decoder, cross or head0 ... head7 (the cross-attention's heads).
+plain mtAttention '\csname mtAtt@#1@#2@#3\endcsname'
+plain mtAttentionRow '\csname mtAttRow@#1@#2\endcsname'
+plain mtAttentionColumn '\csname mtAttCol@#1@#2\endcsname'
+for kind in encoder decoder cross head0 head1 head2 head3 head4 head5 head6 head7; do
+  case $kind in head*) file=$M/attention-head-${kind#head}.dat ;; *) file=$M/attention-$kind.dat ;; esac
+  awk -v kind="$kind" '
+    function tex(s) { gsub(/[&%$#_{}]/, "\\\\&", s); return s }
+    NR == 1 { next }
+    NR == 2 { for (c = 2; c <= NF; c++) printf "\\expandafter\\def\\csname mtAttCol@%s@%d\\endcsname{%s}\n", kind, c - 1, tex($c); next }
+    { r = NR - 2; printf "\\expandafter\\def\\csname mtAttRow@%s@%d\\endcsname{%s}\n", kind, r, tex($1)
+      for (c = 2; c <= NF; c++) printf "\\expandafter\\def\\csname mtAtt@%s@%d@%d\\endcsname{%.2f}\n", kind, r, c - 1, $c }' "$file"
+done
