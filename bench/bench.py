@@ -127,6 +127,23 @@ def command_output(cmd, default="?"):
         return default
 
 
+def shown(path):
+    """A path as the recorded output names it: relative to the repository when inside it
+    (recorded files must not name the directory of a checkout), else its last component."""
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return "%s (outside the repository)" % os.path.basename(path.rstrip(os.sep))
+    return rel if os.sep in rel else os.path.join(os.curdir, rel)
+
+
+def processor():
+    """The processor's model name (lscpu), which a recorded table names."""
+    for line in command_output(["lscpu"], "").splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return "?"
+
+
 def loadavg():
     try:
         with open("/proc/loadavg") as f:
@@ -549,9 +566,10 @@ def main():
     header = [
         "speed benchmark, %s" % datetime.datetime.now(datetime.timezone.utc)
         .strftime("%Y-%m-%d %H:%M UTC"),
-        "machine: nproc %s, load average %s" % (command_output(["nproc"]), loadavg()),
+        "machine: %s, nproc %s, load average %s"
+        % (processor(), command_output(["nproc"]), loadavg()),
         "C: %s (sha256 %s, built %s; repository at %s)"
-        % (binary, sha256_prefix(binary),
+        % (shown(binary), sha256_prefix(binary),
            datetime.datetime.fromtimestamp(os.path.getmtime(binary), datetime.timezone.utc)
            .strftime("%Y-%m-%d %H:%M UTC"), commit),
         "PyTorch: torch %s (%s %s)" % (torch_version, PYTHON, os.path.relpath(PYTORCH_SCRIPT, ROOT)),
@@ -560,7 +578,7 @@ def main():
         % (openblas, env.get("OPENBLAS_CORETYPE", "(unset)"),
            env.get("OPENBLAS_L2_SIZE", "(unset)"), env.get("OMP_WAIT_POLICY", "(unset)")),
         "configs %s; threads %s; repeats %d (C first in odd repetitions); outputs in %s"
-        % (",".join(configs), ",".join(map(str, threads)), args.repeats, args.out),
+        % (",".join(configs), ",".join(map(str, threads)), args.repeats, shown(args.out)),
     ]
     try:
         if float(loadavg().split()[0]) > 0.5:
