@@ -60,12 +60,16 @@ TRAIN_KEYS = ("tokens_per_s", "step_ms", "steps", "tokens_per_step", "peak_rss_m
 C_TRAIN_KEYS = TRAIN_KEYS + ("flops_per_step", "sgemm_gflops")
 DECODE_KEYS = ("sentences_per_s", "peak_rss_mib", "threads")
 
+# The goals of the speed chapter (Making it fast), each against one baseline: training at
+# least twice PyTorch's speed in float (judged for C in fp32 and in bf16), a model FLOP rate
+# of at least 55% of the sgemm rate (fp32), no more peak memory than PyTorch, and translating
+# at least ten times as fast as the reference's greedy_decode (make bench-translate; the
+# decode rows here time one sentence at a time, which is bound by memory, and are shown
+# against the same ratio for reference only).
 TARGET_TRAIN_RATIO = 2.0
 TARGET_DECODE_RATIO = 10.0
 TARGET_PCT_SGEMM = 55.0
-TARGET_BF16_OVER_PT_FP32 = 2.0
-TARGET_BF16_OVER_PT_BF16 = 1.3
-TARGET_FP32_OVER_PT_FP32 = 1.3
+TARGET_BF16_OVER_PT_FP32 = TARGET_TRAIN_RATIO
 
 
 class RunFailed(Exception):
@@ -370,7 +374,9 @@ def print_targets(rows, file):
     for r in rows:
         parts = []
         goal = TARGET_TRAIN_RATIO if r["train"] else TARGET_DECODE_RATIO
-        parts.append("C/PyTorch %.2f >= %g: %s" % (r["ratio"], goal, mark(r["ratio"] >= goal)))
+        parts.append("C/PyTorch %.2f >= %g: %s%s" % (r["ratio"], goal, mark(r["ratio"] >= goal),
+                     "" if r["train"] else " (one sentence at a time; the goal is judged "
+                     "on translation, make bench-translate)"))
         if r["train"]:
             parts.append("%% of sgemm %.0f >= %g: %s"
                          % (r["pct_sgemm"], TARGET_PCT_SGEMM, mark(r["pct_sgemm"] >= TARGET_PCT_SGEMM)))
@@ -435,16 +441,12 @@ def print_precision_table(rows, file):
     for r in rows:
         def mark(ok):
             return "met" if ok else "NOT met"
-        print("  %-6s threads=%d  C bf16/PyTorch fp32 %.2f >= %g: %s;  C bf16/PyTorch bf16 "
-              "%.2f >= %g: %s;  C fp32/PyTorch fp32 %.2f >= %g: %s;  C bf16 RSS %.0f <= "
-              "PyTorch bf16 RSS %.0f MiB: %s"
+        print("  %-6s threads=%d  C bf16/PyTorch fp32 %.2f >= %g: %s;  C bf16 RSS %.0f <= "
+              "PyTorch bf16 RSS %.0f MiB: %s  (no goal: C bf16/PyTorch bf16 %.2f)"
               % (r["config"], r["threads"], r["bf16_over_pt_fp32"], TARGET_BF16_OVER_PT_FP32,
                  mark(r["bf16_over_pt_fp32"] >= TARGET_BF16_OVER_PT_FP32),
-                 r["bf16_over_pt_bf16"], TARGET_BF16_OVER_PT_BF16,
-                 mark(r["bf16_over_pt_bf16"] >= TARGET_BF16_OVER_PT_BF16),
-                 r["fp32_over_pt_fp32"], TARGET_FP32_OVER_PT_FP32,
-                 mark(r["fp32_over_pt_fp32"] >= TARGET_FP32_OVER_PT_FP32),
-                 r["c_bf16_rss"], r["pt_bf16_rss"], mark(r["c_bf16_rss"] <= r["pt_bf16_rss"])),
+                 r["c_bf16_rss"], r["pt_bf16_rss"], mark(r["c_bf16_rss"] <= r["pt_bf16_rss"]),
+                 r["bf16_over_pt_bf16"]),
               file=file)
 
 
