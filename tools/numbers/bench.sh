@@ -15,6 +15,8 @@ dir=figures/bench
 # The functions of lib.awk go before each program (awk -f FILE 'PROGRAM' would take
 # PROGRAM for a file name).
 LIB="$(cat tools/numbers/lib.awk)
+# word(n): a count of rows in words, as the prose reads it (none ... eight).
+function word(n,    w) { split(\"none one two three four five six seven eight\", w, \" \"); return n > 8 ? n : w[n + 1] }
 "
 T=${TRANSFORMER:-./transformer}
 
@@ -76,7 +78,7 @@ END {
     def(pre "SgemmOneMin", fixed(min_s1, 0)); def(pre "SgemmOneMax", fixed(max_s1, 0))
     def(pre "SgemmTwoMin", fixed(min_s2, 0)); def(pre "SgemmTwoMax", fixed(max_s2, 0))
     def(pre "RatioMin", fixed(min_r, 2))
-    def(pre "RatioMetRows", met)
+    def(pre "RatioMetRows", word(met))
     def(pre "SmallTwoSlowestRatio", fixed(smallTwoMinRatio, 2))
     def(pre "WorstRunPct", fixed(100 * worst, 0)); def(pre "OtherRunsPct", fixed(100 * second, 0))
     def(pre "MemMinPct", fixed(100 * min_mem, 0)); def(pre "MemMaxPct", fixed(100 * max_mem, 0))
@@ -160,7 +162,7 @@ END {
         d = (n == "Sgemm" || n == "Mixed" || n == "Share") ? 0 : (n == "MixedOverSgemm" ? 1 : 2)
         def(pre n "Min", fixed(lo[n], d)); def(pre n "Max", fixed(hi[n], d))
     }
-    def(pre "FpMetRows", metFp); def(pre "BfMetRows", metBf); def(pre "Rows", rows)
+    def(pre "FpMetRows", word(metFp)); def(pre "BfMetRows", word(metBf)); def(pre "Rows", word(rows))
 }' $dir/${f%:*}
 done
 
