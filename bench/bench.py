@@ -60,12 +60,16 @@ TRAIN_KEYS = ("tokens_per_s", "step_ms", "steps", "tokens_per_step", "peak_rss_m
 C_TRAIN_KEYS = TRAIN_KEYS + ("flops_per_step", "sgemm_gflops")
 DECODE_KEYS = ("sentences_per_s", "peak_rss_mib", "threads")
 
+# The goals of the speed chapter (Making it fast), each against one baseline: training at
+# least twice PyTorch's speed in float (judged for C in fp32 and in bf16), a model FLOP rate
+# of at least 55% of the sgemm rate (fp32), no more peak memory than PyTorch, and translating
+# at least ten times as fast as the reference's greedy_decode (make bench-translate; the
+# decode rows here time one sentence at a time, which is bound by memory, and are shown
+# against the same ratio for reference only).
 TARGET_TRAIN_RATIO = 2.0
 TARGET_DECODE_RATIO = 10.0
 TARGET_PCT_SGEMM = 55.0
-TARGET_BF16_OVER_PT_FP32 = 2.0
-TARGET_BF16_OVER_PT_BF16 = 1.3
-TARGET_FP32_OVER_PT_FP32 = 1.3
+TARGET_BF16_OVER_PT_FP32 = TARGET_TRAIN_RATIO
 
 
 class RunFailed(Exception):
@@ -125,6 +129,23 @@ def command_output(cmd, default="?"):
                               text=True, timeout=60).stdout.strip() or default
     except (OSError, subprocess.SubprocessError):
         return default
+
+
+def shown(path):
+    """A path as the recorded output names it: relative to the repository when inside it
+    (recorded files must not name the directory of a checkout), else its last component."""
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return "%s (outside the repository)" % os.path.basename(path.rstrip(os.sep))
+    return rel if os.sep in rel else os.path.join(os.curdir, rel)
+
+
+def processor():
+    """The processor's model name (lscpu), which a recorded table names."""
+    for line in command_output(["lscpu"], "").splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return "?"
 
 
 def loadavg():
@@ -353,7 +374,9 @@ def print_targets(rows, file):
     for r in rows:
         parts = []
         goal = TARGET_TRAIN_RATIO if r["train"] else TARGET_DECODE_RATIO
-        parts.append("C/PyTorch %.2f >= %g: %s" % (r["ratio"], goal, mark(r["ratio"] >= goal)))
+        parts.append("C/PyTorch %.2f >= %g: %s%s" % (r["ratio"], goal, mark(r["ratio"] >= goal),
+                     "" if r["train"] else " (one sentence at a time; the goal is judged "
+                     "on translation, make bench-translate)"))
         if r["train"]:
             parts.append("%% of sgemm %.0f >= %g: %s"
                          % (r["pct_sgemm"], TARGET_PCT_SGEMM, mark(r["pct_sgemm"] >= TARGET_PCT_SGEMM)))
@@ -418,16 +441,12 @@ def print_precision_table(rows, file):
     for r in rows:
         def mark(ok):
             return "met" if ok else "NOT met"
-        print("  %-6s threads=%d  C bf16/PyTorch fp32 %.2f >= %g: %s;  C bf16/PyTorch bf16 "
-              "%.2f >= %g: %s;  C fp32/PyTorch fp32 %.2f >= %g: %s;  C bf16 RSS %.0f <= "
-              "PyTorch bf16 RSS %.0f MiB: %s"
+        print("  %-6s threads=%d  C bf16/PyTorch fp32 %.2f >= %g: %s;  C bf16 RSS %.0f <= "
+              "PyTorch bf16 RSS %.0f MiB: %s  (no goal: C bf16/PyTorch bf16 %.2f)"
               % (r["config"], r["threads"], r["bf16_over_pt_fp32"], TARGET_BF16_OVER_PT_FP32,
                  mark(r["bf16_over_pt_fp32"] >= TARGET_BF16_OVER_PT_FP32),
-                 r["bf16_over_pt_bf16"], TARGET_BF16_OVER_PT_BF16,
-                 mark(r["bf16_over_pt_bf16"] >= TARGET_BF16_OVER_PT_BF16),
-                 r["fp32_over_pt_fp32"], TARGET_FP32_OVER_PT_FP32,
-                 mark(r["fp32_over_pt_fp32"] >= TARGET_FP32_OVER_PT_FP32),
-                 r["c_bf16_rss"], r["pt_bf16_rss"], mark(r["c_bf16_rss"] <= r["pt_bf16_rss"])),
+                 r["c_bf16_rss"], r["pt_bf16_rss"], mark(r["c_bf16_rss"] <= r["pt_bf16_rss"]),
+                 r["bf16_over_pt_bf16"]),
               file=file)
 
 
@@ -549,9 +568,10 @@ def main():
     header = [
         "speed benchmark, %s" % datetime.datetime.now(datetime.timezone.utc)
         .strftime("%Y-%m-%d %H:%M UTC"),
-        "machine: nproc %s, load average %s" % (command_output(["nproc"]), loadavg()),
+        "machine: %s, nproc %s, load average %s"
+        % (processor(), command_output(["nproc"]), loadavg()),
         "C: %s (sha256 %s, built %s; repository at %s)"
-        % (binary, sha256_prefix(binary),
+        % (shown(binary), sha256_prefix(binary),
            datetime.datetime.fromtimestamp(os.path.getmtime(binary), datetime.timezone.utc)
            .strftime("%Y-%m-%d %H:%M UTC"), commit),
         "PyTorch: torch %s (%s %s)" % (torch_version, PYTHON, os.path.relpath(PYTORCH_SCRIPT, ROOT)),
@@ -560,7 +580,7 @@ def main():
         % (openblas, env.get("OPENBLAS_CORETYPE", "(unset)"),
            env.get("OPENBLAS_L2_SIZE", "(unset)"), env.get("OMP_WAIT_POLICY", "(unset)")),
         "configs %s; threads %s; repeats %d (C first in odd repetitions); outputs in %s"
-        % (",".join(configs), ",".join(map(str, threads)), args.repeats, args.out),
+        % (",".join(configs), ",".join(map(str, threads)), args.repeats, shown(args.out)),
     ]
     try:
         if float(loadavg().split()[0]) > 0.5:

@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-from bench import TRAIN_CONFIGS, DECODE_CONFIG, ALL_CONFIGS, ROOT, parse_line, progress
+from bench import TRAIN_CONFIGS, DECODE_CONFIG, ALL_CONFIGS, ROOT, parse_line, progress, shown
 
 STAGES = (("openblas", {"TRANSFORMER_PRODUCTS": "openblas", "TRANSFORMER_KERNELS": "reference"}),
           ("split", {"TRANSFORMER_KERNELS": "reference"}),
@@ -75,7 +75,7 @@ def main():
                     rates[stage].append(values[key])
             rows.append((name, threads, [statistics.median(rates[s]) for s, _ in STAGES]))
     print("environment: " + " ".join("%s=%s" % (k, os.environ.get(k, "(unset)")) for k in
-          ("OMP_WAIT_POLICY", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")) + "; binary " + args.binary)
+          ("OMP_WAIT_POLICY", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")) + "; binary " + shown(args.binary))
     print("%-7s %7s  %10s %10s %10s   %s" % ("config", "threads", "openblas", "split", "fast",
                                             "(median tokens/s; sentences/s for decode)"))
     for name, threads, medians in rows:

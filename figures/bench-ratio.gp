@@ -1,4 +1,4 @@
-# Figure: the C trainer's speed over PyTorch's, per configuration and thread count (Chapter 19).
+# Figure: the C trainer's speed over PyTorch's, per configuration and thread count (the speed chapter, Making it fast).
 # Data: the table of `make bench` (bench/bench.py --dat), kept in figures/bench/table.dat:
 # config threads c_median c_min c_max pt_median pt_min pt_max ratio ... ('-': n/a);
 # rows in the order copy 1, copy 2, small 1, small 2, base 1, base 2, decode 1, decode 2.

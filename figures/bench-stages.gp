@@ -1,4 +1,4 @@
-# Figure: what each optimization of Chapter 19 bought, relative to the first setting.
+# Figure: what each optimization of the speed chapter (Making it fast) bought, relative to the first setting.
 # Data: bench/stages.py --dat, kept in figures/bench/stages.dat:
 # config threads openblas split fast (median tokens/s, sentences/s for decode).
 set terminal cairolatex pdf size 12.5cm,7cm

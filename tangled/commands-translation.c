@@ -62,7 +62,7 @@ int run_translate(int argc, char **argv)
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 1954 "book/fast.nw"
+#line 1978 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
 #line 1231 "book/translate.nw"

@@ -144,7 +144,7 @@ static const Command commands[] = {
      "labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
      "columnheaders).\n",
      NULL, run_attention},
-#line 439 "book/fast.nw"
+#line 447 "book/fast.nw"
     {"benchmark", "time training or decoding, for comparison with PyTorch",
      "usage: transformer benchmark train|decode [OPTIONS]\n"
      "\n"

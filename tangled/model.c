@@ -689,7 +689,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = rng != NULL;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 1962 "book/fast.nw"
+#line 1986 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
 #line 767 "book/model.nw"
@@ -813,7 +813,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 #line 1342 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
-#line 73 "book/fast.nw"
+#line 81 "book/fast.nw"
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len)
 {
     const double B = batch, S = src_len, T = tgt_len, d = config->d_model;

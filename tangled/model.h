@@ -137,7 +137,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
 void model_backward_from_logits(Model *model, const int *src, const int *tgt);
 float *model_logits_gradient(const Model *model);
 float *model_gradient(const Model *model, int view);
-#line 64 "book/fast.nw"
+#line 72 "book/fast.nw"
 /* The floating-point operations of the matrix products of one training step (forward and
    backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len);

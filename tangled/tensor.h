@@ -108,16 +108,16 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
 #line 688 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 /* <<Types of the compute settings>> */
-#line 100 "book/fast.nw"
+#line 108 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
-#line 1446 "book/fast.nw"
+#line 1470 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
 #line 690 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
 typedef struct {
     MatmulKernel matmul;    /* the kernel that matmul() forwards to */
     /* <<Fields of the compute settings>> */
-#line 106 "book/fast.nw"
+#line 114 "book/fast.nw"
     MatmulLog *log;         /* not NULL: matmul() appends the shape of each product */
 #line 541 "book/fast.nw"
     int threads;            /* threads in use: set_threads() changes it */
@@ -125,9 +125,9 @@ typedef struct {
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
 #line 687 "book/fast.nw"
     bool fast_kernels;      /* false: the chapters' first versions of the kernels */
-#line 1452 "book/fast.nw"
+#line 1476 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 1906 "book/fast.nw"
+#line 1930 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
 #line 694 "book/tensor.nw"
 } ComputeSettings;
@@ -135,7 +135,7 @@ extern ComputeSettings compute;
 #line 1274 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
-#line 119 "book/fast.nw"
+#line 127 "book/fast.nw"
 typedef struct {
     bool transpose_a, transpose_b, accumulate;   /* accumulate: beta != 0 */
     int m, n, k;
@@ -172,7 +172,7 @@ void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, Matmul
 #line 737 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
-#line 1469 "book/fast.nw"
+#line 1493 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -185,24 +185,24 @@ static inline float float_from_bf16(uint16_t x)
     union { uint32_t bits; float value; } u = {.bits = (uint32_t)x << 16};
     return u.value;
 }
-#line 1552 "book/fast.nw"
+#line 1576 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
-#line 1661 "book/fast.nw"
+#line 1685 "book/fast.nw"
 /* x[rows][cols] (no gaps between rows) will be read by several products and will not
    change until bf16_operand_release(x): the bfloat16 products round it once. */
 void bf16_operand_hold(const float *x, int rows, int cols);
 void bf16_operand_release(const float *x);
-#line 1855 "book/fast.nw"
+#line 1879 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
-#line 1934 "book/fast.nw"
+#line 1958 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
-#line 2022 "book/fast.nw"
+#line 2046 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 18 "book/tensor.nw"
 #endif

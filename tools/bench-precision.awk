@@ -1,4 +1,4 @@
-# The rows of Chapter 19's table of precisions, in LaTeX, from figures/bench/precision.dat
+# The rows of the speed chapter's (Making it fast) table of precisions, in LaTeX, from figures/bench/precision.dat
 # (bench/bench.py --precisions fp32,bf16 --precision-dat): config threads c_fp32 c_bf16
 # pt_fp32 pt_bf16 bf16_over_fp32 bf16_over_pt_fp32 bf16_over_pt_bf16 fp32_over_pt_fp32
 # sgemm_gflops bf16_gflops c_bf16_gflops c_bf16_rss pt_bf16_rss.

@@ -1,4 +1,4 @@
-# The rows of Chapter 19's benchmark table, in LaTeX, from figures/bench/table.dat
+# The rows of the speed chapter's (Making it fast) benchmark table, in LaTeX, from figures/bench/table.dat
 # (bench/bench.py --dat): config threads c_median c_min c_max pt_median pt_min pt_max ratio
 # c_gflops sgemm_gflops pct_sgemm c_rss pt_rss, with '-' where a column does not apply.
 #   awk -f tools/bench-table.awk figures/bench/table.dat > figures/bench-table.tex

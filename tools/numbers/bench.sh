@@ -1,0 +1,232 @@
+#!/bin/sh
+# The measured numbers of the speed chapter (book/fast.nw), \bench..., from the recorded runs
+# of figures/bench/ (see its README and machines.txt) and, for the hour of make multi30k in
+# bfloat16, figures/multi30k/ablation-subwords-budget-hour.csv with its translations.
+#
+# Per row of a table, Cfg is Copy, Small, Base or Decode and Thr One or Two:
+#   table.dat (float, C against PyTorch):  \bench<Cfg><Thr>{C,Pt,Ratio,Pct,Sgemm,CRss,PtRss}
+#   unset-openblas-env.txt (the same, OpenBLAS's own kernel): \benchUnset<Cfg><Thr>{...}
+#   stages.dat:  \benchStage<Cfg><Thr>{Openblas,Split,Fast}
+#   precision.dat, epyc/precision.dat:  \benchBf<Cfg><Thr>..., \benchEpyc<Cfg><Thr>...
+#     {CFp,CBf,PtFp,PtBf,BfOverFp,BfOverPtFp,BfOverPtBf,FpOverPtFp,Sgemm,Mixed,CMixed,Share}
+# and ranges over rows, named below where they are made.
+set -eu
+dir=figures/bench
+# The functions of lib.awk go before each program (awk -f FILE 'PROGRAM' would take
+# PROGRAM for a file name).
+LIB="$(cat tools/numbers/lib.awk)
+# word(n): a count of rows in words, as the prose reads it (none ... eight).
+function word(n,    w) { split(\"none one two three four five six seven eight\", w, \" \"); return n > 8 ? n : w[n + 1] }
+"
+T=${TRANSFORMER:-./transformer}
+
+# The run's machine, commit and date, from machines.txt and the file's header.
+awk -F '\t' "$LIB"'
+BEGIN {
+    split("table Table stages Stages unset-openblas-env Unset precision Precision " \
+          "precision-loaded PrecisionLoaded epyc Epyc epyc/translate Translate " \
+          "epyc/multi30k-fp32 HourFp", w, " ")
+    for (i = 1; i in w; i += 2) key[w[i]] = w[i + 1]
+}
+/^#/ { next }
+{
+    if (!($1 in key)) { print "tools/numbers/bench.sh: machines.txt: unknown run " $1 > "/dev/stderr"; exit 1 }
+    def("bench" key[$1] "Machine", $2); def("bench" key[$1] "Commit", $3); def("bench" key[$1] "Date", $4)
+}' $dir/machines.txt
+
+# Table headers agree with machines.txt: fail the build when a file was renewed and the
+# list of machines was not.
+for f in table.dat:table precision.dat:precision unset-openblas-env.txt:unset-openblas-env \
+         epyc/table.dat:epyc; do
+    file=${f%%:*} run=${f#*:}
+    commit=$(sed -n 's/.*repository at \([0-9a-f]*\).*/\1/p' $dir/$file | head -1)
+    listed=$(awk -F '\t' -v r="$run" '$1 == r { print $3 }' $dir/machines.txt)
+    [ "$commit" = "$listed" ] || {
+        echo "tools/numbers/bench.sh: $dir/$file is of $commit, machines.txt says $listed" >&2
+        exit 1; }
+done
+
+# The tables in float: table.dat and the run with OpenBLAS's own kernel.
+awk -v pre=bench "$LIB"'
+function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
+function rate(x) { return x >= 100 ? fixed(x, 0) : fixed(x, 1) }
+/^#/ || NF < 14 { next }
+{
+    k = pre cap($1) ($2 == 1 ? "One" : "Two")
+    def(k "C", $1 == "decode" ? fixed($3, 1) : rate($3)); def(k "Pt", $1 == "decode" ? fixed($6, 1) : rate($6))
+    def(k "Ratio", fixed($9, 2)); def(k "RatioOne", fixed($9, 1))
+    def(k "CRss", fixed($13, 0)); def(k "PtRss", fixed($14, 0))
+    def(k "RssPct", fixed(100 * $13 / $14, 0))
+    # the distance of a single run from its median (table.dat keeps the min and max of each side)
+    for (i = 4; i <= 8; i++) if (i != 6) {
+        d = ($i - (i < 6 ? $3 : $6)) / (i < 6 ? $3 : $6); d = d < 0 ? -d : d
+        if (d > worst) { second = worst; worst = d } else if (d > second) second = d
+    }
+    if ($1 == "decode") next
+    def(k "Pct", fixed($12, 0)); def(k "Sgemm", fixed($11, 0)); def(k "CGflops", fixed($10, 0))
+    if (min_pct == "" || $12 < min_pct) min_pct = $12; if ($12 > max_pct) max_pct = $12
+    if ($2 == 1) { if (min_s1 == "" || $11 < min_s1) min_s1 = $11; if ($11 > max_s1) max_s1 = $11 }
+    else         { if (min_s2 == "" || $11 < min_s2) min_s2 = $11; if ($11 > max_s2) max_s2 = $11 }
+    if (min_r == "" || $9 < min_r) min_r = $9
+    if ($1 == "small" && $2 == 2) { smallTwoMinRatio = $4 / $6 }
+    met += $9 >= 2
+    if ($13 / $14 > max_mem) max_mem = $13 / $14; if (min_mem == "" || $13 / $14 < min_mem) min_mem = $13 / $14
+}
+END {
+    def(pre "PctMin", fixed(min_pct, 0)); def(pre "PctMax", fixed(max_pct, 0))
+    def(pre "RestMin", fixed(100 - max_pct, 0)); def(pre "RestMax", fixed(100 - min_pct, 0))
+    def(pre "SgemmOneMin", fixed(min_s1, 0)); def(pre "SgemmOneMax", fixed(max_s1, 0))
+    def(pre "SgemmTwoMin", fixed(min_s2, 0)); def(pre "SgemmTwoMax", fixed(max_s2, 0))
+    def(pre "RatioMin", fixed(min_r, 2))
+    def(pre "RatioMetRows", word(met))
+    def(pre "SmallTwoSlowestRatio", fixed(smallTwoMinRatio, 2))
+    def(pre "WorstRunPct", fixed(100 * worst, 0)); def(pre "OtherRunsPct", fixed(100 * second, 0))
+    def(pre "MemMinPct", fixed(100 * min_mem, 0)); def(pre "MemMaxPct", fixed(100 * max_mem, 0))
+}' $dir/table.dat
+
+# table.txt's notes: PyTorch's model FLOP rate and the ratio C would reach at the sgemm rate.
+awk "$LIB"'
+function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
+/^  [a-z]+ threads=[12]: flops_per_step/ {
+    split($2, t, /[=:]/); k = "bench" cap($1) (t[2] == 1 ? "One" : "Two")
+    for (i = 1; i <= NF; i++) {
+        if ($i == "GFLOP/s") def(k "PtGflops", fixed($(i + 1), 1))
+        if ($i == "(" || $i ~ /^\([0-9]+%$/) { p = $i; gsub(/[(%]/, "", p); def(k "PtPct", p) }
+    }
+    def(k "Bound", fixed($NF, 2))
+}' $dir/table.txt
+
+# The run with OpenBLAS's own kernel (unset-openblas-env.txt): its table rows.
+awk "$LIB"'
+function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
+/^(copy|small|base) +[12] / && NF == 12 {
+    k = "benchUnset" cap($1) ($2 == 1 ? "One" : "Two")
+    def(k "Ratio", fixed($7, 2)); def(k "Sgemm", fixed($9, 0)); def(k "Pct", fixed($10, 0))
+    if ($2 == 1) { if (s1min == "" || $9 < s1min) s1min = $9; if ($9 > s1max) s1max = $9 }
+    else if ($1 != "copy") { if (s2min == "" || $9 < s2min) s2min = $9; if ($9 > s2max) s2max = $9 }
+    if ($7 >= 1) { if (rmin == "" || $7 < rmin) rmin = $7; if ($7 > rmax) rmax = $7 }
+}
+END {
+    def("benchUnsetSgemmOneMin", fixed(s1min, 0)); def("benchUnsetSgemmOneMax", fixed(s1max, 0))
+    def("benchUnsetSgemmTwoMin", fixed(s2min, 0)); def("benchUnsetSgemmTwoMax", fixed(s2max, 0))
+    def("benchUnsetRatioMin", fixed(rmin, 2)); def("benchUnsetRatioMax", fixed(rmax, 2))
+}' $dir/unset-openblas-env.txt
+
+# stages.dat: what each optimization bought, and the table's run against the stages' runs.
+awk "$LIB"'
+function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
+function pct(x) { return fixed(100 * (x - 1), 0) }
+FNR == 1 { file++ }
+/^#/ { next }
+file == 1 { table[$1 " " $2] = $3; next }
+{
+    k = "benchStage" cap($1) ($2 == 1 ? "One" : "Two")
+    def(k "Openblas", $1 == "decode" ? fixed($3, 1) : fixed($3, 0))
+    def(k "Split", $1 == "decode" ? fixed($4, 1) : fixed($4, 0))
+    def(k "Fast", $1 == "decode" ? fixed($5, 1) : fixed($5, 0))
+    def(k "SplitGain", fixed($4 / $3, 1))          # split over OpenBLAS threads, times
+    def(k "FastGainPct", pct($5 / $4))               # the fast kernels over split, percent
+    if ($1 != "decode") {
+        r = $5 / table[$1 " " $2]
+        if (r > fastest || fastest == "") fastest = r; if (slowest == "" || r < slowest) slowest = r
+    }
+}
+END {
+    def("benchStagesFasterPct", pct(fastest)); def("benchStagesSlowerPct", fixed(100 * (1 - slowest), 0))
+}' $dir/table.dat $dir/stages.dat
+
+# The precision tables: the Xeon with AMX (precision.dat) and the EPYC (epyc/precision.dat).
+for f in precision.dat:Bf epyc/precision.dat:Epyc; do
+awk -v pre="bench${f#*:}" "$LIB"'
+function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
+function rate(x) { return x >= 100 ? fixed(x, 0) : fixed(x, 1) }
+function range(name, x) {
+    if (!(name in lo) || x < lo[name]) lo[name] = x; if (!(name in hi) || x > hi[name]) hi[name] = x
+}
+/^#/ || NF < 15 { next }
+{
+    k = pre cap($1) ($2 == 1 ? "One" : "Two")
+    def(k "CFp", rate($3)); def(k "CBf", rate($4)); def(k "PtFp", rate($5)); def(k "PtBf", rate($6))
+    def(k "BfOverFp", fixed($7, 2)); def(k "BfOverPtFp", fixed($8, 2))
+    def(k "BfOverPtBf", fixed($9, 2)); def(k "FpOverPtFp", fixed($10, 2))
+    def(k "Sgemm", fixed($11, 0)); def(k "Mixed", fixed($12, 0)); def(k "CMixed", fixed($13, 0))
+    def(k "Share", fixed(100 * $13 / $12, 0))
+    def(k "CRss", fixed($14, 0)); def(k "PtRss", fixed($15, 0))
+    range("BfOverFp", $7); range("BfOverPtFp", $8); range("BfOverPtBf", $9); range("FpOverPtFp", $10)
+    range("Sgemm", $11); range("Mixed", $12); range("MixedOverSgemm", $12 / $11)
+    range("Share", 100 * $13 / $12)
+    metFp += $10 >= 2; metBf += $8 >= 2; rows++
+}
+END {
+    for (n in lo) {
+        d = (n == "Sgemm" || n == "Mixed" || n == "Share") ? 0 : (n == "MixedOverSgemm" ? 1 : 2)
+        def(pre n "Min", fixed(lo[n], d)); def(pre n "Max", fixed(hi[n], d))
+    }
+    def(pre "FpMetRows", word(metFp)); def(pre "BfMetRows", word(metBf)); def(pre "Rows", word(rows))
+}' $dir/${f%:*}
+done
+
+# The EPYC's table in float: % of sgemm and the single-sentence decoding rows.
+awk "$LIB"'
+function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
+/^#/ || NF < 14 { next }
+{
+    k = "benchEpyc" cap($1) ($2 == 1 ? "One" : "Two")
+    if ($1 == "decode") { def(k "Ratio", fixed($9, 1)); next }
+    def(k "Pct", fixed($12, 0))
+    if (lo == "" || $12 < lo) lo = $12; if ($12 > hi) hi = $12
+}
+END { def("benchEpycPctMin", fixed(lo, 0)); def("benchEpycPctMax", fixed(hi, 0)) }' $dir/epyc/table.dat
+
+# The translation of test2016 on the EPYC (epyc/translate.txt).
+awk "$LIB"'
+/^translation of test2016/ { n = $4; sub(/\(/, "", n); def("benchTranslateSentences", n) }
+$1 == "c-greedy"  { def("benchTranslateGreedy", fixed($2, 0)); def("benchTranslateGreedyTimes", fixed($3, 0)); def("benchTranslateGreedyBleu", fixed($4, 2)) }
+$1 == "c-beam4"   { def("benchTranslateBeam", fixed($2, 0)); def("benchTranslateBeamTimes", fixed($3, 0)); def("benchTranslateBeamBleu", fixed($4, 2)) }
+$1 == "reference" { def("benchTranslateReference", fixed($2, 2)); def("benchTranslateReferenceBleu", fixed($4, 2)) }
+' $dir/epyc/translate.txt
+
+# make multi30k's hour in float (epyc/multi30k-fp32-log.csv) and in bfloat16 (the budget-hour
+# run of figures/multi30k/), each with its test2016 translations scored by transformer bleu.
+for f in $dir/epyc/multi30k-fp32-log.csv:Fp figures/multi30k/ablation-subwords-budget-hour.csv:Bf; do
+awk -F , -v k="benchHour${f##*:}" "$LIB"'
+NR > 1 { epochs = $1; seconds = $6; if (best == "" || $4 < best) best = $4 }
+END {
+    def(k "Epochs", epochs); def(k "Minutes", fixed(seconds / 60, 1))
+    def(k "EpochSeconds", fixed(seconds / epochs, 0)); def(k "BestValidation", fixed(best, 3))
+}' ${f%:*}
+done
+ref=data/multi30k/test2016.en
+for f in $dir/epyc/multi30k-fp32.test2016.beam4.en:Fp figures/multi30k/ablation/subwords-budget-hour.beam4.en:Bf; do
+    k=benchHour${f##*:}
+    "$T" bleu "${f%:*}" $ref --lowercase | awk -v k=$k "$LIB"'/^BLEU/ { def(k "Bleu", fixed($3, 2)) }'
+    "$T" bleu "${f%:*}" $ref | awk -v k=$k "$LIB"'/^BLEU/ { def(k "BleuCased", fixed($3, 2)) }'
+done
+
+# Decoding one sentence at a time reads the weights (Section "The remaining distance"): the
+# bytes of float weights of the decoding benchmark's model (DECODE_CONFIG of bench/bench.py,
+# its settings), per new symbol (the decoder's self-attention, its cross-attention's query
+# and output, its feed-forward network, the generator) and once per sentence (the encoder,
+# the cross-attention's key and value projections); the reference's rate from table.dat.
+config=$(sed -n '/^DECODE_CONFIG/,/)/p' bench/bench.py | tr -d ' \n')
+awk -v config="$config" "$LIB"'
+function setting(name,    m) {
+    if (!match(config, "[(,]" name "=[0-9]+")) { print "bench.sh: no " name " in DECODE_CONFIG" > "/dev/stderr"; exit 1 }
+    m = substr(config, RSTART, RLENGTH); sub(/.*=/, "", m); return m + 0
+}
+/^#/ || NF < 14 || $1 != "decode" || $2 != 1 { next }
+{
+    N = setting("layers"); d = setting("d_model"); f = setting("d_ff"); V = setting("vocab")
+    L = setting("len")
+    symbol = 4 * (N * (6 * d * d + 2 * d * f) + d * V)
+    encoder = 4 * N * (4 * d * d + 2 * d * f); cross = 4 * N * 2 * d * d
+    sentence = (L - 1) * symbol + encoder + cross
+    def("benchDecodeSymbolMB", fixed(symbol / 1e6, 1)); def("benchDecodeEncoderMB", fixed(encoder / 1e6, 0))
+    def("benchDecodeCrossMB", fixed(cross / 1e6, 1)); def("benchDecodeSentenceGB", fixed(sentence / 1e9, 2))
+    def("benchDecodeTenfoldRate", fixed(10 * $6, 0)); def("benchDecodeTenfoldBandwidth", fixed(10 * $6 * sentence / 1e9, 0))
+}' $dir/table.dat
+
+# The trainer of the bfloat16 hour, as figures/multi30k/README.md records it.
+sed -n 's/^| ablation-subwords-budget-hour.csv |.*trainer at \([0-9a-f]\{7,\}\).*/\\newcommand{\\benchHourBfCommit}{\1\\xspace}/p' \
+    figures/multi30k/README.md | grep . || {
+    echo "tools/numbers/bench.sh: no trainer commit for the budget-hour run in figures/multi30k/README.md" >&2; exit 1; }
