@@ -13,7 +13,7 @@
 #line 720 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1168 "book/translate.nw"
+#line 1171 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>
@@ -199,7 +199,7 @@ int run_copy(int argc, char **argv)
     model_free(&model);
     return status;
 }
-#line 282 "book/translate.nw"
+#line 285 "book/translate.nw"
 typedef struct {
     const Corpus *train, *validation;
     const BatchPlan *plan, *validation_plan;
@@ -252,7 +252,7 @@ static const char *translation_save_best(void *task, const Model *model)
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
     return error ? t->error : NULL;
 }
-#line 343 "book/translate.nw"
+#line 346 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
 static void epoch_model_path(char *out, size_t size, const char *path, int epoch)
@@ -282,7 +282,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     }
     return NULL;
 }
-#line 378 "book/translate.nw"
+#line 381 "book/translate.nw"
 /* The numbers of a translation run's recipe as text: budget, subset, factor, warm-up,
    smoothing, parts and cool-down (0, or its steps/the step it ends at), in that order. */
 static void recipe_numbers(char text[7][32], int token_budget, int subset,
@@ -298,7 +298,7 @@ static void recipe_numbers(char text[7][32], int token_budget, int subset,
     else
         snprintf(text[6], 32, "0");
 }
-#line 399 "book/translate.nw"
+#line 402 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
@@ -311,7 +311,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 439 "book/translate.nw"
+#line 442 "book/translate.nw"
     int subset = 0, keep_epochs = 0, cooldown_epochs = 0, subwords = 0, seed = 1;
     int precision = default_precision();
     const Option options[] = {
@@ -360,7 +360,7 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 478 "book/translate.nw"
+#line 481 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -368,18 +368,18 @@ int run_train(int argc, char **argv)
     if (cooldown_epochs > epochs) usage_error("train", "--cooldown cannot exceed --epochs");
     check_model_size("train", &config);
     set_precision("train", precision);
-#line 411 "book/translate.nw"
+#line 414 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 492 "book/translate.nw"
+#line 495 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
         safetensors_remove_temporaries(model_path);
     }
-#line 412 "book/translate.nw"
+#line 415 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 812 "book/translate.nw"
+#line 815 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, config.tie_source, subwords, error,
@@ -390,9 +390,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 414 "book/translate.nw"
+#line 417 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 544 "book/translate.nw"
+#line 547 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -421,7 +421,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 581 "book/translate.nw"
+#line 584 "book/translate.nw"
     char recipe_text[7][32], subwords_text[32], seed_text[32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
     snprintf(subwords_text, sizeof subwords_text, "%d", subwords);
@@ -445,9 +445,9 @@ int run_train(int argc, char **argv)
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
-#line 415 "book/translate.nw"
+#line 418 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 605 "book/translate.nw"
+#line 608 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
@@ -460,15 +460,15 @@ int run_train(int argc, char **argv)
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
-#line 416 "book/translate.nw"
+#line 419 "book/translate.nw"
     /* <<Free the training run>> */
-#line 622 "book/translate.nw"
+#line 625 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
-#line 417 "book/translate.nw"
+#line 420 "book/translate.nw"
     return status;
 }
