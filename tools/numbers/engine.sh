@@ -146,3 +146,21 @@ $T figure-data scaling | awk "$LIB"'
 
 # ---- layernorm.nw: the factor between the two standard deviations for d = 32.
 awk "$LIB"'BEGIN { def("lnFactorPercentSmall", fixed(100 * (sqrt(32 / 31) - 1), 1)) }'
+
+# ---- attention.nw: the worked example's weights of key 0 for query 0 (Section "A worked
+# example", Q and K as there): one head (d_k = 4) and the two heads (d_k = 2), in per cent.
+awk "$LIB"'
+function dot(a, b, from, to,    i, s, x, y) {
+    split(a, x, " "); split(b, y, " "); s = 0
+    for (i = from; i <= to; i++) s += x[i] * y[i]
+    return s
+}
+function weight0(from, to, dk) {   # query 0, key 0 against key 1: a softmax over two scores
+    return 1 / (1 + exp((dot(q0, k1, from, to) - dot(q0, k0, from, to)) / sqrt(dk)))
+}
+BEGIN {
+    q0 = "1 2 3 4"; k0 = "2 1 0 -1"; k1 = "4 3 2 1"
+    def("attExampleHeadOne", fixed(100 * weight0(1, 2, 2), 1))
+    def("attExampleHeadTwo", fixed(100 * weight0(3, 4, 2), 3))
+    def("attExampleOneHead", fixed(100 * weight0(1, 4, 4), 4))
+}'
