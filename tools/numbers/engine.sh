@@ -164,3 +164,8 @@ BEGIN {
     def("attExampleHeadTwo", fixed(100 * weight0(3, 4, 2), 3))
     def("attExampleOneHead", fixed(100 * weight0(1, 4, 4), 4))
 }'
+
+# ---- text.nw: the longest raw line of the corpus, in bytes.
+LC_ALL=C awk "$LIB"'{ if (length($0) > m) m = length($0) } END { def("tokLongestLineBytes", m) }' \
+    data/multi30k/train.de data/multi30k/train.en data/multi30k/val.de data/multi30k/val.en \
+    data/multi30k/test2016.de data/multi30k/test2016.en
