@@ -10,16 +10,6 @@ T=${TRANSFORMER:-./transformer}
 LIB=$(cat tools/numbers/lib.awk)   # its functions, before each program
 E=figures/engine/text
 
-# TEMPORARY until multi30k.sh defines them (the lead deletes this block): placeholders of the
-# lead's macros of the Multi30k run, so that the chapters build in this worktree.
-cat <<'EOF'
-\newcommand{\mtParametersMillion}{7.5\xspace}
-\newcommand{\mtSecondsPerUpdate}{0.48\xspace}
-\newcommand{\mtUpdates}{9\,880\xspace}
-\newcommand{\mtMinutes}{60\xspace}
-\newcommand{\mtVocab}{7\,723\xspace}
-EOF
-# end of TEMPORARY
 
 # ---- text.nw: the tokenizer against Moses (transformer tokenize --compare).
 for s in train val test2016; do
