@@ -82,11 +82,11 @@ text-subwords|fünf leute in win@@ ter@@ jack@@ en mit schnee@@ mo@@ bil@@ en .|
 text-subwords|fünf leute in winterjacken mit schnee@@ mobilen .|
 beam-reorder|failed: beam_beats_greedy_on_the_models beam_sums_equal_forward small_beam_search_is_exhaustive|[[beam_sums_equal_forward]]
 beam-reorder|passed: beam_of_one_is_greedy|[[beam_of_one_is_greedy]] still passes
-bleu-copy|BLEU = 0.48 11.6/|BLEU $=0.48$, $p_1 = 11.6$
-bleu-copy|BLEU = 0.75 14.0/|$0.75$, $p_1 = 14.0$
-bleu-tokenized|BLEU = 100.00 |Still $100.00$
-bleu-tokenized|BLEU = 97.87 98.7/98.2/97.6/97.0|$97.87$
-bleu-brevity|BLEU = 20.18 |BLEU $= 20.18$
+bleu-copy|BLEU = 0.48 11.6/|\exBleuCopyCased~BLEU, $p_1 = \exBleuCopyCasedOne$
+bleu-copy|BLEU = 0.75 14.0/|\exBleuCopyLower, $p_1 = \exBleuCopyLowerOne$
+bleu-tokenized|BLEU = 100.00 |Still \exBleuTokenized
+bleu-tokenized|BLEU = 97.87 98.7/98.2/97.6/97.0|gives \exBleuHyphens{} (\exBleuHyphensPrecisions
+bleu-brevity|BLEU = 20.18 |BLEU $= \exBleuBrevity$
 bleu-brevity|hyp_len = 5110 ref_len = 13289|$\mathit{hyp\_len} = 5110$, $\mathit{ref\_len} = 13289$
 bleu-order|BLEU = 0.00 100.0/100.0/100.0/0.0|[[BLEU = 0.00 100.0/100.0/100.0/0.0]]
 bleu-sentence-mean|BLEU = 41.11 |= 41.11$

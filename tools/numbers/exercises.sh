@@ -29,7 +29,12 @@ function literal(name, key,    s, i) {   # the whole literal of exercise name th
     s = substr(s, i + 1); sub(/\n.*/, "", s)
     return s
 }
-/^[a-z0-9-]+\|/ { lit[$1] = lit[$1] "\n" $2 "\n" }
+/^[a-z0-9-]+\|/ { lit[$1] = lit[$1] "\n" $2 "\n"; lits[$1, ++count[$1]] = $2 }
+# word(name, i, j): the j-th word of the i-th literal of exercise name, without a closing slash.
+function word(name, i, j,    f) {
+    if (split(lits[name, i], f, " ") < j) { printf "tools/numbers/exercises.sh: literal %d of %s changed\n", i, name > "/dev/stderr"; failed = 1; exit 1 }
+    sub(/\/$/, "", f[j]); return f[j]
+}
 END {
     if (failed) exit 1
     n = after("model-count", "parameters ")
@@ -57,6 +62,12 @@ END {
         def("exSubwordsTokens" w[m], grouped(lead(f[2])))
         def("exSubwordsPieces" w[m], lead(f[3])); def("exSubwordsWhole" w[m], lead(f[4]))
     }
+
+    # BLEU = 0.48 11.6/ (cased), BLEU = 0.75 14.0/ (lowercased); BLEU = 100.00, BLEU = 97.87 98.7/...
+    def("exBleuCopyCased", word("bleu-copy", 1, 3)); def("exBleuCopyCasedOne", word("bleu-copy", 1, 4))
+    def("exBleuCopyLower", word("bleu-copy", 2, 3)); def("exBleuCopyLowerOne", word("bleu-copy", 2, 4))
+    def("exBleuTokenized", word("bleu-tokenized", 1, 3)); def("exBleuHyphens", word("bleu-tokenized", 2, 3))
+    def("exBleuHyphensPrecisions", word("bleu-tokenized", 2, 4)); def("exBleuBrevity", word("bleu-brevity", 1, 3))
 
     t10 = after("dist-gpu", "50 ms, 10 Gbit/s: step "); t100 = after("dist-gpu", "50 ms, 100 Gbit/s: step ")
     def("exDistGpuStepTen", t10); def("exDistGpuStepHundred", t100)
