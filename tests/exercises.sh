@@ -42,7 +42,7 @@ cli-atoi|accepted (status 0): [+2] [ 3]|[[+2]]
 pe-values|0.157827 0.987467|$\mathit{PE}_{1,4} = \sin 0.15849 = 0.157827$
 pe-values|0.157827 0.987467|$\mathit{PE}_{1,5} = \cos 0.15849 = 0.987467$
 attention-scale|mean 0.09 variance 63.8|a mean of 0.09 and a variance of 63.8
-model-count|parameters 14731787|$14\,731\,787$
+model-count|parameters 14731787|give \exModelParameters
 model-activations|activations 45522560 floats|\exModelActivations{} floats
 gradcheck-run|largest e of the model: encoder.layers.0.|the encoder's first
 gradcheck-bug|softmax: FAILED|[[softmax]] fails
