@@ -105,11 +105,11 @@ END
 )
 # Exercises with a command or target but no check in `make exercises`, and why.
 UNCHECKED=$(cat <<'END'
-reference-kernel|timings depend on the machine (about 30 s)
+reference-kernel|timings depend on the machine (about 30 s); the solution reads figures/exercises/reference-kernel.txt (record)
 gradcheck-h|the solution describes a trend, not numbers (about 20 s)
 copy-epochs|the full model for 600 steps, about 5 minutes on two cores
 ckpt-crash|a random kill; the test cli_kill_9_leaves_a_loadable_checkpoint checks it in make check
-decode-speedup|timings depend on the machine (about 40 s)
+decode-speedup|timings depend on the machine (about 40 s); the solution reads figures/exercises/decode-speedup.txt (record)
 attention-no-scale|two runs of the full copy model, a few minutes on two cores
 dist-speed|timings depend on the machine and its load (bench/distributed.sh, about 3 min)
 END
