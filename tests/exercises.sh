@@ -3,10 +3,15 @@
 #   tests/exercises.sh run NAME     run one exercise (make exercise-NAME calls this)
 #   tests/exercises.sh check        run the quick ones, compare with the expectations below
 #   tests/exercises.sh list         the exercises, quick or slow, and what each checks
+#   tests/exercises.sh record NAME  run one and keep its output in figures/exercises/NAME.txt
 # Each expectation is a literal that the exercise's output must contain and that the
 # exercise's solution in book/solutions.nw must contain too (in the book's spelling, after
 # the second bar, if it differs): the solution and the check read the same table, so they
-# cannot drift apart. Scratch files go to build/exercises/NAME/.
+# cannot drift apart. Where the solution prints a number as a macro \ex... (after the second
+# bar), tools/numbers/exercises.sh reads the number from the literal here: the table is the
+# one place where it is typed. Numbers of the recorded Multi30k run are read from
+# figures/multi30k/ by both, and timings from the outputs that `record` keeps in
+# figures/exercises/ (see its README.md). Scratch files go to build/exercises/NAME/.
 set -euo pipefail
 # The makes run here build copies of the repository on their own: they must not inherit the
 # calling make's flags (.ci/run exports MAKEFLAGS=-j2), whose jobserver they cannot use and
@@ -37,8 +42,8 @@ cli-atoi|accepted (status 0): [+2] [ 3]|[[+2]]
 pe-values|0.157827 0.987467|$\mathit{PE}_{1,4} = \sin 0.15849 = 0.157827$
 pe-values|0.157827 0.987467|$\mathit{PE}_{1,5} = \cos 0.15849 = 0.987467$
 attention-scale|mean 0.09 variance 63.8|a mean of 0.09 and a variance of 63.8
-model-count|parameters 14731787|$14\,731\,787$
-model-activations|activations 45522560 floats|45\,522\,560 floats
+model-count|parameters 14731787|give \exModelParameters
+model-activations|activations 45522560 floats|\exModelActivations{} floats
 gradcheck-run|largest e of the model: encoder.layers.0.|the encoder's first
 gradcheck-bug|softmax: FAILED|[[softmax]] fails
 gradcheck-bug|attention: FAILED|[[attention]]
@@ -59,50 +64,52 @@ copy-small|d_model 8: all eight: no, at most one: yes|$d_\mathrm{model} = 8$ at 
 copy-reverse|copied exactly: 8 of 8|reverses all eight examples
 ckpt-resume|2 threads: identical|prints [[identical]]
 ckpt-resume|1 thread for the resumed part: differ|the files differ
-text-amp|identical: 28984 of 29000 lines (99.945%)|\texttt{identical: 28984 of 29000 lines (99.945\%)}
-text-amp|patched: identical: 29000 of 29000 lines (100.000%)|is reproduced: 29\,000 of
+text-amp|identical: 28984 of 29000 lines (99.945%)|\texttt{\exTextAmpSummary}
+text-amp|patched: identical: 29000 of 29000 lines (100.000%)|is reproduced: \exTextAmpPatched{} of
 text-roundtrip|lines that differ: 1|One line differs
 text-roundtrip|Rock ' n ' roll at the 1990 's party .|
-text-unknown|validation tokens 13308|13\,308 tokens
-text-unknown|min-freq 1: 10214 entries, 168 unknown|minimum frequency 1 (10\,214 entries) 168
-text-unknown|min-freq 2: 5920 entries, 274 unknown|with 2 (5\,920
-text-unknown|min-freq 3: 4567 entries, 351 unknown|with 3 (4\,567 entries) 351
+text-unknown|validation tokens 13308|\exUnknownTokens{} tokens
+text-unknown|min-freq 1: 10214 entries, 168 unknown|(\exUnknownEntriesOne{} entries) \exUnknownOne{} of them
+text-unknown|min-freq 2: 5920 entries, 274 unknown|(\exUnknownEntriesTwo{}
+text-unknown|min-freq 3: 4567 entries, 351 unknown|(\exUnknownEntriesThree{} entries) \exUnknownThree{}
 text-nbsp|de: 12,500 Euro|German gives \texttt{12,500 Euro}
 text-nbsp|en: 12.500 Euro|English \texttt{12.500 Euro}
 text-nbsp|plain space: 12 500 Euro|\texttt{12 500 Euro}
-text-subwords|subwords 2000: 1986 tokens, 1.370 pieces a token, 80.6% whole|1\,986 tokens, 1.370 pieces
-text-subwords|subwords 8000: 7722 tokens, 1.104 pieces a token, 93.4% whole|7\,722 tokens, 1.104 pieces and
-text-subwords|subwords 16000: 14964 tokens, 1.045 pieces a token, 96.8% whole|14\,964 tokens, 1.045 pieces
+text-subwords|subwords 2000: 1986 tokens, 1.370 pieces a token, 80.6% whole|\exSubwordsTokensTwo{} tokens, \exSubwordsPiecesTwo{} pieces
+text-subwords|subwords 8000: 7722 tokens, 1.104 pieces a token, 93.4% whole|\exSubwordsTokensEight{} tokens, \exSubwordsPiecesEight{} pieces and
+text-subwords|subwords 16000: 14964 tokens, 1.045 pieces a token, 96.8% whole|\exSubwordsTokensSixteen{} tokens, \exSubwordsPiecesSixteen{} pieces
 text-subwords|fünf leute in win@@ ter@@ jack@@ en mit schnee@@ mo@@ bil@@ en .|
 text-subwords|fünf leute in winterjacken mit schnee@@ mobilen .|
 beam-reorder|failed: beam_beats_greedy_on_the_models beam_sums_equal_forward small_beam_search_is_exhaustive|[[beam_sums_equal_forward]]
 beam-reorder|passed: beam_of_one_is_greedy|[[beam_of_one_is_greedy]] still passes
-bleu-copy|BLEU = 0.48 11.6/|BLEU $=0.48$, $p_1 = 11.6$
-bleu-copy|BLEU = 0.75 14.0/|$0.75$, $p_1 = 14.0$
-bleu-tokenized|BLEU = 100.00 |Still $100.00$
-bleu-tokenized|BLEU = 97.87 98.7/98.2/97.6/97.0|$97.87$
-bleu-brevity|BLEU = 20.18 |BLEU $= 20.18$
+bleu-copy|BLEU = 0.48 11.6/|\exBleuCopyCased~BLEU, $p_1 = \exBleuCopyCasedOne$
+bleu-copy|BLEU = 0.75 14.0/|\exBleuCopyLower, $p_1 = \exBleuCopyLowerOne$
+bleu-tokenized|BLEU = 100.00 |Still \exBleuTokenized
+bleu-tokenized|BLEU = 97.87 98.7/98.2/97.6/97.0|gives \exBleuHyphens{} (\exBleuHyphensPrecisions
+bleu-brevity|BLEU = 20.18 |BLEU $= \exBleuBrevity$
 bleu-brevity|hyp_len = 5110 ref_len = 13289|$\mathit{hyp\_len} = 5110$, $\mathit{ref\_len} = 13289$
 bleu-order|BLEU = 0.00 100.0/100.0/100.0/0.0|[[BLEU = 0.00 100.0/100.0/100.0/0.0]]
 bleu-sentence-mean|BLEU = 41.11 |= 41.11$
-greedy-beam-bleu|BLEU = 39.27 72.3/48.3/33.0/23.0|BLEU 39.27 (72.3/48.3/33.0/23.0
-greedy-beam-bleu|BLEU = 41.13 72.7/49.4/34.2/24.2|41.13 (72.7/49.4/34.2/24.2
-beam-differences|lines that differ: 482|In 482 lines
-token-budget|batches in the first epoch: 260|260
-cooldown-rate|last rate: 1.209261e-07|1.209261e-07
+greedy-beam-bleu|case:lc|\exGreedyBleu~BLEU (\exGreedyPrecisions
+greedy-beam-bleu|case:lc|\exBeamBleu{} (\exBeamPrecisions
+beam-differences|lines that differ: |In \exBeamDifferences{} lines
+token-budget|batches in the first epoch: |29\,000/\exBatchesPerEpoch
+cooldown-rate|last rate: |\texttt{\exCooldownLastRate}
 step-flops|flops_per_step=294246285312|$F_{\mathrm{step}} = 294\,246\,285\,312$
-dist-gpu|10 Gbit/s: efficiency 0.125|an efficiency of 0.125
-dist-gpu|100 Gbit/s: efficiency 0.566|0.088~s and 0.566
-dist-gpu|3150 ms, 10 Gbit/s: efficiency 0.900|the last row shows 0.900
+dist-gpu|50 ms, 10 Gbit/s: step 0.400 s|a step of \exDistGpuStepTen~s
+dist-gpu|50 ms, 10 Gbit/s: efficiency 0.125|an efficiency of \exDistGpuEffTen{}
+dist-gpu|50 ms, 100 Gbit/s: step 0.088 s|\exDistGpuStepHundred~s and
+dist-gpu|50 ms, 100 Gbit/s: efficiency 0.566|and \exDistGpuEffHundred{} over
+dist-gpu|3150 ms, 10 Gbit/s: efficiency 0.900|the last row shows \exDistGpuEffNinety
 END
 )
 # Exercises with a command or target but no check in `make exercises`, and why.
 UNCHECKED=$(cat <<'END'
-reference-kernel|timings depend on the machine (about 30 s)
+reference-kernel|timings depend on the machine (about 30 s); the solution reads figures/exercises/reference-kernel.txt (record)
 gradcheck-h|the solution describes a trend, not numbers (about 20 s)
 copy-epochs|the full model for 600 steps, about 5 minutes on two cores
 ckpt-crash|a random kill; the test cli_kill_9_leaves_a_loadable_checkpoint checks it in make check
-decode-speedup|timings depend on the machine (about 40 s)
+decode-speedup|timings depend on the machine (about 40 s); the solution reads figures/exercises/decode-speedup.txt (record)
 attention-no-scale|two runs of the full copy model, a few minutes on two cores
 dist-speed|timings depend on the machine and its load (bench/distributed.sh, about 3 min)
 END
@@ -234,7 +241,9 @@ ex_st-corrupt() {
 }
 ex_dist-gpu() {
   "$T" figure-data scaling --base-ms 50 | awk '$1 == 64 {
+    printf "64 processes, 50 ms, 10 Gbit/s: step %.3f s\n", $2
     printf "64 processes, 50 ms, 10 Gbit/s: efficiency %.3f\n", $3
+    printf "64 processes, 50 ms, 100 Gbit/s: step %.3f s\n", $4
     printf "64 processes, 50 ms, 100 Gbit/s: efficiency %.3f\n", $5 }'
   "$T" figure-data scaling --base-ms 3150 | awk '$1 == 64 {
     printf "64 processes, 3150 ms, 10 Gbit/s: efficiency %.3f\n", $3 }'
@@ -415,7 +424,20 @@ check() {
   [ $failed = 0 ]
 }
 
+record() {   # run exercise $1, keep its output in figures/exercises/$1.txt with how it was made
+  local out=$ROOT/figures/exercises/$1.txt
+  mkdir -p "$ROOT/figures/exercises"
+  { echo "# tests/exercises.sh record $1${OMP_NUM_THREADS:+, with OMP_NUM_THREADS=$OMP_NUM_THREADS}"
+    echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), trainer $(git -C "$ROOT" rev-parse --short HEAD)," \
+         "$(lscpu | sed -n 's/^Model name: *//p'), $(nproc --all) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    (run "$1")
+  } > "$out.new"
+  mv "$out.new" "$out"
+  echo "${out#$ROOT/}"
+}
+
 case "${1:-}" in
+  record) [ $# = 2 ] || { echo "usage: tests/exercises.sh record NAME" >&2; exit 2; }; record "$2" ;;
   run) [ $# = 2 ] || { echo "usage: tests/exercises.sh run NAME" >&2; exit 2; }; run "$2" ;;
   check) shift; check "$@" ;;
   list)
@@ -423,5 +445,5 @@ case "${1:-}" in
     echo "$EXPECTATIONS" | sed -n 's/^\([a-z0-9-]*\)|.*/  \1/p' | uniq
     echo "not checked (run them with make exercise-NAME):"
     echo "$UNCHECKED" | sed -n 's/^\([a-z0-9-]*\)|\(.*\)/  \1: \2/p' ;;
-  *) echo "usage: tests/exercises.sh run NAME | check [NAME...] | list" >&2; exit 2 ;;
+  *) echo "usage: tests/exercises.sh run NAME | check [NAME...] | list | record NAME" >&2; exit 2 ;;
 esac
