@@ -1,38 +1,52 @@
-# Figure: validation loss against epochs of the Multi30k recipes compared in the
-# translation chapter's section Getting to 41 (three 15-minute runs and one of subwords on
-# another machine (ablation-subwords-15-epyc.csv), the hour of dropout 0.3
-# with the tied generator without and with the cool-down (ablation-words-hour.csv), the
-# subwords with the cool-down at the rate of factor 0.5 (log.csv, the recorded run) and at
-# twice it, today's make multi30k (ablation-rate2-epyc.csv), and an hour of the course's recipe from an
-# earlier edition). Data: the logs of those runs (transformer train
-# --log), kept in figures/multi30k/ablation-*.csv and figures/multi30k/log.csv
-# (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second)
-set terminal cairolatex pdf size 11cm,6.5cm
+# Figure: validation loss against epochs of the Multi30k runs of the translation chapter's
+# section Getting to 41, in two panels, since a loss per word and a loss per subword piece are
+# not on one scale: left, the recipes of words (three quarter-hour runs, the hour of the
+# course's recipe on a shared machine, the hour of dropout 0.3 with the tied generator
+# without and with the cool-down); right, the recipes of subwords (a quarter of an hour, the
+# 38 epochs with the cool-down, the same in an hour's budget, and at twice the rate on the
+# EPYC and on the Xeon, the latter the run the book reports). Data: the runs' logs
+# (transformer train --log), figures/multi30k/ablation-*.csv and figures/multi30k/log.csv
+# (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second);
+# figures/multi30k/ablation.txt names each run's machine and trainer.
+set terminal cairolatex pdf size 15cm,7cm
 load 'figures/style.gp'
 set output dir.'multi30k-ablation.tex'
 set datafile separator ','
-set key top right
+m = 'figures/multi30k/'
 set xlabel 'epoch'
-set ylabel 'validation loss per token'
-set xrange [0:54]
-set yrange [1.3:2.2]
-set xtics 0,10 out
+set xtics out
 set ytics out
-plot 'figures/multi30k/ablation-d01.csv' using 1:4 skip 1 with linespoints lw 2 pt 7 ps 0.5 \
+set key top right samplen 2 spacing 1.1 width -2
+set multiplot layout 1,2 margins 0.08,0.99,0.14,0.92 spacing 0.09,0
+set title 'words: loss per word'
+set xrange [0:54]
+set xtics 0,10
+set yrange [1.3:2.3]
+set ylabel 'validation loss'
+plot m.'ablation-d01.csv' using 1:4 skip 1 with linespoints lw 2 pt 7 ps 0.5 \
        title 'dropout 0.1, 15 min', \
-     'figures/multi30k/ablation-d03.csv' using 1:4 skip 1 with linespoints lw 2 pt 5 ps 0.5 \
+     m.'ablation-d03.csv' using 1:4 skip 1 with linespoints lw 2 pt 5 ps 0.5 \
        title 'dropout 0.3, 15 min', \
-     'figures/multi30k/ablation-d03tie.csv' using 1:4 skip 1 with linespoints lw 2 pt 9 ps 0.5 \
+     m.'ablation-d03tie.csv' using 1:4 skip 1 with linespoints lw 2 pt 9 ps 0.5 \
        title 'dropout 0.3, tied, 15 min', \
-     'figures/multi30k/ablation-d03tie-hour.csv' using 1:4 skip 1 with lines lw 1.5 dt 2 lc rgb '#555555' \
+     m.'ablation-d01-hour.csv' using 1:4 skip 1 with lines lw 1 lc rgb '#999999' \
+       title 'dropout 0.1, 1 h (shared)', \
+     m.'ablation-d03tie-hour.csv' using 1:4 skip 1 with lines lw 1.5 dt 2 lc rgb '#555555' \
        title 'dropout 0.3, tied, 1 h', \
-     'figures/multi30k/ablation-words-hour.csv' using 1:4 skip 1 with lines lw 3 lc rgb '#888888' \
-       title 'the same, cool-down', \
-     'figures/multi30k/log.csv' using 1:4 skip 1 with lines lw 3 lc rgb '#000000' \
-       title 'subwords, cool-down', \
-     'figures/multi30k/ablation-rate2-epyc.csv' using 1:4 skip 1 with lines lw 1.5 dt 3 \
-       lc rgb '#000000' title 'the same, twice the rate', \
-     'figures/multi30k/ablation-d01-hour.csv' using 1:4 skip 1 with lines lw 1 lc rgb '#999999' \
-       title 'dropout 0.1, 1 h (earlier)', \
-     'figures/multi30k/ablation-subwords-15-epyc.csv' using 1:4 skip 1 with linespoints lw 2 pt 13 ps 0.6 \
-       lc rgb '#000000' title 'subwords, 15 min (EPYC)'
+     m.'ablation-words-hour.csv' using 1:4 skip 1 with lines lw 3 lc rgb '#888888' \
+       title 'the same, cool-down'
+set title 'subwords: loss per piece'
+set xrange [0:40]
+set yrange [1.45:2.45]
+unset ylabel
+plot m.'ablation-subwords-15-epyc.csv' using 1:4 skip 1 with linespoints lw 2 pt 13 ps 0.6 \
+       lc rgb '#000000' title '15 min (EPYC)', \
+     m.'ablation-subwords-38-epyc.csv' using 1:4 skip 1 with lines lw 3 lc rgb '#000000' \
+       title '38 epochs, cool-down (EPYC)', \
+     m.'ablation-subwords-budget-hour.csv' using 1:4 skip 1 with lines lw 1 lc rgb '#000000' \
+       title 'the same in 1 h (EPYC)', \
+     m.'ablation-rate2-epyc.csv' using 1:4 skip 1 with lines lw 2 dt 3 lc rgb '#000000' \
+       title 'twice the rate (EPYC)', \
+     m.'log.csv' using 1:4 skip 1 with lines lw 2 dt 2 lc rgb '#2b4c7e' \
+       title 'twice the rate (Xeon)'
+unset multiplot

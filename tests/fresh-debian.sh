@@ -36,7 +36,10 @@ mirror=$(sed -n 's/^URIs:[[:space:]]*\(http[^[:space:]]*debian\)[[:space:]]*$/\1
            /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
 [ -n "$mirror" ] || mirror=$(sed -n 's/^deb[[:space:]]\+\(http[^[:space:]]*debian\)[[:space:]].*/\1/p' \
                                /etc/apt/sources.list 2>/dev/null | head -1)
-[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+[ -n "$mirror" ] || {
+  echo "fresh-debian.sh: no Debian mirror in apt's sources (/etc/apt/sources.list.d/*.sources," >&2
+  echo "fresh-debian.sh: /etc/apt/sources.list): configure apt first; this script names none" >&2
+  exit 2; }
 . /etc/os-release
 suite=${VERSION_CODENAME:-bookworm}
 

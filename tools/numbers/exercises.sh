@@ -131,11 +131,13 @@ paste -d '\t' "$M/test2016.greedy.en" "$M/test2016.beam4.en" | awk -F '\t' "$LIB
 # Exercises token-budget and cooldown-rate: the run's log. The cool-down of the recipe,
 # 10 epochs, is a setting that the solution states (\given); the check below fails the build
 # if the recorded run had another.
-awk -F, -v pairs="$(wc -l < data/multi30k/train.en)" "$LIB"'
+factor=$(sed -n 's/^recipe:.*--factor \([0-9.]*\).*/\1/p' "$M/run.txt"); factor=${factor:-0.5}
+awk -F, -v pairs="$(wc -l < data/multi30k/train.en)" -v factor="$factor" "$LIB"'
     NR == 2 { b = $2 } NR > 1 { epochs = $1; T = $2; rate = $5 }
     END {
         cool = 10 * b; s = T - 1
-        without = 0.5 / sqrt(256) / sqrt(s); with = without * (T - s) / cool
+        without = factor / sqrt(256) / sqrt(s); with = without * (T - s) / cool
+        def("exCooldownFactor", factor)
         if (T != epochs * b || with / rate > 1.001 || with / rate < 0.999) {
             print "tools/numbers/exercises.sh: the log of figures/multi30k/ does not end as the solution of cooldown-rate says" > "/dev/stderr"; exit 1 }
         def("exBatchesPerEpoch", b); def("exPairsPerBatch", fixed(pairs / b, 0))

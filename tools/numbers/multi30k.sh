@@ -165,3 +165,50 @@ for kind in encoder decoder cross head0 head1 head2 head3 head4 head5 head6 head
     { r = NR - 2; printf "\\expandafter\\def\\csname mtAttRow@%s@%d\\endcsname{%s}\n", kind, r, tex($1)
       for (c = 2; c <= NF; c++) printf "\\expandafter\\def\\csname mtAtt@%s@%d@%d\\endcsname{%.2f}\n", kind, r, c - 1, $c }' "$file"
 done
+
+# The logs of Getting to 41's runs, each under a name: \NAMEEpochs, \NAMEBestValidation, ...
+# (as for the book's run above), and \mtValidationAt{NAME}{EPOCH}, a validation loss of the log.
+plain mtValidationAt '\csname mtVal@#1@#2\endcsname'
+while read -r name log; do
+  log_macros "$name" "$M/$log"
+  awk -F, -v name="$name" 'NR > 1 { printf "\\expandafter\\def\\csname mtVal@%s@%d\\endcsname{%.4f}\n", name, $1, $4 }' "$M/$log"
+done <<'LOGS'
+mtQuarterCourse ablation-d01.csv
+mtQuarterDropout ablation-d03.csv
+mtQuarterTied ablation-d03tie.csv
+mtQuarterWordsEpyc ablation-words-15-epyc.csv
+mtQuarterPiecesEpyc ablation-subwords-15-epyc.csv
+mtHourCourse ablation-d01-hour.csv
+mtHourTied ablation-d03tie-hour.csv
+mtHourWordsCool ablation-words-hour.csv
+mtLongPieces ablation-subwords-38-epyc.csv
+mtBudgetPieces ablation-subwords-budget-hour.csv
+mtRateEpyc ablation-rate2-epyc.csv
+mtRun log.csv
+LOGS
+
+# The scores of their recorded translations: \NAMEBleu (lowercased) and \NAMEBleuCased.
+while read -r name hyp; do
+  macro "${name}Bleu" "$(bleu $M/$hyp --lowercase)"
+  macro "${name}BleuCased" "$(bleu $M/$hyp)"
+done <<'HYPS'
+mtQuarterCourse ablation/d01.beam4.en
+mtQuarterDropout ablation/d03.beam4.en
+mtQuarterTied ablation/d03tie.beam4.en
+mtQuarterWordsEpyc ablation/words-15-epyc.beam4.en
+mtQuarterPiecesEpyc ablation/subwords-15-epyc.beam4.en
+mtHourWordsCool ablation/words-cooldown.beam4.en
+mtLongPieces ablation/subwords-38-epyc.beam4.en
+mtLongPiecesGreedy ablation/subwords-38-epyc.greedy.en
+mtBudgetPieces ablation/subwords-budget-hour.beam4.en
+mtRateEpyc ablation/rate2-epyc.beam4.en
+mtRateEpycGreedy ablation/rate2-epyc.greedy.en
+HYPS
+
+# Differences of BLEU between runs that the text compares (same machine and trainer).
+diff() { macro "$1" "$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a - b }')"; }
+diff mtQuarterCourseOverDropout "$(bleu $M/ablation/d01.beam4.en --lowercase)" "$(bleu $M/ablation/d03.beam4.en --lowercase)"
+diff mtQuarterCourseOverTied "$(bleu $M/ablation/d01.beam4.en --lowercase)" "$(bleu $M/ablation/d03tie.beam4.en --lowercase)"
+
+# The chapter's example of translate, with the shipped model.
+macro mtSnowTranslation "$(echo "Ein Hund rennt durch den Schnee." | "$T" translate)"
