@@ -72,8 +72,8 @@ run_macros() {
     END {
       def(p "Loss", fixed(loss, loss < 1 ? 3 : 1)); def(p "Copied", exact + 0); def(p "Examples", n)
       def(p "Failures", n - exact)
-      if (bad) { def(p "FailedSource", "\\texttt{" src "}"); def(p "FailedDecoded", "\\texttt{" dec "}") }
-      if (n) { def(p "FirstDecoded", "\\texttt{" first "}") }
+      if (bad) { def(p "FailedSource", "\\mbox{\\texttt{" src "}}"); def(p "FailedDecoded", "\\mbox{\\texttt{" dec "}}") }
+      if (n) { def(p "FirstDecoded", "\\mbox{\\texttt{" first "}}") }
     }
     $1 == "source" && n == 1 { first = $13; for (i = 14; i <= 22; i++) first = first " " $i }
   ' "$2"
