@@ -28,6 +28,9 @@ arch() { name=$1; shift
   echo "layers $(( $(total) - $(arch EmbeddingTotal) - $(arch GeneratorTotal) ))"
   echo "dmodel $(arch DModel)"
   echo "tgtvocab $(arch TgtVocab)"
+  echo "encoderlayer $(arch EncoderLayer)"
+  echo "norm $(arch Norm)"
+  echo "nlayers $(arch Layers)"
 } | awk "$LIB"'
   { v[$1] = $2 }
   END {
@@ -47,6 +50,12 @@ arch() { name=$1; shift
     def("courseSmoothingFloorTarget", fixed(a, 2))
     def("courseSmoothingFloorRest", fixed(b, 2))
     def("courseSmoothingFloor", fixed(a + b, 2))
+    # Exercise 1.4: a decoder-only model of the base sizes, N layers without
+    # cross-attention (an encoder layer each) and a final norm, one table of the course target
+    # vocabulary shared by the embedding and the generator, and the generator bias.
+    stack = v["nlayers"] * v["encoderlayer"] + v["norm"]; table = V * v["dmodel"]
+    def("courseDecoderOnlyStack", grouped(stack)); def("courseDecoderOnlyTable", grouped(table))
+    def("courseDecoderOnlyParameters", grouped(stack + table + V))
   }'
 
 # Figure 7.1, right: where the loss of the figure's data is smallest, and its value there.
