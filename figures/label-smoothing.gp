@@ -1,7 +1,8 @@
 # Figure: label smoothing. Left: the smoothed targets (transformer figure-data smoothing
 # distribution: header of words, rows headed by the target). Right: the loss as the model
 # grows confident (transformer figure-data smoothing confidence: x, loss). Each file's #gp
-# lines give its epsilon and vocabulary.
+# lines give its epsilon and vocabulary. The right panel marks the data's smallest loss, zero
+# in exact arithmetic but for the rounding of single precision.
 set terminal cairolatex pdf size 12.5cm,5.5cm header '\footnotesize'
 load 'figures/style.gp'
 set output dir.'label-smoothing.tex'
@@ -19,6 +20,9 @@ plot dir.'smoothing-distribution.dat' matrix columnheaders rowheaders with image
 load settings(dir.'smoothing-confidence.dat')
 set size noratio
 set autoscale
+stats dir.'smoothing-confidence.dat' using 1:2 nooutput
+xmin = STATS_pos_min_y
+ymin = STATS_min_y
 set xrange [1:99]
 set logscale y
 set yrange [1e-9:*]
@@ -27,5 +31,8 @@ set ytics 1e-9,1000
 set xlabel '$x$'
 set ylabel 'loss (log scale)'
 set title sprintf('loss, $\varepsilon = %g$', epsilon)
-plot dir.'smoothing-confidence.dat' using 1:2 with lines lw 2 notitle
+set label 1 sprintf('%s at $x = %d$', gprintf('$%.1t\cdot 10^{%T}$', ymin), int(xmin)) \
+    at first xmin + 4, first ymin left front
+plot dir.'smoothing-confidence.dat' using 1:2 with lines lw 2 notitle, \
+     '+' using (xmin):(ymin) every ::0::0 with points pt 7 ps 0.8 notitle
 unset multiplot

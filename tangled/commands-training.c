@@ -10,7 +10,7 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 720 "book/copy.nw"
+#line 722 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
 #line 1171 "book/translate.nw"
@@ -19,7 +19,7 @@
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
-#line 760 "book/copy.nw"
+#line 762 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -47,7 +47,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 794 "book/copy.nw"
+#line 796 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -57,7 +57,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 812 "book/copy.nw"
+#line 814 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -68,7 +68,7 @@ int run_copy(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     int norm = 0;                     /* --norm: 0 pre, 1 post */
     /* <<Read the copy command's flags>> */
-#line 865 "book/copy.nw"
+#line 867 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 0, 10000, NULL, "N epochs to train (0: decode untrained)"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
@@ -82,14 +82,14 @@ int run_copy(int argc, char **argv)
         {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         /* <<The copy command's experiment options>> */
-#line 895 "book/copy.nw"
+#line 897 "book/copy.nw"
         {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
         {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL,
          "N warm-up steps of the learning-rate schedule (0: none)"},
         {"no-scale", OPTION_SWITCH, &config.unscaled_attention, 0, 0, NULL,
          "attention scores without the 1/sqrt(d_k)"},
-#line 878 "book/copy.nw"
+#line 880 "book/copy.nw"
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
@@ -102,14 +102,14 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 881 "book/copy.nw"
+#line 883 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
     config.norm = norm == 1 ? NORM_POST : NORM_PRE;
     set_precision("copy", precision);
-#line 822 "book/copy.nw"
+#line 824 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -151,17 +151,17 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 844 "book/copy.nw"
+#line 846 "book/copy.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
 #line 371 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 845 "book/copy.nw"
+#line 847 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 924 "book/copy.nw"
+#line 926 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -189,7 +189,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 850 "book/copy.nw"
+#line 852 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     distributed_leave("copy", &model, &adam, &progress);   /* the chapter on many machines */

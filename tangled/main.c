@@ -54,7 +54,7 @@ static const Command commands[] = {
      "layernorm-annotated, feed-forward, embedding or log-softmax. Exits with\n"
      "status 1 if an error reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 956 "book/copy.nw"
+#line 958 "book/copy.nw"
     {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"

@@ -41,7 +41,7 @@ typedef struct {
     NormViews norm[3];
 } DecoderLayerViews;
 /* <<Activation views>> */
-#line 537 "book/model.nw"
+#line 543 "book/model.nw"
 typedef struct { int q, k, v, probs, probs_keep, probs_dropped, context; } AttentionActs;
 typedef struct {
     int normed;      /* pre: LN(x), the sublayer's input; post: x + dropout(F(x)) */
@@ -73,7 +73,7 @@ typedef struct {
     LinearViews generator;               /* weight = tgt_embedding when tied */
     float *positional;                   /* [max_len][d_model], not a parameter */
     /* <<Activation fields of the model>> */
-#line 561 "book/model.nw"
+#line 567 "book/model.nw"
     FlatBuffer activations;
     int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
     int max_src_tokens, max_tgt_tokens;        /* ... and at most this many rows in all */
@@ -84,10 +84,10 @@ typedef struct {
     int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
     int logprobs;                              /* [B][T_tgt][tgt_vocab] */
     /* <<Gradient scratch views>> */
-#line 1065 "book/model.nw"
+#line 1071 "book/model.nw"
     int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     int d_context, d_q, d_k, d_v, d_p;
-#line 571 "book/model.nw"
+#line 577 "book/model.nw"
     int batch, src_len, tgt_len;               /* of the last forward pass */
     bool dropout_on;                           /* whether it drew dropout patterns */
     long dropout_rows_before, dropout_rows_after;   /* rows of other processes or parts */
@@ -111,7 +111,7 @@ LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views);
 #line 441 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng);
 size_t model_parameter_count(const Model *model);
-#line 580 "book/model.nw"
+#line 586 "book/model.nw"
 /* Lay out and allocate the activations for batches of up to max_batch sequences. */
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
 /* The same for batches that also hold at most max_src_tokens and max_tgt_tokens positions
@@ -120,14 +120,14 @@ void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len
 void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
                           int max_src_tokens, int max_tgt_tokens);
 float *model_activation(const Model *model, int view);
-#line 740 "book/model.nw"
+#line 746 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
    tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 1108 "book/model.nw"
+#line 1114 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
