@@ -98,7 +98,7 @@ static const Command commands[] = {
      "the most frequent first, ties in byte order. Print its size. With --subwords,\n"
      "the vocabulary is one of pieces of words learned by byte-pair encoding.\n",
      NULL, run_vocab},
-#line 1073 "book/bleu.nw"
+#line 1071 "book/bleu.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [OPTIONS]\n"
      "\n"
@@ -126,7 +126,7 @@ static const Command commands[] = {
      "line, decoded with a beam search (greedy with --beam 1). Without --model, the\n"
      "translator that ships with the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1718 "book/translate.nw"
+#line 1681 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -135,7 +135,7 @@ static const Command commands[] = {
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
      "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 2182 "book/translate.nw"
+#line 2157 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
