@@ -281,8 +281,8 @@ build/version.tex: tangled/cli.h
 # tools/numbers/ compute from the recorded runs (figures/, data/) and the program itself, so
 # that no number in the book is typed by hand (tools/check-numbers, in make check, says so).
 NUMBER_SCRIPTS := $(sort $(wildcard tools/numbers/*.sh))
-RECORDED_FILES := $(shell find figures -mindepth 2 -type f; find data -type f \
-                    -not -name '*.safetensors' -not -path 'data/multi30k/*' 2>/dev/null)
+RECORDED_FILES := $(shell find figures -mindepth 2 -type f; find data bench/results -type f) \
+                  bench/bench.py
 build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers/lib.awk $(RECORDED_FILES) transformer
 	@mkdir -p build
 	for script in $(NUMBER_SCRIPTS); do TRANSFORMER=./transformer sh $$script; done > $@.new
@@ -353,6 +353,7 @@ ALPHAS := 0 0.6 1 1.5 2 2.5
 MT_FIGURES := figures/multi30k
 multi30k-ship: transformer
 	./transformer average $(MT)/model.safetensors --bf16 --output $(MODEL)
+	@echo "make multi30k-ship: now make multi30k-figures, then tools/model-card > data/multi30k-de-en.md"
 multi30k-figures: transformer
 	@mkdir -p $(MT_FIGURES)/alpha
 	cp $(MT)/log.csv $(MT)/run.txt $(MT_FIGURES)/
@@ -437,6 +438,7 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	CK_DEFAULT_TIMEOUT=60 MPI_TESTS=$(MPI) TRANSFORMER=./transformer build/run-tests
 	TRANSFORMER=./transformer tests/faults.sh
 	tests/check-numbers.sh
+	TRANSFORMER=./transformer tests/model-card.sh
 
 # Valgrind's memcheck on a tiny training run (copy task, with a checkpoint and a resume) and
 # a translation with a tiny translator of subwords: no invalid access, no use of uninitialized memory,
