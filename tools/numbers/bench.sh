@@ -226,7 +226,7 @@ function setting(name,    m) {
     def("benchDecodeTenfoldRate", fixed(10 * $6, 0)); def("benchDecodeTenfoldBandwidth", fixed(10 * $6 * sentence / 1e9, 0))
 }' $dir/table.dat
 
-# The trainer of the bfloat16 hour, as figures/multi30k/README.md records it.
-sed -n 's/^| ablation-subwords-budget-hour.csv |.*trainer at \([0-9a-f]\{7,\}\).*/\\newcommand{\\benchHourBfCommit}{\1\\xspace}/p' \
-    figures/multi30k/README.md | grep . || {
-    echo "tools/numbers/bench.sh: no trainer commit for the budget-hour run in figures/multi30k/README.md" >&2; exit 1; }
+# The trainer of the bfloat16 hour, as figures/multi30k/ablation.txt records it.
+awk -F'|' '$4 ~ /ablation-subwords-budget-hour.csv/ { c = $3; gsub(/ /, "", c); print "\\newcommand{\\benchHourBfCommit}{" c "\\xspace}" }' \
+    figures/multi30k/ablation.txt | grep . || {
+    echo "tools/numbers/bench.sh: no trainer commit for the budget-hour run in figures/multi30k/ablation.txt" >&2; exit 1; }
