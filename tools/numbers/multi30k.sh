@@ -18,6 +18,7 @@ LIB="$(cat tools/numbers/lib.awk)
 # macro NAME TEXT: \NAME typesets TEXT (and a space after it, xspace); plain: without xspace.
 macro() { printf '\\newcommand{\\%s}{%s\\xspace}\n' "$1" "$2"; }
 plain() { printf '\\newcommand{\\%s}{%s}\n' "$1" "$2"; }
+withargs() { printf '\\newcommand{\\%s}[%s]{%s}\n' "$1" "$2" "$3"; }
 
 # bleu HYP [--lowercase]: the score, two decimals; "ratio" as a third argument: the length ratio.
 bleu() {
@@ -153,9 +154,9 @@ done | awk -F '\t' '
 # \mtAttention{KIND}{ROW}{COLUMN} is a weight, two decimals, rows and columns counted from 1;
 # \mtAttentionRow{KIND}{ROW} and \mtAttentionColumn{KIND}{COLUMN} their tokens. KIND is
 # encoder, decoder, cross or head0 ... head7 (the cross-attention's heads).
-plain mtAttention '\csname mtAtt@#1@#2@#3\endcsname'
-plain mtAttentionRow '\csname mtAttRow@#1@#2\endcsname'
-plain mtAttentionColumn '\csname mtAttCol@#1@#2\endcsname'
+withargs mtAttention 3 '\csname mtAtt@#1@#2@#3\endcsname'
+withargs mtAttentionRow 2 '\csname mtAttRow@#1@#2\endcsname'
+withargs mtAttentionColumn 2 '\csname mtAttCol@#1@#2\endcsname'
 for kind in encoder decoder cross head0 head1 head2 head3 head4 head5 head6 head7; do
   case $kind in head*) file=$M/attention-head-${kind#head}.dat ;; *) file=$M/attention-$kind.dat ;; esac
   awk -v kind="$kind" '
@@ -168,7 +169,7 @@ done
 
 # The logs of Getting to 41's runs, each under a name: \NAMEEpochs, \NAMEBestValidation, ...
 # (as for the book's run above), and \mtValidationAt{NAME}{EPOCH}, a validation loss of the log.
-plain mtValidationAt '\csname mtVal@#1@#2\endcsname'
+withargs mtValidationAt 2 '\csname mtVal@#1@#2\endcsname'
 while read -r name log; do
   log_macros "$name" "$M/$log"
   awk -F, -v name="$name" 'NR > 1 { printf "\\expandafter\\def\\csname mtVal@%s@%d\\endcsname{%.4f}\n", name, $1, $4 }' "$M/$log"
