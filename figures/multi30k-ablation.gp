@@ -8,7 +8,7 @@
 # (transformer train --log), figures/multi30k/ablation-*.csv and figures/multi30k/log.csv
 # (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second);
 # figures/multi30k/ablation.txt names each run's machine and trainer.
-set terminal cairolatex pdf size 15cm,7cm
+set terminal cairolatex pdf size 15cm,9.5cm
 load 'figures/style.gp'
 set output dir.'multi30k-ablation.tex'
 set datafile separator ','
@@ -16,8 +16,9 @@ m = 'figures/multi30k/'
 set xlabel 'epoch'
 set xtics out
 set ytics out
-set key top right samplen 2 spacing 1.1 width -2
-set multiplot layout 1,2 margins 0.08,0.99,0.14,0.92 spacing 0.09,0
+# The keys below the panels, so that no curve is covered.
+set key below left Left reverse samplen 2 spacing 1.1 maxcols 1 height 1.5
+set multiplot layout 1,2
 set title 'words: loss per word'
 set xrange [0:54]
 set xtics 0,10
