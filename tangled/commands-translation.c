@@ -183,7 +183,7 @@ int run_translate(int argc, char **argv)
     model_free(&model);
     return finish_output();
 }
-#line 1710 "book/translate.nw"
+#line 1715 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
     const char *output = NULL;
@@ -208,7 +208,7 @@ int run_average(int argc, char **argv)
     for (int k = 1; k < count; k++) {
         load_translator(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
-#line 1751 "book/translate.nw"
+#line 1756 "book/translate.nw"
         const Config *a = &mean.config, *b = &model.config;
         bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
                     && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
@@ -222,7 +222,7 @@ int run_average(int argc, char **argv)
         if (!same)
             die("%s: not a model of the same run as %s (other sizes or vocabularies)",
                 argv[first + k], argv[first]);
-#line 1734 "book/translate.nw"
+#line 1739 "book/translate.nw"
         for (size_t i = 0; i < n; i++) sum[i] += model.parameters.data[i];
         model_free(&model), vocab_free(&other_src), vocab_free(&other_tgt);
     }
@@ -234,7 +234,7 @@ int run_average(int argc, char **argv)
     free(sum), model_free(&mean), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     return finish_output();
 }
-#line 2075 "book/translate.nw"
+#line 2080 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -262,7 +262,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 2113 "book/translate.nw"
+#line 2118 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -284,9 +284,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 2102 "book/translate.nw"
+#line 2107 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 2140 "book/translate.nw"
+#line 2145 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -318,7 +318,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 2103 "book/translate.nw"
+#line 2108 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

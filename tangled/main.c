@@ -126,7 +126,7 @@ static const Command commands[] = {
      "line, decoded with a beam search (greedy with --beam 1). Without --model, the\n"
      "translator that ships with the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1695 "book/translate.nw"
+#line 1700 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -135,7 +135,7 @@ static const Command commands[] = {
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
      "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 2176 "book/translate.nw"
+#line 2181 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

@@ -79,7 +79,7 @@ typedef struct {
     int last_epoch;     /* the run's last epoch if a time budget brought it forward
                            (Getting to 41); 0: the settings' */
 } TrainingProgress;
-#line 1796 "book/translate.nw"
+#line 1801 "book/translate.nw"
 /* The rate of update step as learning_rate, times the cool-down's factor if the settings
    have one. */
 double scheduled_rate(long step, int d_model, const TrainSettings *settings);
