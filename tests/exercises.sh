@@ -85,9 +85,9 @@ beam-reorder|passed: beam_of_one_is_greedy|[[beam_of_one_is_greedy]] still passe
 bleu-copy|BLEU = 0.48 11.6/|\exBleuCopyCased~BLEU, $p_1 = \exBleuCopyCasedOne$
 bleu-copy|BLEU = 0.75 14.0/|\exBleuCopyLower, $p_1 = \exBleuCopyLowerOne$
 bleu-tokenized|BLEU = 100.00 |Still \exBleuTokenized
-bleu-tokenized|BLEU = 97.87 98.7/98.2/97.6/97.0|gives \exBleuHyphens{} (\exBleuHyphensPrecisions
+bleu-tokenized|BLEU = 97.87 98.7/98.2/97.6/97.0 (BP = 1.000 ratio = 1.009 hyp_len = 13407 ref_len = 13289)|gives \exBleuHyphens{} (\exBleuHyphensPrecisions, $\mathit{hyp\_len} = \exBleuHyphensHypLen
 bleu-brevity|BLEU = 20.18 |BLEU $= \exBleuBrevity$
-bleu-brevity|hyp_len = 5110 ref_len = 13289|$\mathit{hyp\_len} = 5110$, $\mathit{ref\_len} = 13289$
+bleu-brevity|hyp_len = 5110 ref_len = 13289|$\mathit{hyp\_len} = \exBleuBrevityHypLen$, $\mathit{ref\_len} = \exBleuBrevityRefLen$
 bleu-order|BLEU = 0.00 100.0/100.0/100.0/0.0|[[BLEU = 0.00 100.0/100.0/100.0/0.0]]
 bleu-sentence-mean|BLEU = 41.11 |= 41.11$
 greedy-beam-bleu|case:lc|\exGreedyBleu~BLEU (\exGreedyPrecisions

@@ -68,6 +68,11 @@ END {
     def("exBleuCopyLower", word("bleu-copy", 2, 3)); def("exBleuCopyLowerOne", word("bleu-copy", 2, 4))
     def("exBleuTokenized", word("bleu-tokenized", 1, 3)); def("exBleuHyphens", word("bleu-tokenized", 2, 3))
     def("exBleuHyphensPrecisions", word("bleu-tokenized", 2, 4)); def("exBleuBrevity", word("bleu-brevity", 1, 3))
+    # ... hyp_len = 13407 ref_len = 13289) and hyp_len = 5110 ref_len = 13289: the lengths, and
+    # the brevity penalty that the solution derives from them.
+    def("exBleuHyphensHypLen", word("bleu-tokenized", 2, 13)); h = word("bleu-brevity", 2, 3); r = word("bleu-brevity", 2, 6)
+    def("exBleuBrevityHypLen", h); def("exBleuBrevityRefLen", r); def("exBleuBrevityRatio", fixed(h / r, 3))
+    def("exBleuBrevityExponent", fixed(1 - r / h, 4)); def("exBleuBrevityPenalty", fixed(exp(1 - r / h), 4))
 
     t10 = after("dist-gpu", "50 ms, 10 Gbit/s: step "); t100 = after("dist-gpu", "50 ms, 100 Gbit/s: step ")
     def("exDistGpuStepTen", t10); def("exDistGpuStepHundred", t100)
