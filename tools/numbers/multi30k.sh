@@ -20,11 +20,16 @@ macro() { printf '\\newcommand{\\%s}{%s\\xspace}\n' "$1" "$2"; }
 plain() { printf '\\newcommand{\\%s}{%s}\n' "$1" "$2"; }
 withargs() { printf '\\newcommand{\\%s}[%s]{%s}\n' "$1" "$2" "$3"; }
 
-# bleu HYP [--lowercase]: the score, two decimals; "ratio" as a third argument: the length ratio.
+# bleu HYP [--lowercase] [SET] [score|ratio]: the score (two decimals) or the length ratio of
+# HYP against data/multi30k/SET.en (default test2016); each file is scored once, and its
+# output kept for the other macros that read it.
+scores=$(mktemp -d); trap 'rm -rf "$scores"' EXIT
 bleu() {
-  "$T" bleu "$1" data/multi30k/"${3:-test2016}".en ${2:-} | awk -v what="${4:-score}" '
+  kept=$scores/$(printf '%s' "$1 ${2:-} ${3:-test2016}" | tr '/ ' '__')
+  [ -f "$kept" ] || "$T" bleu "$1" data/multi30k/"${3:-test2016}".en ${2:-} > "$kept"
+  awk -v what="${4:-score}" '
     /^BLEU/ { for (i = 1; i <= NF; i++) if ($i == "ratio") r = $(i + 2); s = $3 }
-    END { print (what == "ratio" ? r : s) }'
+    END { print (what == "ratio" ? r : s) }' "$kept"
 }
 
 # log_macros PREFIX LOG: epochs, updates, minutes, best epoch and loss, pace of one log.
@@ -185,7 +190,6 @@ mtHourWordsCool ablation-words-hour.csv
 mtLongPieces ablation-subwords-38-epyc.csv
 mtBudgetPieces ablation-subwords-budget-hour.csv
 mtRateEpyc ablation-rate2-epyc.csv
-mtRun log.csv
 LOGS
 
 # The scores of their recorded translations: \NAMEBleu (lowercased) and \NAMEBleuCased.
