@@ -10,16 +10,16 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 722 "book/copy.nw"
+#line 723 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1171 "book/translate.nw"
+#line 1177 "book/translate.nw"
 #include "modelfile.h"
 #line 390 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
-#line 762 "book/copy.nw"
+#line 763 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -47,7 +47,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 796 "book/copy.nw"
+#line 797 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -57,7 +57,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 814 "book/copy.nw"
+#line 815 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -68,7 +68,7 @@ int run_copy(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     int norm = 0;                     /* --norm: 0 pre, 1 post */
     /* <<Read the copy command's flags>> */
-#line 867 "book/copy.nw"
+#line 868 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 0, 10000, NULL, "N epochs to train (0: decode untrained)"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
@@ -82,14 +82,16 @@ int run_copy(int argc, char **argv)
         {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         /* <<The copy command's experiment options>> */
-#line 897 "book/copy.nw"
+#line 898 "book/copy.nw"
         {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
         {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL,
          "N warm-up steps of the learning-rate schedule (0: none)"},
+        {"rate", OPTION_REAL, &settings.constant_rate, 1e-9, 10.0, NULL,
+         "R a constant learning rate R instead of the schedule"},
         {"no-scale", OPTION_SWITCH, &config.unscaled_attention, 0, 0, NULL,
          "attention scores without the 1/sqrt(d_k)"},
-#line 880 "book/copy.nw"
+#line 881 "book/copy.nw"
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
@@ -102,14 +104,14 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 883 "book/copy.nw"
+#line 884 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
     config.norm = norm == 1 ? NORM_POST : NORM_PRE;
     set_precision("copy", precision);
-#line 824 "book/copy.nw"
+#line 825 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -133,35 +135,37 @@ int run_copy(int argc, char **argv)
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
 #line 475 "book/checkpoint.nw"
-    char recipe_text[7][32];
+    char recipe_text[8][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
     snprintf(recipe_text[4], 32, "%ld", settings.warmup);
     snprintf(recipe_text[5], 32, "%.9g", settings.smoothing);
     snprintf(recipe_text[6], 32, "%d", run.accumulate > 1 ? run.accumulate : 1);
-    const char *const recipe[8][2] = {
+    snprintf(recipe_text[7], 32, "%.17g", settings.constant_rate);
+    const char *const recipe[9][2] = {
         {"recipe.task", "copy"}, {"recipe.batch_size", recipe_text[0]},
         {"recipe.batches", recipe_text[1]}, {"recipe.len", recipe_text[2]},
         {"recipe.factor", recipe_text[3]}, {"recipe.warmup", recipe_text[4]},
-        {"recipe.smoothing", recipe_text[5]}, {"recipe.accumulate", recipe_text[6]}};
-    run.recipe = recipe, run.recipe_count = 8;
+        {"recipe.smoothing", recipe_text[5]}, {"recipe.accumulate", recipe_text[6]},
+        {"recipe.rate", recipe_text[7]}};
+    run.recipe = recipe, run.recipe_count = 9;
     if (resume_path) {
-        if (trainer_resume(&trainer, resume_path, recipe, 8)) die("%s", trainer.message);
+        if (trainer_resume(&trainer, resume_path, recipe, 9)) die("%s", trainer.message);
         if (!run.checkpoint_path) run.checkpoint_path = resume_path;
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 846 "book/copy.nw"
+#line 847 "book/copy.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
 #line 371 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 847 "book/copy.nw"
+#line 848 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 926 "book/copy.nw"
+#line 929 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -189,7 +193,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 852 "book/copy.nw"
+#line 853 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     distributed_leave("copy", &model, &adam, &progress);   /* the chapter on many machines */
@@ -312,7 +316,7 @@ int run_train(int argc, char **argv)
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
 #line 442 "book/translate.nw"
-    int subset = 0, keep_epochs = 0, cooldown_epochs = 0, subwords = 0, seed = 1;
+    int subset = 0, keep_epochs = 0, cooldown_epochs = 0, subwords = 0, seed = 1, norm = 0;
     int precision = default_precision();
     const Option options[] = {
         {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
@@ -328,6 +332,10 @@ int run_train(int argc, char **argv)
          "N use the first N pairs of each file (default: all)"},
         {"warmup", OPTION_LONG, &settings.warmup, 1, 10000000, NULL,
          "N warm-up steps of the schedule"},
+        {"rate", OPTION_REAL, &settings.constant_rate, 1e-9, 10.0, NULL,
+         "R a constant learning rate R instead of the schedule"},
+        {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
+         "the layer norms before (pre, the default) or after (post) each sublayer"},
         {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL,
          "F factor of the learning-rate schedule"},
         {"smoothing", OPTION_FLOAT, &settings.smoothing, 0.0, 0.99, NULL, "E label smoothing"},
@@ -360,17 +368,18 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 481 "book/translate.nw"
+#line 485 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
     config.tie_generator = config.tie_generator || config.tie_source;
+    config.norm = norm == 1 ? NORM_POST : NORM_PRE;
     if (cooldown_epochs > epochs) usage_error("train", "--cooldown cannot exceed --epochs");
     check_model_size("train", &config);
     set_precision("train", precision);
 #line 414 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 495 "book/translate.nw"
+#line 500 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
@@ -379,7 +388,7 @@ int run_train(int argc, char **argv)
 #line 415 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 815 "book/translate.nw"
+#line 821 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, config.tie_source, subwords, error,
@@ -392,7 +401,7 @@ int run_train(int argc, char **argv)
     fflush(stdout);
 #line 417 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 547 "book/translate.nw"
+#line 552 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -421,21 +430,22 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 584 "book/translate.nw"
-    char recipe_text[7][32], subwords_text[32], seed_text[32];
+#line 589 "book/translate.nw"
+    char recipe_text[7][32], subwords_text[32], seed_text[32], rate_text[32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
     snprintf(subwords_text, sizeof subwords_text, "%d", subwords);
     snprintf(seed_text, sizeof seed_text, "%d", seed);
-    const char *const recipe[11][2] = {
+    snprintf(rate_text, sizeof rate_text, "%.17g", settings.constant_rate);
+    const char *const recipe[12][2] = {
         {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
         {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
         {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
         {"recipe.smoothing", recipe_text[4]}, {"recipe.accumulate", recipe_text[5]},
         {"recipe.cooldown", recipe_text[6]}, {"recipe.subwords", subwords_text},
-        {"recipe.seed", seed_text}};
-    run.recipe = recipe, run.recipe_count = 11;
+        {"recipe.seed", seed_text}, {"recipe.rate", rate_text}};
+    run.recipe = recipe, run.recipe_count = 12;
     if (resume_path) {
-        if (trainer_resume(&trainer, resume_path, recipe, 11)) die("%s", trainer.message);
+        if (trainer_resume(&trainer, resume_path, recipe, 12)) die("%s", trainer.message);
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
@@ -447,7 +457,7 @@ int run_train(int argc, char **argv)
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
 #line 418 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 608 "book/translate.nw"
+#line 614 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
@@ -462,7 +472,7 @@ int run_train(int argc, char **argv)
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
 #line 419 "book/translate.nw"
     /* <<Free the training run>> */
-#line 625 "book/translate.nw"
+#line 631 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);

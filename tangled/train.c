@@ -123,7 +123,7 @@ void batch_free(Batch *batch)
     free(batch->src), free(batch->tgt), free(batch->tgt_y);
     free(batch->src_keep), free(batch->tgt_keep);
 }
-#line 125 "book/copy.nw"
+#line 126 "book/copy.nw"
 double train_step(Model *model, Adam *adam, const Batch *batch,
                   const TrainSettings *settings, float *d_logprobs, Rng *dropout_rng)
 {
@@ -149,7 +149,7 @@ double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *set
                                 batch->batch * batch->tgt_len, model->config.tgt_vocab,
                                 settings->pad, settings->smoothing, &tokens);
 }
-#line 189 "book/copy.nw"
+#line 190 "book/copy.nw"
 double train_accumulate(Model *model, const Batch *part, const TrainSettings *settings,
                         float *d_logprobs, Rng *dropout_rng, double norm)
 {
@@ -182,10 +182,12 @@ void train_update(Model *model, Adam *adam, const TrainSettings *settings)
     adam_step(adam, &model->parameters, &model->gradients,
               scheduled_rate(adam->step, model->config.d_model, settings));
 }
-#line 1810 "book/translate.nw"
+#line 1817 "book/translate.nw"
 double scheduled_rate(long step, int d_model, const TrainSettings *settings)
 {
-    const double rate = learning_rate(step, d_model, settings->factor, settings->warmup);
+    const double rate = settings->constant_rate > 0
+                            ? settings->constant_rate
+                            : learning_rate(step, d_model, settings->factor, settings->warmup);
     if (settings->cooldown <= 0) return rate;
     const double left = (double)(settings->cooldown_end - step) / (double)settings->cooldown;
     return rate * fmax(0.0, fmin(1.0, left));

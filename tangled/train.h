@@ -49,6 +49,7 @@ typedef struct {
     float smoothing;         /* label smoothing epsilon */
     double factor;           /* the schedule's f, times the optimizer's base rate */
     long warmup;
+    double constant_rate;    /* if > 0, the rate of every update instead of the schedule */
     int pad;
     long cooldown_end, cooldown;   /* if cooldown > 0, the rate falls linearly to 0 over the
                                       cooldown steps before step cooldown_end (Getting to 41) */
@@ -61,7 +62,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
                       float *d_logprobs);
-#line 172 "book/copy.nw"
+#line 173 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
@@ -69,7 +70,7 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 911 "book/copy.nw"
+#line 914 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */
@@ -79,9 +80,9 @@ typedef struct {
     int last_epoch;     /* the run's last epoch if a time budget brought it forward
                            (Getting to 41); 0: the settings' */
 } TrainingProgress;
-#line 1801 "book/translate.nw"
-/* The rate of update step as learning_rate, times the cool-down's factor if the settings
-   have one. */
+#line 1807 "book/translate.nw"
+/* The rate of update step: the settings' constant rate if they have one, else learning_rate;
+   times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const TrainSettings *settings);
 #line 1075 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
