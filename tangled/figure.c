@@ -353,7 +353,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
     free(text);
     free(picture);
 }
-#line 202 "book/embeddings.nw"
+#line 248 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -370,7 +370,7 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
     }
     free(table);
 }
-#line 225 "book/embeddings.nw"
+#line 271 "book/embeddings.nw"
 static const char *emit_positional_encoding(FILE *out, const FigureValue *option)
 {
     const int positions = (int)option[0].number[0], d_model = (int)option[1].number[0],
@@ -556,7 +556,7 @@ const FigureKind figure_kinds[] = {
       {"--src-vocab", FIGURE_INTEGER, 1, 1000000, "8315", "source vocabulary", NULL},
       {"--tgt-vocab", FIGURE_INTEGER, 1, 1000000, "6384", "target vocabulary", NULL}},
      emit_architecture},
-#line 254 "book/embeddings.nw"
+#line 300 "book/embeddings.nw"
     {"pe", "dimensions of the positional encoding",
      {{"--positions", FIGURE_INTEGER, 1, 10000, "100", "positions", NULL},
       {"--d-model", FIGURE_INTEGER, 2, 4096, "20", "d_model, even", NULL},

@@ -60,7 +60,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
 #line 1166 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option);
-#line 248 "book/embeddings.nw"
+#line 294 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
 #line 427 "book/distributed.nw"
 /* The number of parameters of a model of configuration c, without building it. */

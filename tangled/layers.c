@@ -46,7 +46,7 @@ void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
             if (!keep_i[j]) scores_i[j] = MASKED_SCORE;
     }
 }
-#line 40 "book/embeddings.nw"
+#line 66 "book/embeddings.nw"
 void embedding_forward(float *out, const int *tokens, const float *table,
                        int n, int d_model, int vocab)
 {
@@ -59,7 +59,7 @@ void embedding_forward(float *out, const int *tokens, const float *table,
         for (int i = 0; i < d_model; i++) out_p[i] = scale * row[i];
     }
 }
-#line 77 "book/embeddings.nw"
+#line 103 "book/embeddings.nw"
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model)
 {
@@ -70,7 +70,7 @@ void embedding_backward(float *d_table, const float *d_out, const int *tokens, i
         for (int i = 0; i < d_model; i++) row[i] += scale * d_out_p[i];
     }
 }
-#line 128 "book/embeddings.nw"
+#line 174 "book/embeddings.nw"
 void positional_encoding_table(float *table, int max_len, int d_model)
 {
     ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
@@ -81,7 +81,7 @@ void positional_encoding_table(float *table, int max_len, int d_model)
             table[(size_t)p * d_model + 2 * i + 1] = (float)cos(angle);
         }
 }
-#line 154 "book/embeddings.nw"
+#line 200 "book/embeddings.nw"
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model)
 {
@@ -134,7 +134,7 @@ void add_column_sums(float *sums, const float *x, int rows, int cols)
         }
     }
 }
-#line 211 "book/attention.nw"
+#line 234 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -148,7 +148,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 248 "book/attention.nw"
+#line 271 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -159,7 +159,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
-#line 347 "book/attention.nw"
+#line 370 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape)
@@ -170,10 +170,10 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     const int d_k = d_model / heads;
     float *q = saved->q, *k = saved->k, *v = saved->v, *probs = saved->probs;
     /* <<Hold the inputs, which two or three products read>> */
-#line 376 "book/attention.nw"
+#line 399 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 357 "book/attention.nw"
+#line 380 "book/attention.nw"
     linear_forward(q, query_in, w->w_q, w->b_q, batch * len_q, d_model, d_model);
     linear_forward(k, memory_in, w->w_k, w->b_k, batch * len_k, d_model, d_model);
     linear_forward(v, memory_in, w->w_v, w->b_v, batch * len_k, d_model, d_model);
@@ -182,7 +182,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head [[a]] of sequence [[b]]>> */
-#line 385 "book/attention.nw"
+#line 408 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -206,11 +206,11 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         }
         matmul(len_q, d_k, len_k, 1.0f, matrix(weights, len_k), matrix(v + k_offset, d_model), 0.0f,
                saved->context + q_offset, d_model);
-#line 365 "book/attention.nw"
+#line 388 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
-#line 454 "book/attention.nw"
+#line 477 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -232,7 +232,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head [[a]] of sequence [[b]]>> */
-#line 492 "book/attention.nw"
+#line 515 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -251,13 +251,13 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                scratch->d_q + q_offset, d_model);
         matmul(len_k, d_k, len_q, scale, transposed(d_p, len_k), matrix(saved->q + q_offset, d_model),
                1.0f, scratch->d_k + k_offset, d_model);
-#line 475 "book/attention.nw"
+#line 498 "book/attention.nw"
     }
     /* <<Hold the inputs, which two or three products read>> */
-#line 376 "book/attention.nw"
+#line 399 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 477 "book/attention.nw"
+#line 500 "book/attention.nw"
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
     linear_backward(d_memory_in, d_w->w_k, d_w->b_k, scratch->d_k, memory_in, w->w_k,
@@ -266,7 +266,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                     batch * len_k, d_model, d_model);
     bf16_operand_release(memory_in), bf16_operand_release(query_in);
 }
-#line 534 "book/attention.nw"
+#line 587 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -434,7 +434,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
 #line 382 "book/layernorm.nw"
     linear_backward(d_in, d_w->w_1, NULL, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
-#line 1031 "book/model.nw"
+#line 1082 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     if (compute.fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* speed */
@@ -449,7 +449,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 1129 "book/model.nw"
+#line 1217 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -463,7 +463,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 1148 "book/model.nw"
+#line 1236 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     if (compute.fast_kernels) {

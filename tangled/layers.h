@@ -28,21 +28,21 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
    broadcast to every query. */
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols);
-#line 30 "book/embeddings.nw"
+#line 56 "book/embeddings.nw"
 /* out[p][i] = sqrt(d_model) * table[tokens[p]][i]; out: [n][d_model],
    tokens: [n], table: [vocab][d_model]. */
 void embedding_forward(float *out, const int *tokens, const float *table,
                        int n, int d_model, int vocab);
-#line 67 "book/embeddings.nw"
+#line 93 "book/embeddings.nw"
 /* d_table[tokens[p]] += sqrt(d_model) * d_out[p]; d_table: [vocab][d_model],
    d_out: [n][d_model], tokens: [n]. */
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model);
-#line 120 "book/embeddings.nw"
+#line 166 "book/embeddings.nw"
 /* table[p][2i] = sin(p w_i), table[p][2i+1] = cos(p w_i), w_i = 10000^(-2i/d_model);
    table: [max_len][d_model], d_model even. */
 void positional_encoding_table(float *table, int max_len, int d_model);
-#line 146 "book/embeddings.nw"
+#line 192 "book/embeddings.nw"
 /* x[b][p][i] += table[p][i]; x: [batch][len][d_model], table: [>= len][d_model]. */
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model);
@@ -61,15 +61,15 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
 /* sums[c] += x[0][c] + x[1][c] + ... + x[rows-1][c], added in that order;
    sums: [cols], x: [rows][cols]. */
 void add_column_sums(float *sums, const float *x, int rows, int cols);
-#line 202 "book/attention.nw"
+#line 225 "book/attention.nw"
 /* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
    all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
 void softmax_rows(float *p, const float *s, int rows, int cols);
-#line 239 "book/attention.nw"
+#line 262 "book/attention.nw"
 /* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
-#line 309 "book/attention.nw"
+#line 332 "book/attention.nw"
 /* The four linear layers of an attention, the reference's linears.0 to linears.3 (query,
    key, value, output): w_q, w_k, w_v, w_o: [d][d]; b_q, b_k, b_v, b_o: [d]. The same
    structure names their gradients. */
@@ -90,13 +90,13 @@ typedef struct { const uint8_t *keep; size_t batch_stride, row_stride; } Mask;
 /* B = batch sequences of Tq = len_q queries over Tk = len_k keys, d = d_model wide;
    unscaled: scores without the 1/sqrt(d_k) (the --no-scale experiment). */
 typedef struct { int batch, len_q, len_k, d_model, heads; bool unscaled; } AttentionShape;
-#line 335 "book/attention.nw"
+#line 358 "book/attention.nw"
 /* Multi-head attention of query_in: [B][Tq][d] over memory_in: [B][Tk][d] (the same tensor
    for self-attention) under mask, into out: [B][Tq][d]; fills saved's arrays. */
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
-#line 436 "book/attention.nw"
+#line 459 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -109,7 +109,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const AttentionWeights *w, const AttentionSaved *saved,
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
-#line 524 "book/attention.nw"
+#line 577 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -153,10 +153,10 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff);
-#line 1023 "book/model.nw"
+#line 1074 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
-#line 1102 "book/model.nw"
+#line 1190 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,

@@ -360,7 +360,7 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
 #line 669 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     /* <<Lay out the scratch of the backward pass>> */
-#line 1080 "book/model.nw"
+#line 1168 "book/model.nw"
     const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
     const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
     model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -504,7 +504,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 1190 "book/model.nw"
+#line 1278 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -551,7 +551,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1242 "book/model.nw"
+#line 1330 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -584,7 +584,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
-#line 1281 "book/model.nw"
+#line 1369 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -697,7 +697,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     /* <<Project to the vocabulary and take the log-softmax>> */
-#line 1051 "book/model.nw"
+#line 1102 "book/model.nw"
     const Config *c = &model->config;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -707,7 +707,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     return logprobs;
 #line 777 "book/model.nw"
 }
-#line 1169 "book/model.nw"
+#line 1257 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -717,7 +717,7 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1314 "book/model.nw"
+#line 1402 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     log_softmax_backward(model_logits_gradient(model), d_logprobs,
@@ -730,7 +730,7 @@ float *model_logits_gradient(const Model *model)
 {
     return model_activation(model, model->d_logits);
 }
-#line 1333 "book/model.nw"
+#line 1421 "book/model.nw"
 void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
@@ -743,7 +743,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1356 "book/model.nw"
+#line 1444 "book/model.nw"
     const float *d_logits = model_logits_gradient(model);
     float *d_decoded = model_activation(model, model->d_output);
     memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
@@ -757,9 +757,9 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1345 "book/model.nw"
+#line 1433 "book/model.nw"
     /* <<Back through the decoder's layers>> */
-#line 1376 "book/model.nw"
+#line 1464 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -785,10 +785,10 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1346 "book/model.nw"
+#line 1434 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     /* <<Back through the encoder>> */
-#line 1407 "book/model.nw"
+#line 1495 "book/model.nw"
     const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -810,7 +810,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1348 "book/model.nw"
+#line 1436 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 81 "book/fast.nw"
