@@ -56,7 +56,7 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
 #line 234 "book/translate.nw"
 /* order[i] = the i-th batch to visit in epoch epoch (from 1): a permutation of 0..count-1. */
 void batch_order(int *order, int count, uint64_t seed, int epoch);
-#line 510 "book/translate.nw"
+#line 542 "book/translate.nw"
 typedef struct {
     int pairs, src_len, tgt_len;   /* the most pairs, the longest source and target */
     int src_tokens, tgt_tokens;    /* the most source positions, decoder positions */
@@ -64,17 +64,17 @@ typedef struct {
 
 /* The largest batch sizes of two plans (training and validation), each size on its own. */
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b);
-#line 643 "book/translate.nw"
+#line 675 "book/translate.nw"
 /* The first limit lines (0: all) of two tokenized files as a corpus, numbered with the
    vocabularies, each sentence between <s> and </s> and at most max_tokens tokens long. */
 Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
                      const Vocab *src_vocab, const Vocab *tgt_vocab, long limit,
                      int max_tokens);
-#line 695 "book/translate.nw"
+#line 727 "book/translate.nw"
 /* ids = <s>, the numbers of the space-separated tokens of text, </s>: at most max_tokens
    (>= 2) numbers in all, the tokens cut to fit. Returns the count; text is cut up. */
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens);
-#line 722 "book/translate.nw"
+#line 754 "book/translate.nw"
 typedef struct {
     Vocab src_vocab, tgt_vocab;     /* from the training pairs used */
     Corpus train, validation;       /* the pairs, numbered */

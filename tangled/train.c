@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<train.c definitions>> */
-#line 96 "book/training.nw"
+#line 115 "book/training.nw"
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
                                   int pad, float smoothing)
 {
@@ -22,7 +22,7 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
         t[targets[r]] = 1.0f - smoothing;
     }
 }
-#line 118 "book/training.nw"
+#line 137 "book/training.nw"
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens)
 {
@@ -41,13 +41,13 @@ double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int 
     }
     return n > 0 ? sum / n : 0.0;
 }
-#line 286 "book/training.nw"
+#line 305 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup)
 {
     const double s = step < 1 ? 1.0 : (double)step;
     return factor * pow(d_model, -0.5) * fmin(pow(s, -0.5), s * pow((double)warmup, -1.5));
 }
-#line 450 "book/training.nw"
+#line 469 "book/training.nw"
 void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double beta2,
                double eps)
 {
@@ -182,7 +182,7 @@ void train_update(Model *model, Adam *adam, const TrainSettings *settings)
     adam_step(adam, &model->parameters, &model->gradients,
               scheduled_rate(adam->step, model->config.d_model, settings));
 }
-#line 1810 "book/translate.nw"
+#line 1842 "book/translate.nw"
 double scheduled_rate(long step, int d_model, const TrainSettings *settings)
 {
     const double rate = learning_rate(step, d_model, settings->factor, settings->warmup);

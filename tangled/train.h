@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include "model.h"
 /* <<train.h declarations>> */
-#line 81 "book/training.nw"
+#line 100 "book/training.nw"
 /* dist[r] = the smoothed target distribution of targets[r] (all zero for a padding target);
    dist: [rows][vocab]. */
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
@@ -15,9 +15,9 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
    *tokens); writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab]. */
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens);
-#line 279 "book/training.nw"
+#line 298 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup);
-#line 433 "book/training.nw"
+#line 452 "book/training.nw"
 typedef struct {
     double beta1, beta2, eps;
     long step;                  /* steps taken */
@@ -69,7 +69,7 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 911 "book/copy.nw"
+#line 929 "book/copy.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */
@@ -79,7 +79,7 @@ typedef struct {
     int last_epoch;     /* the run's last epoch if a time budget brought it forward
                            (Getting to 41); 0: the settings' */
 } TrainingProgress;
-#line 1801 "book/translate.nw"
+#line 1833 "book/translate.nw"
 /* The rate of update step as learning_rate, times the cool-down's factor if the settings
    have one. */
 double scheduled_rate(long step, int d_model, const TrainSettings *settings);

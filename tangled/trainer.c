@@ -164,7 +164,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 659 "book/copy.nw"
+#line 677 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -283,7 +283,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         source->start_epoch(source->task, progress->epoch);
     }
     /* <<Apply a last epoch that a time budget brought forward>> */
-#line 1904 "book/translate.nw"
+#line 1936 "book/translate.nw"
     if (progress->last_epoch && train->cooldown > 0)
         train->cooldown_end = (long)progress->last_epoch * source->batches;
 #line 517 "book/copy.nw"
@@ -324,7 +324,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (epoch_done) {
             progress->epoch++, progress->batch = 0, progress->loss_sum = 0.0;
             /* <<Fit the run's end to the time budget>> */
-#line 1879 "book/translate.nw"
+#line 1911 "book/translate.nw"
             if (settings->max_minutes && train->cooldown > 0
                 && adam->step <= train->cooldown_end - train->cooldown) {   /* not cooling yet */
                 double elapsed = seconds_now() - clock.start;
@@ -390,7 +390,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 546 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 700 "book/copy.nw"
+#line 718 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -418,7 +418,7 @@ const char *trainer_resume(Trainer *trainer, const char *path,
     safetensors_free(&file);
     return error ? trainer->message : NULL;
 }
-#line 1859 "book/translate.nw"
+#line 1891 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs)
 {
