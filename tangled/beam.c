@@ -1,4 +1,4 @@
-#line 42 "book/beam.nw"
+#line 43 "book/beam.nw"
 /* Beam search: several candidate translations per source, kept in the key-value cache --
    generated from the book's chapters by notangle: edit the book, not this file. */
 #include "beam.h"
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<beam.c definitions>> */
-#line 110 "book/beam.nw"
+#line 111 "book/beam.nw"
 DecodeSettings decode_settings(int start, int end, int pad, int max_len)
 {
     return (DecodeSettings){.start = start, .end = end, .pad = pad, .max_len = max_len,
@@ -23,13 +23,13 @@ int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_le
     }
     return limit;
 }
-#line 161 "book/beam.nw"
+#line 162 "book/beam.nw"
 static bool greedy_open(const DecodeSettings *settings, const int *row, int length, int t,
                         int limit)
 {
     return length == t && t <= limit && (t == 1 || row[t - 1] != settings->end);
 }
-#line 172 "book/beam.nw"
+#line 173 "book/beam.nw"
 void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
                       const SourceBatch *source, const DecodeSettings *settings)
 {
@@ -47,7 +47,7 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
     if (len > 1) decoder_cache_start(model, cache, src, src_keep, batch, src_len);
     for (int t = 1; t < len; t++) {
         /* <<Drop the finished rows from the cache; stop when no row is open>> */
-#line 199 "book/beam.nw"
+#line 200 "book/beam.nw"
         uint8_t *keep = cache->keep;
         int open = 0;
         for (int r = 0; r < cache->batch; r++) {
@@ -60,10 +60,10 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
         if (open < cache->batch) decoder_cache_keep(cache, model, keep);
         for (int r = 0; r < cache->batch; r++)
             cache->tokens[r] = out[(size_t)cache->rows[r] * len + t - 1];
-#line 189 "book/beam.nw"
+#line 190 "book/beam.nw"
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Append the most probable token to each open row>> */
-#line 216 "book/beam.nw"
+#line 217 "book/beam.nw"
         for (int r = 0; r < cache->batch; r++) {
             const int b = cache->rows[r];
             int *row = out + (size_t)b * len;
@@ -73,17 +73,17 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
             row[t] = best, lengths[b] = t + 1;
             if (sums) sums[b] += p[best];
         }
-#line 191 "book/beam.nw"
+#line 192 "book/beam.nw"
     }
 }
-#line 300 "book/beam.nw"
+#line 301 "book/beam.nw"
 double length_penalty(const DecodeSettings *settings, int n)
 {
     if (settings->alpha == 0.0f || n < 1) return 1.0;
     const double x = settings->penalty == PENALTY_GNMT ? (5.0 + n) / 6.0 : (double)n;
     return pow(x, (double)settings->alpha);
 }
-#line 354 "book/beam.nw"
+#line 355 "book/beam.nw"
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab)
 {
     ENSURE(max_batch > 0 && size > 0 && max_len > 0 && vocab > 0, "beam %d x %d, %d, %d",
@@ -121,7 +121,7 @@ void beam_free(Beam *beam)
     memset(beam, 0, sizeof *beam);
 }
 /* <<Keep a finished output, in order of score>> */
-#line 452 "book/beam.nw"
+#line 453 "book/beam.nw"
 /* Keep for source b the output tokens[0..n] (the start symbol and n more) of sum s. */
 static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
 {
@@ -142,7 +142,7 @@ static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
     beam->hyp_len[r] = n + 1, beam->hyp_sum[r] = s, beam->hyp_score[r] = score;
 }
 
-#line 420 "book/beam.nw"
+#line 421 "book/beam.nw"
 void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
                 const DecodeSettings *settings)
 {
@@ -167,7 +167,7 @@ void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
         beam->done = beam->done && beam->alive[b] == 0;
     }
 }
-#line 476 "book/beam.nw"
+#line 477 "book/beam.nw"
 bool beam_advance(Beam *beam, const float *logprobs)
 {
     const int k = beam->size, len = beam->max_len, vocab = beam->vocab;
@@ -177,7 +177,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     for (int b = 0; b < beam->batch; b++) {
         if (beam->alive[b] == 0) continue;
         /* <<Find the best expansions of source [[b]]>> */
-#line 508 "book/beam.nw"
+#line 509 "book/beam.nw"
         const int width = beam->open[b];
         int n = 0;
         for (int j = 0; j < beam->alive[b]; j++) {
@@ -195,9 +195,9 @@ bool beam_advance(Beam *beam, const float *logprobs)
                 beam->top_sum[i] = s, beam->top_slot[i] = j, beam->top_token[i] = w;
             }
         }
-#line 485 "book/beam.nw"
+#line 486 "book/beam.nw"
         /* <<Set the finished expansions aside and make the others the next beam>> */
-#line 533 "book/beam.nw"
+#line 534 "book/beam.nw"
         int alive = 0;
         for (int i = 0; i < n; i++) {
             const int from = b * k + beam->top_slot[i], w = beam->top_token[i];
@@ -223,7 +223,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
         beam->alive[b] = alive;
         for (int r = b * k + alive; r < (b + 1) * k; r++)
             beam->parent[r] = r, beam->feed[r] = beam->settings.start;
-#line 486 "book/beam.nw"
+#line 487 "book/beam.nw"
         beam->done = beam->done && beam->alive[b] == 0;
     }
     int *prefix = beam->prefix;
@@ -232,7 +232,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     beam->sum = beam->next_sum, beam->next_sum = sum;
     return beam->done;
 }
-#line 566 "book/beam.nw"
+#line 567 "book/beam.nw"
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
 {
     const int k = beam->size, len = beam->max_len, width = beam->settings.max_len;
@@ -245,7 +245,7 @@ void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
         if (sums) sums[b] = beam->hyp_sum[b * k];
     }
 }
-#line 609 "book/beam.nw"
+#line 610 "book/beam.nw"
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
 {
     const int batch = cache->batch, s = cache->src_len, d = model->config.d_model;
@@ -268,7 +268,7 @@ void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
     cache->batch = batch * copies;
     for (int r = 0; r < cache->batch; r++) cache->rows[r] = r;
 }
-#line 672 "book/beam.nw"
+#line 673 "book/beam.nw"
 void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
 {
     const int rows = cache->batch, d = model->config.d_model;
@@ -288,7 +288,7 @@ void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent
             }
         }
 }
-#line 712 "book/beam.nw"
+#line 713 "book/beam.nw"
 void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
                  double *sums, const SourceBatch *source, const DecodeSettings *settings)
 {
@@ -307,7 +307,7 @@ void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *length
                 cache->tokens[i] = beam->feed[cache->rows[i]];
             if (beam_advance(beam, decoder_cache_step(model, cache, cache->tokens))) break;
             /* <<Make the cache follow the beam: new parents, and no row that can hold no candidate>> */
-#line 747 "book/beam.nw"
+#line 748 "book/beam.nw"
             if (beam->moved) {   /* the parents, as rows of the cache */
                 for (int i = 0; i < cache->batch; i++)
                     beam->cache_parent[i] = beam->index[beam->parent[cache->rows[i]]];
@@ -324,7 +324,7 @@ void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *length
                 for (int r = 0; r < batch * beam->size; r++) beam->index[r] = -1;
                 for (int i = 0; i < cache->batch; i++) beam->index[cache->rows[i]] = i;
             }
-#line 730 "book/beam.nw"
+#line 731 "book/beam.nw"
         }
     }
     beam_finish(beam, out, lengths, sums);

@@ -1,4 +1,4 @@
-#line 30 "book/checkpoint.nw"
+#line 31 "book/checkpoint.nw"
 /* Checkpoints: the weights and the whole training state in one file, written and read
    back -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "checkpoint.h"
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<checkpoint.c definitions>> */
-#line 88 "book/checkpoint.nw"
+#line 89 "book/checkpoint.nw"
 static const char checkpoint_magic[] = "annotated-transformer-c checkpoint";
 enum { CHECKPOINT_VERSION = 1 };
-#line 96 "book/checkpoint.nw"
+#line 97 "book/checkpoint.nw"
 enum { METADATA_MAX = 48 };
 typedef struct {
     int count;
@@ -34,7 +34,7 @@ static void metadata_add(Metadata *meta, const char *key, const char *format, ..
     va_end(arguments);
     meta->count++;
 }
-#line 121 "book/checkpoint.nw"
+#line 122 "book/checkpoint.nw"
 static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
 {
     metadata_add(meta, "config.src_vocab", "%d", c->src_vocab);
@@ -58,7 +58,7 @@ static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
     metadata_add(meta, "adam.beta2", "%.17g", adam->beta2);
     metadata_add(meta, "adam.eps", "%.17g", adam->eps);
 }
-#line 176 "book/checkpoint.nw"
+#line 177 "book/checkpoint.nw"
 const char *checkpoint_save(const char *path, const Model *model, const Adam *adam,
                             const TrainingProgress *progress,
                             const char *const (*recipe)[2], int n_recipe,
@@ -66,7 +66,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 {
     memset(scratch, 0, sizeof *scratch);
     /* <<Refuse to save parameters that are not finite>> */
-#line 208 "book/checkpoint.nw"
+#line 209 "book/checkpoint.nw"
     for (size_t i = 0; i < model->parameters.total; i++)
         if (!isfinite(model->parameters.data[i])) {
             snprintf(scratch->error, sizeof scratch->error,
@@ -74,7 +74,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                      path);
             return scratch->error;
         }
-#line 183 "book/checkpoint.nw"
+#line 184 "book/checkpoint.nw"
     Metadata meta;   /* 5 kB on the stack: no state shared between saves */
     meta.count = 0;
     metadata_add(&meta, "magic", "%s", checkpoint_magic);
@@ -83,7 +83,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     for (int i = 0; i < n_recipe; i++)
         metadata_add(&meta, recipe[i][0], "%s", recipe[i][1]);
     /* <<Describe the progress of training>> */
-#line 222 "book/checkpoint.nw"
+#line 223 "book/checkpoint.nw"
     metadata_add(&meta, "progress.step", "%ld", adam->step);
     metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
     metadata_add(&meta, "progress.batch", "%d", progress->batch);
@@ -95,32 +95,32 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
         metadata_add(&meta, stream_keys[s][0], "%016" PRIx64, streams[s]->state);
         metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
     }
-#line 1921 "book/translate.nw"
+#line 1954 "book/translate.nw"
     if (progress->last_epoch)
         metadata_add(&meta, "progress.last_epoch", "%d", progress->last_epoch);
-#line 191 "book/checkpoint.nw"
+#line 192 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
-#line 660 "book/fast.nw"
+#line 661 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", compute.threads);
     metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
-#line 192 "book/checkpoint.nw"
+#line 193 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
         {"", &model->parameters, false}, {"adam.m.", &adam->m, false},
         {"adam.v.", &adam->v, false}};
     /* <<Hash the parts and the metadata, and add the checksum>> */
-#line 239 "book/checkpoint.nw"
+#line 240 "book/checkpoint.nw"
     const char *listed[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) listed[i][0] = meta.key[i], listed[i][1] = meta.value[i];
     metadata_add(&meta, "checksum", "%016" PRIx64,
                  safetensors_checksum_parts(parts, 3, (const char *const (*)[2])listed,
                                             meta.count));
-#line 196 "book/checkpoint.nw"
+#line 197 "book/checkpoint.nw"
     const char *pairs[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) pairs[i][0] = meta.key[i], pairs[i][1] = meta.value[i];
     return safetensors_write_parts(path, parts, 3, (const char *const (*)[2])pairs,
                                    meta.count, scratch);
 }
-#line 270 "book/checkpoint.nw"
+#line 271 "book/checkpoint.nw"
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],
                             int n_recipe, Safetensors *file)
@@ -129,7 +129,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (error) return error;
     char value[128];
     /* <<Check the magic and the version>> */
-#line 295 "book/checkpoint.nw"
+#line 296 "book/checkpoint.nw"
     if (!safetensors_metadata(file, "magic", value, sizeof value)
         || strcmp(value, checkpoint_magic) != 0)
         return safetensors_fail(file, path, "not a checkpoint of this program (no magic '%s')",
@@ -139,17 +139,17 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         return safetensors_fail(file, path,
                                 "checkpoint version '%s'; this program reads version %d",
                                 safetensors_printable(value, value, 24), CHECKPOINT_VERSION);
-#line 278 "book/checkpoint.nw"
+#line 279 "book/checkpoint.nw"
     /* <<Check the checksum>> */
-#line 310 "book/checkpoint.nw"
+#line 311 "book/checkpoint.nw"
     char expected[32];
     snprintf(expected, sizeof expected, "%016" PRIx64, safetensors_checksum(file));
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
         return safetensors_fail(file, path, "checksum mismatch: the file is corrupt");
-#line 279 "book/checkpoint.nw"
+#line 280 "book/checkpoint.nw"
     /* <<Check that the file's configuration and recipe are this run's>> */
-#line 321 "book/checkpoint.nw"
+#line 322 "book/checkpoint.nw"
     {
         Metadata run;
         run.count = 0;
@@ -162,14 +162,14 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                     file, path, "%s is %s in the checkpoint but %s in this run", run.key[i],
                     *value ? safetensors_printable(value, value, 80) : "missing", run.value[i]);
     }
-#line 280 "book/checkpoint.nw"
+#line 281 "book/checkpoint.nw"
     const char *prefixes[3] = {"", "adam.m.", "adam.v."};
     const FlatBuffer *buffers[3] = {&model->parameters, &adam->m, &adam->v};
     for (int p = 0; p < 3; p++)
         if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
             return error;
     /* <<Read the step, the position and the generators>> */
-#line 342 "book/checkpoint.nw"
+#line 343 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {
@@ -203,7 +203,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
     progress->loss_sum = loss_sum;
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
-#line 1926 "book/translate.nw"
+#line 1959 "book/translate.nw"
     progress->last_epoch = 0;   /* absent: the settings' last epoch */
     if (safetensors_metadata(file, "progress.last_epoch", value, sizeof value)) {
         const long number = strtol(value, &end, 10);
@@ -211,9 +211,9 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
             return safetensors_fail(file, path, "bad 'progress.last_epoch'");
         progress->last_epoch = (int)number;
     }
-#line 286 "book/checkpoint.nw"
+#line 287 "book/checkpoint.nw"
     /* <<Warn if the checkpoint was written with another number of threads>> */
-#line 668 "book/fast.nw"
+#line 669 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
         && strtol(value, NULL, 10) != compute.threads)
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "
@@ -224,6 +224,6 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         fprintf(stderr, "transformer: warning: %s was written by a run in %s and this one "
                         "computes in %s: it continues, but not bit for bit\n", path, value,
                 precision_name(compute.precision));
-#line 287 "book/checkpoint.nw"
+#line 288 "book/checkpoint.nw"
     return NULL;
 }

@@ -1,4 +1,4 @@
-#line 16 "book/checkpoint.nw"
+#line 17 "book/checkpoint.nw"
 /* Checkpoints: the weights and the whole training state in one file. Generated from the
    book's chapters by notangle: edit the book, not this file. */
 #ifndef CHECKPOINT_H
@@ -6,7 +6,7 @@
 #include "safetensors.h"
 #include "train.h"
 /* <<checkpoint.h declarations>> */
-#line 162 "book/checkpoint.nw"
+#line 163 "book/checkpoint.nw"
 /* Save the parameters, Adam's moments and step, the progress and the recipe (n_recipe
    key/value pairs that a resumed run must repeat) to PATH, atomically. NULL on success,
    else a one-line message (in scratch's error buffer). */
@@ -14,7 +14,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                             const TrainingProgress *progress,
                             const char *const (*recipe)[2], int n_recipe,
                             Safetensors *scratch);
-#line 258 "book/checkpoint.nw"
+#line 259 "book/checkpoint.nw"
 /* Load the checkpoint at PATH into model (initialized with the run's configuration), adam
    (initialized for it) and progress, checking magic, version, checksum, configuration and
    recipe. NULL on success, else a one-line message. The file is read into FILE: call
@@ -22,5 +22,5 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],
                             int n_recipe, Safetensors *file);
-#line 23 "book/checkpoint.nw"
+#line 24 "book/checkpoint.nw"
 #endif

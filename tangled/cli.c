@@ -1,17 +1,17 @@
-#line 65 "book/program.nw"
+#line 66 "book/program.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 /* <<cli.c includes>> */
-#line 257 "book/program.nw"
+#line 258 "book/program.nw"
 #include <errno.h>
-#line 306 "book/program.nw"
+#line 307 "book/program.nw"
 #include <getopt.h>
 #include <limits.h>
 /* <<cli.c definitions>> */
-#line 224 "book/program.nw"
+#line 225 "book/program.nw"
 void usage_error(const char *command, const char *format, ...)
 {
     va_list arguments;
@@ -23,14 +23,14 @@ void usage_error(const char *command, const char *format, ...)
     fprintf(stderr, " (try 'transformer%s%s --help')\n", space, name);
     exit(2);
 }
-#line 243 "book/program.nw"
+#line 244 "book/program.nw"
 int finish_output(void)
 {
     if (fflush(stdout) != 0 || ferror(stdout))
         die("cannot write the results to standard output: %s", strerror(errno));
     return 0;
 }
-#line 264 "book/program.nw"
+#line 265 "book/program.nw"
 long long parse_integer(const char *command, const char *flag, const char *text,
                                long long low, long long high)
 {
@@ -43,7 +43,7 @@ long long parse_integer(const char *command, const char *flag, const char *text,
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 282 "book/program.nw"
+#line 283 "book/program.nw"
 double parse_number(const char *command, const char *flag, const char *text,
                            double low, double high)
 {
@@ -56,7 +56,7 @@ double parse_number(const char *command, const char *flag, const char *text,
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 343 "book/program.nw"
+#line 344 "book/program.nw"
 static void read_option(const char *command, const Option *option, const char *text)
 {
     char flag[64];
@@ -84,7 +84,7 @@ static void read_option(const char *command, const Option *option, const char *t
         break;
     case OPTION_CHOICE:
         /* <<Look the value up among the choices>> */
-#line 381 "book/program.nw"
+#line 382 "book/program.nw"
         {
             const char *word = option->choices;
             for (int index = 0; *word; index++) {
@@ -105,13 +105,13 @@ static void read_option(const char *command, const Option *option, const char *t
             }
             usage_error(command, "%s expects %s, got '%s'", flag, list, text ? text : "nothing");
         }
-#line 370 "book/program.nw"
+#line 371 "book/program.nw"
         break;
     case OPTION_SWITCH: *(bool *)option->target = true; break;
     case OPTION_SET: *(int *)option->target = (int)option->low; break;
     }
 }
-#line 424 "book/program.nw"
+#line 425 "book/program.nw"
 int parse_options(const char *command, const Option *options, int count, int argc,
                          char **argv)
 {
@@ -142,7 +142,7 @@ void no_operands(const char *command, int first, int argc, char **argv)
 {
     if (first < argc) usage_error(command, "unexpected argument '%s'", argv[first]);
 }
-#line 464 "book/program.nw"
+#line 465 "book/program.nw"
 static void print_option(FILE *out, const Option *option)
 {
     const char *help = option->help ? option->help : "";
@@ -159,7 +159,7 @@ static void print_option(FILE *out, const Option *option)
     else fprintf(out, "  %s\n%27s%s", flag, "", help);
     if (strstr(help, "default") == NULL) 
                                          /* <<Print the default value of [[option]]>> */
-#line 501 "book/program.nw"
+#line 502 "book/program.nw"
                                          switch (option->kind) {
                                          case OPTION_INT: fprintf(out, " (default %d)", *(const int *)option->target); break;
                                          case OPTION_LONG: fprintf(out, " (default %ld)", *(const long *)option->target); break;
@@ -178,7 +178,7 @@ static void print_option(FILE *out, const Option *option)
                                          }
                                          case OPTION_SWITCH: case OPTION_SET: break;
                                          }
-#line 479 "book/program.nw"
+#line 480 "book/program.nw"
     fputc('\n', out);
 }
 
@@ -188,13 +188,13 @@ void print_options(FILE *out, const Option *options, int count)
     for (int i = 0; i < count; i++) print_option(out, &options[i]);
     fprintf(out, "  %-24s %s\n", "--help", "print this help and exit");
 }
-#line 750 "book/copy.nw"
+#line 769 "book/copy.nw"
 void check_model_size(const char *command, const Config *config)
 {
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
 }
-#line 2029 "book/fast.nw"
+#line 2030 "book/fast.nw"
 int default_precision(void)
 {
     return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32;

@@ -1,4 +1,4 @@
-#line 153 "book/program.nw"
+#line 154 "book/program.nw"
 /* The commands that time the program: time-decode (the decoding chapter) and benchmark
    (the speed chapter). Generated from the book's chapters by notangle: edit the book. */
 #include "cli.h"
@@ -9,19 +9,19 @@
 #include <string.h>
 #include "train.h"
 /* <<commands-speed.c includes>> */
-#line 617 "book/decode.nw"
+#line 618 "book/decode.nw"
 #include "decode.h"
-#line 215 "book/fast.nw"
+#line 216 "book/fast.nw"
 #include <sys/resource.h>
 /* <<commands-speed.c functions>> */
-#line 624 "book/decode.nw"
+#line 625 "book/decode.nw"
 int run_time_decode(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int batch = 8, len = 10;
     bool use[2] = {true, true};   /* recompute, cached */
     /* <<Read the time-decode command's flags>> */
-#line 655 "book/decode.nw"
+#line 656 "book/decode.nw"
     int decoder = -1;   /* 0: recompute only, 1: cached only, -1: both */
     const Option options[] = {
         {"batch", OPTION_INT, &batch, 1, 4096, NULL, "N sources decoded together"},
@@ -35,7 +35,7 @@ int run_time_decode(int argc, char **argv)
                 argc, argv);
     if (decoder >= 0) use[0] = decoder == 0, use[1] = decoder == 1;
     check_model_size("time-decode", &config);
-#line 630 "book/decode.nw"
+#line 631 "book/decode.nw"
     config.max_len = len;
     Model model;
     model_init(&model, config);
@@ -51,7 +51,7 @@ int run_time_decode(int argc, char **argv)
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     padding_mask(keep, src, batch, len, 0);
     /* <<Time the chosen decoders and compare their outputs>> */
-#line 675 "book/decode.nw"
+#line 676 "book/decode.nw"
     static const char *const names[2] = {"recompute", "cached"};
     double seconds[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
@@ -74,13 +74,13 @@ int run_time_decode(int argc, char **argv)
                same ? "identical" : "DIFFERENT");
         status = same ? 0 : 1;
     }
-#line 645 "book/decode.nw"
+#line 646 "book/decode.nw"
     free(src), free(keep);
     decoder_cache_free(&cache);
     model_free(&model);
     return status;
 }
-#line 222 "book/fast.nw"
+#line 223 "book/fast.nw"
 typedef struct {
     bool decoding;                   /* true: time greedy decoding, not training */
     int batch, len, steps, warmup_steps, sentences, warmup_sentences, threads;
@@ -92,7 +92,7 @@ static double peak_rss_mib(void)
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
 }
-#line 243 "book/fast.nw"
+#line 244 "book/fast.nw"
 typedef void MatmulFunction(int m, int n, int k, float alpha, MatmulOperand a,
                             MatmulOperand b, float beta, float *c, int ldc);
 
@@ -123,7 +123,7 @@ static double replay_gflops(const MatmulLog *log, MatmulFunction *multiply)
     free(a);
     return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
 }
-#line 281 "book/fast.nw"
+#line 282 "book/fast.nw"
 static int benchmark_training(Config config, const BenchmarkSettings *s)
 {
     const int batch = s->batch, len = s->len, vocab = config.tgt_vocab;
@@ -144,7 +144,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     float *d_logprobs = xmalloc((size_t)batch * (len - 1) * vocab * sizeof *d_logprobs);
     MatmulLog log = {0};
     /* <<Warm up, logging the products of the first step>> */
-#line 326 "book/fast.nw"
+#line 327 "book/fast.nw"
     for (int step = 0; step < s->warmup_steps; step++) {
         copy_task_batch(full, batch, len, vocab, &data_rng);
         batch_fill(&data, full, full, 0);
@@ -152,9 +152,9 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
         train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
         compute.log = NULL;
     }
-#line 301 "book/fast.nw"
+#line 302 "book/fast.nw"
     /* <<Time the training steps>> */
-#line 351 "book/fast.nw"
+#line 352 "book/fast.nw"
     double loss = 0.0;
     const double start = seconds_now();
     for (int step = 0; step < s->steps; step++) {
@@ -164,7 +164,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     }
     const double elapsed = seconds_now() - start;
     if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
-#line 302 "book/fast.nw"
+#line 303 "book/fast.nw"
     const double seconds_per_step = elapsed / s->steps;
     const int tokens_per_step = batch * (len - 1);
     const double training_rss = peak_rss_mib();   /* before the replay's matrices */
@@ -175,14 +175,14 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
            model_parameter_count(&model), s->threads, precision_name(compute.precision),
            matmul_log_flops(&log), replay_gflops(&log, matmul_blas));
     /* <<Print the rate of bfloat16 products on the logged shapes, where the processor has them>> */
-#line 339 "book/fast.nw"
+#line 340 "book/fast.nw"
     if (bf16_hardware()) {
         const Precision precision = compute.precision;
         compute.precision = PRECISION_BF16;
         printf(" bf16_gflops=%.2f", replay_gflops(&log, matmul));
         compute.precision = precision;
     }
-#line 312 "book/fast.nw"
+#line 313 "book/fast.nw"
     putchar('\n');
     matmul_log_free(&log);
     free(full), free(d_logprobs);
@@ -191,7 +191,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 367 "book/fast.nw"
+#line 368 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
     const int len = s->len;
@@ -202,10 +202,10 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 1978 "book/fast.nw"
+#line 1979 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 377 "book/fast.nw"
+#line 378 "book/fast.nw"
     model_prepare(&model, 1, len, len);
     KVCache cache;
     decoder_cache_init(&cache, &model, 1, len, len);
@@ -226,14 +226,14 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 403 "book/fast.nw"
+#line 404 "book/fast.nw"
 int run_benchmark(int argc, char **argv)
 {
     BenchmarkSettings s = {.batch = 80, .len = 10, .steps = 20, .warmup_steps = 3,
                            .sentences = 10, .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     /* <<Read the benchmark's flags>> */
-#line 418 "book/fast.nw"
+#line 419 "book/fast.nw"
     int vocab = config.tgt_vocab, precision = default_precision();
     const Option options[] = {
         {"vocab", OPTION_INT, &vocab, 3, 1000000, NULL, "V vocabulary size"},
@@ -258,7 +258,7 @@ int run_benchmark(int argc, char **argv)
     check_model_size("benchmark", &config);
     set_precision("benchmark", precision);
     config.src_vocab = config.tgt_vocab = vocab;
-#line 409 "book/fast.nw"
+#line 410 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }

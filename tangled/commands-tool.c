@@ -1,4 +1,4 @@
-#line 92 "book/program.nw"
+#line 93 "book/program.nw"
 /* The commands of the first chapters: figure-data, demo, random, time-matmul, gradcheck.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -9,12 +9,12 @@
 #include <string.h>
 #include "figure.h"
 /* <<commands-tool.c includes>> */
-#line 963 "book/program.nw"
+#line 964 "book/program.nw"
 #include <getopt.h>
-#line 567 "book/gradcheck.nw"
+#line 568 "book/gradcheck.nw"
 #include "gradcheck.h"
 /* <<commands-tool.c functions>> */
-#line 907 "book/program.nw"
+#line 908 "book/program.nw"
 int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -35,7 +35,7 @@ int run_figure_data(int argc, char **argv)
     if (!figure_defaults(kind, value, problem, sizeof problem))
         usage_error("figure-data", "%s", problem);
     /* <<Read the figure's options>> */
-#line 939 "book/program.nw"
+#line 940 "book/program.nw"
     struct option table[FIGURE_MAX_OPTIONS + 1];
     bool given[FIGURE_MAX_OPTIONS] = {false};
     int count = 0;
@@ -55,12 +55,12 @@ int run_figure_data(int argc, char **argv)
         given[o] = true;
     }
     no_operands("figure-data", a + optind - 1, argc, argv);
-#line 927 "book/program.nw"
+#line 928 "book/program.nw"
     const char *refused = figure_emit(stdout, kind, value);
     if (refused) usage_error("figure-data", "%s", refused);
     return 0;
 }
-#line 970 "book/program.nw"
+#line 971 "book/program.nw"
 void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -85,7 +85,7 @@ void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 1134 "book/program.nw"
+#line 1135 "book/program.nw"
 int run_demo(int argc, char **argv)
 {
     no_operands("demo", parse_options("demo", NULL, 0, argc, argv), argc, argv);
@@ -101,7 +101,7 @@ int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 1228 "book/program.nw"
+#line 1229 "book/program.nw"
 int run_random(int argc, char **argv)
 {
     long seed = 42, stream = 54, count = 6;
@@ -126,7 +126,7 @@ int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 1299 "book/program.nw"
+#line 1300 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
     int n = 256, choice = compute.matmul;   /* the choices in MatmulKernel's order */
@@ -139,7 +139,7 @@ int run_time_matmul(int argc, char **argv)
                 argc, argv);
     const MatmulKernel kernel = (MatmulKernel)choice;
     /* <<Fill two random matrices and time their product>> */
-#line 1319 "book/program.nw"
+#line 1320 "book/program.nw"
     size_t size = (size_t)n * n;
     float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
     Rng rng;
@@ -157,10 +157,10 @@ int run_time_matmul(int argc, char **argv)
     printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
            kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
     free(a);
-#line 1311 "book/program.nw"
+#line 1312 "book/program.nw"
     return 0;
 }
-#line 574 "book/gradcheck.nw"
+#line 575 "book/gradcheck.nw"
 int run_gradcheck(int argc, char **argv)
 {
     const char *layer = "all";
@@ -176,7 +176,7 @@ int run_gradcheck(int argc, char **argv)
                                            sizeof options / sizeof *options, argc, argv),
                 argc, argv);
     /* <<Run the chosen checks and report the worst error>> */
-#line 596 "book/gradcheck.nw"
+#line 597 "book/gradcheck.nw"
     double worst_layer = 0.0, worst_model = 0.0;
     bool ran_layers = false, ran_model = false;
     for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -212,5 +212,5 @@ int run_gradcheck(int argc, char **argv)
                  GRADCHECK_MODEL_BOUND);
     printf("worst error e: %s, %s: %s\n", layers_part, model_part, passed ? "passed" : "FAILED");
     return passed ? 0 : 1;
-#line 589 "book/gradcheck.nw"
+#line 590 "book/gradcheck.nw"
 }

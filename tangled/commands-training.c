@@ -1,4 +1,4 @@
-#line 108 "book/program.nw"
+#line 109 "book/program.nw"
 /* The commands that train: copy (the copy-task chapter) and train (the translation
    chapter). Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -10,16 +10,16 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 723 "book/copy.nw"
+#line 742 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1177 "book/translate.nw"
+#line 1210 "book/translate.nw"
 #include "modelfile.h"
-#line 390 "book/distributed.nw"
+#line 391 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
-#line 763 "book/copy.nw"
+#line 782 "book/copy.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -47,7 +47,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 797 "book/copy.nw"
+#line 816 "book/copy.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -57,7 +57,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 815 "book/copy.nw"
+#line 834 "book/copy.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -68,7 +68,7 @@ int run_copy(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     int norm = 0;                     /* --norm: 0 pre, 1 post */
     /* <<Read the copy command's flags>> */
-#line 868 "book/copy.nw"
+#line 887 "book/copy.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 0, 10000, NULL, "N epochs to train (0: decode untrained)"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
@@ -82,7 +82,7 @@ int run_copy(int argc, char **argv)
         {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         /* <<The copy command's experiment options>> */
-#line 898 "book/copy.nw"
+#line 917 "book/copy.nw"
         {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
         {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL,
@@ -91,11 +91,11 @@ int run_copy(int argc, char **argv)
          "R a constant learning rate R instead of the schedule"},
         {"no-scale", OPTION_SWITCH, &config.unscaled_attention, 0, 0, NULL,
          "attention scores without the 1/sqrt(d_k)"},
-#line 881 "book/copy.nw"
+#line 900 "book/copy.nw"
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 388 "book/checkpoint.nw"
+#line 389 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
@@ -104,14 +104,14 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 884 "book/copy.nw"
+#line 903 "book/copy.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
     config.norm = norm == 1 ? NORM_POST : NORM_PRE;
     set_precision("copy", precision);
-#line 825 "book/copy.nw"
+#line 844 "book/copy.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -134,7 +134,7 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0, 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 475 "book/checkpoint.nw"
+#line 476 "book/checkpoint.nw"
     char recipe_text[8][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -155,17 +155,17 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 847 "book/copy.nw"
+#line 866 "book/copy.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
-#line 371 "book/distributed.nw"
+#line 372 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 848 "book/copy.nw"
+#line 867 "book/copy.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 929 "book/copy.nw"
+#line 948 "book/copy.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -193,7 +193,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 853 "book/copy.nw"
+#line 872 "book/copy.nw"
         status = exact ? 0 : 1;
     }
     distributed_leave("copy", &model, &adam, &progress);   /* the chapter on many machines */
@@ -203,7 +203,7 @@ int run_copy(int argc, char **argv)
     model_free(&model);
     return status;
 }
-#line 285 "book/translate.nw"
+#line 318 "book/translate.nw"
 typedef struct {
     const Corpus *train, *validation;
     const BatchPlan *plan, *validation_plan;
@@ -256,7 +256,7 @@ static const char *translation_save_best(void *task, const Model *model)
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
     return error ? t->error : NULL;
 }
-#line 346 "book/translate.nw"
+#line 379 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
 static void epoch_model_path(char *out, size_t size, const char *path, int epoch)
@@ -286,7 +286,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     }
     return NULL;
 }
-#line 381 "book/translate.nw"
+#line 414 "book/translate.nw"
 /* The numbers of a translation run's recipe as text: budget, subset, factor, warm-up,
    smoothing, parts and cool-down (0, or its steps/the step it ends at), in that order. */
 static void recipe_numbers(char text[7][32], int token_budget, int subset,
@@ -302,7 +302,7 @@ static void recipe_numbers(char text[7][32], int token_budget, int subset,
     else
         snprintf(text[6], 32, "0");
 }
-#line 402 "book/translate.nw"
+#line 435 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
@@ -315,7 +315,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 442 "book/translate.nw"
+#line 475 "book/translate.nw"
     int subset = 0, keep_epochs = 0, cooldown_epochs = 0, subwords = 0, seed = 1, norm = 0;
     int precision = default_precision();
     const Option options[] = {
@@ -359,7 +359,7 @@ int run_train(int argc, char **argv)
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
-#line 388 "book/checkpoint.nw"
+#line 389 "book/checkpoint.nw"
         {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
         {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
@@ -368,7 +368,7 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 485 "book/translate.nw"
+#line 518 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -377,18 +377,18 @@ int run_train(int argc, char **argv)
     if (cooldown_epochs > epochs) usage_error("train", "--cooldown cannot exceed --epochs");
     check_model_size("train", &config);
     set_precision("train", precision);
-#line 414 "book/translate.nw"
+#line 447 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 500 "book/translate.nw"
+#line 533 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
         safetensors_remove_temporaries(model_path);
     }
-#line 415 "book/translate.nw"
+#line 448 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 821 "book/translate.nw"
+#line 854 "book/translate.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, config.tie_source, subwords, error,
@@ -399,9 +399,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 417 "book/translate.nw"
+#line 450 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 552 "book/translate.nw"
+#line 585 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -430,7 +430,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 589 "book/translate.nw"
+#line 622 "book/translate.nw"
     char recipe_text[7][32], subwords_text[32], seed_text[32], rate_text[32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
     snprintf(subwords_text, sizeof subwords_text, "%d", subwords);
@@ -450,14 +450,14 @@ int run_train(int argc, char **argv)
                progress.epoch, progress.batch);
     }
     /* <<Share the translation run among the processes that mpirun started>> */
-#line 379 "book/distributed.nw"
+#line 380 "book/distributed.nw"
     int smallest = INT_MAX;
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
-#line 418 "book/translate.nw"
+#line 451 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 614 "book/translate.nw"
+#line 647 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
@@ -470,15 +470,15 @@ int run_train(int argc, char **argv)
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
-#line 419 "book/translate.nw"
+#line 452 "book/translate.nw"
     /* <<Free the training run>> */
-#line 631 "book/translate.nw"
+#line 664 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
-#line 420 "book/translate.nw"
+#line 453 "book/translate.nw"
     return status;
 }

@@ -1,4 +1,4 @@
-#line 78 "book/program.nw"
+#line 79 "book/program.nw"
 /* The commands of the transformer program, one function each (argv[0] is the first
    argument after the command's name). Generated from the book's chapters by notangle:
    edit the book, not this file. */
@@ -6,7 +6,7 @@
 #define COMMANDS_H
 #include <stdio.h>
 /* <<commands.h declarations>> */
-#line 169 "book/program.nw"
+#line 170 "book/program.nw"
 int run_figure_data(int argc, char **argv);
 void print_figure_data_help(FILE *out);
 int run_demo(int argc, char **argv);
@@ -23,5 +23,5 @@ int run_translate(int argc, char **argv);
 int run_attention(int argc, char **argv);
 int run_average(int argc, char **argv);
 int run_benchmark(int argc, char **argv);
-#line 85 "book/program.nw"
+#line 86 "book/program.nw"
 #endif

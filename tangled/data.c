@@ -1,17 +1,17 @@
-#line 31 "book/translate.nw"
+#line 32 "book/translate.nw"
 /* Translation data: token pairs and batches -- generated: edit the book. */
 #include "data.h"
 #include <stdlib.h>
 #include <string.h>
 /* <<data.c definitions>> */
-#line 77 "book/translate.nw"
+#line 78 "book/translate.nw"
 void corpus_free(Corpus *corpus)
 {
     free(corpus->src_offset), free(corpus->tgt_offset);
     free(corpus->src_ids), free(corpus->tgt_ids);
     memset(corpus, 0, sizeof *corpus);
 }
-#line 134 "book/translate.nw"
+#line 135 "book/translate.nw"
 /* What a pair is sorted by, next to its number: qsort's comparison sees only two items. */
 typedef struct { int tgt_len, src_len, pair; } LengthKey;
 
@@ -36,7 +36,7 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
     for (int i = 0; i < n; i++) plan->order[i] = keys[i].pair;
     free(keys);
     /* <<Cut the sorted pairs into batches within the budget>> */
-#line 171 "book/translate.nw"
+#line 172 "book/translate.nw"
     for (int i = 0; i < n;) {
         BatchSpan span = {.first = i};
         while (i < n) {
@@ -53,7 +53,7 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
         if (span.src_len > plan->max_src_len) plan->max_src_len = span.src_len;
         if (span.tgt_len > plan->max_tgt_len) plan->max_tgt_len = span.tgt_len;
     }
-#line 158 "book/translate.nw"
+#line 159 "book/translate.nw"
 }
 
 void batch_plan_free(BatchPlan *plan)
@@ -61,7 +61,7 @@ void batch_plan_free(BatchPlan *plan)
     free(plan->order), free(plan->spans);
     memset(plan, 0, sizeof *plan);
 }
-#line 206 "book/translate.nw"
+#line 207 "book/translate.nw"
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad)
 {
@@ -80,7 +80,7 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
     padding_mask(batch->src_keep, batch->src, n, s, pad);
     target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
 }
-#line 242 "book/translate.nw"
+#line 243 "book/translate.nw"
 void batch_order(int *order, int count, uint64_t seed, int epoch)
 {
     Rng rng;
@@ -92,7 +92,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
-#line 528 "book/translate.nw"
+#line 561 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
     BatchBounds most = {0, 0, 0, 0, 0};
@@ -110,7 +110,7 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
         }
     return most;
 }
-#line 663 "book/translate.nw"
+#line 696 "book/translate.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
@@ -142,7 +142,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 711 "book/translate.nw"
+#line 744 "book/translate.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
     int n = 0;
@@ -153,7 +153,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
-#line 750 "book/translate.nw"
+#line 783 "book/translate.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   bool joint, int subwords, char *error, size_t size)
 {
@@ -179,7 +179,7 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
     if (read == 4) {
         const long lines = subset && subset < files[0].lines ? subset : files[0].lines;
         /* <<Build the source and target vocabularies, or one for both>> */
-#line 791 "book/translate.nw"
+#line 824 "book/translate.nw"
         const long n_de = files[0].line_start[lines], n_en = files[1].line_start[lines];
         if (joint || subwords > 0) {
             char **both = xmalloc((size_t)(n_de + n_en + 1) * sizeof *both);
@@ -195,7 +195,7 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
             vocab_build(&data->src_vocab, files[0].token, n_de, 2);
             vocab_build(&data->tgt_vocab, files[1].token, n_en, 2);
         }
-#line 775 "book/translate.nw"
+#line 808 "book/translate.nw"
         data->train = corpus_number(&files[0], &files[1], &data->src_vocab, &data->tgt_vocab,
                                     subset, 128);
         data->validation = corpus_number(&files[2], &files[3], &data->src_vocab,
@@ -205,7 +205,7 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
     return read == 4 ? NULL : error;
 }
 
-#line 811 "book/translate.nw"
+#line 844 "book/translate.nw"
 void translation_data_free(TranslationData *data)
 {
     vocab_free(&data->src_vocab), vocab_free(&data->tgt_vocab);

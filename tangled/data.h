@@ -1,4 +1,4 @@
-#line 17 "book/translate.nw"
+#line 18 "book/translate.nw"
 /* Sentence pairs as token numbers, and batches of similar lengths. Generated from the
    book's chapters by notangle: edit the book, not this file. */
 #ifndef DATA_H
@@ -7,7 +7,7 @@
 #include "vocab.h"
 #include "train.h"
 /* <<data.h declarations>> */
-#line 48 "book/translate.nw"
+#line 49 "book/translate.nw"
 typedef struct {
     int count;                       /* sentence pairs */
     int *src_offset, *tgt_offset;    /* [count + 1]: where each sentence starts */
@@ -32,7 +32,7 @@ static inline int corpus_tgt_len(const Corpus *c, int i)
     return c->tgt_offset[i + 1] - c->tgt_offset[i];
 }
 void corpus_free(Corpus *corpus);
-#line 110 "book/translate.nw"
+#line 111 "book/translate.nw"
 typedef struct {
     int first, count;   /* pairs order[first .. first + count - 1] */
     int src_len, tgt_len;   /* the longest source and target in the batch */
@@ -49,14 +49,14 @@ typedef struct {
    (a pair longer than the budget gets a batch of its own). */
 void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget);
 void batch_plan_free(BatchPlan *plan);
-#line 196 "book/translate.nw"
+#line 197 "book/translate.nw"
 /* Fill batch (allocated for at least span's sizes) with the pairs of span, padded with pad. */
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad);
-#line 234 "book/translate.nw"
+#line 235 "book/translate.nw"
 /* order[i] = the i-th batch to visit in epoch epoch (from 1): a permutation of 0..count-1. */
 void batch_order(int *order, int count, uint64_t seed, int epoch);
-#line 515 "book/translate.nw"
+#line 548 "book/translate.nw"
 typedef struct {
     int pairs, src_len, tgt_len;   /* the most pairs, the longest source and target */
     int src_tokens, tgt_tokens;    /* the most source positions, decoder positions */
@@ -64,17 +64,17 @@ typedef struct {
 
 /* The largest batch sizes of two plans (training and validation), each size on its own. */
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b);
-#line 649 "book/translate.nw"
+#line 682 "book/translate.nw"
 /* The first limit lines (0: all) of two tokenized files as a corpus, numbered with the
    vocabularies, each sentence between <s> and </s> and at most max_tokens tokens long. */
 Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
                      const Vocab *src_vocab, const Vocab *tgt_vocab, long limit,
                      int max_tokens);
-#line 701 "book/translate.nw"
+#line 734 "book/translate.nw"
 /* ids = <s>, the numbers of the space-separated tokens of text, </s>: at most max_tokens
    (>= 2) numbers in all, the tokens cut to fit. Returns the count; text is cut up. */
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens);
-#line 728 "book/translate.nw"
+#line 761 "book/translate.nw"
 typedef struct {
     Vocab src_vocab, tgt_vocab;     /* from the training pairs used */
     Corpus train, validation;       /* the pairs, numbered */
@@ -88,5 +88,5 @@ typedef struct {
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   bool joint, int subwords, char *error, size_t size);
 void translation_data_free(TranslationData *data);
-#line 25 "book/translate.nw"
+#line 26 "book/translate.nw"
 #endif

@@ -1,11 +1,11 @@
-#line 32 "book/decode.nw"
+#line 33 "book/decode.nw"
 /* Greedy decoding with a key-value cache, one position per step -- generated from the
    book's chapters by notangle: edit the book, not this file. */
 #include "decode.h"
 #include <stdlib.h>
 #include <string.h>
 /* <<decode.c definitions>> */
-#line 252 "book/copy.nw"
+#line 253 "book/copy.nw"
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start)
 {
@@ -31,14 +31,14 @@ void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_ke
     free(ys);
     free(keep);
 }
-#line 143 "book/decode.nw"
+#line 144 "book/decode.nw"
 static float *carve(float **next, size_t floats)
 {
     float *start = *next;
     *next += floats;
     return start;
 }
-#line 156 "book/decode.nw"
+#line 157 "book/decode.nw"
 void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
                         int max_src_len, int max_len)
 {
@@ -53,7 +53,7 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->max_len = max_len;
     cache->layers = xmalloc((size_t)c->layers * sizeof *cache->layers);
     /* <<Carve the cache's arrays out of one allocation>> */
-#line 183 "book/decode.nw"
+#line 184 "book/decode.nw"
     const size_t d = (size_t)c->d_model, rows = (size_t)max_batch;
     const size_t self = (size_t)max_len * rows * d, src = rows * max_src_len * d;
     const size_t longest = (size_t)(max_len > max_src_len ? max_len : max_src_len);
@@ -74,7 +74,7 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->scores = carve(&next, longest);
     ENSURE(next == cache->storage + total, "carved %td of %zu floats", next - cache->storage,
            total);
-#line 170 "book/decode.nw"
+#line 171 "book/decode.nw"
     cache->tokens = xmalloc((size_t)max_batch * sizeof *cache->tokens);
     cache->rows = xmalloc((size_t)max_batch * sizeof *cache->rows);
     cache->keep = xmalloc((size_t)max_batch);
@@ -82,7 +82,7 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->one_keep = xmalloc((size_t)max_batch);
     memset(cache->one_keep, 1, (size_t)max_batch);
 }
-#line 208 "book/decode.nw"
+#line 209 "book/decode.nw"
 void decoder_cache_free(KVCache *cache)
 {
     free(cache->layers);
@@ -93,7 +93,7 @@ void decoder_cache_free(KVCache *cache)
     free(cache->one_keep);
     memset(cache, 0, sizeof *cache);
 }
-#line 239 "book/decode.nw"
+#line 240 "book/decode.nw"
 /* out = in W^T + b with the parameters of linear; in: [rows][in_features],
    out: [rows][out_features]. */
 static void project(const Model *model, LinearViews linear, float *out, const float *in,
@@ -102,7 +102,7 @@ static void project(const Model *model, LinearViews linear, float *out, const fl
     linear_forward(out, in, model_parameter(model, linear.weight),
                    model_parameter(model, linear.bias), rows, in_features, out_features);
 }
-#line 253 "book/decode.nw"
+#line 254 "book/decode.nw"
 void decoder_cache_start(Model *model, KVCache *cache, const int *src,
                          const uint8_t *src_keep, int batch, int src_len)
 {
@@ -114,23 +114,23 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
     for (int b = 0; b < batch; b++) cache->rows[b] = b;
     memcpy(cache->src_keep, src_keep, (size_t)batch * src_len);
     /* <<Run the encoder once>> */
-#line 277 "book/decode.nw"
+#line 278 "book/decode.nw"
     memset(cache->tokens, 0, (size_t)batch * sizeof *cache->tokens);
     model_forward(model, src, cache->tokens, src_keep, cache->one_keep, batch, src_len, 1,
                   NULL);
     const float *memory = model_activation(model, model->memory);   /* [B][S][d_model] */
-#line 264 "book/decode.nw"
+#line 265 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) {
         /* <<Project the memory's keys and values for layer [[l]]>> */
-#line 288 "book/decode.nw"
+#line 289 "book/decode.nw"
         const AttentionViews *src_attn = &model->decoder[l].src_attn;
         const int rows = batch * src_len, d = c->d_model;
         project(model, src_attn->linears[1], cache->layers[l].src_k, memory, rows, d, d);
         project(model, src_attn->linears[2], cache->layers[l].src_v, memory, rows, d, d);
-#line 266 "book/decode.nw"
+#line 267 "book/decode.nw"
     }
 }
-#line 314 "book/decode.nw"
+#line 315 "book/decode.nw"
 void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
 {
     const size_t d = (size_t)model->config.d_model, position = (size_t)cache->max_batch * d;
@@ -161,7 +161,7 @@ void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
     cache->batch = kept;
 }
 /* <<Sublayers for the newest position>> */
-#line 395 "book/decode.nw"
+#line 396 "book/decode.nw"
 /* What F reads: LN(x) into cache->normed (pre-norm) or x itself (post-norm);
    x: [batch][d]. */
 static const float *step_input(const Model *model, KVCache *cache, NormViews norm)
@@ -191,7 +191,7 @@ static void step_residual(const Model *model, KVCache *cache, NormViews norm)
     layernorm_forward(x, &w, &saved, sum, cache->batch, c->d_model, c->layernorm,
                       c->layernorm_eps);
 }
-#line 434 "book/decode.nw"
+#line 435 "book/decode.nw"
 /* cache->f = multi-head attention of the newest position of each sequence, with queries
    from in: [batch][d], over n keys and values: key j of sequence b is the row of d floats
    at k + b * seq_stride + j * key_stride, its value likewise in v; keep: NULL (attend to
@@ -206,7 +206,7 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
     for (int b = 0; b < cache->batch; b++)
         for (int a = 0; a < c->heads; a++) {
             /* <<Attend with head [[a]] of the newest position of sequence [[b]]>> */
-#line 458 "book/decode.nw"
+#line 459 "book/decode.nw"
             const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
             const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
             float *p = cache->scores;
@@ -217,11 +217,11 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
             softmax_rows(p, p, 1, n);
             matmul(1, d_k, n, 1.0f, matrix(p, n), matrix(v + first, key_stride), 0.0f,
                    cache->context + head, d);
-#line 448 "book/decode.nw"
+#line 449 "book/decode.nw"
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
 }
-#line 476 "book/decode.nw"
+#line 477 "book/decode.nw"
 static void decoder_layer_step(const Model *model, KVCache *cache, int l)
 {
     const Config *c = &model->config;
@@ -231,11 +231,11 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     const int position = cache->max_batch * d;   /* floats per position of the cache */
     const float *in = step_input(model, cache, views->norm[0]);
     /* <<Append the newest position's keys and values>> */
-#line 505 "book/decode.nw"
+#line 506 "book/decode.nw"
     const size_t at = (size_t)t * position;
     project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
     project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
-#line 485 "book/decode.nw"
+#line 486 "book/decode.nw"
     attend_newest(model, cache, &views->self_attn, in, layer->self_k, layer->self_v,
                   (size_t)d, position, NULL, t + 1);
     step_residual(model, cache, views->norm[0]);
@@ -251,7 +251,7 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     step_residual(model, cache, views->norm[2]);
 }
 
-#line 366 "book/decode.nw"
+#line 367 "book/decode.nw"
 const float *decoder_cache_step(const Model *model, KVCache *cache, const int *tokens)
 {
     const Config *c = &model->config;
@@ -259,15 +259,15 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     ENSURE(batch > 0 && t < cache->max_len, "step %d of a cache of %d (batch %d)",
            t, cache->max_len, batch);
     /* <<Embed the newest position>> */
-#line 384 "book/decode.nw"
+#line 385 "book/decode.nw"
     const float *table = model_parameter(model, model->tgt_embedding);
     embedding_forward(cache->x, tokens, table, batch, d, c->tgt_vocab);
     positional_encoding_forward(cache->x, model->positional + (size_t)t * d, batch, 1, d);
-#line 373 "book/decode.nw"
+#line 374 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);
     cache->length = t + 1;
     /* <<Take the final norm and the generator>> */
-#line 515 "book/decode.nw"
+#line 516 "book/decode.nw"
     const float *decoded = cache->x;
     if (c->norm == NORM_PRE) {
         const LayerNormWeights w = layernorm_weights(&model->parameters, model->decoder_norm);
@@ -279,9 +279,9 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     project(model, model->generator, cache->logprobs, decoded, batch, d, c->tgt_vocab);
     log_softmax_rows(cache->logprobs, batch, c->tgt_vocab);
     return cache->logprobs;
-#line 376 "book/decode.nw"
+#line 377 "book/decode.nw"
 }
-#line 551 "book/decode.nw"
+#line 552 "book/decode.nw"
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
                           const uint8_t *src_keep, int batch, int src_len, int len,
                           int start)
@@ -295,7 +295,7 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
         for (int b = 0; b < batch; b++) cache->tokens[b] = out[(size_t)b * len + i - 1];
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Pick each sequence's most probable next token>> */
-#line 572 "book/decode.nw"
+#line 573 "book/decode.nw"
         const int vocab = model->config.tgt_vocab;
         for (int b = 0; b < batch; b++) {
             const float *row = logprobs + (size_t)b * vocab;
@@ -303,6 +303,6 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
             for (int w = 1; w < vocab; w++) if (row[w] > row[best]) best = w;
             out[(size_t)b * len + i] = best;
         }
-#line 564 "book/decode.nw"
+#line 565 "book/decode.nw"
     }
 }

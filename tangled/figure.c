@@ -1,4 +1,4 @@
-#line 692 "book/program.nw"
+#line 693 "book/program.nw"
 /* The data behind the book's figures -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<figure.c includes>> */
-#line 224 "book/training.nw"
+#line 244 "book/training.nw"
 #include <math.h>
 #include "train.h"
 /* <<figure.c definitions>> */
-#line 290 "book/masks.nw"
+#line 291 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -18,7 +18,7 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
-#line 303 "book/masks.nw"
+#line 304 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
     ENSURE(size >= 1, "subsequent mask of size %d", size);
@@ -29,7 +29,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
-#line 323 "book/masks.nw"
+#line 324 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_MAX_BATCH = 8, EXAMPLE_MAX_LEN = 32, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -41,7 +41,7 @@ static const int example_words[EXAMPLE_BATCH][8] = {
     {11, 12, 13, -1},               /* two men talk              */
     {14, 15, 10, -1},               /* children play .           */
 };
-#line 340 "book/masks.nw"
+#line 341 "book/masks.nw"
 static void example_batch(int *tokens, const int *lengths, int batch, int longest)
 {
     for (int b = 0; b < batch; b++) {
@@ -55,7 +55,7 @@ static void example_batch(int *tokens, const int *lengths, int batch, int longes
                    : t < lengths[b] ? words[(t - 1) % available] : EXAMPLE_PAD;
     }
 }
-#line 362 "book/masks.nw"
+#line 363 "book/masks.nw"
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
 {
     ENSURE(batch >= 1 && batch <= EXAMPLE_MAX_BATCH && sentence >= 1 && sentence <= batch,
@@ -87,7 +87,7 @@ void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
     }
     free(keep);
 }
-#line 414 "book/masks.nw"
+#line 415 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const FigureValue *option)
 {
     const int size = (int)option[0].number[0];
@@ -114,7 +114,7 @@ static const char *emit_mask_batch(FILE *out, const FigureValue *option)
     figure_mask_batch(out, lengths, batch, sentence);
     return NULL;
 }
-#line 726 "book/program.nw"
+#line 727 "book/program.nw"
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
                         FigureValue *value, char *problem, size_t size)
 {
@@ -123,7 +123,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
     bool good = *p != '\0';
     if (option->kind == FIGURE_RECORD) {
         /* <<Read one record of named numbers>> */
-#line 778 "book/program.nw"
+#line 779 "book/program.nw"
         const int keys = (int)strlen(option->keys);
         double record[FIGURE_MAX_NUMBERS];
         for (int k = 0; k < keys; k++) {
@@ -148,10 +148,10 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             return false;
         }
         for (int k = 0; good && k < keys; k++) value->number[value->count++] = record[k];
-#line 734 "book/program.nw"
+#line 735 "book/program.nw"
     } else {
         /* <<Read numbers separated by commas>> */
-#line 758 "book/program.nw"
+#line 759 "book/program.nw"
         const bool integer = option->kind != FIGURE_REAL;
         const int most = option->kind == FIGURE_INTEGERS ? FIGURE_MAX_NUMBERS : 1;
         while (good) {
@@ -165,7 +165,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             if (!good || *end == '\0') break;
             p = end + 1;
         }
-#line 736 "book/program.nw"
+#line 737 "book/program.nw"
     }
     if (good) return true;
     const char *what = option->kind == FIGURE_INTEGER ? "an integer"
@@ -180,7 +180,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
                  what, option->low, option->high, text ? text : "nothing");
     return false;
 }
-#line 817 "book/program.nw"
+#line 818 "book/program.nw"
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size)
 {
     for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++) {
@@ -198,7 +198,7 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
     return true;
 }
 /* <<Print the command of a figure>> */
-#line 884 "book/program.nw"
+#line 885 "book/program.nw"
 static void print_command(FILE *out, const FigureKind *kind, const FigureValue *value,
                           const char *dashes)
 {
@@ -215,7 +215,7 @@ static void print_command(FILE *out, const FigureKind *kind, const FigureValue *
     }
 }
 
-#line 858 "book/program.nw"
+#line 859 "book/program.nw"
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value)
 {
     char *text = NULL;
@@ -233,7 +233,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     free(text);
     return problem;
 }
-#line 1015 "book/program.nw"
+#line 1016 "book/program.nw"
 /* Which part of the model a parameter belongs to, from its PyTorch name. */
 typedef enum { PART_ATTENTION, PART_FEED_FORWARD, PART_NORM, PART_EMBEDDING,
                PART_GENERATOR, PART_COUNT } ModelPart;
@@ -256,7 +256,7 @@ static size_t parameters_under(const Model *model, const char *prefix)
             count += model->parameters.views[i].size;
     return count;
 }
-#line 1043 "book/program.nw"
+#line 1044 "book/program.nw"
 static void print_count_macro(FILE *out, const char *name, size_t count)
 {
     char digits[32], grouped[96] = "";
@@ -268,7 +268,7 @@ static void print_count_macro(FILE *out, const char *name, size_t count)
     }
     fprintf(out, "\\newcommand{\\arch%s}{%s}\n", name, grouped);
 }
-#line 1061 "book/program.nw"
+#line 1062 "book/program.nw"
 static const char *emit_architecture(FILE *out, const FigureValue *option)
 {
     int value[6];
@@ -284,7 +284,7 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
     for (int i = 0; i < model.parameters.count; i++)
         part[model_part(model.parameters.views[i].name)] += model.parameters.views[i].size;
     /* <<Print the architecture's sizes and counts as macros>> */
-#line 1087 "book/program.nw"
+#line 1088 "book/program.nw"
     fprintf(out, "%% a pre-norm model, the generator not tied to the target embedding\n");
     const char *size_name[] = {"Layers", "DModel", "Dff", "Heads", "SrcVocab", "TgtVocab"};
     for (int o = 0; o < 6; o++) print_count_macro(out, size_name[o], (size_t)value[o]);
@@ -305,11 +305,11 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
                 100.0 * (double)part[p] / (double)total);
     }
     print_count_macro(out, "Total", total);
-#line 1076 "book/program.nw"
+#line 1077 "book/program.nw"
     model_free(&model);
     return NULL;
 }
-#line 1173 "book/program.nw"
+#line 1174 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
@@ -326,7 +326,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 1205 "book/program.nw"
+#line 1206 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -341,7 +341,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 1189 "book/program.nw"
+#line 1190 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -353,7 +353,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
     free(text);
     free(picture);
 }
-#line 248 "book/embeddings.nw"
+#line 249 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -370,7 +370,7 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
     }
     free(table);
 }
-#line 271 "book/embeddings.nw"
+#line 272 "book/embeddings.nw"
 static const char *emit_positional_encoding(FILE *out, const FigureValue *option)
 {
     const int positions = (int)option[0].number[0], d_model = (int)option[1].number[0],
@@ -388,7 +388,7 @@ static const char *emit_positional_encoding(FILE *out, const FigureValue *option
     figure_positional_encoding(out, positions, d_model, first, count);
     return NULL;
 }
-#line 145 "book/training.nw"
+#line 165 "book/training.nw"
 static const char *emit_smoothing_distribution(FILE *out, const FigureValue *option)
 {
     enum { ROWS = 5, MAX_V = 64 };
@@ -411,7 +411,7 @@ static const char *emit_smoothing_distribution(FILE *out, const FigureValue *opt
     }
     return NULL;
 }
-#line 182 "book/training.nw"
+#line 202 "book/training.nw"
 static const char *emit_smoothing_confidence(FILE *out, const FigureValue *option)
 {
     enum { MAX_V = 64 };
@@ -435,7 +435,7 @@ static const char *emit_smoothing_confidence(FILE *out, const FigureValue *optio
     }
     return NULL;
 }
-#line 299 "book/training.nw"
+#line 319 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const FigureValue *option)
 {
     const FigureValue *curve = &option[0];
@@ -449,7 +449,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
         if (w < 1 || w != floor(w)) return "--curve: w (warm-up steps) must be a positive integer";
     }
     /* <<Print the curves' settings for the legend and the caption>> */
-#line 334 "book/training.nw"
+#line 354 "book/training.nw"
     static const char *const symbol[3] = {"d_\\mathrm{model}", "f", "w"};
     bool differs[3] = {false, false, false}, any = false;
     for (int k = 0; k < 3; k++) {
@@ -475,7 +475,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     for (int i = 0; i < length; i++)
         fprintf(out, "%s%c", i > 0 && length > 4 && (length - i) % 3 == 0 ? "\\," : "", digits[i]);
     fputs("}\n", out);
-#line 312 "book/training.nw"
+#line 332 "book/training.nw"
     fputs("# learning rate: step, then one column per curve [d_model, factor, warmup]:", out);
     for (int c = 0; c < curves; c++)
         fprintf(out, " [%g, %g, %g]", curve->number[3 * c], curve->number[3 * c + 1],
@@ -491,7 +491,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     }
     return NULL;
 }
-#line 435 "book/distributed.nw"
+#line 436 "book/distributed.nw"
 size_t parameter_count_of(const Config *c)
 {
     const size_t d = (size_t)c->d_model, ff = (size_t)c->d_ff;
@@ -503,7 +503,7 @@ size_t parameter_count_of(const Config *c)
     count += c->tie_generator ? (size_t)c->tgt_vocab : (size_t)c->tgt_vocab * (d + 1);
     return count;
 }
-#line 452 "book/distributed.nw"
+#line 453 "book/distributed.nw"
 static const char *emit_scaling(FILE *out, const FigureValue *option)
 {
     Config base = config_default(8315, 6384, 6), multi30k = config_default(7859, 5920, 3);
@@ -534,10 +534,10 @@ static const char *emit_scaling(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 701 "book/program.nw"
+#line 702 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
-#line 399 "book/masks.nw"
+#line 400 "book/masks.nw"
     {"mask subsequent", "the subsequent mask of size T",
      {{"--size", FIGURE_INTEGER, 1, 512, "20", "T, the sequence length", NULL}},
      emit_mask_subsequent},
@@ -546,7 +546,7 @@ const FigureKind figure_kinds[] = {
        "the sentences' lengths, <s> and </s> included", NULL},
       {"--sentence", FIGURE_INTEGER, 1, EXAMPLE_MAX_BATCH, "1", "which sentence", NULL}},
      emit_mask_batch},
-#line 1112 "book/program.nw"
+#line 1113 "book/program.nw"
     {"architecture", "sizes and parameter counts of a model, as LaTeX macros",
      {{"--layers", FIGURE_INTEGER, 1, 64, "6", "N, layers in the encoder and in the decoder",
        NULL},
@@ -556,14 +556,14 @@ const FigureKind figure_kinds[] = {
       {"--src-vocab", FIGURE_INTEGER, 1, 1000000, "8315", "source vocabulary", NULL},
       {"--tgt-vocab", FIGURE_INTEGER, 1, 1000000, "6384", "target vocabulary", NULL}},
      emit_architecture},
-#line 300 "book/embeddings.nw"
+#line 301 "book/embeddings.nw"
     {"pe", "dimensions of the positional encoding",
      {{"--positions", FIGURE_INTEGER, 1, 10000, "100", "positions", NULL},
       {"--d-model", FIGURE_INTEGER, 2, 4096, "20", "d_model, even", NULL},
       {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
       {"--count", FIGURE_INTEGER, 1, 8, "4", "how many dimensions", NULL}},
      emit_positional_encoding},
-#line 211 "book/training.nw"
+#line 231 "book/training.nw"
     {"smoothing distribution", "the smoothed targets of the course's example",
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.4", "epsilon, the smoothing", NULL},
       {"--vocab", FIGURE_INTEGER, 4, 64, "5", "V, words in the vocabulary", NULL}},
@@ -572,14 +572,14 @@ const FigureKind figure_kinds[] = {
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.1", "epsilon, the smoothing", NULL},
       {"--vocab", FIGURE_INTEGER, 3, 64, "5", "V, words in the vocabulary", NULL}},
      emit_smoothing_confidence},
-#line 364 "book/training.nw"
+#line 384 "book/training.nw"
     {"lr", "the learning-rate schedule, one curve per setting",
      {{"--curve", FIGURE_RECORD, 0, 1e7, "d=512,f=1,w=4000 d=512,f=1,w=8000 d=256,f=1,w=4000",
        "one curve: d_model, factor, warm-up; repeat for more", "dfw"},
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
-#line 486 "book/distributed.nw"
+#line 487 "book/distributed.nw"
     {"scaling", "step time and efficiency of P processes, projected",
      {{"--base-ms", FIGURE_INTEGER, 1, 1000000, "1850", "compute time of a base-model step, ms",
        NULL},
@@ -588,6 +588,6 @@ const FigureKind figure_kinds[] = {
       {"--latency-us", FIGURE_INTEGER, 0, 100000, "30", "latency of one message, microseconds",
        NULL}},
      emit_scaling},
-#line 703 "book/program.nw"
+#line 704 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -1,4 +1,4 @@
-#line 64 "book/gradcheck.nw"
+#line 65 "book/gradcheck.nw"
 /* Finite-difference checks of every backward function, layer by layer and for the whole
    model -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "gradcheck.h"
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<gradcheck.c definitions>> */
-#line 98 "book/gradcheck.nw"
+#line 99 "book/gradcheck.nw"
 double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng, FILE *out)
 {
     memset(problem->grads->data, 0, problem->grads->total * sizeof(float));
@@ -22,7 +22,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
         scale = fmax(scale, 1e-2);   /* below this, compare in absolute terms */
         for (int s = 0; s < samples; s++) {
             /* <<Compare one random entry's central difference with its gradient>> */
-#line 135 "book/gradcheck.nw"
+#line 136 "book/gradcheck.nw"
             const size_t j = rng_next(rng) % view->size;
             const float saved = x[j];
             x[j] = saved + h;
@@ -35,7 +35,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
             double miss = fabs(central - g[j]);
             miss = fmin(miss, fmin(fabs(forward - g[j]), fabs(backward - g[j])));   /* at a kink */
             error = fmax(error, miss / scale);
-#line 113 "book/gradcheck.nw"
+#line 114 "book/gradcheck.nw"
         }
         if (out)
             fprintf(out, "  %-44s e = %.2e  (max |grad| %.3g)\n", view->name, error, scale);
@@ -43,7 +43,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
     }
     return worst;
 }
-#line 169 "book/gradcheck.nw"
+#line 170 "book/gradcheck.nw"
 typedef struct {
     const char *layer;
     FlatBuffer vars, grads;
@@ -64,12 +64,12 @@ static double weighted_sum(const float *w, const float *y, size_t n)
     for (size_t i = 0; i < n; i++) sum += (double)w[i] * y[i];
     return sum;
 }
-#line 195 "book/gradcheck.nw"
+#line 196 "book/gradcheck.nw"
 static double layer_run(LayerProblem *p, bool backward)
 {
     const char *name = p->layer;
     /* <<Run a linear layer>> */
-#line 216 "book/gradcheck.nw"
+#line 217 "book/gradcheck.nw"
     if (strcmp(name, "linear") == 0) {   /* vars: in [n][d], weight [d2][d], bias [d2] */
         linear_forward(p->out, xs(p, 0), xs(p, 1), xs(p, 2), p->n, p->d, p->d2);
         if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d2);
@@ -77,9 +77,9 @@ static double layer_run(LayerProblem *p, bool backward)
                         p->d, p->d2);
         return 0;
     }
-#line 199 "book/gradcheck.nw"
+#line 200 "book/gradcheck.nw"
     /* <<Run a softmax>> */
-#line 229 "book/gradcheck.nw"
+#line 230 "book/gradcheck.nw"
     if (strcmp(name, "softmax") == 0) {   /* vars: scores [n][d] */
         memcpy(p->scratch, xs(p, 0), (size_t)p->n * p->d * sizeof(float));
         mask_scores(p->scratch, p->keep, (size_t)p->d, p->n, p->d);
@@ -88,9 +88,9 @@ static double layer_run(LayerProblem *p, bool backward)
         softmax_rows_backward(gs(p, 0), p->w, p->out, p->n, p->d);
         return 0;
     }
-#line 200 "book/gradcheck.nw"
+#line 201 "book/gradcheck.nw"
     /* <<Run an attention>> */
-#line 246 "book/gradcheck.nw"
+#line 247 "book/gradcheck.nw"
     if (strstr(name, "attention")) {   /* attention, attention-unscaled, cross-attention */
         const bool cross = name[0] == 'c';
         const int d = p->d, rows_q = p->n * p->len_q, rows_k = p->n * p->len_k;
@@ -119,9 +119,9 @@ static double layer_run(LayerProblem *p, bool backward)
                            &saved, xs(p, 0), memory, &shape);
         return 0;
     }
-#line 201 "book/gradcheck.nw"
+#line 202 "book/gradcheck.nw"
     /* <<Run a layer norm>> */
-#line 280 "book/gradcheck.nw"
+#line 281 "book/gradcheck.nw"
     if (strncmp(name, "layernorm", 9) == 0) {   /* vars: in [n][d], gain [d], bias [d] */
         LayerNormFormula formula = name[9] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
         const LayerNormWeights w = {xs(p, 1), xs(p, 2)}, d_w = {gs(p, 1), gs(p, 2)};
@@ -132,9 +132,9 @@ static double layer_run(LayerProblem *p, bool backward)
                            1e-6f);
         return 0;
     }
-#line 202 "book/gradcheck.nw"
+#line 203 "book/gradcheck.nw"
     /* <<Run a feed-forward network>> */
-#line 295 "book/gradcheck.nw"
+#line 296 "book/gradcheck.nw"
     if (strcmp(name, "feed-forward") == 0) {   /* vars: in, w_1, b_1, w_2, b_2 */
         float *hidden = p->scratch, *keep_scale = hidden + (size_t)p->n * p->d2;
         float *d_hidden = keep_scale + (size_t)p->n * p->d2;
@@ -147,18 +147,18 @@ static double layer_run(LayerProblem *p, bool backward)
                               p->d2);
         return 0;
     }
-#line 203 "book/gradcheck.nw"
+#line 204 "book/gradcheck.nw"
     /* <<Run an embedding>> */
-#line 312 "book/gradcheck.nw"
+#line 313 "book/gradcheck.nw"
     if (strcmp(name, "embedding") == 0) {   /* vars: table [d2][d]; tokens repeat */
         embedding_forward(p->out, p->tokens, xs(p, 0), p->n, p->d, p->d2);
         if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
         embedding_backward(gs(p, 0), p->w, p->tokens, p->n, p->d);
         return 0;
     }
-#line 204 "book/gradcheck.nw"
+#line 205 "book/gradcheck.nw"
     /* <<Run a log-softmax>> */
-#line 323 "book/gradcheck.nw"
+#line 324 "book/gradcheck.nw"
     if (strcmp(name, "log-softmax") == 0) {   /* vars: logits [n][d] */
         memcpy(p->out, xs(p, 0), (size_t)p->n * p->d * sizeof(float));
         log_softmax_rows(p->out, p->n, p->d);
@@ -166,14 +166,14 @@ static double layer_run(LayerProblem *p, bool backward)
         log_softmax_backward(gs(p, 0), p->w, p->out, p->n, p->d);
         return 0;
     }
-#line 205 "book/gradcheck.nw"
+#line 206 "book/gradcheck.nw"
     ENSURE(false, "no layer %s", name);
     return 0.0;
 }
 
 static double layer_loss(void *context) { return layer_run(context, false); }
 static void layer_gradient(void *context) { layer_run(context, true); }
-#line 338 "book/gradcheck.nw"
+#line 339 "book/gradcheck.nw"
 const char *const gradcheck_layer_names[] = {
     "linear", "softmax", "attention", "attention-unscaled", "cross-attention", "layernorm",
     "layernorm-annotated", "feed-forward", "embedding", "log-softmax", NULL};
@@ -190,7 +190,7 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     p->n = 2, p->d = 8, p->d2 = 5, p->heads = 2, p->len_q = 3, p->len_k = 3;
     size_t outputs = (size_t)p->n * p->d;
     /* <<Lay out the variables of the layer>> */
-#line 369 "book/gradcheck.nw"
+#line 370 "book/gradcheck.nw"
     if (strcmp(name, "linear") == 0) {
         add_var(p, "in", p->n, p->d), add_var(p, "weight", p->d2, p->d);
         add_var(p, "bias", 1, p->d2);
@@ -220,13 +220,13 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     } else {   /* softmax, log-softmax */
         add_var(p, "scores", p->n, p->d);
     }
-#line 354 "book/gradcheck.nw"
+#line 355 "book/gradcheck.nw"
     flat_allocate(&p->vars);
     flat_allocate_like(&p->grads, &p->vars);
     for (size_t i = 0; i < p->vars.total; i++)
         p->vars.data[i] = rng_uniform_between(rng, -1, 1);
     /* <<Adjust the variables that need it>> */
-#line 407 "book/gradcheck.nw"
+#line 408 "book/gradcheck.nw"
     for (int i = 0; i < 64; i++) p->keep[i] = 1;
     if (strcmp(name, "softmax") == 0)
         p->keep[1] = p->keep[10] = p->keep[11] = 0;
@@ -236,13 +236,13 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     if (strcmp(name, "cross-attention") == 0) p->keep[3] = 0;   /* sequence 0's last key */
     if (strcmp(name, "embedding") == 0)
         for (int t = 0; t < p->n; t++) p->tokens[t] = (t * 3) % p->d2;   /* 0 3 1 4 2 0 */
-#line 359 "book/gradcheck.nw"
+#line 360 "book/gradcheck.nw"
     p->w = xmalloc(outputs * sizeof *p->w);
     p->out = xmalloc(outputs * sizeof *p->out);
     p->scratch = xmalloc(65536 * sizeof *p->scratch);
     for (size_t i = 0; i < outputs; i++) p->w[i] = rng_uniform_between(rng, -1, 1);
 }
-#line 422 "book/gradcheck.nw"
+#line 423 "book/gradcheck.nw"
 double gradcheck_layer(const char *name, int samples, float h, FILE *out)
 {
     bool known = false;
@@ -257,12 +257,12 @@ double gradcheck_layer(const char *name, int samples, float h, FILE *out)
         dropout_mask(p.scratch + (size_t)p.n * p.d2, (size_t)p.n * p.d2, 0.25f, &rng);
     if (strcmp(name, "cross-attention") == 0) {
         /* <<Draw the cross-attention's dropout pattern into its place in the scratch>> */
-#line 448 "book/gradcheck.nw"
+#line 449 "book/gradcheck.nw"
         const size_t rows_q = (size_t)p.n * p.len_q, rows_k = (size_t)p.n * p.len_k;
         const size_t weights = (size_t)p.n * p.heads * p.len_q * p.len_k;
         float *keep_scale = p.scratch + (rows_q + 2 * rows_k) * p.d + 2 * weights + rows_q * p.d;
         dropout_mask(keep_scale, weights, 0.25f, &rng);
-#line 436 "book/gradcheck.nw"
+#line 437 "book/gradcheck.nw"
     }
     GradcheckProblem problem = {&p.vars, &p.grads, layer_loss, layer_gradient, &p};
     double worst = gradcheck(&problem, samples, h, &rng, out);
@@ -270,7 +270,7 @@ double gradcheck_layer(const char *name, int samples, float h, FILE *out)
     free(p.w), free(p.out), free(p.scratch);
     return worst;
 }
-#line 481 "book/gradcheck.nw"
+#line 482 "book/gradcheck.nw"
 static const float *model_problem_forward(ModelProblem *m)
 {
     Rng rng;
@@ -293,7 +293,7 @@ void model_problem_gradient(void *context)
     model_problem_loss(m);
     model_backward(m->model, m->d_logprobs, m->src, m->tgt);
 }
-#line 523 "book/gradcheck.nw"
+#line 524 "book/gradcheck.nw"
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,
                        float h, FILE *out)
 {

@@ -1,22 +1,22 @@
-#line 40 "book/masks.nw"
+#line 41 "book/masks.nw"
 /* The layers of the Transformer, forward and backward, with no knowledge of the model
    that assembles them -- generated from the book's chapters by notangle: edit the book,
    not this file. */
 #include "layers.h"
 /* <<layers.c includes>> */
-#line 32 "book/attention.nw"
+#line 33 "book/attention.nw"
 #include <string.h>
-#line 789 "book/fast.nw"
+#line 790 "book/fast.nw"
 #include <immintrin.h>
 /* <<layers.c definitions>> */
-#line 89 "book/masks.nw"
+#line 90 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "padding mask of %d x %d", batch, len);
     for (size_t bj = 0; bj < (size_t)batch * len; bj++)
         keep[bj] = tokens[bj] != pad;
 }
-#line 124 "book/masks.nw"
+#line 125 "book/masks.nw"
 void subsequent_mask(uint8_t *keep, int len)
 {
     ENSURE(len >= 0, "subsequent mask of length %d", len);
@@ -24,7 +24,7 @@ void subsequent_mask(uint8_t *keep, int len)
         for (int j = 0; j < len; j++)
             keep[(size_t)i * len + j] = j <= i;
 }
-#line 167 "book/masks.nw"
+#line 168 "book/masks.nw"
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "target mask of %d x %d", batch, len);
@@ -34,7 +34,7 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
                 keep[((size_t)b * len + i) * len + j] =
                     tokens[(size_t)b * len + j] != pad && j <= i;
 }
-#line 259 "book/masks.nw"
+#line 260 "book/masks.nw"
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols)
 {
@@ -46,7 +46,7 @@ void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
             if (!keep_i[j]) scores_i[j] = MASKED_SCORE;
     }
 }
-#line 66 "book/embeddings.nw"
+#line 67 "book/embeddings.nw"
 void embedding_forward(float *out, const int *tokens, const float *table,
                        int n, int d_model, int vocab)
 {
@@ -59,7 +59,7 @@ void embedding_forward(float *out, const int *tokens, const float *table,
         for (int i = 0; i < d_model; i++) out_p[i] = scale * row[i];
     }
 }
-#line 103 "book/embeddings.nw"
+#line 104 "book/embeddings.nw"
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model)
 {
@@ -70,7 +70,7 @@ void embedding_backward(float *d_table, const float *d_out, const int *tokens, i
         for (int i = 0; i < d_model; i++) row[i] += scale * d_out_p[i];
     }
 }
-#line 174 "book/embeddings.nw"
+#line 175 "book/embeddings.nw"
 void positional_encoding_table(float *table, int max_len, int d_model)
 {
     ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
@@ -81,7 +81,7 @@ void positional_encoding_table(float *table, int max_len, int d_model)
             table[(size_t)p * d_model + 2 * i + 1] = (float)cos(angle);
         }
 }
-#line 200 "book/embeddings.nw"
+#line 201 "book/embeddings.nw"
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model)
 {
@@ -90,7 +90,7 @@ void positional_encoding_forward(float *x, const float *table, int batch, int le
         for (size_t pi = 0; pi < (size_t)len * d_model; pi++)
             x[(size_t)b * len * d_model + pi] += table[pi];
 }
-#line 39 "book/attention.nw"
+#line 40 "book/attention.nw"
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features)
 {
@@ -100,7 +100,7 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
     matmul(n, out_features, in_features, 1.0f, matrix(in, in_features),
            transposed(weight, in_features), 1.0f, out, out_features);
 }
-#line 83 "book/attention.nw"
+#line 84 "book/attention.nw"
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features)
@@ -114,7 +114,7 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
     bf16_operand_release(d_out);
     if (d_bias) add_column_sums(d_bias, d_out, n, out_features);
 }
-#line 109 "book/attention.nw"
+#line 110 "book/attention.nw"
 enum { COLUMN_SUM_WIDTH = 64 };   /* sums held at once: 4 AVX-512 registers, 16 SSE ones */
 
 void add_column_sums(float *sums, const float *x, int rows, int cols)
@@ -134,7 +134,7 @@ void add_column_sums(float *sums, const float *x, int rows, int cols)
         }
     }
 }
-#line 234 "book/attention.nw"
+#line 235 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -148,7 +148,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 271 "book/attention.nw"
+#line 272 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -159,7 +159,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
-#line 370 "book/attention.nw"
+#line 371 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape)
@@ -170,10 +170,10 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     const int d_k = d_model / heads;
     float *q = saved->q, *k = saved->k, *v = saved->v, *probs = saved->probs;
     /* <<Hold the inputs, which two or three products read>> */
-#line 399 "book/attention.nw"
+#line 400 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 380 "book/attention.nw"
+#line 381 "book/attention.nw"
     linear_forward(q, query_in, w->w_q, w->b_q, batch * len_q, d_model, d_model);
     linear_forward(k, memory_in, w->w_k, w->b_k, batch * len_k, d_model, d_model);
     linear_forward(v, memory_in, w->w_v, w->b_v, batch * len_k, d_model, d_model);
@@ -182,7 +182,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head [[a]] of sequence [[b]]>> */
-#line 408 "book/attention.nw"
+#line 409 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -206,11 +206,11 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         }
         matmul(len_q, d_k, len_k, 1.0f, matrix(weights, len_k), matrix(v + k_offset, d_model), 0.0f,
                saved->context + q_offset, d_model);
-#line 388 "book/attention.nw"
+#line 389 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
-#line 477 "book/attention.nw"
+#line 478 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -232,7 +232,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head [[a]] of sequence [[b]]>> */
-#line 515 "book/attention.nw"
+#line 516 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -251,13 +251,13 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                scratch->d_q + q_offset, d_model);
         matmul(len_k, d_k, len_q, scale, transposed(d_p, len_k), matrix(saved->q + q_offset, d_model),
                1.0f, scratch->d_k + k_offset, d_model);
-#line 498 "book/attention.nw"
+#line 499 "book/attention.nw"
     }
     /* <<Hold the inputs, which two or three products read>> */
-#line 399 "book/attention.nw"
+#line 400 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 500 "book/attention.nw"
+#line 501 "book/attention.nw"
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
     linear_backward(d_memory_in, d_w->w_k, d_w->b_k, scratch->d_k, memory_in, w->w_k,
@@ -266,7 +266,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                     batch * len_k, d_model, d_model);
     bf16_operand_release(memory_in), bf16_operand_release(query_in);
 }
-#line 587 "book/attention.nw"
+#line 588 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -283,7 +283,7 @@ void dropout_apply(float *x, const float *keep_scale, size_t n)
     PARALLEL_FOR(n)
     for (size_t i = 0; i < n; i++) x[i] *= keep_scale[i];
 }
-#line 95 "book/layernorm.nw"
+#line 96 "book/layernorm.nw"
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps)
 {
@@ -311,7 +311,7 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
         rstd[r] = (float)r_factor;
     }
 }
-#line 153 "book/layernorm.nw"
+#line 154 "book/layernorm.nw"
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps)
@@ -330,7 +330,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             gc_sum += g * (x[i] - mu);
         }
         /* <<Find [[dr_per_c]], the derivative of the factor over [[c_i]]>> */
-#line 204 "book/layernorm.nw"
+#line 205 "book/layernorm.nw"
         double dr_per_c;
         if (formula == LAYERNORM_STANDARD) {
             dr_per_c = -factor * factor * factor / d;
@@ -338,7 +338,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             const double s = 1.0 / factor - eps;
             dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
         }
-#line 171 "book/layernorm.nw"
+#line 172 "book/layernorm.nw"
         for (int i = 0; i < d; i++) {
             const double c = x[i] - mu;
             dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
@@ -346,7 +346,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
         }
     }
     /* <<Add the gain's and the bias's gradients, row after row>> */
-#line 186 "book/layernorm.nw"
+#line 187 "book/layernorm.nw"
     PARALLEL_FOR((size_t)n * d)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         const int first = block_start(block, d), end = block_start(block + 1, d);
@@ -359,9 +359,9 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             }
         }
     }
-#line 178 "book/layernorm.nw"
+#line 179 "book/layernorm.nw"
 }
-#line 305 "book/layernorm.nw"
+#line 306 "book/layernorm.nw"
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff)
@@ -370,7 +370,7 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
     matmul(n, d_ff, d_model, 1.0f, matrix(in, d_model), transposed(w->w_1, d_model), 0.0f,
            hidden, d_ff);
     /* <<Add the bias, apply the ReLU and the dropout, in one pass>> */
-#line 322 "book/layernorm.nw"
+#line 323 "book/layernorm.nw"
     const float *keep = saved->hidden_keep, *bias = w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int r = 0; r < n; r++) {
@@ -387,10 +387,10 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
                 h[j] = z < 0.0f ? 0.0f : z;
             }
     }
-#line 313 "book/layernorm.nw"
+#line 314 "book/layernorm.nw"
     linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
 }
-#line 370 "book/layernorm.nw"
+#line 371 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
@@ -403,7 +403,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
     linear_backward(NULL, d_w->w_2, d_w->b_2, d_out, hidden, w->w_2, n, d_ff, d_model);
     bf16_operand_release(d_out);
     /* <<Mask the hidden layer's gradient and sum the first bias's, in one pass>> */
-#line 392 "book/layernorm.nw"
+#line 393 "book/layernorm.nw"
     float *d_bias = d_w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -431,10 +431,10 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
             memcpy(d_bias + first, partial, (size_t)width * sizeof *partial);
         }
     }
-#line 382 "book/layernorm.nw"
+#line 383 "book/layernorm.nw"
     linear_backward(d_in, d_w->w_1, NULL, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
-#line 1082 "book/model.nw"
+#line 1083 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     if (compute.fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* speed */
@@ -449,7 +449,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 1217 "book/model.nw"
+#line 1218 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -463,7 +463,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 1236 "book/model.nw"
+#line 1237 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     if (compute.fast_kernels) {
@@ -479,7 +479,7 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
         for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - expf(y_r[j]) * (float)sum;
     }
 }
-#line 793 "book/fast.nw"
+#line 794 "book/fast.nw"
 enum { DROPOUT_LANES = 16 };
 
 /* keep_scale[first..end) as dropout_mask draws them, from stream standing at draw first:
@@ -517,7 +517,7 @@ static void dropout_mask_block_avx512(float *keep_scale, size_t first, size_t en
     Rng rest = {start[0], stream.increment};   /* lane 0 stands at draw i */
     for (; i < end; i++) keep_scale[i] = rng_next(&rest) >> 8 < threshold ? 0.0f : scale;
 }
-#line 836 "book/fast.nw"
+#line 837 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     const float scale = 1.0f / (1.0f - p);
@@ -538,7 +538,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     }
     rng_advance(rng, n);
 }
-#line 876 "book/fast.nw"
+#line 877 "book/fast.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -554,7 +554,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 910 "book/fast.nw"
+#line 911 "book/fast.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -565,7 +565,7 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     *mean = sum / d;
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
-#line 987 "book/fast.nw"
+#line 988 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

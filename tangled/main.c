@@ -1,16 +1,16 @@
-#line 33 "book/program.nw"
+#line 34 "book/program.nw"
 /* The transformer command line: the table of commands and the dispatch to them. Generated
    from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
 #include "commands.h"
 /* <<main.c includes>> */
-#line 191 "book/program.nw"
+#line 192 "book/program.nw"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bleu.h"   /* the help of bleu names sacreBLEU's version */
 /* <<main.c definitions>> */
-#line 528 "book/program.nw"
+#line 529 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for 'transformer --help' */
@@ -18,33 +18,33 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 540 "book/program.nw"
+#line 541 "book/program.nw"
 static const Command commands[] = {
     /* <<Commands>> */
-#line 999 "book/program.nw"
+#line 1000 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 1154 "book/program.nw"
+#line 1155 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n"
      "\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 1257 "book/program.nw"
+#line 1258 "book/program.nw"
     {"random", "print numbers from the seeded generator (the tensor chapter)",
      "usage: transformer random [OPTIONS]\n"
      "\n"
      "Print numbers of the PCG32 stream: 32-bit outputs, uniform numbers in [0,1) or\n"
      "standard normal numbers. Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 1341 "book/program.nw"
+#line 1342 "book/program.nw"
     {"time-matmul", "time one matrix-multiplication kernel (the tensor chapter)",
      "usage: transformer time-matmul [OPTIONS]\n"
      "\n"
      "Multiply two random N x N matrices repeatedly for 0.1 s and print the time of\n"
      "one product and the rate in GFLOP/s.\n",
      NULL, run_time_matmul},
-#line 636 "book/gradcheck.nw"
+#line 637 "book/gradcheck.nw"
     {"gradcheck", "check the backward functions by finite differences",
      "usage: transformer gradcheck [OPTIONS]\n"
      "\n"
@@ -54,7 +54,7 @@ static const Command commands[] = {
      "layernorm-annotated, feed-forward, embedding or log-softmax. Exits with\n"
      "status 1 if an error reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 961 "book/copy.nw"
+#line 980 "book/copy.nw"
     {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"
@@ -67,7 +67,7 @@ static const Command commands[] = {
      "the same sizes (--epochs may grow).\n"
      "Under mpirun -np P, P processes share every batch; rank 0 writes the files.\n",
      NULL, run_copy},
-#line 702 "book/decode.nw"
+#line 703 "book/decode.nw"
     {"time-decode", "time greedy decoding with and without the key-value cache",
      "usage: transformer time-decode [OPTIONS]\n"
      "\n"
@@ -76,7 +76,7 @@ static const Command commands[] = {
      "or both; print the time of one decoding and, for both, the speed-up. Exits\n"
      "with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 2135 "book/text.nw"
+#line 2136 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (the text chapter)",
      "usage: transformer tokenize [OPTIONS] < TEXT > TOKENS\n"
      "\n"
@@ -89,7 +89,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 2238 "book/text.nw"
+#line 2239 "book/text.nw"
     {"vocab", "build the vocabulary of text files (the text chapter)",
      "usage: transformer vocab [OPTIONS] FILE...\n"
      "\n"
@@ -98,7 +98,7 @@ static const Command commands[] = {
      "the most frequent first, ties in byte order. Print its size. With --subwords,\n"
      "the vocabulary is one of pieces of words learned by byte-pair encoding.\n",
      NULL, run_vocab},
-#line 1071 "book/bleu.nw"
+#line 1072 "book/bleu.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [OPTIONS]\n"
      "\n"
@@ -109,7 +109,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 1391 "book/translate.nw"
+#line 1424 "book/translate.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -126,7 +126,7 @@ static const Command commands[] = {
      "line, decoded with a beam search (greedy with --beam 1). Without --model, the\n"
      "translator that ships with the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1706 "book/translate.nw"
+#line 1739 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -135,7 +135,7 @@ static const Command commands[] = {
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
      "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 2190 "book/translate.nw"
+#line 2223 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
@@ -144,7 +144,7 @@ static const Command commands[] = {
      "labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
      "columnheaders).\n",
      NULL, run_attention},
-#line 447 "book/fast.nw"
+#line 448 "book/fast.nw"
     {"benchmark", "time training or decoding, for comparison with PyTorch",
      "usage: transformer benchmark train|decode [OPTIONS]\n"
      "\n"
@@ -157,10 +157,10 @@ static const Command commands[] = {
      "symbols, one at a time; prints sentences/s. The model is the copy task's\n"
      "unless sizes are given.\n",
      NULL, run_benchmark},
-#line 542 "book/program.nw"
+#line 543 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
-#line 551 "book/program.nw"
+#line 552 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -178,7 +178,7 @@ static void print_usage(FILE *out)
                  "(default split)\n"
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
-#line 578 "book/program.nw"
+#line 579 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -205,13 +205,13 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         /* <<Choose the kernels from the environment>> */
-#line 616 "book/program.nw"
+#line 617 "book/program.nw"
         const char *kernel = getenv("TRANSFORMER_MATMUL");
         if (kernel && strcmp(kernel, "reference") == 0) compute.matmul = MATMUL_REFERENCE;
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 700 "book/fast.nw"
+#line 701 "book/fast.nw"
         const char *kernels = getenv("TRANSFORMER_KERNELS");
         if (kernels && strcmp(kernels, "reference") == 0) compute.fast_kernels = false;
         else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
             usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                         products);
         set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
-#line 604 "book/program.nw"
+#line 605 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

@@ -1,17 +1,17 @@
-#line 35 "book/model.nw"
+#line 36 "book/model.nw"
 /* The encoder-decoder model: its parameters and activations, the forward pass through the
    layers and the backward pass back -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "model.h"
 #include <string.h>
 /* <<model.c includes>> */
-#line 149 "book/model.nw"
+#line 150 "book/model.nw"
 #include <stdio.h>
 #include <stdlib.h>
-#line 157 "book/model.nw"
+#line 158 "book/model.nw"
 #include <stdarg.h>
 /* <<model.c definitions>> */
-#line 81 "book/model.nw"
+#line 82 "book/model.nw"
 Config config_default(int src_vocab, int tgt_vocab, int layers)
 {
     return (Config){.src_vocab = src_vocab, .tgt_vocab = tgt_vocab, .layers = layers,
@@ -20,7 +20,7 @@ Config config_default(int src_vocab, int tgt_vocab, int layers)
                     .layernorm_eps = 1e-6f, .tie_generator = false, .tie_source = false,
                     .unscaled_attention = false};
 }
-#line 164 "book/model.nw"
+#line 165 "book/model.nw"
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
@@ -31,7 +31,7 @@ static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     va_end(arguments);
     ENSURE(n >= 0 && n < TENSOR_NAME_MAX, "tensor name too long: %s...", name);
 }
-#line 180 "book/model.nw"
+#line 181 "book/model.nw"
 static LinearViews add_linear(FlatBuffer *p, const char *prefix, int out, int in)
 {
     char name[TENSOR_NAME_MAX];
@@ -75,7 +75,7 @@ static FeedForwardViews add_feed_forward(FlatBuffer *p, const char *prefix, int 
     views.w_2 = add_linear(p, name, d, d_ff);
     return views;
 }
-#line 230 "book/model.nw"
+#line 231 "book/model.nw"
 static void add_encoder_layer(Model *model, int l)
 {
     FlatBuffer *p = &model->parameters;
@@ -109,15 +109,15 @@ static void add_decoder_layer(Model *model, int l)
         layer->norm[s] = add_norm(p, prefix, c->d_model);
     }
 }
-#line 271 "book/model.nw"
+#line 272 "book/model.nw"
 void model_init(Model *model, Config config)
 {
     /* <<Check the configuration>> */
-#line 344 "book/model.nw"
+#line 345 "book/model.nw"
     char problem[128];
     ENSURE(config_problem(&config, problem, sizeof problem) == NULL, "model configuration: %s",
            problem);
-#line 274 "book/model.nw"
+#line 275 "book/model.nw"
     memset(model, 0, sizeof *model);
     model->config = config;
     FlatBuffer *p = &model->parameters;
@@ -149,7 +149,7 @@ void model_init(Model *model, Config config)
     model->positional = xmalloc((size_t)config.max_len * config.d_model * sizeof(float));
     positional_encoding_table(model->positional, config.max_len, config.d_model);
 }
-#line 314 "book/model.nw"
+#line 315 "book/model.nw"
 const char *config_problem(const Config *config, char *message, size_t size)
 {
     const Config c = *config;
@@ -174,7 +174,7 @@ const char *config_problem(const Config *config, char *message, size_t size)
         return NULL;
     return message;
 }
-#line 353 "book/model.nw"
+#line 354 "book/model.nw"
 float *model_parameter(const Model *model, int view)
 {
     return flat_view(&model->parameters, view);
@@ -192,7 +192,7 @@ void model_free(Model *model)
     free(model->decoder_acts);
     memset(model, 0, sizeof *model);
 }
-#line 391 "book/model.nw"
+#line 392 "book/model.nw"
 AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views)
 {
     const LinearViews *l = views->linears;
@@ -215,7 +215,7 @@ LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views)
 {
     return (LayerNormWeights){flat_view(buffer, views.gain), flat_view(buffer, views.bias)};
 }
-#line 450 "book/model.nw"
+#line 451 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng)
 {
     const FlatBuffer *p = &model->parameters;
@@ -232,16 +232,16 @@ void model_initialize_parameters(Model *model, Rng *rng)
             memset(x, 0, view->size * sizeof *x);
         } else {   /* a linear layer's bias: its weight is the view before it */
             /* <<Draw a bias uniformly in plus or minus one over the square root of its fan-in>> */
-#line 475 "book/model.nw"
+#line 476 "book/model.nw"
             int fan_in = model->config.d_model;
             if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
             float bound = 1.0f / sqrtf((float)fan_in);
             for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
-#line 466 "book/model.nw"
+#line 467 "book/model.nw"
         }
     }
 }
-#line 485 "book/model.nw"
+#line 486 "book/model.nw"
 size_t model_parameter_count(const Model *model)
 {
     size_t count = 0;
@@ -249,7 +249,7 @@ size_t model_parameter_count(const Model *model)
         count += model->parameters.views[i].size;
     return count;
 }
-#line 600 "book/model.nw"
+#line 601 "book/model.nw"
 static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
                    int cols)
 {
@@ -286,7 +286,7 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     acts.stream = add_act(a, prefix, "stream", rows, d);
     return acts;
 }
-#line 643 "book/model.nw"
+#line 644 "book/model.nw"
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
 {
     model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
@@ -312,7 +312,7 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->max_tgt_len = max_tgt_len;
     model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
     /* <<Lay out the encoder's activations>> */
-#line 679 "book/model.nw"
+#line 680 "book/model.nw"
     model->src_input = add_act(a, "src_embed", "output", src_rows, d);
     model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
     model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
@@ -332,9 +332,9 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->memory = add_act(a, "encoder", "output", src_rows, d);
     model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
     model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
-#line 668 "book/model.nw"
+#line 669 "book/model.nw"
     /* <<Lay out the decoder's activations>> */
-#line 703 "book/model.nw"
+#line 704 "book/model.nw"
     model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
     model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
     model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
@@ -357,10 +357,10 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
     model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
     model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 669 "book/model.nw"
+#line 670 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     /* <<Lay out the scratch of the backward pass>> */
-#line 1168 "book/model.nw"
+#line 1169 "book/model.nw"
     const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
     const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
     model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -374,16 +374,16 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->d_k = add_act(a, "grad", "k", rows, d);
     model->d_v = add_act(a, "grad", "v", rows, d);
     model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
-#line 671 "book/model.nw"
+#line 672 "book/model.nw"
     flat_allocate(a);
 }
-#line 730 "book/model.nw"
+#line 731 "book/model.nw"
 float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
 /* <<Sublayer helpers>> */
-#line 794 "book/model.nw"
+#line 795 "book/model.nw"
 static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
 {
     const size_t per_row = size / (size_t)model->batch;
@@ -391,7 +391,7 @@ static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
     dropout_mask(keep, size, model->config.dropout, rng);
     rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
 }
-#line 807 "book/model.nw"
+#line 808 "book/model.nw"
 static LayerNormSaved layernorm_saved(const Model *model, int mean, int rstd)
 {
     return (LayerNormSaved){model_activation(model, mean), model_activation(model, rstd)};
@@ -435,7 +435,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     }
     return stream;
 }
-#line 859 "book/model.nw"
+#line 860 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -476,7 +476,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
     const FeedForwardSaved saved = {model_activation(model, hidden), keep};
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
-#line 905 "book/model.nw"
+#line 906 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -504,7 +504,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 1278 "book/model.nw"
+#line 1279 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -551,7 +551,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1330 "book/model.nw"
+#line 1331 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -584,7 +584,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
-#line 1369 "book/model.nw"
+#line 1370 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -612,7 +612,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
 /* <<The encoder>> */
-#line 939 "book/model.nw"
+#line 940 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -640,7 +640,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
                       model->memory_rstd, x, rows);
 }
 /* <<The decoder>> */
-#line 972 "book/model.nw"
+#line 973 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -677,7 +677,7 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 762 "book/model.nw"
+#line 763 "book/model.nw"
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng)
@@ -689,15 +689,15 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = rng != NULL;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 1986 "book/fast.nw"
+#line 1987 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
-#line 773 "book/model.nw"
+#line 774 "book/model.nw"
     const float *memory = encode(model, src, src_keep, batch, src_len, rng);
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     /* <<Project to the vocabulary and take the log-softmax>> */
-#line 1102 "book/model.nw"
+#line 1103 "book/model.nw"
     const Config *c = &model->config;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -705,9 +705,9 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
                    c->tgt_vocab);
     log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
     return logprobs;
-#line 777 "book/model.nw"
+#line 778 "book/model.nw"
 }
-#line 1257 "book/model.nw"
+#line 1258 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -717,7 +717,7 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1402 "book/model.nw"
+#line 1403 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     log_softmax_backward(model_logits_gradient(model), d_logprobs,
@@ -730,7 +730,7 @@ float *model_logits_gradient(const Model *model)
 {
     return model_activation(model, model->d_logits);
 }
-#line 1421 "book/model.nw"
+#line 1422 "book/model.nw"
 void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
@@ -743,7 +743,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1444 "book/model.nw"
+#line 1445 "book/model.nw"
     const float *d_logits = model_logits_gradient(model);
     float *d_decoded = model_activation(model, model->d_output);
     memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
@@ -757,9 +757,9 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1433 "book/model.nw"
+#line 1434 "book/model.nw"
     /* <<Back through the decoder's layers>> */
-#line 1464 "book/model.nw"
+#line 1465 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -785,10 +785,10 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1434 "book/model.nw"
+#line 1435 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     /* <<Back through the encoder>> */
-#line 1495 "book/model.nw"
+#line 1496 "book/model.nw"
     const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -810,10 +810,10 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1436 "book/model.nw"
+#line 1437 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
-#line 81 "book/fast.nw"
+#line 82 "book/fast.nw"
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len)
 {
     const double B = batch, S = src_len, T = tgt_len, d = config->d_model;

@@ -1,11 +1,11 @@
-#line 23 "book/model.nw"
+#line 24 "book/model.nw"
 /* The encoder-decoder Transformer assembled from the layers.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef MODEL_H
 #define MODEL_H
 #include "layers.h"
 /* <<model.h declarations>> */
-#line 56 "book/model.nw"
+#line 57 "book/model.nw"
 typedef enum { NORM_PRE, NORM_POST } NormPlacement;
 
 typedef struct {
@@ -25,7 +25,7 @@ typedef struct {
 /* The base model's sizes with the reference's dropout and eps, for given vocabularies and
    N; the standard layer-norm formula (LAYERNORM_ANNOTATED gives the reference's). */
 Config config_default(int src_vocab, int tgt_vocab, int layers);
-#line 99 "book/model.nw"
+#line 100 "book/model.nw"
 typedef struct { int weight, bias; } LinearViews;
 typedef struct { int gain, bias; } NormViews;             /* the reference's a_2, b_2 */
 typedef struct { LinearViews linears[4]; } AttentionViews;
@@ -41,7 +41,7 @@ typedef struct {
     NormViews norm[3];
 } DecoderLayerViews;
 /* <<Activation views>> */
-#line 543 "book/model.nw"
+#line 544 "book/model.nw"
 typedef struct { int q, k, v, probs, probs_keep, probs_dropped, context; } AttentionActs;
 typedef struct {
     int normed;      /* pre: LN(x), the sublayer's input; post: x + dropout(F(x)) */
@@ -61,7 +61,7 @@ typedef struct {
     int hidden, hidden_keep;
 } DecoderActs;
 
-#line 121 "book/model.nw"
+#line 122 "book/model.nw"
 typedef struct {
     Config config;
     FlatBuffer parameters;
@@ -73,7 +73,7 @@ typedef struct {
     LinearViews generator;               /* weight = tgt_embedding when tied */
     float *positional;                   /* [max_len][d_model], not a parameter */
     /* <<Activation fields of the model>> */
-#line 567 "book/model.nw"
+#line 568 "book/model.nw"
     FlatBuffer activations;
     int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
     int max_src_tokens, max_tgt_tokens;        /* ... and at most this many rows in all */
@@ -84,14 +84,14 @@ typedef struct {
     int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
     int logprobs;                              /* [B][T_tgt][tgt_vocab] */
     /* <<Gradient scratch views>> */
-#line 1159 "book/model.nw"
+#line 1160 "book/model.nw"
     int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     int d_context, d_q, d_k, d_v, d_p;
-#line 577 "book/model.nw"
+#line 578 "book/model.nw"
     int batch, src_len, tgt_len;               /* of the last forward pass */
     bool dropout_on;                           /* whether it drew dropout patterns */
     long dropout_rows_before, dropout_rows_after;   /* rows of other processes or parts */
-#line 132 "book/model.nw"
+#line 133 "book/model.nw"
 } Model;
 
 /* NULL if config describes a model, else what is wrong with it, written into message
@@ -101,17 +101,17 @@ const char *config_problem(const Config *config, char *message, size_t size);
 void model_init(Model *model, Config config);
 void model_free(Model *model);
 float *model_parameter(const Model *model, int view);
-#line 380 "book/model.nw"
+#line 381 "book/model.nw"
 /* A layer's weights from its views in buffer: model->parameters for the weights,
    model->gradients for their gradients. */
 AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views);
 FeedForwardWeights feed_forward_weights(const FlatBuffer *buffer,
                                         const FeedForwardViews *views);
 LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views);
-#line 441 "book/model.nw"
+#line 442 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng);
 size_t model_parameter_count(const Model *model);
-#line 586 "book/model.nw"
+#line 587 "book/model.nw"
 /* Lay out and allocate the activations for batches of up to max_batch sequences. */
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
 /* The same for batches that also hold at most max_src_tokens and max_tgt_tokens positions
@@ -120,14 +120,14 @@ void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len
 void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
                           int max_src_tokens, int max_tgt_tokens);
 float *model_activation(const Model *model, int view);
-#line 746 "book/model.nw"
+#line 747 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
    tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 1202 "book/model.nw"
+#line 1203 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
@@ -137,9 +137,9 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
 void model_backward_from_logits(Model *model, const int *src, const int *tgt);
 float *model_logits_gradient(const Model *model);
 float *model_gradient(const Model *model, int view);
-#line 72 "book/fast.nw"
+#line 73 "book/fast.nw"
 /* The floating-point operations of the matrix products of one training step (forward and
    backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len);
-#line 29 "book/model.nw"
+#line 30 "book/model.nw"
 #endif

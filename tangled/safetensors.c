@@ -1,4 +1,4 @@
-#line 41 "book/safetensors.nw"
+#line 42 "book/safetensors.nw"
 /* Reading and writing tensors in the safetensors format -- generated from the book's
    chapters by notangle: edit the book, not this file. */
 #include "safetensors.h"
@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 /* <<safetensors.c helpers>> */
-#line 289 "book/safetensors.nw"
+#line 290 "book/safetensors.nw"
 static size_t dtype_bytes(Dtype dtype)
 {
     return dtype == DTYPE_BF16 ? 2 : 4;
 }
-#line 586 "book/safetensors.nw"
+#line 587 "book/safetensors.nw"
 /* The bytes the file holds for view i of part (their count in bytes): NULL for the floats
    themselves, or a bfloat16 copy, which the caller frees. */
 static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
@@ -33,7 +33,7 @@ static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
     return rounded;
 }
 /* <<safetensors.c definitions>> */
-#line 117 "book/safetensors.nw"
+#line 118 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -60,7 +60,7 @@ const char *safetensors_vfail(Safetensors *file, const char *path, const char *f
     return file->error;
 }
 
-#line 152 "book/safetensors.nw"
+#line 153 "book/safetensors.nw"
 const char *safetensors_printable(const char *text, char *out, size_t size)
 {
     size_t n = 0;   /* out may be text itself: each byte is read before it is written */
@@ -71,7 +71,7 @@ const char *safetensors_printable(const char *text, char *out, size_t size)
     if (longer) strcpy(out + size - 4, "...");
     return out;
 }
-#line 168 "book/safetensors.nw"
+#line 169 "book/safetensors.nw"
 const char *safetensors_fail(Safetensors *file, const char *path, const char *format, ...)
 {
     va_list arguments;
@@ -80,7 +80,7 @@ const char *safetensors_fail(Safetensors *file, const char *path, const char *fo
     va_end(arguments);
     return file->error;
 }
-#line 182 "book/safetensors.nw"
+#line 183 "book/safetensors.nw"
 static int compare_places(const void *a, const void *b)
 {
     const SafetensorsEntry *x = *(const SafetensorsEntry *const *)a;
@@ -88,12 +88,12 @@ static int compare_places(const void *a, const void *b)
     if (x->data != y->data) return x->data < y->data ? -1 : 1;
     return (x->size > y->size) - (x->size < y->size);
 }
-#line 195 "book/safetensors.nw"
+#line 196 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 212 "book/safetensors.nw"
+#line 213 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return safetensors_fail(file, path, "cannot open: %s", strerror(errno));
     size_t length = 0, capacity = 0;
@@ -106,9 +106,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
     fclose(in);
     if (read_error) return safetensors_fail(file, path,
                                             "cannot read: %s", strerror(read_error));
-#line 199 "book/safetensors.nw"
+#line 200 "book/safetensors.nw"
     /* <<Read the header length and parse the header>> */
-#line 231 "book/safetensors.nw"
+#line 232 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return safetensors_fail(file, path,
@@ -126,9 +126,9 @@ const char *safetensors_read(Safetensors *file, const char *path)
         cJSON_Delete(header);
         return safetensors_fail(file, path, "the header is not a JSON object");
     }
-#line 200 "book/safetensors.nw"
+#line 201 "book/safetensors.nw"
     /* <<Read every tensor's entry from the header>> */
-#line 257 "book/safetensors.nw"
+#line 258 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -142,7 +142,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
         /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 299 "book/safetensors.nw"
+#line 300 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
         const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -179,7 +179,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         }
         for (int i = 0; i < file->count && !problem; i++)   /* a name twice: which one is meant? */
             if (strcmp(file->entries[i].name, entry->name) == 0) problem = "named twice";
-#line 270 "book/safetensors.nw"
+#line 271 "book/safetensors.nw"
         if (problem) {
             char name[48];
             safetensors_fail(file, path,
@@ -190,11 +190,11 @@ const char *safetensors_read(Safetensors *file, const char *path)
         }
         file->count++;
     }
-#line 201 "book/safetensors.nw"
+#line 202 "book/safetensors.nw"
     cJSON_Delete(header);
     file->data = data, file->data_size = data_size;
     /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 344 "book/safetensors.nw"
+#line 345 "book/safetensors.nw"
     const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
     for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
     qsort(order, (size_t)file->count, sizeof *order, compare_places);
@@ -210,10 +210,10 @@ const char *safetensors_read(Safetensors *file, const char *path)
         return safetensors_fail(file, path,
                                 "%zu bytes after the last tensor (two files glued together?)",
                                 data_size - covered);
-#line 204 "book/safetensors.nw"
+#line 205 "book/safetensors.nw"
     return NULL;
 }
-#line 365 "book/safetensors.nw"
+#line 366 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -239,7 +239,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 412 "book/safetensors.nw"
+#line 413 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -272,7 +272,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 470 "book/safetensors.nw"
+#line 471 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -287,7 +287,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 512 "book/safetensors.nw"
+#line 513 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch)
@@ -303,7 +303,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     memset(scratch, 0, sizeof *scratch);
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     /* <<Build the header, tensors in layout order>> */
-#line 536 "book/safetensors.nw"
+#line 537 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -329,16 +329,16 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
     size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 527 "book/safetensors.nw"
+#line 528 "book/safetensors.nw"
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 575 "book/safetensors.nw"
+#line 576 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         free(json);
         return safetensors_fail(scratch, path, "not a regular file; refusing to replace it");
     }
-#line 605 "book/safetensors.nw"
+#line 606 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         free(json);
@@ -380,10 +380,10 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
                                 "cannot write: %s", strerror(error ? error : EIO));
     }
     sync_directory(path);
-#line 528 "book/safetensors.nw"
+#line 529 "book/safetensors.nw"
     return NULL;
 }
-#line 663 "book/safetensors.nw"
+#line 664 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -416,7 +416,7 @@ void safetensors_remove_temporaries(const char *path)
     }
     if (dir) closedir(dir);
 }
-#line 701 "book/safetensors.nw"
+#line 702 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Safetensors *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
@@ -435,7 +435,7 @@ const char *safetensors_can_write(const char *path, Safetensors *scratch)
     unlink(temporary);
     return NULL;
 }
-#line 745 "book/safetensors.nw"
+#line 746 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -453,7 +453,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 770 "book/safetensors.nw"
+#line 771 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {

@@ -1,26 +1,26 @@
-#line 24 "book/tensor.nw"
+#line 25 "book/tensor.nw"
 /* Errors, flat buffers, random numbers, matrix products and threads, for every other
    file -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "tensor.h"
 /* <<tensor.c includes>> */
-#line 43 "book/tensor.nw"
+#line 44 "book/tensor.nw"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 448 "book/tensor.nw"
+#line 449 "book/tensor.nw"
 #include <math.h>
-#line 609 "book/tensor.nw"
+#line 610 "book/tensor.nw"
 #include <cblas.h>
-#line 1281 "book/program.nw"
+#line 1282 "book/program.nw"
 #include <time.h>
-#line 1520 "book/fast.nw"
+#line 1521 "book/fast.nw"
 #include <immintrin.h>
-#line 1753 "book/fast.nw"
+#line 1754 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
-#line 86 "book/tensor.nw"
+#line 87 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
 {
     va_list arguments;
@@ -32,7 +32,7 @@ void fail_at(const char *file, int line, const char *condition, const char *form
     fputc('\n', stderr);
     abort();
 }
-#line 111 "book/tensor.nw"
+#line 112 "book/tensor.nw"
 void die(const char *format, ...)
 {
     va_list arguments;
@@ -44,7 +44,7 @@ void die(const char *format, ...)
     fputc('\n', stderr);
     exit(EXIT_FAILURE);
 }
-#line 138 "book/tensor.nw"
+#line 139 "book/tensor.nw"
 void *xmalloc_at(size_t bytes, const char *file, int line)
 {
     void *memory = malloc(bytes ? bytes : 1);
@@ -52,7 +52,7 @@ void *xmalloc_at(size_t bytes, const char *file, int line)
         die("out of memory allocating %zu bytes (%s:%d)", bytes, file, line);
     return memory;
 }
-#line 161 "book/tensor.nw"
+#line 162 "book/tensor.nw"
 void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item)
 {
     if (needed <= *capacity) return memory;
@@ -63,7 +63,7 @@ void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item)
     *capacity = bigger;
     return moved;
 }
-#line 245 "book/tensor.nw"
+#line 246 "book/tensor.nw"
 enum { FLAT_ALIGN = 16 };   /* floats: 64 bytes, one cache line */
 
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
@@ -73,10 +73,10 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     ENSURE(strlen(name) < TENSOR_NAME_MAX, "view name too long: %s", name);
     ENSURE(flat_find(buffer, name) < 0, "view %s added twice", name);
     /* <<Grow the table of views if it is full>> */
-#line 275 "book/tensor.nw"
+#line 276 "book/tensor.nw"
     buffer->views = xgrow(buffer->views, &buffer->capacity, (size_t)buffer->count + 1,
                           sizeof *buffer->views);
-#line 254 "book/tensor.nw"
+#line 255 "book/tensor.nw"
     TensorView *view = &buffer->views[buffer->count];
     memset(view, 0, sizeof *view);
     strcpy(view->name, name);
@@ -93,7 +93,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     buffer->total = view->offset + view->size;
     return buffer->count++;
 }
-#line 284 "book/tensor.nw"
+#line 285 "book/tensor.nw"
 void flat_allocate(FlatBuffer *buffer)
 {
     ENSURE(buffer->data == NULL, "buffer allocated twice");
@@ -114,7 +114,7 @@ void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout)
     }
     flat_allocate(buffer);
 }
-#line 311 "book/tensor.nw"
+#line 312 "book/tensor.nw"
 int flat_find(const FlatBuffer *buffer, const char *name)
 {
     for (int i = 0; i < buffer->count; i++)
@@ -136,7 +136,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
-#line 390 "book/tensor.nw"
+#line 391 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -145,7 +145,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
-#line 424 "book/tensor.nw"
+#line 425 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -155,7 +155,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
-#line 455 "book/tensor.nw"
+#line 456 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -163,13 +163,13 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
-#line 536 "book/tensor.nw"
+#line 537 "book/tensor.nw"
 /* Element (row, col) of op(x). */
 static inline float element(MatmulOperand x, int row, int col)
 {
     return x.transposed ? x.data[(size_t)col * x.ld + row] : x.data[(size_t)row * x.ld + col];
 }
-#line 550 "book/tensor.nw"
+#line 551 "book/tensor.nw"
 static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
                              const float *y, int y_rows, int y_cols, int ldy)
 {
@@ -179,12 +179,12 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     uintptr_t y_end = y_first + ((size_t)(y_rows - 1) * ldy + y_cols) * sizeof(float);
     return x_first < y_end && y_first < x_end;
 }
-#line 568 "book/tensor.nw"
+#line 569 "book/tensor.nw"
 void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                       float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 589 "book/tensor.nw"
+#line 590 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);
@@ -196,7 +196,7 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 572 "book/tensor.nw"
+#line 573 "book/tensor.nw"
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -206,7 +206,7 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
-#line 624 "book/tensor.nw"
+#line 625 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
 {
@@ -218,12 +218,12 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
             for (int j = 0; j < n; j++) row[j] *= beta;
     }
 }
-#line 659 "book/tensor.nw"
+#line 660 "book/tensor.nw"
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 589 "book/tensor.nw"
+#line 590 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);
@@ -235,88 +235,88 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 663 "book/tensor.nw"
+#line 664 "book/tensor.nw"
     if (m == 0 || n == 0) return;
     /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
-#line 642 "book/tensor.nw"
+#line 643 "book/tensor.nw"
     if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
         if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
         return;
     }
-#line 665 "book/tensor.nw"
+#line 666 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
-#line 570 "book/fast.nw"
+#line 571 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
         && (double)m * n * k >= MATMUL_SPLIT_WORK) {
         matmul_blas_split(m, n, k, alpha, a, b, beta, c, ldc);
         return;
     }
-#line 666 "book/tensor.nw"
-    /* <<Clear the result when $\beta = 0$, whatever it held>> */
-#line 652 "book/tensor.nw"
-    if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 667 "book/tensor.nw"
+    /* <<Clear the result when $\beta = 0$, whatever it held>> */
+#line 653 "book/tensor.nw"
+    if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
+#line 668 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
-#line 645 "book/fast.nw"
+#line 646 "book/fast.nw"
     if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
         cblas_sgemv(CblasRowMajor, b.transposed ? CblasNoTrans : CblasTrans,
                     b.transposed ? n : k, b.transposed ? k : n, alpha, b.data, b.ld, a.data,
                     a.transposed ? a.ld : 1, beta, c, 1);
         return;
     }
-#line 668 "book/tensor.nw"
+#line 669 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
                 b.transposed ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
 }
-#line 702 "book/tensor.nw"
+#line 703 "book/tensor.nw"
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
     /* <<Initial values of the compute settings>> */
-#line 120 "book/fast.nw"
+#line 121 "book/fast.nw"
     .log = NULL,
-#line 547 "book/fast.nw"
+#line 548 "book/fast.nw"
     .threads = 1,
-#line 587 "book/fast.nw"
+#line 588 "book/fast.nw"
     .split_products = true,
-#line 693 "book/fast.nw"
+#line 694 "book/fast.nw"
     .fast_kernels = true,
-#line 1483 "book/fast.nw"
+#line 1484 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 1937 "book/fast.nw"
+#line 1938 "book/fast.nw"
     .bf16_min_work = 1e6,
-#line 705 "book/tensor.nw"
+#line 706 "book/tensor.nw"
 };
 
 void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
             float *c, int ldc)
 {
     /* <<Note the product's shape when a log is kept>> */
-#line 147 "book/fast.nw"
+#line 148 "book/fast.nw"
     if (compute.log)
         #pragma omp critical(matmul_log)
         matmul_log_add(compute.log, (MatmulShape){a.transposed, b.transposed, beta != 0.0f,
                                                   m, n, k});
-#line 711 "book/tensor.nw"
+#line 712 "book/tensor.nw"
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 1944 "book/fast.nw"
+#line 1945 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
-#line 714 "book/tensor.nw"
+#line 715 "book/tensor.nw"
     else
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
-#line 1287 "book/program.nw"
+#line 1288 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
-#line 157 "book/fast.nw"
+#line 158 "book/fast.nw"
 void matmul_log_add(MatmulLog *log, MatmulShape shape)
 {
     log->shapes = xgrow(log->shapes, &log->capacity, (size_t)log->count + 1,
@@ -337,7 +337,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
-#line 603 "book/fast.nw"
+#line 604 "book/fast.nw"
 void set_threads(int n)
 {
     ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
@@ -370,7 +370,7 @@ void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, Matmul
         }
     }
 }
-#line 745 "book/fast.nw"
+#line 746 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -385,7 +385,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     }
     rng->state = total_multiplier * rng->state + total_increment;
 }
-#line 1528 "book/fast.nw"
+#line 1529 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -407,7 +407,7 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     }
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
-#line 1555 "book/fast.nw"
+#line 1556 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -415,7 +415,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
     for (int r = 0; r < rows; r++)
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
-#line 1588 "book/fast.nw"
+#line 1589 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 enum { BF16_HELD = 3 };   /* at most held at once: a layer's two inputs and a gradient */
@@ -445,7 +445,7 @@ typedef struct {
 } Bf16State;
 
 static Bf16State bf16;
-#line 1623 "book/fast.nw"
+#line 1624 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -470,7 +470,7 @@ void bf16_weights_forget(void)
 {
     bf16.weights = NULL, bf16.weight_count = 0;
 }
-#line 1654 "book/fast.nw"
+#line 1655 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -479,7 +479,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         && end <= weights + bf16.weight_count * sizeof(float))
         return bf16.weights_bf16 + (x - bf16.weights);
     /* <<Read a held operand from its copy, rounded at its first product>> */
-#line 1731 "book/fast.nw"
+#line 1732 "book/fast.nw"
     for (int i = 0; i < BF16_HELD; i++) {
         Bf16Held *h = &bf16.held[i];
         if (h->x != x || h->rows != rows || h->cols != cols || *ld != cols) continue;
@@ -490,13 +490,13 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         }
         return h->copy;
     }
-#line 1662 "book/fast.nw"
+#line 1663 "book/fast.nw"
     bf16_reserve(&bf16.scratch[which], &bf16.scratch_capacity[which], (size_t)rows * cols);
     bf16_round_matrix(bf16.scratch[which], x, rows, cols, *ld);
     *ld = cols;
     return bf16.scratch[which];
 }
-#line 1696 "book/fast.nw"
+#line 1697 "book/fast.nw"
 void bf16_operand_hold(const float *x, int rows, int cols)
 {
     if (omp_in_parallel()) return;   /* products there stay in float, and this state is shared */
@@ -526,7 +526,7 @@ void bf16_operand_release(const float *x)
     }
     ENSURE(false, "a bfloat16 operand released that was not held");
 }
-#line 1761 "book/fast.nw"
+#line 1762 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -534,7 +534,7 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
-#line 1779 "book/fast.nw"
+#line 1780 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -574,7 +574,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1834 "book/fast.nw"
+#line 1835 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -585,14 +585,14 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1818 "book/fast.nw"
+#line 1819 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
-#line 1850 "book/fast.nw"
+#line 1851 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -614,12 +614,12 @@ static Bf16Product *bf16_product(Bf16Product key)
     bf16_make_product(p);
     return p;
 }
-#line 1889 "book/fast.nw"
+#line 1890 "book/fast.nw"
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 589 "book/tensor.nw"
+#line 590 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);
@@ -631,7 +631,7 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 1893 "book/fast.nw"
+#line 1894 "book/fast.nw"
     if (m == 0 || n == 0) return;
     if (alpha == 0.0f || k == 0) {
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
@@ -655,14 +655,14 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
-#line 1966 "book/fast.nw"
+#line 1967 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
-#line 2052 "book/fast.nw"
+#line 2053 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

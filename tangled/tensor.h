@@ -1,17 +1,17 @@
-#line 12 "book/tensor.nw"
+#line 13 "book/tensor.nw"
 /* tensor.h -- errors, flat buffers, random numbers and matrix products.
    Generated from book/tensor.nw by notangle: edit the book, not this file. */
 #ifndef TENSOR_H
 #define TENSOR_H
 /* <<tensor.h includes>> */
-#line 34 "book/tensor.nw"
+#line 35 "book/tensor.nw"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#line 514 "book/fast.nw"
+#line 515 "book/fast.nw"
 #include <omp.h>
 /* <<tensor.h declarations>> */
-#line 73 "book/tensor.nw"
+#line 74 "book/tensor.nw"
 /* Stop with "FILE:LINE: internal error: CONDITION: message" when a bug is detected. */
 #define ENSURE(condition, ...)                                                  \
     do {                                                                        \
@@ -19,18 +19,18 @@
     } while (0)
 _Noreturn void fail_at(const char *file, int line, const char *condition,
                        const char *format, ...) __attribute__((format(printf, 4, 5)));
-#line 104 "book/tensor.nw"
+#line 105 "book/tensor.nw"
 /* Print "transformer: message" on one line and exit with status 1: for bad input. */
 _Noreturn void die(const char *format, ...) __attribute__((format(printf, 1, 2)));
-#line 130 "book/tensor.nw"
+#line 131 "book/tensor.nw"
 /* malloc that never returns NULL: it dies naming the size and the calling place. */
 #define xmalloc(bytes) xmalloc_at((bytes), __FILE__, __LINE__)
 void *xmalloc_at(size_t bytes, const char *file, int line);
-#line 153 "book/tensor.nw"
+#line 154 "book/tensor.nw"
 /* The array at memory, of *capacity items of item bytes, grown by doubling to hold at least
    needed items (perhaps moved; NULL with capacity 0 starts one). */
 void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item);
-#line 203 "book/tensor.nw"
+#line 204 "book/tensor.nw"
 enum { TENSOR_MAX_DIMS = 4, TENSOR_NAME_MAX = 96 };
 
 /* One named tensor inside a FlatBuffer. */
@@ -50,14 +50,14 @@ typedef struct {
     size_t total;    /* floats up to the end of the last view, padding included */
     float *data;     /* NULL until the buffer is allocated */
 } FlatBuffer;
-#line 231 "book/tensor.nw"
+#line 232 "book/tensor.nw"
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape);
 void flat_allocate(FlatBuffer *buffer);
 void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout);
 int flat_find(const FlatBuffer *buffer, const char *name);      /* -1 when absent */
 float *flat_view(const FlatBuffer *buffer, int index);
 void flat_free(FlatBuffer *buffer);
-#line 356 "book/tensor.nw"
+#line 357 "book/tensor.nw"
 /* PCG32: 64-bit state, odd increment chosen by the stream number. */
 typedef struct {
     uint64_t state;
@@ -65,7 +65,7 @@ typedef struct {
 } Rng;
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
-#line 369 "book/tensor.nw"
+#line 370 "book/tensor.nw"
 static inline uint32_t rng_next(Rng *rng)
 {
     uint64_t old = rng->state;
@@ -74,11 +74,11 @@ static inline uint32_t rng_next(Rng *rng)
     uint32_t rotation = (uint32_t)(old >> 59);
     return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
 }
-#line 415 "book/tensor.nw"
+#line 416 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
-#line 498 "book/tensor.nw"
+#line 499 "book/tensor.nw"
 /* One operand of a product: row-major numbers with leading dimension ld (floats from one
    row to the next), used as they are or transposed. */
 typedef struct {
@@ -96,7 +96,7 @@ static inline MatmulOperand transposed(const float *data, int ld)
 {
     return (MatmulOperand){data, ld, true};
 }
-#line 521 "book/tensor.nw"
+#line 522 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c, c row-major with leading
    dimension ldc; op(x) is x transposed when x.transposed. beta == 0 ignores c's contents. */
 void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
@@ -105,37 +105,37 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
                       float beta, float *c, int ldc);
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
-#line 688 "book/tensor.nw"
+#line 689 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 /* <<Types of the compute settings>> */
-#line 108 "book/fast.nw"
+#line 109 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
-#line 1470 "book/fast.nw"
+#line 1471 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
-#line 690 "book/tensor.nw"
+#line 691 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
 typedef struct {
     MatmulKernel matmul;    /* the kernel that matmul() forwards to */
     /* <<Fields of the compute settings>> */
-#line 114 "book/fast.nw"
+#line 115 "book/fast.nw"
     MatmulLog *log;         /* not NULL: matmul() appends the shape of each product */
-#line 541 "book/fast.nw"
+#line 542 "book/fast.nw"
     int threads;            /* threads in use: set_threads() changes it */
-#line 581 "book/fast.nw"
+#line 582 "book/fast.nw"
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
-#line 687 "book/fast.nw"
+#line 688 "book/fast.nw"
     bool fast_kernels;      /* false: the chapters' first versions of the kernels */
-#line 1476 "book/fast.nw"
+#line 1477 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 1930 "book/fast.nw"
+#line 1931 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
-#line 694 "book/tensor.nw"
+#line 695 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
-#line 1274 "book/program.nw"
+#line 1275 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
-#line 127 "book/fast.nw"
+#line 128 "book/fast.nw"
 typedef struct {
     bool transpose_a, transpose_b, accumulate;   /* accumulate: beta != 0 */
     int m, n, k;
@@ -150,7 +150,7 @@ struct MatmulLog {
 void matmul_log_add(MatmulLog *log, MatmulShape shape);
 double matmul_log_flops(const MatmulLog *log);    /* the sum of 2 m n k */
 void matmul_log_free(MatmulLog *log);
-#line 521 "book/fast.nw"
+#line 522 "book/fast.nw"
 /* Split the for loop that follows between the threads when it does at least
    PARALLEL_MIN_WORK elements of work; iterations must be independent. */
 #define PARALLEL_MIN_WORK 32768
@@ -165,14 +165,14 @@ static inline int block_start(int block, int size)   /* first column of block */
 }
 /* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
 void set_threads(int n);
-#line 594 "book/fast.nw"
+#line 595 "book/fast.nw"
 #define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
 void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc);
-#line 737 "book/fast.nw"
+#line 738 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
-#line 1493 "book/fast.nw"
+#line 1494 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -185,24 +185,24 @@ static inline float float_from_bf16(uint16_t x)
     union { uint32_t bits; float value; } u = {.bits = (uint32_t)x << 16};
     return u.value;
 }
-#line 1576 "book/fast.nw"
+#line 1577 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
-#line 1685 "book/fast.nw"
+#line 1686 "book/fast.nw"
 /* x[rows][cols] (no gaps between rows) will be read by several products and will not
    change until bf16_operand_release(x): the bfloat16 products round it once. */
 void bf16_operand_hold(const float *x, int rows, int cols);
 void bf16_operand_release(const float *x);
-#line 1879 "book/fast.nw"
+#line 1880 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
-#line 1958 "book/fast.nw"
+#line 1959 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
-#line 2046 "book/fast.nw"
+#line 2047 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
-#line 18 "book/tensor.nw"
+#line 19 "book/tensor.nw"
 #endif

@@ -1,4 +1,4 @@
-#line 28 "book/text.nw"
+#line 29 "book/text.nw"
 /* Text to tokens, and tokens to integers. Generated from the book's chapters by notangle:
    edit the book, not this file. */
 #ifndef TEXT_H
@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include "tensor.h"
 /* <<text.h declarations>> */
-#line 135 "book/text.nw"
+#line 136 "book/text.nw"
 enum {
     TEXT_MAX_LINE_BYTES = 1000,                          /* a raw line, without newline */
     TEXT_MAX_TOKENIZED_BYTES = 2 * TEXT_MAX_LINE_BYTES,  /* its tokens and their spaces */
@@ -24,13 +24,13 @@ typedef struct {
     int count;                                 /* how many tokens */
     char error[TEXT_ERROR_MAX];                /* why the line was refused */
 } TextLine;
-#line 758 "book/text.nw"
+#line 759 "book/text.nw"
 /* Tokenize line[0..length), one line of text without its newline, into result->text.
    NULL on success, else a one-line message in result->error, which the caller prefixes
    with the file and line number. */
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result);
-#line 805 "book/text.nw"
+#line 806 "book/text.nw"
 typedef struct {
     char *text;
     size_t capacity;
@@ -42,7 +42,7 @@ typedef struct {
 long read_line(FILE *in, LineReader *reader);
 /* "NAME:LINE: message" in error, which has TEXT_ERROR_MAX bytes; return error. */
 const char *located(char *error, const char *name, long line, const char *message);
-#line 856 "book/text.nw"
+#line 857 "book/text.nw"
 typedef struct {
     long lines, count;  /* lines read and tokens in them */
     char **token;       /* token[0 .. count): NUL-terminated */
@@ -55,7 +55,7 @@ typedef struct {
    file->error; call tokenized_file_free(file) in either case. */
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file);
 void tokenized_file_free(TokenizedFile *file);
-#line 948 "book/text.nw"
+#line 949 "book/text.nw"
 typedef struct {
     long lines, identical;
     char error[TEXT_ERROR_MAX];
@@ -67,10 +67,10 @@ typedef struct {
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result);
-#line 1088 "book/text.nw"
+#line 1089 "book/text.nw"
 /* Join the tokens of line[0..length) back into text ("a dog ." -> "a dog."). NULL on
    success, else a one-line message in result->error. */
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result);
-#line 35 "book/text.nw"
+#line 36 "book/text.nw"
 #endif

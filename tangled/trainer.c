@@ -1,21 +1,21 @@
-#line 306 "book/copy.nw"
+#line 307 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 319 "book/copy.nw"
+#line 320 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#line 404 "book/checkpoint.nw"
+#line 405 "book/checkpoint.nw"
 #include <signal.h>
 #include <stdlib.h>
 #include "checkpoint.h"
-#line 532 "book/checkpoint.nw"
+#line 533 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 577 "book/copy.nw"
+#line 578 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -25,7 +25,7 @@ typedef struct {
     int lock;            /* the checkpoint's lock (the checkpoint chapter), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
-#line 413 "book/checkpoint.nw"
+#line 414 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
 {
@@ -46,7 +46,7 @@ static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *sett
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error ? trainer->message : NULL;
 }
-#line 506 "book/checkpoint.nw"
+#line 507 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -63,7 +63,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
-#line 539 "book/checkpoint.nw"
+#line 540 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -83,7 +83,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 /* <<trainer.c helpers>> */
-#line 418 "book/copy.nw"
+#line 419 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -92,7 +92,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
-#line 437 "book/copy.nw"
+#line 438 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -116,14 +116,14 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
-#line 466 "book/copy.nw"
+#line 467 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
     for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
     return tokens;
 }
-#line 479 "book/copy.nw"
+#line 480 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     const Batch *batch = trainer->batch;
@@ -133,7 +133,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     train_update(trainer->model, trainer->adam, trainer->settings);
     return loss / tokens;
 }
-#line 617 "book/copy.nw"
+#line 618 "book/copy.nw"
 /* The epoch the run ends with: the settings', unless a time budget brought it forward. */
 static int last_epoch(const TrainingProgress *progress, const TrainerSettings *settings)
 {
@@ -164,7 +164,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 660 "book/copy.nw"
+#line 679 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -201,7 +201,7 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error == NULL;
 }
-#line 99 "book/distributed.nw"
+#line 100 "book/distributed.nw"
 static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts, int tokens)
 {
     const Batch *whole = trainer->batch;
@@ -224,7 +224,7 @@ static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts,
     parallel->compute_seconds += (reduce - start) + (seconds_now() - update);
     return loss / tokens;
 }
-#line 130 "book/distributed.nw"
+#line 131 "book/distributed.nw"
 /* One process: flag. Several: whether flag is true on any of them. */
 static bool agree(DataParallel *parallel, bool flag)
 {
@@ -234,7 +234,7 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 501 "book/copy.nw"
+#line 502 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -243,10 +243,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 592 "book/copy.nw"
+#line 593 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 568 "book/checkpoint.nw"
+#line 569 "book/checkpoint.nw"
     if (settings->checkpoint_path) {
         clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
                                      sizeof trainer->message);
@@ -260,7 +260,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         }
         catch_stop_signals();
     }
-#line 594 "book/copy.nw"
+#line 595 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -273,7 +273,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 509 "book/copy.nw"
+#line 510 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -283,10 +283,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         source->start_epoch(source->task, progress->epoch);
     }
     /* <<Apply a last epoch that a time budget brought forward>> */
-#line 1913 "book/translate.nw"
+#line 1946 "book/translate.nw"
     if (progress->last_epoch && train->cooldown > 0)
         train->cooldown_end = (long)progress->last_epoch * source->batches;
-#line 518 "book/copy.nw"
+#line 519 "book/copy.nw"
     while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, settings)) {
         source->fill(source->task, trainer);
         const int parts = settings->accumulate > 1 ? settings->accumulate : 1;
@@ -295,7 +295,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             ? parallel_step(trainer, settings->parallel, parts, tokens)
             : accumulated_step(trainer, parts, tokens);
         /* <<Stop if the loss is not finite>> */
-#line 560 "book/copy.nw"
+#line 561 "book/copy.nw"
         if (!isfinite(loss)) {
             const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
@@ -306,7 +306,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 526 "book/copy.nw"
+#line 527 "book/copy.nw"
         clock.tokens_seen += tokens;
         progress->loss_sum += loss, progress->batch++;
         if (clock.terminal) print_progress(trainer, source, settings, &clock);
@@ -324,7 +324,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (epoch_done) {
             progress->epoch++, progress->batch = 0, progress->loss_sum = 0.0;
             /* <<Fit the run's end to the time budget>> */
-#line 1888 "book/translate.nw"
+#line 1921 "book/translate.nw"
             if (settings->max_minutes && train->cooldown > 0
                 && adam->step <= train->cooldown_end - train->cooldown) {   /* not cooling yet */
                 double elapsed = seconds_now() - clock.start;
@@ -344,12 +344,12 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                     fflush(stdout);
                 }
             }
-#line 543 "book/copy.nw"
+#line 544 "book/copy.nw"
             if (source->start_epoch && progress->epoch <= last_epoch(progress, settings))
                 source->start_epoch(source->task, progress->epoch);
         }
         /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 589 "book/checkpoint.nw"
+#line 590 "book/checkpoint.nw"
         const bool stop = stop_signal || out_of_time || impatient
                           || (settings->stop_after && adam->step >= settings->stop_after);
         if (settings->checkpoint_path
@@ -362,7 +362,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (stop) {
             if (clock.terminal) putchar('\n');
             /* <<Say why the run stopped>> */
-#line 612 "book/checkpoint.nw"
+#line 613 "book/checkpoint.nw"
             const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
             if (stop_signal) {
                 snprintf(trainer->message, sizeof trainer->message,
@@ -384,13 +384,13 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                 }
                 outcome = TRAINER_STOPPED;
             }
-#line 601 "book/checkpoint.nw"
+#line 602 "book/checkpoint.nw"
             break;
         }
-#line 547 "book/copy.nw"
+#line 548 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 701 "book/copy.nw"
+#line 720 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -398,10 +398,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 549 "book/copy.nw"
+#line 550 "book/copy.nw"
     return outcome;
 }
-#line 451 "book/checkpoint.nw"
+#line 452 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count)
 {
@@ -418,7 +418,7 @@ const char *trainer_resume(Trainer *trainer, const char *path,
     safetensors_free(&file);
     return error ? trainer->message : NULL;
 }
-#line 1868 "book/translate.nw"
+#line 1901 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs)
 {

@@ -1,4 +1,4 @@
-#line 291 "book/copy.nw"
+#line 292 "book/copy.nw"
 /* The training loop of every task: steps, progress line, CSV log, validation, best model,
    checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -6,7 +6,7 @@
 #define TRAINER_H
 #include "train.h"
 /* <<trainer.h declarations>> */
-#line 332 "book/copy.nw"
+#line 333 "book/copy.nw"
 typedef struct {
     Model *model;
     Adam *adam;
@@ -20,7 +20,7 @@ typedef struct {
     int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
     int best_epoch;                  /* the epoch of best_validation; 0 before the first */
 } Trainer;
-#line 352 "book/copy.nw"
+#line 353 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -36,7 +36,7 @@ typedef struct {
        few): NULL, or a one-line error. NULL: keep none. */
     const char *(*save_epoch)(void *task, const Model *model, int epoch);
 } BatchSource;
-#line 377 "book/copy.nw"
+#line 378 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -61,19 +61,19 @@ typedef enum {
 
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings);
-#line 439 "book/checkpoint.nw"
+#line 440 "book/checkpoint.nw"
 /* Load the checkpoint at path (which must match recipe) into the trainer's model, optimizer
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count);
-#line 1857 "book/translate.nw"
+#line 1890 "book/translate.nw"
 /* The last epoch that fits a time budget of budget seconds, elapsed of them spent on
    steps_here updates, at the end of an epoch of batches updates (step of them done in
    all): at most epochs, and late enough for the cool-down's cooldown_epochs to start now
    or later. */
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs);
-#line 74 "book/distributed.nw"
+#line 75 "book/distributed.nw"
 /* Several processes training one model (the chapter on many machines). */
 typedef struct DataParallel {
     int rank, size;      /* this process, and how many there are */
@@ -85,5 +85,5 @@ typedef struct DataParallel {
     double compute_seconds;               /* in them: forward, backward and update */
     double communication_seconds;         /* in sum, waiting for the others included */
 } DataParallel;
-#line 298 "book/copy.nw"
+#line 299 "book/copy.nw"
 #endif
