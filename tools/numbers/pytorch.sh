@@ -30,7 +30,7 @@ awk -F': ' "$LIB"'
       def("ptChecks", checked)
       def("ptWorstDifference", sci(worst))
       def("ptCeSum", fixed(v["ce_sum"], 4))
-      def("ptCePerToken", fixed(v["ce_per_token"], 4))
+      def("ptCePerToken", fixed(v["ce_per_token"], 3))
       def("ptKlSumZero", fixed(v["kl_sum_eps0"], 4))
       def("ptKlSum", fixed(v["kl_sum"], 4))
       def("ptXentSum", fixed(v["xent_sum"], 4))
