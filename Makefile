@@ -21,7 +21,8 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
             book/decode.nw book/text.nw book/beam.nw \
-            book/bleu.nw book/translate.nw book/fast.nw book/distributed.nw book/refuses.nw book/solutions.nw
+            book/bleu.nw book/translate.nw book/fast.nw book/distributed.nw book/refuses.nw book/solutions.nw \
+            book/pytorch.nw
 
 # The reading order, in four parts, that noweave sees: the model first, its training, then
 # translation, then the engineering. Every chapter of CHAPTERS must be in it.
@@ -31,7 +32,7 @@ READING := book/part-transformer.nw book/intro.nw book/embeddings.nw book/attent
            book/part-translation.nw book/decode.nw book/beam.nw book/bleu.nw book/translate.nw \
            book/part-engineering.nw book/build.nw book/tensor.nw book/program.nw \
            book/safetensors.nw book/checkpoint.nw book/text.nw book/fast.nw \
-           book/distributed.nw book/refuses.nw book/solutions.nw
+           book/distributed.nw book/refuses.nw book/solutions.nw book/pytorch.nw
 $(if $(filter-out $(READING),$(CHAPTERS)),$(error chapters missing from READING: $(filter-out $(READING),$(CHAPTERS))))
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
@@ -441,6 +442,7 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	TRANSFORMER=./transformer tests/faults.sh
 	tests/check-numbers.sh
 	TRANSFORMER=./transformer tests/model-card.sh
+	tests/pytorch-loss.sh
 
 # Valgrind's memcheck on a tiny training run (copy task, with a checkpoint and a resume) and
 # a translation with a tiny translator of subwords: no invalid access, no use of uninitialized memory,
