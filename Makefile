@@ -21,7 +21,8 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
             book/decode.nw book/text.nw book/beam.nw \
-            book/bleu.nw book/translate.nw book/fast.nw book/distributed.nw book/refuses.nw book/solutions.nw \
+            book/bleu.nw book/bleu-engine.nw book/translate-commands.nw book/translate.nw \
+            book/translate-files.nw book/fast.nw book/distributed.nw book/refuses.nw book/solutions.nw \
             book/pytorch.nw
 
 # The reading order, in four parts, that noweave sees: the model first, its training, then
@@ -31,7 +32,8 @@ READING := book/part-transformer.nw book/intro.nw book/embeddings.nw book/attent
            book/part-learning.nw book/training.nw book/gradcheck.nw book/copy.nw \
            book/part-translation.nw book/decode.nw book/beam.nw book/bleu.nw book/translate.nw \
            book/part-engineering.nw book/build.nw book/tensor.nw book/program.nw \
-           book/safetensors.nw book/checkpoint.nw book/text.nw book/fast.nw \
+           book/safetensors.nw book/checkpoint.nw book/text.nw book/bleu-engine.nw \
+           book/translate-files.nw book/translate-commands.nw book/fast.nw \
            book/distributed.nw book/refuses.nw book/solutions.nw book/pytorch.nw
 $(if $(filter-out $(READING),$(CHAPTERS)),$(error chapters missing from READING: $(filter-out $(READING),$(CHAPTERS))))
 

@@ -1,11 +1,11 @@
-#line 31 "book/bleu.nw"
+#line 29 "book/bleu-engine.nw"
 /* Corpus BLEU and its tokenizer, computed as sacreBLEU does -- generated from the book's
    chapters by notangle: edit the book, not this file. */
 #include "bleu.h"
 #include <stdlib.h>
 #include <string.h>
 /* <<bleu.c includes>> */
-#line 44 "book/bleu.nw"
+#line 42 "book/bleu-engine.nw"
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
@@ -13,7 +13,7 @@
 #include <wctype.h>
 #include "utf8.h"
 /* <<bleu.c definitions>> */
-#line 230 "book/bleu.nw"
+#line 83 "book/bleu-engine.nw"
 typedef struct {
     char *text;           /* NUL-terminated; NULL while empty */
     size_t length, capacity;
@@ -32,7 +32,7 @@ static char *text_finish(TextBuffer *t)   /* the text, "" if nothing was put */
     if (t->text == NULL) text_put(t, "", 0);
     return t->text;
 }
-#line 254 "book/bleu.nw"
+#line 107 "book/bleu-engine.nw"
 static char *replace_all(char *line, const char *from, const char *to)
 {
     TextBuffer out = {0};
@@ -46,7 +46,7 @@ static char *replace_all(char *line, const char *from, const char *to)
     free(line);
     return text_finish(&out);
 }
-#line 273 "book/bleu.nw"
+#line 126 "book/bleu-engine.nw"
 static bool is_13a_symbol(unsigned char c)
 {
     return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&')
@@ -67,7 +67,7 @@ static char *pad_symbols(char *line)
     free(line);
     return text_finish(&out);
 }
-#line 299 "book/bleu.nw"
+#line 152 "book/bleu-engine.nw"
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static bool is_not_digit(unsigned char c) { return !is_digit(c); }
 static bool is_period_or_comma(unsigned char c) { return c == '.' || c == ','; }
@@ -101,7 +101,7 @@ static char *apply_pair_rule(char *line, const PairRule *rule)
     free(line);
     return text_finish(&out);
 }
-#line 341 "book/bleu.nw"
+#line 194 "book/bleu-engine.nw"
 static uint32_t character_at(const char *text, int *length)
 {
     uint32_t c;
@@ -110,7 +110,7 @@ static uint32_t character_at(const char *text, int *length)
     if (problem) *length = 1, c = (unsigned char)text[0];
     return c;
 }
-#line 357 "book/bleu.nw"
+#line 210 "book/bleu-engine.nw"
 static bool python_space(uint32_t c)
 {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0
@@ -136,7 +136,7 @@ static char *join_words(char *line)
     free(line);
     return text_finish(&out);
 }
-#line 396 "book/bleu.nw"
+#line 249 "book/bleu-engine.nw"
 char *bleu_tokenize_13a(const char *line)
 {
     TextBuffer copy = {0};
@@ -155,7 +155,7 @@ char *bleu_tokenize_13a(const char *line)
     for (int r = 0; r < 3; r++) s = apply_pair_rule(s, &pair_rules[r]);
     return join_words(s);
 }
-#line 453 "book/bleu.nw"
+#line 300 "book/bleu-engine.nw"
 static bool case_ignorable(uint32_t c)
 {
     static const uint32_t ranges[][2] = {
@@ -179,7 +179,7 @@ static bool is_cased(uint32_t c, locale_t utf8)
     return towlower_l(w, utf8) != w || towupper_l(w, utf8) != w || iswlower_l(w, utf8)
         || iswupper_l(w, utf8);
 }
-#line 484 "book/bleu.nw"
+#line 331 "book/bleu-engine.nw"
 static locale_t utf8_locale(void)   /* (locale_t)0 if the system has none */
 {
     static locale_t utf8 = (locale_t)0;
@@ -193,7 +193,7 @@ const char *bleu_lowercase_ready(char *error, size_t size)
     snprintf(error, size, "cannot lowercase: no C.UTF-8 locale (%s)", strerror(errno));
     return error;
 }
-#line 521 "book/bleu.nw"
+#line 368 "book/bleu-engine.nw"
 char *bleu_lowercase(const char *line)
 {
     const locale_t utf8 = utf8_locale();
@@ -214,21 +214,21 @@ char *bleu_lowercase(const char *line)
                                     + utf8_encode(0x307, encoded + 1);
         else if (c[i] == 0x3A3) {
             /* <<Choose final or medial sigma>> */
-#line 553 "book/bleu.nw"
+#line 400 "book/bleu-engine.nw"
             size_t before = i, after = i + 1;
             while (before > 0 && case_ignorable(c[before - 1])) before--;
             while (after < n && case_ignorable(c[after])) after++;
             const bool final = before > 0 && is_cased(c[before - 1], utf8)
                                && !(after < n && is_cased(c[after], utf8));
             length = utf8_encode(final ? 0x3C2 : 0x3C3, encoded);
-#line 541 "book/bleu.nw"
+#line 388 "book/bleu-engine.nw"
         } else length = utf8_encode((uint32_t)towlower_l((wint_t)c[i], utf8), encoded);
         text_put(&out, encoded, (size_t)length);
     }
     free(c);
     return text_finish(&out);
 }
-#line 574 "book/bleu.nw"
+#line 421 "book/bleu-engine.nw"
 char *bleu_preprocess(const char *line, bool lowercase)
 {
     char *s = lowercase ? bleu_lowercase(line) : strcpy(xmalloc(strlen(line) + 1), line);
@@ -243,7 +243,7 @@ char *bleu_preprocess(const char *line, bool lowercase)
     free(s);
     return words;
 }
-#line 622 "book/bleu.nw"
+#line 469 "book/bleu-engine.nw"
 typedef struct { const char *text; size_t length; } Token;
 typedef struct { const Token *first; int n; } NGram;
 
@@ -279,7 +279,7 @@ static int compare_ngrams(const void *a, const void *b)
     }
     return 0;
 }
-#line 665 "book/bleu.nw"
+#line 512 "book/bleu-engine.nw"
 static NGram *sorted_ngrams(const Words *w, int n, size_t *count)
 {
     *count = w->count >= (size_t)n ? w->count - (size_t)n + 1 : 0;
@@ -299,7 +299,7 @@ static size_t first_above(const NGram *g, size_t size, const NGram *key, int lim
     }
     return low;
 }
-#line 691 "book/bleu.nw"
+#line 538 "book/bleu-engine.nw"
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
 {
@@ -308,7 +308,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
     for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase);
     /* <<Add the hypothesis length and the closest reference length>> */
-#line 713 "book/bleu.nw"
+#line 560 "book/bleu-engine.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
     for (int r = 0; r < n_refs; r++) {
         const size_t len = refs[r].count;
@@ -318,12 +318,12 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     }
     stats->hyp_len += (long long)hyp.count;
     stats->ref_len += (long long)closest;
-#line 699 "book/bleu.nw"
+#line 546 "book/bleu-engine.nw"
     NGram **ref_ngrams = xmalloc((size_t)n_refs * sizeof *ref_ngrams);
     size_t *ref_count = xmalloc((size_t)n_refs * sizeof *ref_count);
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
         /* <<Add the clipped matches of order [[n]]>> */
-#line 728 "book/bleu.nw"
+#line 575 "book/bleu-engine.nw"
         size_t hyp_count;
         NGram *hyp_ngrams = sorted_ngrams(&hyp, n, &hyp_count);
         for (int r = 0; r < n_refs; r++)
@@ -344,12 +344,12 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
         }
         for (int r = 0; r < n_refs; r++) free(ref_ngrams[r]);
         free(hyp_ngrams);
-#line 703 "book/bleu.nw"
+#line 550 "book/bleu-engine.nw"
     }
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
     free(hyp.line), free(hyp.tokens), free(refs), free(ref_ngrams), free(ref_count);
 }
-#line 784 "book/bleu.nw"
+#line 631 "book/bleu-engine.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
     BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
@@ -362,7 +362,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
     /* <<Compute the smoothed precisions and the order to average>> */
-#line 808 "book/bleu.nw"
+#line 655 "book/bleu-engine.nw"
     double smooth = 1.0;
     int order = BLEU_MAX_ORDER;
     for (int n = 0; n < BLEU_MAX_ORDER; n++) {
@@ -373,14 +373,14 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
             s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
         } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
     }
-#line 796 "book/bleu.nw"
+#line 643 "book/bleu-engine.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
         log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
     s.score = s.bp * exp(log_sum / order);
     return s;
 }
-#line 831 "book/bleu.nw"
+#line 678 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
 {
@@ -393,7 +393,7 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     free(refs);
     return bleu_compute(&stats, effective_order);
 }
-#line 864 "book/bleu.nw"
+#line 711 "book/bleu-engine.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
     snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
@@ -401,7 +401,7 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->precisions[1], s->precisions[2], s->precisions[3], s->bp, s->ratio,
              s->stats.hyp_len, s->stats.ref_len);
 }
-#line 893 "book/bleu.nw"
+#line 740 "book/bleu-engine.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
 {
@@ -409,7 +409,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              n_refs, lowercase ? "lc" : "mixed", effective_order ? "yes" : "no",
              BLEU_SACREBLEU_VERSION);
 }
-#line 936 "book/bleu.nw"
+#line 783 "book/bleu-engine.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
@@ -430,7 +430,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 984 "book/bleu.nw"
+#line 831 "book/bleu-engine.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -449,7 +449,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         free(text);
         return error;
     }
-#line 956 "book/bleu.nw"
+#line 803 "book/bleu-engine.nw"
     file->text = text;
     file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */
     for (size_t i = 0; i < t.length; i++)

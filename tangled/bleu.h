@@ -1,4 +1,4 @@
-#line 17 "book/bleu.nw"
+#line 15 "book/bleu-engine.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef BLEU_H
 #define BLEU_H
@@ -6,23 +6,23 @@
 #include <stddef.h>
 #include "tensor.h"
 /* <<bleu.h declarations>> */
-#line 387 "book/bleu.nw"
+#line 240 "book/bleu-engine.nw"
 /* The line tokenized by sacreBLEU's 13a rules: words separated by single spaces, no space
    at either end. LINE is UTF-8; free() the result. */
 char *bleu_tokenize_13a(const char *line);
-#line 503 "book/bleu.nw"
+#line 350 "book/bleu-engine.nw"
 /* Whether bleu_lowercase can work here (it needs the C.UTF-8 locale): NULL, or why not in
    error (size bytes). */
 const char *bleu_lowercase_ready(char *error, size_t size);
-#line 512 "book/bleu.nw"
+#line 359 "book/bleu-engine.nw"
 /* LINE lowercased as Python's str.lower() does (see the book for the one approximation);
    UTF-8 in and out; free() the result. */
 char *bleu_lowercase(const char *line);
-#line 565 "book/bleu.nw"
+#line 412 "book/bleu-engine.nw"
 /* sacreBLEU's preprocessing of one segment: optionally lowercase, strip trailing
    whitespace, tokenize with 13a. free() the result. */
 char *bleu_preprocess(const char *line, bool lowercase);
-#line 602 "book/bleu.nw"
+#line 449 "book/bleu-engine.nw"
 enum { BLEU_MAX_ORDER = 4 };
 
 typedef struct {
@@ -35,7 +35,7 @@ typedef struct {
    UTF-8 text: they are preprocessed here, lowercased if asked). */
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase);
-#line 766 "book/bleu.nw"
+#line 613 "book/bleu-engine.nw"
 typedef struct {
     double score;                        /* 0 to 100 */
     double precisions[BLEU_MAX_ORDER];   /* percent, smoothed */
@@ -48,18 +48,18 @@ typedef struct {
    averages only the orders that the hypotheses have n-grams of (sacreBLEU's default for
    corpus BLEU is false). */
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order);
-#line 824 "book/bleu.nw"
+#line 671 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order);
-#line 857 "book/bleu.nw"
+#line 704 "book/bleu-engine.nw"
 /* The score line, in sacreBLEU's format. */
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s);
-#line 884 "book/bleu.nw"
+#line 731 "book/bleu-engine.nw"
 #define BLEU_SACREBLEU_VERSION "2.6.0"
 /* sacreBLEU's signature of a BLEU score computed with these settings. */
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order);
-#line 921 "book/bleu.nw"
+#line 768 "book/bleu-engine.nw"
 typedef struct {
     char *text;       /* the whole file, its line ends replaced by NULs */
     char **lines;
@@ -70,5 +70,5 @@ typedef struct {
    names the file (and the line); then there is nothing to free. */
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size);
 void bleu_lines_free(BleuLines *file);
-#line 24 "book/bleu.nw"
+#line 22 "book/bleu-engine.nw"
 #endif

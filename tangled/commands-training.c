@@ -13,7 +13,7 @@
 #line 742 "book/copy.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 1210 "book/translate.nw"
+#line 30 "book/translate-commands.nw"
 #include "modelfile.h"
 #line 391 "book/distributed.nw"
 #include <limits.h>
@@ -388,7 +388,7 @@ int run_train(int argc, char **argv)
 #line 448 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 854 "book/translate.nw"
+#line 193 "book/translate-files.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, data_dir, subset, config.tie_source, subwords, error,

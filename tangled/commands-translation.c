@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 1201 "book/translate.nw"
+#line 21 "book/translate-commands.nw"
 #include <unistd.h>
 #include "beam.h"
 #include "data.h"
 #include "modelfile.h"
 /* <<commands-translation.c functions>> */
-#line 1221 "book/translate.nw"
+#line 41 "book/translate-commands.nw"
 /* The translator that ships with the book: SHIPPED_MODEL in the current directory, else
    beside the program (its own directory found through /proc/self/exe). */
 #define SHIPPED_MODEL "data/multi30k-de-en.safetensors"
@@ -29,7 +29,7 @@ static const char *shipped_model(void)
     snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "%s", SHIPPED_MODEL);
     return access(path, R_OK) == 0 ? path : SHIPPED_MODEL;
 }
-#line 1241 "book/translate.nw"
+#line 61 "book/translate-commands.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -65,9 +65,9 @@ int run_translate(int argc, char **argv)
 #line 1979 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 1273 "book/translate.nw"
+#line 93 "book/translate-commands.nw"
     /* <<Translate standard input in batches>> */
-#line 1291 "book/translate.nw"
+#line 111 "book/translate-commands.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     const int window = 4 * batch_limit;   /* lines read, then sorted by length */
     model_prepare(&model, batch_limit, max_len, 1);
@@ -96,7 +96,7 @@ int run_translate(int argc, char **argv)
     while (more) {
         int count = 0;
         /* <<Read, tokenize and number up to a window of lines>> */
-#line 1352 "book/translate.nw"
+#line 172 "book/translate-commands.nw"
         while (count < window) {
             const long length = read_line(stdin, &line);
             if (length < 0) {
@@ -111,20 +111,20 @@ int run_translate(int argc, char **argv)
                                                 &src_vocab, max_len);
             count++;
         }
-#line 1319 "book/translate.nw"
+#line 139 "book/translate-commands.nw"
         if (count == 0) break;
         /* <<Order the window's lines by length>> */
-#line 1373 "book/translate.nw"
+#line 193 "book/translate-commands.nw"
         memset(starts, 0, (size_t)(max_len + 2) * sizeof *starts);
         for (int w = 0; w < count; w++) starts[lengths_in[w] + 1]++;
         for (int n = 1; n <= max_len + 1; n++) starts[n] += starts[n - 1];
         for (int w = 0; w < count; w++) order[starts[lengths_in[w]]++] = w;
-#line 1321 "book/translate.nw"
+#line 141 "book/translate-commands.nw"
         for (int first = 0; first < count; first += batch_limit) {
             const int batch = count - first < batch_limit ? count - first : batch_limit;
             int src_len = 1;
             /* <<Gather the batch's sources, padded to the longest>> */
-#line 1382 "book/translate.nw"
+#line 202 "book/translate-commands.nw"
             for (int b = 0; b < batch; b++)
                 if (lengths_in[order[first + b]] > src_len) src_len = lengths_in[order[first + b]];
             for (int b = 0; b < batch; b++) {
@@ -133,7 +133,7 @@ int run_translate(int argc, char **argv)
                 memcpy(row, numbered + (size_t)w * max_len, (size_t)lengths_in[w] * sizeof *row);
                 for (int i = lengths_in[w]; i < src_len; i++) row[i] = VOCAB_BLANK;
             }
-#line 1325 "book/translate.nw"
+#line 145 "book/translate-commands.nw"
             padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
             const SourceBatch sources = {src, src_keep, batch, src_len};
             if (beam_size == 1)
@@ -150,7 +150,7 @@ int run_translate(int argc, char **argv)
             }
         }
         /* <<Turn each output into text and print it>> */
-#line 1398 "book/translate.nw"
+#line 218 "book/translate-commands.nw"
         for (int b = 0; b < count; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -172,18 +172,18 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - count + b + 1, text.error);
             puts(text.text);
         }
-#line 1341 "book/translate.nw"
+#line 161 "book/translate-commands.nw"
     }
     free(numbered), free(lengths_in), free(order), free(starts), free(src), free(src_keep);
     free(batch_out), free(batch_lengths), free(out), free(lengths), free(line.text);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 1274 "book/translate.nw"
+#line 94 "book/translate-commands.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
 }
-#line 1754 "book/translate.nw"
+#line 996 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
     const char *output = NULL;
@@ -208,7 +208,7 @@ int run_average(int argc, char **argv)
     for (int k = 1; k < count; k++) {
         load_translator(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
-#line 1795 "book/translate.nw"
+#line 1037 "book/translate.nw"
         const Config *a = &mean.config, *b = &model.config;
         bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
                     && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
@@ -222,7 +222,7 @@ int run_average(int argc, char **argv)
         if (!same)
             die("%s: not a model of the same run as %s (other sizes or vocabularies)",
                 argv[first + k], argv[first]);
-#line 1778 "book/translate.nw"
+#line 1020 "book/translate.nw"
         for (size_t i = 0; i < n; i++) sum[i] += model.parameters.data[i];
         model_free(&model), vocab_free(&other_src), vocab_free(&other_tgt);
     }
@@ -234,7 +234,7 @@ int run_average(int argc, char **argv)
     free(sum), model_free(&mean), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     return finish_output();
 }
-#line 2122 "book/translate.nw"
+#line 1364 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -262,7 +262,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 2160 "book/translate.nw"
+#line 1402 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -284,9 +284,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 2149 "book/translate.nw"
+#line 1391 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 2187 "book/translate.nw"
+#line 1429 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -318,7 +318,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 2150 "book/translate.nw"
+#line 1392 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

@@ -110,7 +110,7 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
         }
     return most;
 }
-#line 696 "book/translate.nw"
+#line 35 "book/translate-files.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
@@ -142,7 +142,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
-#line 744 "book/translate.nw"
+#line 83 "book/translate-files.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
     int n = 0;
@@ -153,7 +153,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
-#line 783 "book/translate.nw"
+#line 122 "book/translate-files.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   bool joint, int subwords, char *error, size_t size)
 {
@@ -179,7 +179,7 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
     if (read == 4) {
         const long lines = subset && subset < files[0].lines ? subset : files[0].lines;
         /* <<Build the source and target vocabularies, or one for both>> */
-#line 824 "book/translate.nw"
+#line 163 "book/translate-files.nw"
         const long n_de = files[0].line_start[lines], n_en = files[1].line_start[lines];
         if (joint || subwords > 0) {
             char **both = xmalloc((size_t)(n_de + n_en + 1) * sizeof *both);
@@ -195,7 +195,7 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
             vocab_build(&data->src_vocab, files[0].token, n_de, 2);
             vocab_build(&data->tgt_vocab, files[1].token, n_en, 2);
         }
-#line 808 "book/translate.nw"
+#line 147 "book/translate-files.nw"
         data->train = corpus_number(&files[0], &files[1], &data->src_vocab, &data->tgt_vocab,
                                     subset, 128);
         data->validation = corpus_number(&files[2], &files[3], &data->src_vocab,
@@ -205,7 +205,7 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
     return read == 4 ? NULL : error;
 }
 
-#line 844 "book/translate.nw"
+#line 183 "book/translate-files.nw"
 void translation_data_free(TranslationData *data)
 {
     vocab_free(&data->src_vocab), vocab_free(&data->tgt_vocab);

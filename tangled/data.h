@@ -64,17 +64,17 @@ typedef struct {
 
 /* The largest batch sizes of two plans (training and validation), each size on its own. */
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b);
-#line 682 "book/translate.nw"
+#line 21 "book/translate-files.nw"
 /* The first limit lines (0: all) of two tokenized files as a corpus, numbered with the
    vocabularies, each sentence between <s> and </s> and at most max_tokens tokens long. */
 Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
                      const Vocab *src_vocab, const Vocab *tgt_vocab, long limit,
                      int max_tokens);
-#line 734 "book/translate.nw"
+#line 73 "book/translate-files.nw"
 /* ids = <s>, the numbers of the space-separated tokens of text, </s>: at most max_tokens
    (>= 2) numbers in all, the tokens cut to fit. Returns the count; text is cut up. */
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens);
-#line 761 "book/translate.nw"
+#line 100 "book/translate-files.nw"
 typedef struct {
     Vocab src_vocab, tgt_vocab;     /* from the training pairs used */
     Corpus train, validation;       /* the pairs, numbered */

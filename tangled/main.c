@@ -98,7 +98,7 @@ static const Command commands[] = {
      "the most frequent first, ties in byte order. Print its size. With --subwords,\n"
      "the vocabulary is one of pieces of words learned by byte-pair encoding.\n",
      NULL, run_vocab},
-#line 1072 "book/bleu.nw"
+#line 919 "book/bleu-engine.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [OPTIONS]\n"
      "\n"
@@ -109,7 +109,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 1424 "book/translate.nw"
+#line 244 "book/translate-commands.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -126,7 +126,7 @@ static const Command commands[] = {
      "line, decoded with a beam search (greedy with --beam 1). Without --model, the\n"
      "translator that ships with the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1739 "book/translate.nw"
+#line 981 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -135,7 +135,7 @@ static const Command commands[] = {
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
      "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 2223 "book/translate.nw"
+#line 1465 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

@@ -1,4 +1,4 @@
-#line 906 "book/translate.nw"
+#line 245 "book/translate-files.nw"
 /* Saving a translation model (weights, configuration, vocabularies) as one file, and
    loading it back with every field checked against the model it claims to be --
    generated from the book's chapters by notangle: edit the book, not this file. */
@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<modelfile.c definitions>> */
-#line 939 "book/translate.nw"
+#line 278 "book/translate-files.nw"
 static const char model_format[] = "annotated-transformer-c model";
 enum { MODEL_FILE_VERSION = 2, MODEL_MAX_LEN = 10000, MODEL_MAX_NUMBER = 10000000 };
 static const char *const number_keys[7] = {"src_vocab", "tgt_vocab", "layers", "d_model",
                                            "d_ff", "heads", "max_len"};
-#line 948 "book/translate.nw"
+#line 287 "book/translate-files.nw"
 static char *join_tokens(const Vocab *vocab)
 {
     size_t bytes = 1;
@@ -25,7 +25,7 @@ static char *join_tokens(const Vocab *vocab)
     *end = '\0';
     return joined;
 }
-#line 963 "book/translate.nw"
+#line 302 "book/translate-files.nw"
 const char *translation_model_save(const char *path, const Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, bool bf16_weights,
                                    Safetensors *scratch)
@@ -56,7 +56,7 @@ const char *translation_model_save(const char *path, const Model *model, Vocab *
     free(vocabs[0]), free(vocabs[1]);
     return error;
 }
-#line 1005 "book/translate.nw"
+#line 344 "book/translate-files.nw"
 const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file)
 {
@@ -66,7 +66,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     if (error) return error;
     char value[64];
     /* <<Check the model file's format, version and checksum>> */
-#line 1029 "book/translate.nw"
+#line 368 "book/translate-files.nw"
     if (!safetensors_metadata(file, "format", value, sizeof value)
         || strcmp(value, model_format) != 0)
         return safetensors_metadata(file, "src_vocab", value, sizeof value)
@@ -86,10 +86,10 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
         return safetensors_fail(file, path, "checksum mismatch: the file is corrupt");
-#line 1014 "book/translate.nw"
+#line 353 "book/translate-files.nw"
     Config config;
     /* <<Read the configuration, each number within its bounds>> */
-#line 1054 "book/translate.nw"
+#line 393 "book/translate-files.nw"
     int numbers[7];
     for (int i = 0; i < 7; i++) {
         char *end;
@@ -105,9 +105,9 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config = config_default(numbers[0], numbers[1], numbers[2]);
     config.d_model = numbers[3], config.d_ff = numbers[4], config.heads = numbers[5];
     config.max_len = numbers[6];
-#line 1016 "book/translate.nw"
+#line 355 "book/translate-files.nw"
     /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-#line 1076 "book/translate.nw"
+#line 415 "book/translate-files.nw"
     static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
     static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
                                                      {"0", "1"}};
@@ -125,15 +125,15 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     config.layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     config.tie_generator = chosen[2];
     /* <<Read whether the source embedding is shared, absent meaning not>> */
-#line 1100 "book/translate.nw"
+#line 439 "book/translate-files.nw"
     if (!safetensors_metadata(file, "tied_source", value, sizeof value)) strcpy(value, "0");
     if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
         return safetensors_fail(file, path, "'tied_source' must be '0' or '1', not '%s'",
                                 safetensors_printable(value, value, 44));
     config.tie_source = value[0] == '1';
-#line 1017 "book/translate.nw"
+#line 356 "book/translate-files.nw"
     /* <<Check the configuration against itself and against the file's size>> */
-#line 1118 "book/translate.nw"
+#line 457 "book/translate-files.nw"
     if (config.max_len < 3)
         return safetensors_fail(file, path,
                                 "max_len %d is too small (at least 3)", config.max_len);
@@ -154,18 +154,18 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
         return safetensors_fail(file, path,
                                 "the configuration needs at least %.0f numbers but the file "
                                 "holds at most %zu", needed, file->data_size / 2);
-#line 1018 "book/translate.nw"
+#line 357 "book/translate-files.nw"
     model_init(model, config);
     /* <<Check that the file holds exactly the model's tensors, and load them>> */
-#line 1145 "book/translate.nw"
+#line 484 "book/translate-files.nw"
     if (file->count != model->parameters.count)
         return safetensors_fail(file, path,
                                 "%d tensors, but the model it describes has %d", file->count,
                                 model->parameters.count);
     if ((error = safetensors_load(file, &model->parameters, path))) return error;
-#line 1020 "book/translate.nw"
+#line 359 "book/translate-files.nw"
     /* <<Read both vocabularies and check their sizes>> */
-#line 1159 "book/translate.nw"
+#line 498 "book/translate-files.nw"
     cJSON *meta = cJSON_Parse(file->metadata_json);
     Vocab *vocabs[2] = {src_vocab, tgt_vocab};
     const int sizes[2] = {config.src_vocab, config.tgt_vocab};
@@ -190,6 +190,6 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
             error = safetensors_fail(file, path, "a shared source embedding, but the "
                                      "vocabularies differ at token %d", v);
     if (error) return error;
-#line 1021 "book/translate.nw"
+#line 360 "book/translate-files.nw"
     return NULL;
 }
