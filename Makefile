@@ -18,9 +18,9 @@ MAKEFLAGS += --no-builtin-rules
 # The chapters in the order notangle sees them (the order they were written, bottom up): a
 # chunk defined in pieces is tangled in this order, so changing it changes tangled/.
 CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embeddings.nw \
-            book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw \
-            book/safetensors.nw book/training.nw book/copy.nw book/checkpoint.nw \
-            book/decode.nw book/text.nw book/beam.nw \
+            book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw book/gradcheck-command.nw \
+            book/safetensors.nw book/training.nw book/copy.nw book/copy-command.nw book/checkpoint.nw \
+            book/decode.nw book/decode-check.nw book/text.nw book/beam.nw book/beam-check.nw \
             book/bleu.nw book/bleu-engine.nw book/translate-commands.nw book/translate.nw \
             book/translate-files.nw book/fast.nw book/distributed.nw book/refuses.nw book/solutions.nw \
             book/pytorch.nw
@@ -32,6 +32,7 @@ READING := book/part-transformer.nw book/intro.nw book/embeddings.nw book/attent
            book/part-learning.nw book/training.nw book/gradcheck.nw book/copy.nw \
            book/part-translation.nw book/decode.nw book/beam.nw book/bleu.nw book/translate.nw \
            book/part-engineering.nw book/build.nw book/tensor.nw book/program.nw \
+           book/gradcheck-command.nw book/copy-command.nw book/decode-check.nw book/beam-check.nw \
            book/safetensors.nw book/checkpoint.nw book/text.nw book/bleu-engine.nw \
            book/translate-files.nw book/translate-commands.nw book/fast.nw \
            book/distributed.nw book/refuses.nw book/solutions.nw book/pytorch.nw

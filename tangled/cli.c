@@ -188,7 +188,7 @@ void print_options(FILE *out, const Option *options, int count)
     for (int i = 0; i < count; i++) print_option(out, &options[i]);
     fprintf(out, "  %-24s %s\n", "--help", "print this help and exit");
 }
-#line 769 "book/copy.nw"
+#line 37 "book/copy-command.nw"
 void check_model_size(const char *command, const Config *config)
 {
     if (config->d_model % config->heads || config->d_model % 2)

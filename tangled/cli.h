@@ -52,7 +52,7 @@ void no_operands(const char *command, int first, int argc, char **argv);
 #line 494 "book/program.nw"
 /* Print the table's flags, one a line, with their help and defaults. */
 void print_options(FILE *out, const Option *options, int count);
-#line 752 "book/copy.nw"
+#line 20 "book/copy-command.nw"
 /* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
 #define MODEL_SIZE_OPTIONS(config)                                               \
     {"layers", OPTION_INT, &(config).layers, 1, 24, NULL,                        \

@@ -11,7 +11,7 @@
 /* <<commands-tool.c includes>> */
 #line 964 "book/program.nw"
 #include <getopt.h>
-#line 568 "book/gradcheck.nw"
+#line 20 "book/gradcheck-command.nw"
 #include "gradcheck.h"
 /* <<commands-tool.c functions>> */
 #line 908 "book/program.nw"
@@ -160,7 +160,7 @@ int run_time_matmul(int argc, char **argv)
 #line 1312 "book/program.nw"
     return 0;
 }
-#line 575 "book/gradcheck.nw"
+#line 27 "book/gradcheck-command.nw"
 int run_gradcheck(int argc, char **argv)
 {
     const char *layer = "all";
@@ -176,7 +176,7 @@ int run_gradcheck(int argc, char **argv)
                                            sizeof options / sizeof *options, argc, argv),
                 argc, argv);
     /* <<Run the chosen checks and report the worst error>> */
-#line 597 "book/gradcheck.nw"
+#line 49 "book/gradcheck-command.nw"
     double worst_layer = 0.0, worst_model = 0.0;
     bool ran_layers = false, ran_model = false;
     for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -212,5 +212,5 @@ int run_gradcheck(int argc, char **argv)
                  GRADCHECK_MODEL_BOUND);
     printf("worst error e: %s, %s: %s\n", layers_part, model_part, passed ? "passed" : "FAILED");
     return passed ? 0 : 1;
-#line 590 "book/gradcheck.nw"
+#line 42 "book/gradcheck-command.nw"
 }

@@ -10,7 +10,7 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 742 "book/copy.nw"
+#line 10 "book/copy-command.nw"
 #include <unistd.h>
 #include "trainer.h"
 #line 30 "book/translate-commands.nw"
@@ -19,7 +19,7 @@
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
-#line 782 "book/copy.nw"
+#line 50 "book/copy-command.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -47,7 +47,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
-#line 816 "book/copy.nw"
+#line 84 "book/copy-command.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -57,7 +57,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 834 "book/copy.nw"
+#line 102 "book/copy-command.nw"
 int run_copy(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
@@ -68,7 +68,7 @@ int run_copy(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
     int norm = 0;                     /* --norm: 0 pre, 1 post */
     /* <<Read the copy command's flags>> */
-#line 887 "book/copy.nw"
+#line 155 "book/copy-command.nw"
     const Option options[] = {
         {"epochs", OPTION_INT, &epochs, 0, 10000, NULL, "N epochs to train (0: decode untrained)"},
         {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
@@ -82,7 +82,7 @@ int run_copy(int argc, char **argv)
         {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         /* <<The copy command's experiment options>> */
-#line 917 "book/copy.nw"
+#line 185 "book/copy-command.nw"
         {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
         {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL,
@@ -91,7 +91,7 @@ int run_copy(int argc, char **argv)
          "R a constant learning rate R instead of the schedule"},
         {"no-scale", OPTION_SWITCH, &config.unscaled_attention, 0, 0, NULL,
          "attention scores without the 1/sqrt(d_k)"},
-#line 900 "book/copy.nw"
+#line 168 "book/copy-command.nw"
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
         /* <<The checkpoint options>> */
@@ -104,14 +104,14 @@ int run_copy(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 903 "book/copy.nw"
+#line 171 "book/copy-command.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
     check_model_size("copy", &config);
     config.norm = norm == 1 ? NORM_POST : NORM_PRE;
     set_precision("copy", precision);
-#line 844 "book/copy.nw"
+#line 112 "book/copy-command.nw"
     run.epochs = epochs;
     config.max_len = len;
     Model model;
@@ -155,17 +155,17 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
                progress.epoch, progress.batch);
     }
-#line 866 "book/copy.nw"
+#line 134 "book/copy-command.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
 #line 372 "book/distributed.nw"
     distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 867 "book/copy.nw"
+#line 135 "book/copy-command.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
     int status = trainer_exit_status(&trainer, outcome);
     if (outcome == TRAINER_FINISHED) {
         /* <<Decode examples and report whether they are copies>> */
-#line 948 "book/copy.nw"
+#line 216 "book/copy-command.nw"
         int *data = copy.data;
         double eval_loss = 0.0;
         for (int e = 0; e < 5; e++) {
@@ -193,7 +193,7 @@ int run_copy(int argc, char **argv)
             printf(" %s\n", same ? "exact" : "DIFFERENT");
         }
         free(out), free(keep);
-#line 872 "book/copy.nw"
+#line 140 "book/copy-command.nw"
         status = exact ? 0 : 1;
     }
     distributed_leave("copy", &model, &adam, &progress);   /* the chapter on many machines */

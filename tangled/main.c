@@ -44,7 +44,7 @@ static const Command commands[] = {
      "Multiply two random N x N matrices repeatedly for 0.1 s and print the time of\n"
      "one product and the rate in GFLOP/s.\n",
      NULL, run_time_matmul},
-#line 637 "book/gradcheck.nw"
+#line 89 "book/gradcheck-command.nw"
     {"gradcheck", "check the backward functions by finite differences",
      "usage: transformer gradcheck [OPTIONS]\n"
      "\n"
@@ -54,7 +54,7 @@ static const Command commands[] = {
      "layernorm-annotated, feed-forward, embedding or log-softmax. Exits with\n"
      "status 1 if an error reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 980 "book/copy.nw"
+#line 248 "book/copy-command.nw"
     {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"
@@ -67,7 +67,7 @@ static const Command commands[] = {
      "the same sizes (--epochs may grow).\n"
      "Under mpirun -np P, P processes share every batch; rank 0 writes the files.\n",
      NULL, run_copy},
-#line 703 "book/decode.nw"
+#line 125 "book/decode-check.nw"
     {"time-decode", "time greedy decoding with and without the key-value cache",
      "usage: transformer time-decode [OPTIONS]\n"
      "\n"
