@@ -7,8 +7,8 @@
 # (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second).
 # `make figure NAME=norm-warmup DATA=DIR/pre-w400-s1.csv` draws the logs of another
 # directory DIR named the same way (OUT=... sh figures/copy/run-small.sh experiments makes
-# one); an arm of which DIR has no log is left out, one of warm-up 800 (w800, the arms of
-# figures/norm-warmup/run-multi30k.sh) is drawn as w400 is.
+# one; so does figures/norm-warmup/run-multi30k.sh, whose schedule has a warm-up of 800,
+# w800); an arm of which DIR has no log is left out.
 set terminal cairolatex pdf size 15cm,8cm
 load 'figures/style.gp'
 set output dir.'norm-warmup.tex'
@@ -31,11 +31,11 @@ files(norm, a) = system(sprintf("ls %s%s-%s-s*.csv 2>/dev/null | tr '\\n' ' '", 
 curve(norm, a, key) = sprintf("'< paste -d, %s' using 1:((sum [i=0:%d] column(4 + 7*i))/%d) skip 1 with linespoints %s title '%s'", \
                               files(norm, a), words(files(norm, a)) - 1, words(files(norm, a)), \
                               style(a), key ? label(a) : '')
-set xlabel 'epoch (20 updates each)'
-set xrange [0.5:20.5]
+set xlabel 'epoch'
+set xrange [0.5:*]
 set xtics 0,5 out
 set logscale y
-set yrange [0.01:4]
+set yrange [*:*]
 set ytics out
 set mytics 10
 set format y '%g'
