@@ -28,14 +28,16 @@ style(a) = a eq 'w400' || a eq 'w800' ? "lw 2 lc rgb '#000000' pt 7 ps 0.5" : \
 # The logs of one norm and arm, one name after another, and the plot of their mean: paste
 # puts the seeds' rows side by side, 7 columns each, the validation loss 4th of each.
 files(norm, a) = system(sprintf("ls %s%s-%s-s*.csv 2>/dev/null | tr '\\n' ' '", logs, norm, a))
-curve(norm, a, key) = sprintf("'< paste -d, %s' using 1:((sum [i=0:%d] column(4 + 7*i))/%d) skip 1 with linespoints %s title '%s'", \
+curve(norm, a, key) = sprintf("'< paste -d, %s' using 1:((sum [i=0:%d] column(4 + 7*i))/%d) skip 1 with linespoints %s title \"%s\"", \
                               files(norm, a), words(files(norm, a)) - 1, words(files(norm, a)), \
                               style(a), key ? label(a) : '')
 set xlabel 'epoch'
 set xrange [0.5:*]
 set xtics 0,5 out
 set logscale y
-set yrange [*:*]
+# One scale for both panels: whole decades around every validation loss of the directory.
+stats sprintf("< tail -q -n +2 %s*.csv", logs) using 4 nooutput
+set yrange [10**floor(log10(STATS_min)):10**ceil(log10(STATS_max))]
 set ytics out
 set mytics 10
 set format y '%g'

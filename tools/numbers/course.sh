@@ -111,8 +111,10 @@ log_macros copytaskNoScale $C/noscale.csv
 #   Warm  w400    the schedule, warm-up 400;     Cold  w0      the schedule without warm-up;
 #   Peak  rpeak   the schedule's peak, constant; Fixed r0.001  a constant 10^-3.
 # Per norm and arm: the last epoch's validation loss of each seed, the exact copies of each,
-# their sum, and the mean of the three losses; the first epoch's training loss of the run
-# that Figure 9.1 draws (pre-norm, warm-up 400, seed 1). The schedule's rates are computed
+# their sum and the sequences decoded (of the arm's three runs), and the mean of the three
+# losses; post-norm's losses over pre-norm's (the sums of the seeds) with the warm-up and at
+# the constant peak; the first epoch's training loss of the run that Figure 9.1 draws
+# (pre-norm, warm-up 400, seed 1). The schedule's rates are computed
 # from its settings (factor 0.5, d_model 32, warm-up 400; Chapter 7): its peak, the rate of
 # the first step without warm-up, and their ratio (w^1/2). The peak is also checked against
 # the rate that the rpeak runs logged.
@@ -121,7 +123,7 @@ for norm in pre post; do
     for seed in 1 2 3; do
       name=$norm-$arm-s$seed
       echo "$norm $arm $seed $(tail -n 1 $C/experiments/$name.csv | cut -d, -f4) \
-$(grep -c ' exact$' $C/experiments/$name.txt || true) $(sed -n 2p $C/experiments/$name.csv | cut -d, -f3) \
+$(grep -c ' exact$' $C/experiments/$name.txt || true) $(grep -c '^ *source ' $C/experiments/$name.txt || true) $(sed -n 2p $C/experiments/$name.csv | cut -d, -f3) \
 $(tail -n 1 $C/experiments/$name.csv | cut -d, -f5)"
     done
   done
@@ -133,16 +135,18 @@ done | awk "$LIB"'
     loss[key] = loss[key] (loss[key] == "" ? "" : ", ") fixed($4, 3)
     copied[key] = copied[key] (copied[key] == "" ? "" : ", ") $5
     sum[key] += $4; exact[key] += $5; runs[key]++
-    if (key == "PreWarm" && $3 == 1) first = $6
-    if ($2 == "rpeak" && ($7 - peak > 1e-5 * peak || peak - $7 > 1e-5 * peak)) {
-      print "course.sh: the rpeak run " $1 " " $3 " logged the rate " $7 ", not the peak " peak > "/dev/stderr"
+    decoded[key] += $6
+    if (key == "PreWarm" && $3 == 1) first = $7
+    if ($2 == "rpeak" && ($8 - peak > 1e-5 * peak || peak - $8 > 1e-5 * peak)) {
+      print "course.sh: the rpeak run " $1 " " $3 " logged the rate " $8 ", not the peak " peak > "/dev/stderr"
       bad = 1; exit 1 } }
   END {
     if (bad) exit 1
     for (k in loss) { def("copytask" k "Losses", loss[k]); def("copytask" k "Copied", copied[k])
                       def("copytask" k "CopiedTotal", exact[k]); def("copytask" k "Mean", fixed(sum[k] / runs[k], 3)) }
-    def("copytaskRuns", runs["PreWarm"])
+    def("copytaskRuns", runs["PreWarm"]); def("copytaskDecodedPerArm", decoded["PreWarm"])
     def("copytaskNormRatio", fixed(sum["PostWarm"] / sum["PreWarm"], 0))
+    def("copytaskNormRatioPeak", fixed(sum["PostPeak"] / sum["PrePeak"], 0))
     def("copytaskSmallFirstLoss", fixed(first, 1))
     def("copytaskPeakRate", fixed(peak, 4))
     def("copytaskColdRate", fixed(cold, 3))
