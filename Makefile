@@ -82,7 +82,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 TEST_SOURCES := $(wildcard tests/*.c)
 FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss \
            multi30k-loss multi30k-ablation attention-maps attention-heads bench-ratio \
-           bench-stages distributed-scaling
+           bench-stages distributed-scaling norm-warmup
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
@@ -188,6 +188,9 @@ figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv fig
 figures/multi30k-ablation.tex: figures/multi30k-ablation.gp figures/multi30k/log.csv \
                                $(wildcard figures/multi30k/ablation-*.csv) figures/style.gp
 figures/bench-ratio.tex: figures/bench-ratio.gp figures/bench/table.dat figures/style.gp
+# The copy chapter's Two experiments: the logs of figures/copy/run-small.sh (recorded).
+figures/norm-warmup.tex: figures/norm-warmup.gp $(wildcard figures/copy/experiments/*.csv) \
+                         figures/style.gp
 figures/bench-table.tex: tools/bench-table.awk figures/bench/table.dat
 	awk -f tools/bench-table.awk figures/bench/table.dat > $@
 figures/bench-precision.tex: tools/bench-precision.awk figures/bench/precision.dat
@@ -230,13 +233,15 @@ FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
 # `transformer copy` (copy-loss) or `transformer attention` (attention-maps, see above).
 # The recorded figures take a file of one's own measurements instead, DATA: a log of
 # `make multi30k` (multi30k-loss; default its own), a table of `make bench` (bench-ratio;
-# default its own) or of bench/stages.py --dat (bench-stages).
+# default its own) or of bench/stages.py --dat (bench-stages), or one log of a directory of
+# copy-task runs named as figures/copy/run-small.sh names them (norm-warmup draws them all).
 .PHONY: figure
 FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
                 copy-loss attention-maps attention-heads multi30k-loss bench-ratio \
-                bench-stages distributed-scaling
-RECORDED := multi30k-loss bench-ratio bench-stages
+                bench-stages distributed-scaling norm-warmup
+RECORDED := multi30k-loss bench-ratio bench-stages norm-warmup
 DATA_multi30k-loss = $(MT)/log.csv
+DATA_norm-warmup = figures/copy/experiments/pre-w400-s1.csv
 DATA_bench-ratio = build/bench/table.dat
 DATA = $(DATA_$(NAME))
 figure:

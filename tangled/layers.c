@@ -361,7 +361,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
     }
 #line 179 "book/layernorm.nw"
 }
-#line 306 "book/layernorm.nw"
+#line 308 "book/layernorm.nw"
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff)
@@ -370,7 +370,7 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
     matmul(n, d_ff, d_model, 1.0f, matrix(in, d_model), transposed(w->w_1, d_model), 0.0f,
            hidden, d_ff);
     /* <<Add the bias, apply the ReLU and the dropout, in one pass>> */
-#line 323 "book/layernorm.nw"
+#line 325 "book/layernorm.nw"
     const float *keep = saved->hidden_keep, *bias = w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int r = 0; r < n; r++) {
@@ -387,10 +387,10 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
                 h[j] = z < 0.0f ? 0.0f : z;
             }
     }
-#line 314 "book/layernorm.nw"
+#line 316 "book/layernorm.nw"
     linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
 }
-#line 371 "book/layernorm.nw"
+#line 373 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
@@ -403,7 +403,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
     linear_backward(NULL, d_w->w_2, d_w->b_2, d_out, hidden, w->w_2, n, d_ff, d_model);
     bf16_operand_release(d_out);
     /* <<Mask the hidden layer's gradient and sum the first bias's, in one pass>> */
-#line 393 "book/layernorm.nw"
+#line 395 "book/layernorm.nw"
     float *d_bias = d_w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -431,7 +431,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
             memcpy(d_bias + first, partial, (size_t)width * sizeof *partial);
         }
     }
-#line 383 "book/layernorm.nw"
+#line 385 "book/layernorm.nw"
     linear_backward(d_in, d_w->w_1, NULL, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
 #line 1083 "book/model.nw"

@@ -106,25 +106,49 @@ log_macros() {
 log_macros copytaskFull $C/full.csv
 log_macros copytaskNoScale $C/noscale.csv
 
-# Table 9.1: the small model, pre/post-norm, warm-up 400/0, seeds 1 2 3: the last epoch's
-# validation loss and the count of exact copies; and the first epoch's training loss of the
-# run that Figure 9.1 draws (pre-norm, warm-up 400, seed 1).
+# The copy chapter's Two experiments (its table and figures/norm-warmup.gp): the small model,
+# pre- and post-norm, in four arms of the learning rate, seeds 1 2 3 (figures/copy/run-small.sh):
+#   Warm  w400    the schedule, warm-up 400;     Cold  w0      the schedule without warm-up;
+#   Peak  rpeak   the schedule's peak, constant; Fixed r0.001  a constant 10^-3.
+# Per norm and arm: the last epoch's validation loss of each seed, the exact copies of each,
+# their sum and the sequences decoded (of the arm's three runs), and the mean of the three
+# losses; post-norm's losses over pre-norm's (the sums of the seeds) with the warm-up and at
+# the constant peak; the first epoch's training loss of the run that Figure 9.1 draws
+# (pre-norm, warm-up 400, seed 1). The schedule's rates are computed
+# from its settings (factor 0.5, d_model 32, warm-up 400; Chapter 7): its peak, the rate of
+# the first step without warm-up, and their ratio (w^1/2). The peak is also checked against
+# the rate that the rpeak runs logged.
 for norm in pre post; do
-  for warmup in 400 0; do
+  for arm in w400 w0 rpeak r0.001; do
     for seed in 1 2 3; do
-      name=$norm-w$warmup-s$seed
-      echo "$norm $warmup $seed $(tail -n 1 $C/experiments/$name.csv | cut -d, -f4) \
-$(grep -c ' exact$' $C/experiments/$name.txt || true) $(sed -n 2p $C/experiments/$name.csv | cut -d, -f3)"
+      name=$norm-$arm-s$seed
+      echo "$norm $arm $seed $(tail -n 1 $C/experiments/$name.csv | cut -d, -f4) \
+$(grep -c ' exact$' $C/experiments/$name.txt || true) $(grep -c '^ *source ' $C/experiments/$name.txt || true) $(sed -n 2p $C/experiments/$name.csv | cut -d, -f3) \
+$(tail -n 1 $C/experiments/$name.csv | cut -d, -f5)"
     done
   done
 done | awk "$LIB"'
-  { key = ($1 == "pre" ? "Pre" : "Post") ($2 == 0 ? "Cold" : "Warm")
+  BEGIN { arm["w400"] = "Warm"; arm["w0"] = "Cold"; arm["rpeak"] = "Peak"; arm["r0.001"] = "Fixed"
+          f = 0.5; d = 32; w = 400
+          peak = f / sqrt(d * w); cold = f / sqrt(d) }
+  { key = ($1 == "pre" ? "Pre" : "Post") arm[$2]
     loss[key] = loss[key] (loss[key] == "" ? "" : ", ") fixed($4, 3)
     copied[key] = copied[key] (copied[key] == "" ? "" : ", ") $5
-    sum[key] += $4
-    if (key == "PreWarm" && $3 == 1) first = $6 }
+    sum[key] += $4; exact[key] += $5; runs[key]++
+    decoded[key] += $6
+    if (key == "PreWarm" && $3 == 1) first = $7
+    if ($2 == "rpeak" && ($8 - peak > 1e-5 * peak || peak - $8 > 1e-5 * peak)) {
+      print "course.sh: the rpeak run " $1 " " $3 " logged the rate " $8 ", not the peak " peak > "/dev/stderr"
+      bad = 1; exit 1 } }
   END {
-    for (k in loss) { def("copytask" k "Losses", loss[k]); def("copytask" k "Copied", copied[k]) }
+    if (bad) exit 1
+    for (k in loss) { def("copytask" k "Losses", loss[k]); def("copytask" k "Copied", copied[k])
+                      def("copytask" k "CopiedTotal", exact[k]); def("copytask" k "Mean", fixed(sum[k] / runs[k], 3)) }
+    def("copytaskRuns", runs["PreWarm"]); def("copytaskDecodedPerArm", decoded["PreWarm"])
     def("copytaskNormRatio", fixed(sum["PostWarm"] / sum["PreWarm"], 0))
+    def("copytaskNormRatioPeak", fixed(sum["PostPeak"] / sum["PrePeak"], 0))
     def("copytaskSmallFirstLoss", fixed(first, 1))
+    def("copytaskPeakRate", fixed(peak, 4))
+    def("copytaskColdRate", fixed(cold, 3))
+    def("copytaskColdRatio", fixed(cold / peak, 0))
   }'
