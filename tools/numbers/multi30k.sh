@@ -120,6 +120,8 @@ awk -F'|' "$LIB"'
     printf "\\newcommand{\\mtSpreadRows}{%s}\n", rows
     def("mtSpreadRuns", n); def("mtSpreadMean", fixed(sum / n, 2)); def("mtSpreadLow", fixed(lo, 2))
     def("mtSpreadHigh", fixed(hi, 2)); def("mtSpreadRange", fixed(hi - lo, 2)); def("mtSpreadReach", reach + 0)
+    # "all 3 runs reach 41" or "2 of the 3 runs reach 41"
+    def("mtSpreadReachPhrase", (reach == n ? "all " n : (reach + 0) " of the " n) " runs")
   }' "${TMPDIR:-/tmp}/spread.$$"
 rm -f "${TMPDIR:-/tmp}/spread.$$"
 
