@@ -1,5 +1,6 @@
 /* test_experiments.c -- the experiment flags: --norm pre|post and --warmup N of the copy
-   command (the placement of the layer norm, the length of the warm-up), --no-scale (attention
+   command (the placement of the layer norm, the length of the warm-up), --rate R (a constant
+   rate, copy and train), train --norm, --no-scale (attention
    without 1/sqrt(d_k)), and --accumulate K
    (gradient accumulation) of the trainer. */
 #include <math.h>
@@ -151,6 +152,58 @@ START_TEST(train_tie_flag_shares_the_generator)
 }
 END_TEST
 
+/* --rate R holds the rate at R from the first step: the log's rate is R whatever the warm-up,
+   and a resume without it is refused (the rate is part of the copy task's recipe). */
+START_TEST(copy_rate_flag_holds_the_rate)
+{
+    ck_assert_double_eq_tol(tiny_copy("--rate 0.003").rate, 0.003, 3e-9);
+    ck_assert_double_eq_tol(tiny_copy("--rate 0.003 --warmup 0").rate, 0.003, 3e-9);
+    char dir[] = "/tmp/transformer-test-rate-XXXXXX", command[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *sizes = "--batches 5 --batch-size 8 --d-model 16 --d-ff 32 --heads 2";
+    snprintf(command, sizeof command, "copy --epochs 1 %s --rate 0.003 --checkpoint %s/c.st",
+             sizes, dir);
+    ck_assert_int_le(run("", command)->status, 1);
+    snprintf(command, sizeof command, "copy --epochs 2 %s --resume %s/c.st", sizes, dir);
+    Run *r = run("", command);
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_msg(strstr(r->err, "recipe.rate is 0.0030000000000000001 in the checkpoint but 0"),
+                  "%s", r->err);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
+/* train --norm post: the model file says post and has no final norms; it translates. */
+START_TEST(train_norm_flag_chooses_the_placement)
+{
+    char dir[] = "/tmp/transformer-test-norm-XXXXXX", command[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "head -16 data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
+             "head -16 data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
+             dir, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+    static const char *const norms[2] = {"pre", "post"};
+    for (int n = 0; n < 2; n++) {
+        snprintf(command, sizeof command,
+                 "train --data %s --epochs 1 --layers 1 --d-model 16 --d-ff 32 --heads 2 "
+                 "--norm %s --rate 0.001 --model %s/m.st", dir, norms[n], dir);
+        Run *r = run("", command);
+        ck_assert_msg(r->status == 0, "%s: %s", command, r->err);
+        snprintf(command, sizeof command, "%s/m.st", dir);
+        static char text[1 << 20];
+        read_text(command, text, sizeof text);
+        ck_assert_int_eq(strstr(text + 8, "\"norm\":\"post\"") != NULL, n == 1);
+        ck_assert_int_eq(strstr(text + 8, "\"encoder.norm.a_2\"") != NULL, n == 0);
+        snprintf(command, sizeof command, "translate --model %s/m.st < %s/val.de", dir, dir);
+        ck_assert_int_eq(run("", command)->status, 0);
+    }
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
 /* The training losses of a small copy run (3 epochs of 5 batches of 16) with EXTRA flags,
    from its log, into loss[3]. */
 static void copy_losses(const char *extra, double *loss)
@@ -197,9 +250,11 @@ END_TEST
 START_TEST(copy_experiment_flags_refuse_bad_values)
 {
     const char *bad[] = {"copy --norm sideways", "copy --warmup -1", "copy --warmup x",
-                         "copy --accumulate 0", "train --accumulate x"};
-    const char *flag[] = {"--norm", "--warmup", "--warmup", "--accumulate", "--accumulate"};
-    for (int i = 0; i < 5; i++) {
+                         "copy --accumulate 0", "train --accumulate x", "copy --rate 0",
+                         "train --rate -1", "train --norm sideways"};
+    const char *flag[] = {"--norm", "--warmup", "--warmup", "--accumulate", "--accumulate",
+                          "--rate", "--rate", "--norm"};
+    for (int i = 0; i < 8; i++) {
         Run *r = run("", bad[i]);
         ck_assert_int_eq(r->status, 2);
         ck_assert_msg(strstr(r->err, flag[i]) != NULL, "%s: %s", bad[i], r->err);
@@ -214,6 +269,8 @@ Suite *experiments_suite(void)
     TCase *flags = tcase_create("experiment flags");
     tcase_add_test(flags, copy_norm_flag_chooses_the_placement);
     tcase_add_test(flags, copy_warmup_flag_sets_the_schedule);
+    tcase_add_test(flags, copy_rate_flag_holds_the_rate);
+    tcase_add_test(flags, train_norm_flag_chooses_the_placement);
     tcase_add_test(flags, copy_experiment_flags_refuse_bad_values);
     tcase_add_test(flags, copy_accumulate_equals_whole_batches);
     tcase_add_test(flags, copy_no_scale_flag_drops_the_scale);
