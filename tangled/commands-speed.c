@@ -9,19 +9,19 @@
 #include <string.h>
 #include "train.h"
 /* <<commands-speed.c includes>> */
-#line 40 "book/decode-check.nw"
+#line 39 "book/decode-check.nw"
 #include "decode.h"
 #line 216 "book/fast.nw"
 #include <sys/resource.h>
 /* <<commands-speed.c functions>> */
-#line 47 "book/decode-check.nw"
+#line 46 "book/decode-check.nw"
 int run_time_decode(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int batch = 8, len = 10;
     bool use[2] = {true, true};   /* recompute, cached */
     /* <<Read the time-decode command's flags>> */
-#line 78 "book/decode-check.nw"
+#line 77 "book/decode-check.nw"
     int decoder = -1;   /* 0: recompute only, 1: cached only, -1: both */
     const Option options[] = {
         {"batch", OPTION_INT, &batch, 1, 4096, NULL, "N sources decoded together"},
@@ -35,7 +35,7 @@ int run_time_decode(int argc, char **argv)
                 argc, argv);
     if (decoder >= 0) use[0] = decoder == 0, use[1] = decoder == 1;
     check_model_size("time-decode", &config);
-#line 53 "book/decode-check.nw"
+#line 52 "book/decode-check.nw"
     config.max_len = len;
     Model model;
     model_init(&model, config);
@@ -51,7 +51,7 @@ int run_time_decode(int argc, char **argv)
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     padding_mask(keep, src, batch, len, 0);
     /* <<Time the chosen decoders and compare their outputs>> */
-#line 98 "book/decode-check.nw"
+#line 97 "book/decode-check.nw"
     static const char *const names[2] = {"recompute", "cached"};
     double seconds[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
@@ -74,7 +74,7 @@ int run_time_decode(int argc, char **argv)
                same ? "identical" : "DIFFERENT");
         status = same ? 0 : 1;
     }
-#line 68 "book/decode-check.nw"
+#line 67 "book/decode-check.nw"
     free(src), free(keep);
     decoder_cache_free(&cache);
     model_free(&model);
