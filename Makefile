@@ -51,7 +51,7 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
            tangled/commands-training.c tangled/commands-text.c tangled/commands-translation.c \
            tangled/commands-speed.c tangled/main.c tangled/distributed.h tangled/distributed.c
 # The command line (cli.c and the commands) is linked into the program, not into the tests;
-# so is distributed.c, the MPI layer (Chapter 20).
+# so is distributed.c, the MPI layer (the chapter Training on many machines).
 COMMAND_SOURCES := tangled/cli.c $(filter tangled/commands-%.c,$(TANGLED)) tangled/distributed.c
 LIB_SOURCES := $(filter-out tangled/main.c $(COMMAND_SOURCES),$(filter %.c,$(TANGLED)))
 
@@ -63,12 +63,12 @@ DEPFLAGS = $(shell pkg-config --cflags openblas libcjson)
 LIBS     = $(shell pkg-config --libs openblas libcjson) -ldnnl -lm -fopenmp
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-# -fopenmp: threads (Chapter 19); -fno-trapping-math: the program never reads the floating-point
-# exception flags, so the compiler may vectorize loops with comparisons (Chapter 19);
+# -fopenmp: threads (the chapter Making it fast); -fno-trapping-math: the program never reads the floating-point
+# exception flags, so the compiler may vectorize loops with comparisons (Making it fast);
 # -fno-math-errno: nor errno after arithmetic, so sqrtf may be a vector instruction (Adam).
 ALL_CFLAGS = $(WARN) -fopenmp -fno-trapping-math -fno-math-errno -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
 
-# MPI (Chapter 20): with Open MPI's pkg-config file present, distributed.c is compiled
+# MPI (the chapter Training on many machines): with Open MPI's pkg-config file present, distributed.c is compiled
 # against mpi.h and the program links libmpi; `make MPI=no` builds without it. Its header
 # is a system header (-isystem), so our warnings stay ours. After changing MPI: make clean.
 MPI ?= $(shell pkg-config --exists ompi-c && echo yes || echo no)
@@ -152,11 +152,11 @@ $(FIGDIR)/smoothing-confidence.dat: transformer
 	./transformer figure-data smoothing confidence $(FIGURE_ARGS) | cpif $@
 $(FIGDIR)/learning-rate.dat: transformer
 	./transformer figure-data lr $(FIGURE_ARGS) | cpif $@
-# Data-parallel training projected to 64 processes (Chapter 20), from the compute times
+# Data-parallel training projected to 64 processes (the chapter Training on many machines), from the compute times
 # measured there (the defaults of the figure kind) and the cost of the ring allreduce.
 $(FIGDIR)/distributed-scaling.dat: transformer
 	./transformer figure-data scaling $(FIGURE_ARGS) | cpif $@
-# The shapes and parameter counts of the architecture figure (Chapter 1), as LaTeX macros
+# The shapes and parameter counts of the architecture figure (The big picture), as LaTeX macros
 # (without the comment lines that open every figure's data).
 figures/architecture.tex: transformer
 	./transformer figure-data architecture | sed '/^#/d' | cpif $@
@@ -392,7 +392,7 @@ multi30k-figures: transformer
 
 # ---------------------------------------------------------------- benchmarks
 # Run by hand, never by `make check`: C against PyTorch side by side, in fp32 and bf16, at 1
-# and 2 threads (Chapter 19, ~20 min); again with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset
+# and 2 threads (Making it fast, ~20 min); again with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset
 # for both sides if the environment sets either (a user's laptop has neither); then the
 # translation of test2016 (bench-translate, ~35 min: the reference decodes under two
 # sentences a second). BENCH_ARGS go to bench/bench.py, e.g. BENCH_ARGS="--configs copy

@@ -1,5 +1,5 @@
 /* bandwidth.c -- how fast this machine reads memory: the ceiling of greedy decoding one
-   sentence at a time (Chapter 19, Exercise "bandwidth"). Sums a 1 GiB array of floats,
+   sentence at a time (Making it fast, Exercise "bandwidth"). Sums a 1 GiB array of floats,
    as decoding streams the weights, on T threads; prints GB/s (10^9 bytes per second).
        cc -O3 -march=native -ffast-math -fopenmp bench/bandwidth.c -o /tmp/bandwidth
        /tmp/bandwidth [T]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Time a step of data-parallel training at P = 1, 2 and 4 processes (Chapter 20): the copy
+# Time a step of data-parallel training at P = 1, 2 and 4 processes (Training on many machines): the copy
 # task's full model (d_model 512, N = 2, 14.7 million parameters), global batch 80, 12 steps.
 # P = 1 is the program without MPI, with 1 and with 2 threads; P = 2 and 4 run one thread a
 # process (4 oversubscribes two cores). Prints the load average before and after: on a shared

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What each optimization of Chapter 19 bought: the C trainer alone, three settings.
+"""What each optimization of the chapter Making it fast bought: the C trainer alone, three settings.
 
 Runs `transformer benchmark` for each configuration of bench/bench.py and each thread
 count with the optimizations of the chapter switched on one after the other, through the

@@ -1,4 +1,4 @@
-# Figure: data-parallel training projected to P processes (Chapter 20).
+# Figure: data-parallel training projected to P processes (Training on many machines).
 # Data: transformer figure-data scaling [--base-ms B --multi30k-ms M --latency-us L]
 # (columns: P, then for the base model over 10 and
 # 100 Gbit/s and for the Multi30k model over 10 and 100 Gbit/s: step time in s, efficiency).

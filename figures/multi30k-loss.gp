@@ -1,4 +1,4 @@
-# Figure: training and validation loss per epoch of the Multi30k translator (Chapter 18).
+# Figure: training and validation loss per epoch of the Multi30k translator (Translating German to English).
 # Data: the log of `make multi30k` (transformer train --log), kept in figures/multi30k/log.csv
 # (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second)
 set terminal cairolatex pdf size 11cm,6cm

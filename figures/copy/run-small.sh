@@ -11,7 +11,7 @@ D=${OUT:-figures/copy}
 T=${TRANSFORMER:-./transformer}
 mkdir -p $D/experiments
 # The schedule's peak for this model, f (d_model w)^-1/2 with f = 0.5, d_model = 32, w = 400
-# (Chapter 7): the rate of the arm that holds it constant from the first step.
+# (the learning-rate schedule): the rate of the arm that holds it constant from the first step.
 peak=$(awk 'BEGIN { printf "%.6g", 0.5 / sqrt(32 * 400) }')
 run() {
   name=$1; shift

@@ -22,7 +22,7 @@ mkdir -p "$D" build/norm-warmup
 # without its cool-down and patience, so that the arms differ only in the rate; its model
 # has d_model 256 (the default of transformer train).
 common="--subset $SUBSET --epochs $EPOCHS --subwords 8000 --tie-all --dropout 0.3 --factor 1"
-# The schedule's peak, f (d_model w)^-1/2 with f = 1, d_model = 256, w = 800 (Chapter 7).
+# The schedule's peak, f (d_model w)^-1/2 with f = 1, d_model = 256, w = 800 (the learning-rate schedule).
 peak=$(awk 'BEGIN { printf "%.6g", 1 / sqrt(256 * 800) }')
 for seed in ${SEEDS:-1}; do
   for norm in ${NORMS:-pre post}; do

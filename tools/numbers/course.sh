@@ -43,7 +43,7 @@ arch() { name=$1; shift
     def("courseLayersMillion", fixed(v["layers"] / 1e6, 1))
     def("coursePaperTableMillion", fixed(paper_vocab * v["dmodel"] / 1e6, 1))
     def("coursePaperSumMillion", fixed((v["layers"] + paper_vocab * v["dmodel"]) / 1e6, 1))
-    # The floor of a label-smoothed cross-entropy (Chapter 7, Common mistakes), epsilon 0.1,
+    # The floor of a label-smoothed cross-entropy (the chapter on label smoothing, Common mistakes), epsilon 0.1,
     # over the course target vocabulary: the entropy of the smoothed target.
     e = 0.1; V = v["tgtvocab"]
     a = -(1 - e) * log(1 - e); b = -e * log(e / (V - 2))
@@ -115,7 +115,7 @@ log_macros copytaskNoScale $C/noscale.csv
 # losses; post-norm's losses over pre-norm's (the sums of the seeds) with the warm-up and at
 # the constant peak; the first epoch's training loss of the run that Figure 9.1 draws
 # (pre-norm, warm-up 400, seed 1). The schedule's rates are computed
-# from its settings (factor 0.5, d_model 32, warm-up 400; Chapter 7): its peak, the rate of
+# from its settings (factor 0.5, d_model 32, warm-up 400; the learning-rate schedule): its peak, the rate of
 # the first step without warm-up, and their ratio (w^1/2). The peak is also checked against
 # the rate that the rpeak runs logged.
 for norm in pre post; do
