@@ -104,7 +104,7 @@ static const Command commands[] = {
      "\n"
      "Print the corpus BLEU of the hypotheses in HYP (detokenized text, one sentence\n"
      "per line) against the references in REF (the same number of lines), and its\n"
-     "signature: the value sacreBLEU " BLEU_SACREBLEU_VERSION "prints with its defaults\n"
+     "signature: the value sacreBLEU " BLEU_SACREBLEU_VERSION " prints with its defaults\n"
      "(13a tokenizer, exp smoothing, case-sensitive). More REF files give more\n"
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
