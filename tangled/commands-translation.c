@@ -96,7 +96,7 @@ int run_translate(int argc, char **argv)
     while (more) {
         int count = 0;
         /* <<Read, tokenize and number up to a window of lines>> */
-#line 172 "book/translate-commands.nw"
+#line 177 "book/translate-commands.nw"
         while (count < window) {
             const long length = read_line(stdin, &line);
             if (length < 0) {
@@ -105,8 +105,12 @@ int run_translate(int argc, char **argv)
                 break;
             }
             line_number = line.number;
-            if (tokenize_line(german, line.text, (size_t)length, &tokens))
-                die("standard input:%ld: %s", line_number, tokens.error);
+            const char *error = tokenize_line(german, line.text, (size_t)length, &tokens);
+            if (error && tokens.count == 0 && strcmp(error, "empty line") == 0) {
+                lengths_in[count++] = 0;   /* a blank line, kept */
+                continue;
+            }
+            if (error) die("standard input:%ld: %s", line_number, error);
             lengths_in[count] = number_sentence(numbered + (size_t)count * max_len, tokens.text,
                                                 &src_vocab, max_len);
             count++;
@@ -114,17 +118,19 @@ int run_translate(int argc, char **argv)
 #line 139 "book/translate-commands.nw"
         if (count == 0) break;
         /* <<Order the window's lines by length>> */
-#line 193 "book/translate-commands.nw"
+#line 202 "book/translate-commands.nw"
         memset(starts, 0, (size_t)(max_len + 2) * sizeof *starts);
         for (int w = 0; w < count; w++) starts[lengths_in[w] + 1]++;
         for (int n = 1; n <= max_len + 1; n++) starts[n] += starts[n - 1];
         for (int w = 0; w < count; w++) order[starts[lengths_in[w]]++] = w;
 #line 141 "book/translate-commands.nw"
-        for (int first = 0; first < count; first += batch_limit) {
+        int blanks = 0;   /* the blank lines come first in the order: nothing to decode */
+        while (blanks < count && lengths_in[order[blanks]] == 0) lengths[order[blanks++]] = 0;
+        for (int first = blanks; first < count; first += batch_limit) {
             const int batch = count - first < batch_limit ? count - first : batch_limit;
             int src_len = 1;
             /* <<Gather the batch's sources, padded to the longest>> */
-#line 202 "book/translate-commands.nw"
+#line 211 "book/translate-commands.nw"
             for (int b = 0; b < batch; b++)
                 if (lengths_in[order[first + b]] > src_len) src_len = lengths_in[order[first + b]];
             for (int b = 0; b < batch; b++) {
@@ -133,7 +139,7 @@ int run_translate(int argc, char **argv)
                 memcpy(row, numbered + (size_t)w * max_len, (size_t)lengths_in[w] * sizeof *row);
                 for (int i = lengths_in[w]; i < src_len; i++) row[i] = VOCAB_BLANK;
             }
-#line 145 "book/translate-commands.nw"
+#line 147 "book/translate-commands.nw"
             padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
             const SourceBatch sources = {src, src_keep, batch, src_len};
             if (beam_size == 1)
@@ -150,7 +156,7 @@ int run_translate(int argc, char **argv)
             }
         }
         /* <<Turn each output into text and print it>> */
-#line 218 "book/translate-commands.nw"
+#line 228 "book/translate-commands.nw"
         for (int b = 0; b < count; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -164,7 +170,7 @@ int run_translate(int argc, char **argv)
                 used += n;
             }
             if (tgt_vocab.subwords) used = vocab_join_subwords(joined, used);
-            if (used == 0) {   /* the model ended at once: an empty translation, still one line */
+            if (used == 0) {   /* a blank line, or the model ended at once: still one line */
                 putchar('\n');
                 continue;
             }
@@ -172,7 +178,7 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - count + b + 1, text.error);
             puts(text.text);
         }
-#line 161 "book/translate-commands.nw"
+#line 163 "book/translate-commands.nw"
     }
     free(numbered), free(lengths_in), free(order), free(starts), free(src), free(src_keep);
     free(batch_out), free(batch_lengths), free(out), free(lengths), free(line.text);

@@ -109,7 +109,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 244 "book/translate-commands.nw"
+#line 254 "book/translate-commands.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -123,7 +123,8 @@ static const Command commands[] = {
      "usage: transformer translate [OPTIONS] < GERMAN > ENGLISH\n"
      "\n"
      "Read German sentences, one a line, and print their English translations, one a\n"
-     "line, decoded with a beam search (greedy with --beam 1). Without --model, the\n"
+     "line, decoded with a beam search (greedy with --beam 1). A blank line gives a\n"
+     "blank line, so the output keeps the input's lines. Without --model, the\n"
      "translator that ships with the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
 #line 981 "book/translate.nw"

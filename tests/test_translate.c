@@ -2,6 +2,7 @@
    filled with the right padding and shifts, visited in a per-epoch random order. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "data.h"
 #include "modelfile.h"
 #include "tests.h"
@@ -472,6 +473,42 @@ static double bleu_of_file(const char *hyp, const char *ref)
     return score;
 }
 
+/* Run translate (greedy, the shipped model) on INPUT, through a file: run() itself reads
+   standard input from /dev/null. Its standard output, or NULL if it failed. */
+static const char *translate_text(const char *input, char *out, size_t size)
+{
+    char path[128], environment[256];
+    snprintf(path, sizeof path, "/tmp/transformer-test-%ld-input.de", (long)getpid());
+    FILE *file = fopen(path, "w");
+    ck_assert_ptr_nonnull(file);
+    fputs(input, file);
+    fclose(file);
+    snprintf(environment, sizeof environment, "sh -c '\"$0\" \"$@\" < %s'", path);
+    Run *r = run(environment, "translate --beam 1");
+    unlink(path);
+    const size_t length = strlen(r->out);
+    if (r->status != 0 || length >= size) return NULL;
+    memcpy(out, r->out, length + 1);
+    return out;
+}
+
+/* translate keeps its lines: a blank line (empty, or a space and a tab) in gives a blank line
+   out, and the lines around it are translated as they are alone. */
+START_TEST(translate_keeps_blank_lines)
+{
+    static char both[4096], dog[1024], cats[1024], expected[4096];
+    ck_assert_ptr_nonnull(translate_text("Ein Hund.\n\nZwei Katzen.\n \t\n", both, sizeof both));
+    ck_assert_ptr_nonnull(translate_text("Ein Hund.\n", dog, sizeof dog));
+    ck_assert_ptr_nonnull(translate_text("Zwei Katzen.\n", cats, sizeof cats));
+    ck_assert_int_gt(strlen(dog), 1);
+    ck_assert_int_gt(strlen(cats), 1);
+    snprintf(expected, sizeof expected, "%s\n%s\n", dog, cats);
+    ck_assert_str_eq(both, expected);
+    ck_assert_ptr_nonnull(translate_text("\n\n", both, sizeof both));   /* only blank lines */
+    ck_assert_str_eq(both, "\n\n");
+}
+END_TEST
+
 START_TEST(shipped_translator_translates)
 {
     Safetensors file;
@@ -523,6 +560,7 @@ Suite *translate_suite(void)
     tcase_set_timeout(command, 300);
     tcase_add_test(command, cli_train_and_translate_overfit_64_pairs);
     tcase_add_test(command, shipped_translator_translates);
+    tcase_add_test(command, translate_keeps_blank_lines);
     tcase_add_test(command, cli_train_cooldown_ends_at_the_last_epoch);
     tcase_add_test(command, cli_train_subwords_translates_words);
     suite_add_tcase(suite, command);
