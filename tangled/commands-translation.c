@@ -268,7 +268,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1401 "book/translate.nw"
+#line 1402 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -276,6 +276,8 @@ int run_attention(int argc, char **argv)
     if (length < 0) die("standard input: no sentence to translate");
     if (tokenize_line((TextOptions){TEXT_GERMAN, true}, line.text, (size_t)length, &tokens))
         die("standard input:1: %s", tokens.error);
+    if (read_line(stdin, &line) >= 0)
+        die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
     const int max_len = c->max_len;
     int *src = xmalloc((size_t)max_len * sizeof *src);
@@ -292,7 +294,7 @@ int run_attention(int argc, char **argv)
     decoder_cache_free(&cache);
 #line 1390 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1428 "book/translate.nw"
+#line 1431 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);

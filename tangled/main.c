@@ -136,13 +136,13 @@ static const Command commands[] = {
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
      "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 1464 "book/translate.nw"
+#line 1467 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
-     "Translate the German sentence on standard input and print the attention\n"
-     "weights of one head (or their mean) of one layer as a matrix with token\n"
-     "labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
+     "Translate the German sentence on standard input (one line) and print the\n"
+     "attention weights of one head (or their mean) of one layer as a matrix with\n"
+     "token labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
      "columnheaders).\n",
      NULL, run_attention},
 #line 448 "book/fast.nw"

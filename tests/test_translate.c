@@ -509,6 +509,24 @@ START_TEST(translate_keeps_blank_lines)
 }
 END_TEST
 
+/* attention maps one sentence: a second line is refused on one line, not left out. */
+START_TEST(attention_refuses_a_second_line)
+{
+    char path[128], environment[256];
+    snprintf(path, sizeof path, "/tmp/transformer-test-%ld-two.de", (long)getpid());
+    FILE *file = fopen(path, "w");
+    ck_assert_ptr_nonnull(file);
+    fputs("Ein Hund.\nZwei Katzen.\n", file);
+    fclose(file);
+    snprintf(environment, sizeof environment, "sh -c '\"$0\" \"$@\" < %s'", path);
+    Run *r = run(environment, "attention");
+    unlink(path);
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_str_eq(r->err, "transformer: standard input:2: a map is of one sentence; "
+                             "give attention one line\n");
+}
+END_TEST
+
 START_TEST(shipped_translator_translates)
 {
     Safetensors file;
@@ -561,6 +579,7 @@ Suite *translate_suite(void)
     tcase_add_test(command, cli_train_and_translate_overfit_64_pairs);
     tcase_add_test(command, shipped_translator_translates);
     tcase_add_test(command, translate_keeps_blank_lines);
+    tcase_add_test(command, attention_refuses_a_second_line);
     tcase_add_test(command, cli_train_cooldown_ends_at_the_last_epoch);
     tcase_add_test(command, cli_train_subwords_translates_words);
     suite_add_tcase(suite, command);
