@@ -13,7 +13,7 @@
 #line 10 "book/copy-command.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 30 "book/translate-commands.nw"
+#line 32 "book/translate-commands.nw"
 #include "modelfile.h"
 #line 391 "book/distributed.nw"
 #include <limits.h>

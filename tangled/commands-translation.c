@@ -7,13 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 21 "book/translate-commands.nw"
+#line 22 "book/translate-commands.nw"
+#include <sys/stat.h>
 #include <unistd.h>
 #include "beam.h"
 #include "data.h"
 #include "modelfile.h"
 /* <<commands-translation.c functions>> */
-#line 41 "book/translate-commands.nw"
+#line 43 "book/translate-commands.nw"
 /* The translator that ships with the book: SHIPPED_MODEL in the current directory, else
    beside the program (its own directory found through /proc/self/exe). */
 #define SHIPPED_MODEL "data/multi30k-de-en.safetensors"
@@ -29,7 +30,48 @@ static const char *shipped_model(void)
     snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "%s", SHIPPED_MODEL);
     return access(path, R_OK) == 0 ? path : SHIPPED_MODEL;
 }
-#line 61 "book/translate-commands.nw"
+#line 69 "book/translate-commands.nw"
+/* The live line of translate: when it started, whether it is shown, the input's size. */
+typedef struct {
+    double start;
+    bool shown;
+    long long input_bytes;   /* 0: unknown (a pipe, a terminal) */
+} TranslateProgress;
+
+static TranslateProgress translate_progress_start(void)
+{
+    struct stat status;
+    const bool file = fstat(STDIN_FILENO, &status) == 0 && S_ISREG(status.st_mode);
+    return (TranslateProgress){seconds_now(), isatty(STDERR_FILENO),
+                               file ? (long long)status.st_size : 0};
+}
+
+/* After each window: the lines done, lines a second and, for a file, the share and the ETA. */
+static void translate_progress_show(const TranslateProgress *progress, long lines)
+{
+    if (!progress->shown) return;
+    const double elapsed = seconds_now() - progress->start;
+    fprintf(stderr, "\rtranslated %ld lines  %.1f lines/s", lines, lines / elapsed);
+    const long position = ftell(stdin);
+    if (progress->input_bytes > 0 && position > 0) {
+        const double share = (double)position / (double)progress->input_bytes;
+        const double eta = share < 1.0 ? elapsed / share * (1.0 - share) : 0.0;
+        fprintf(stderr, "  %.0f%%  ETA %.0f %s", 100.0 * share, eta < 120 ? eta : eta / 60,
+                eta < 120 ? "s" : "min");
+    }
+    fputs("   ", stderr);
+    fflush(stderr);
+}
+
+/* The last line: the whole run's count and time, ending the live line. */
+static void translate_progress_end(const TranslateProgress *progress, long lines)
+{
+    if (!progress->shown || lines == 0) return;
+    const double elapsed = seconds_now() - progress->start;
+    fprintf(stderr, "\rtranslated %ld lines in %.1f s (%.1f lines/s)%24s\n", lines, elapsed,
+            lines / elapsed, "");
+}
+#line 114 "book/translate-commands.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -65,9 +107,9 @@ int run_translate(int argc, char **argv)
 #line 1979 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 93 "book/translate-commands.nw"
+#line 146 "book/translate-commands.nw"
     /* <<Translate standard input in batches>> */
-#line 111 "book/translate-commands.nw"
+#line 164 "book/translate-commands.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     const int window = 4 * batch_limit;   /* lines read, then sorted by length */
     model_prepare(&model, batch_limit, max_len, 1);
@@ -92,11 +134,12 @@ int run_translate(int argc, char **argv)
     char joined[TEXT_MAX_TOKENIZED_BYTES + 1];
     const TextOptions german = {TEXT_GERMAN, true};
     long line_number = 0;
+    TranslateProgress progress = translate_progress_start();
     bool more = true;
     while (more) {
         int count = 0;
         /* <<Read, tokenize and number up to a window of lines>> */
-#line 177 "book/translate-commands.nw"
+#line 233 "book/translate-commands.nw"
         while (count < window) {
             const long length = read_line(stdin, &line);
             if (length < 0) {
@@ -115,22 +158,22 @@ int run_translate(int argc, char **argv)
                                                 &src_vocab, max_len);
             count++;
         }
-#line 139 "book/translate-commands.nw"
+#line 193 "book/translate-commands.nw"
         if (count == 0) break;
         /* <<Order the window's lines by length>> */
-#line 202 "book/translate-commands.nw"
+#line 258 "book/translate-commands.nw"
         memset(starts, 0, (size_t)(max_len + 2) * sizeof *starts);
         for (int w = 0; w < count; w++) starts[lengths_in[w] + 1]++;
         for (int n = 1; n <= max_len + 1; n++) starts[n] += starts[n - 1];
         for (int w = 0; w < count; w++) order[starts[lengths_in[w]]++] = w;
-#line 141 "book/translate-commands.nw"
+#line 195 "book/translate-commands.nw"
         int blanks = 0;   /* the blank lines come first in the order: nothing to decode */
         while (blanks < count && lengths_in[order[blanks]] == 0) lengths[order[blanks++]] = 0;
         for (int first = blanks; first < count; first += batch_limit) {
             const int batch = count - first < batch_limit ? count - first : batch_limit;
             int src_len = 1;
             /* <<Gather the batch's sources, padded to the longest>> */
-#line 211 "book/translate-commands.nw"
+#line 267 "book/translate-commands.nw"
             for (int b = 0; b < batch; b++)
                 if (lengths_in[order[first + b]] > src_len) src_len = lengths_in[order[first + b]];
             for (int b = 0; b < batch; b++) {
@@ -139,7 +182,7 @@ int run_translate(int argc, char **argv)
                 memcpy(row, numbered + (size_t)w * max_len, (size_t)lengths_in[w] * sizeof *row);
                 for (int i = lengths_in[w]; i < src_len; i++) row[i] = VOCAB_BLANK;
             }
-#line 147 "book/translate-commands.nw"
+#line 201 "book/translate-commands.nw"
             padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
             const SourceBatch sources = {src, src_keep, batch, src_len};
             if (beam_size == 1)
@@ -156,7 +199,7 @@ int run_translate(int argc, char **argv)
             }
         }
         /* <<Turn each output into text and print it>> */
-#line 228 "book/translate-commands.nw"
+#line 284 "book/translate-commands.nw"
         for (int b = 0; b < count; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -178,13 +221,15 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - count + b + 1, text.error);
             puts(text.text);
         }
-#line 163 "book/translate-commands.nw"
+#line 217 "book/translate-commands.nw"
+        translate_progress_show(&progress, line_number);
     }
+    translate_progress_end(&progress, line_number);
     free(numbered), free(lengths_in), free(order), free(starts), free(src), free(src_keep);
     free(batch_out), free(batch_lengths), free(out), free(lengths), free(line.text);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 94 "book/translate-commands.nw"
+#line 147 "book/translate-commands.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();
