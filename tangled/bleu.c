@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <wctype.h>
 #include "utf8.h"
+#line 514 "book/bleu-engine.nw"
+#include <stdint.h>
 /* <<bleu.c definitions>> */
 #line 83 "book/bleu-engine.nw"
 typedef struct {
@@ -243,7 +245,7 @@ char *bleu_preprocess(const char *line, bool lowercase)
     free(s);
     return words;
 }
-#line 469 "book/bleu-engine.nw"
+#line 468 "book/bleu-engine.nw"
 typedef struct { const char *text; size_t length; } Token;
 typedef struct { const Token *first; int n; } NGram;
 
@@ -279,27 +281,46 @@ static int compare_ngrams(const void *a, const void *b)
     }
     return 0;
 }
-#line 512 "book/bleu-engine.nw"
-static NGram *sorted_ngrams(const Words *w, int n, size_t *count)
+#line 518 "book/bleu-engine.nw"
+typedef struct {
+    NGram gram;                  /* gram.first == NULL: an empty slot */
+    size_t in_hypothesis, in_reference, most;   /* its counts; most: over the references */
+} NGramCount;
+
+typedef struct {
+    NGramCount *slot;
+    size_t mask;                 /* the number of slots less one: a power of two less one */
+} NGramTable;
+
+static uint64_t hash_ngram(const NGram *g)
 {
-    *count = w->count >= (size_t)n ? w->count - (size_t)n + 1 : 0;
-    NGram *g = xmalloc(*count * sizeof *g);
-    for (size_t i = 0; i < *count; i++) g[i] = (NGram){w->tokens + i, n};
-    qsort(g, *count, sizeof *g, compare_ngrams);
-    return g;
+    uint64_t h = 14695981039346656037u;   /* FNV-1a's offset basis and prime */
+    for (int k = 0; k < g->n; k++) {
+        for (size_t i = 0; i < g->first[k].length; i++)
+            h = (h ^ (unsigned char)g->first[k].text[i]) * 1099511628211u;
+        h = (h ^ g->first[k].length) * 1099511628211u;
+    }
+    return h;
 }
 
-static size_t first_above(const NGram *g, size_t size, const NGram *key, int limit)
+/* An empty table with room for COUNT n-grams at most half full. */
+static NGramTable ngram_table(size_t count)
 {
-    size_t low = 0, high = size;
-    while (low < high) {
-        const size_t middle = low + (high - low) / 2;
-        if (compare_ngrams(&g[middle], key) > limit) high = middle;
-        else low = middle + 1;
-    }
-    return low;
+    size_t size = 2;
+    while (size < 2 * count) size *= 2;
+    NGramTable t = {xmalloc(size * sizeof *t.slot), size - 1};
+    memset(t.slot, 0, size * sizeof *t.slot);
+    return t;
 }
-#line 538 "book/bleu-engine.nw"
+
+/* The slot of G: its entry, or the empty slot where it belongs. */
+static NGramCount *ngram_slot(const NGramTable *t, const NGram *g)
+{
+    for (size_t i = hash_ngram(g) & t->mask;; i = (i + 1) & t->mask)
+        if (!t->slot[i].gram.first || compare_ngrams(&t->slot[i].gram, g) == 0)
+            return &t->slot[i];
+}
+#line 563 "book/bleu-engine.nw"
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
 {
@@ -308,7 +329,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
     for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase);
     /* <<Add the hypothesis length and the closest reference length>> */
-#line 560 "book/bleu-engine.nw"
+#line 583 "book/bleu-engine.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
     for (int r = 0; r < n_refs; r++) {
         const size_t len = refs[r].count;
@@ -318,38 +339,43 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     }
     stats->hyp_len += (long long)hyp.count;
     stats->ref_len += (long long)closest;
-#line 546 "book/bleu-engine.nw"
-    NGram **ref_ngrams = xmalloc((size_t)n_refs * sizeof *ref_ngrams);
-    size_t *ref_count = xmalloc((size_t)n_refs * sizeof *ref_count);
+#line 571 "book/bleu-engine.nw"
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
         /* <<Add the clipped matches of order [[n]]>> */
-#line 575 "book/bleu-engine.nw"
-        size_t hyp_count;
-        NGram *hyp_ngrams = sorted_ngrams(&hyp, n, &hyp_count);
-        for (int r = 0; r < n_refs; r++)
-            ref_ngrams[r] = sorted_ngrams(&refs[r], n, &ref_count[r]);
-        stats->total[n - 1] += (long long)hyp_count;
-        for (size_t run = 0, end; run < hyp_count; run = end) {
-            end = run + first_above(hyp_ngrams + run, hyp_count - run, &hyp_ngrams[run], 0);
-            size_t in_reference = 0;
-            for (int r = 0; r < n_refs; r++) {
-                const NGram *key = &hyp_ngrams[run];
-                const size_t from = first_above(ref_ngrams[r], ref_count[r], key, -1);
-                const size_t to = first_above(ref_ngrams[r], ref_count[r], key, 0);
-                if (to - from > in_reference) in_reference = to - from;
-            }
-            const size_t in_hypothesis = end - run;
-            stats->correct[n - 1] += (long long)(in_hypothesis < in_reference ? in_hypothesis
-                                                                              : in_reference);
+#line 600 "book/bleu-engine.nw"
+        const size_t hyp_count = hyp.count >= (size_t)n ? hyp.count - (size_t)n + 1 : 0;
+        NGramTable table = ngram_table(hyp_count);
+        for (size_t i = 0; i < hyp_count; i++) {
+            const NGram g = {hyp.tokens + i, n};
+            NGramCount *entry = ngram_slot(&table, &g);
+            if (!entry->gram.first) entry->gram = g;
+            entry->in_hypothesis++;
         }
-        for (int r = 0; r < n_refs; r++) free(ref_ngrams[r]);
-        free(hyp_ngrams);
-#line 550 "book/bleu-engine.nw"
+        for (int r = 0; r < n_refs; r++) {
+            const size_t count = refs[r].count >= (size_t)n ? refs[r].count - (size_t)n + 1 : 0;
+            for (size_t i = 0; i < count; i++) {
+                NGramCount *entry = ngram_slot(&table, &(NGram){refs[r].tokens + i, n});
+                if (entry->gram.first) entry->in_reference++;   /* not in the hypothesis: no use */
+            }
+            for (size_t slot = 0; slot <= table.mask; slot++) {
+                NGramCount *entry = &table.slot[slot];
+                if (entry->in_reference > entry->most) entry->most = entry->in_reference;
+                entry->in_reference = 0;
+            }
+        }
+        stats->total[n - 1] += (long long)hyp_count;
+        for (size_t slot = 0; slot <= table.mask; slot++) {
+            const NGramCount *entry = &table.slot[slot];
+            stats->correct[n - 1] += (long long)(entry->in_hypothesis < entry->most
+                                                 ? entry->in_hypothesis : entry->most);
+        }
+        free(table.slot);
+#line 573 "book/bleu-engine.nw"
     }
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
-    free(hyp.line), free(hyp.tokens), free(refs), free(ref_ngrams), free(ref_count);
+    free(hyp.line), free(hyp.tokens), free(refs);
 }
-#line 631 "book/bleu-engine.nw"
+#line 663 "book/bleu-engine.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
     BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
@@ -362,7 +388,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
     /* <<Compute the smoothed precisions and the order to average>> */
-#line 655 "book/bleu-engine.nw"
+#line 687 "book/bleu-engine.nw"
     double smooth = 1.0;
     int order = BLEU_MAX_ORDER;
     for (int n = 0; n < BLEU_MAX_ORDER; n++) {
@@ -373,14 +399,14 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
             s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
         } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
     }
-#line 643 "book/bleu-engine.nw"
+#line 675 "book/bleu-engine.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
         log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
     s.score = s.bp * exp(log_sum / order);
     return s;
 }
-#line 678 "book/bleu-engine.nw"
+#line 710 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
 {
@@ -393,7 +419,7 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     free(refs);
     return bleu_compute(&stats, effective_order);
 }
-#line 711 "book/bleu-engine.nw"
+#line 743 "book/bleu-engine.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
     snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
@@ -401,7 +427,7 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->precisions[1], s->precisions[2], s->precisions[3], s->bp, s->ratio,
              s->stats.hyp_len, s->stats.ref_len);
 }
-#line 740 "book/bleu-engine.nw"
+#line 772 "book/bleu-engine.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
 {
@@ -409,7 +435,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              n_refs, lowercase ? "lc" : "mixed", effective_order ? "yes" : "no",
              BLEU_SACREBLEU_VERSION);
 }
-#line 783 "book/bleu-engine.nw"
+#line 815 "book/bleu-engine.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
@@ -430,7 +456,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 831 "book/bleu-engine.nw"
+#line 863 "book/bleu-engine.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -449,7 +475,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         free(text);
         return error;
     }
-#line 803 "book/bleu-engine.nw"
+#line 835 "book/bleu-engine.nw"
     file->text = text;
     file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */
     for (size_t i = 0; i < t.length; i++)
