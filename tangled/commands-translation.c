@@ -30,7 +30,7 @@ static const char *shipped_model(void)
     snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "%s", SHIPPED_MODEL);
     return access(path, R_OK) == 0 ? path : SHIPPED_MODEL;
 }
-#line 69 "book/translate-commands.nw"
+#line 70 "book/translate-commands.nw"
 /* The live line of translate: when it started, whether it is shown, the input's size. */
 typedef struct {
     double start;
@@ -38,11 +38,11 @@ typedef struct {
     long long input_bytes;   /* 0: unknown (a pipe, a terminal) */
 } TranslateProgress;
 
-static TranslateProgress translate_progress_start(void)
+static TranslateProgress translate_progress_start(bool forced)
 {
     struct stat status;
     const bool file = fstat(STDIN_FILENO, &status) == 0 && S_ISREG(status.st_mode);
-    return (TranslateProgress){seconds_now(), isatty(STDERR_FILENO),
+    return (TranslateProgress){seconds_now(), forced || isatty(STDERR_FILENO),
                                file ? (long long)status.st_size : 0};
 }
 
@@ -71,7 +71,7 @@ static void translate_progress_end(const TranslateProgress *progress, long lines
     fprintf(stderr, "\rtranslated %ld lines in %.1f s (%.1f lines/s)%24s\n", lines, elapsed,
             lines / elapsed, "");
 }
-#line 114 "book/translate-commands.nw"
+#line 115 "book/translate-commands.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -87,6 +87,7 @@ int run_translate(int argc, char **argv)
     const char *model_path = NULL;   /* the shipped translator */
     int beam_size = 4, batch_limit = 32, precision = PRECISION_FP32;   /* the speed chapter */
     double alpha = 2.0;   /* chosen on the validation set (Getting to 41); the paper's: 0.6 */
+    bool show_progress = false;
     const Option options[] = {
         {"model", OPTION_TEXT, &model_path, 0, 0, NULL,
          "FILE the trained model (default: the book's, in data/)"},
@@ -94,6 +95,8 @@ int run_translate(int argc, char **argv)
         {"batch", OPTION_INT, &batch_limit, 1, 1024, NULL, "N lines decoded together"},
         {"alpha", OPTION_REAL, &alpha, 0.0, 10.0, NULL,
          "A exponent of the length penalty (chosen on Multi30k's validation set)"},
+        {"progress", OPTION_SWITCH, &show_progress, 0, 0, NULL,
+         "a live line on standard error even when it is not a terminal"},
         PRECISION_OPTION(precision),
     };
     no_operands("translate", parse_options("translate", options,
@@ -107,9 +110,9 @@ int run_translate(int argc, char **argv)
 #line 1979 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 146 "book/translate-commands.nw"
+#line 150 "book/translate-commands.nw"
     /* <<Translate standard input in batches>> */
-#line 164 "book/translate-commands.nw"
+#line 168 "book/translate-commands.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     const int window = 4 * batch_limit;   /* lines read, then sorted by length */
     model_prepare(&model, batch_limit, max_len, 1);
@@ -134,12 +137,13 @@ int run_translate(int argc, char **argv)
     char joined[TEXT_MAX_TOKENIZED_BYTES + 1];
     const TextOptions german = {TEXT_GERMAN, true};
     long line_number = 0;
-    TranslateProgress progress = translate_progress_start();
+    char refusal[TEXT_ERROR_MAX + 64] = "";   /* why reading stopped at an unusable line */
+    TranslateProgress progress = translate_progress_start(show_progress);
     bool more = true;
     while (more) {
         int count = 0;
         /* <<Read, tokenize and number up to a window of lines>> */
-#line 233 "book/translate-commands.nw"
+#line 243 "book/translate-commands.nw"
         while (count < window) {
             const long length = read_line(stdin, &line);
             if (length < 0) {
@@ -153,27 +157,31 @@ int run_translate(int argc, char **argv)
                 lengths_in[count++] = 0;   /* a blank line, kept */
                 continue;
             }
-            if (error) die("standard input:%ld: %s", line_number, error);
+            if (error) {   /* the lines before it are still translated and printed, then it stops */
+                snprintf(refusal, sizeof refusal, "standard input:%ld: %s", line_number, error);
+                more = false;
+                break;
+            }
             lengths_in[count] = number_sentence(numbered + (size_t)count * max_len, tokens.text,
                                                 &src_vocab, max_len);
             count++;
         }
-#line 193 "book/translate-commands.nw"
+#line 198 "book/translate-commands.nw"
         if (count == 0) break;
         /* <<Order the window's lines by length>> */
-#line 258 "book/translate-commands.nw"
+#line 272 "book/translate-commands.nw"
         memset(starts, 0, (size_t)(max_len + 2) * sizeof *starts);
         for (int w = 0; w < count; w++) starts[lengths_in[w] + 1]++;
         for (int n = 1; n <= max_len + 1; n++) starts[n] += starts[n - 1];
         for (int w = 0; w < count; w++) order[starts[lengths_in[w]]++] = w;
-#line 195 "book/translate-commands.nw"
+#line 200 "book/translate-commands.nw"
         int blanks = 0;   /* the blank lines come first in the order: nothing to decode */
         while (blanks < count && lengths_in[order[blanks]] == 0) lengths[order[blanks++]] = 0;
         for (int first = blanks; first < count; first += batch_limit) {
             const int batch = count - first < batch_limit ? count - first : batch_limit;
             int src_len = 1;
             /* <<Gather the batch's sources, padded to the longest>> */
-#line 267 "book/translate-commands.nw"
+#line 281 "book/translate-commands.nw"
             for (int b = 0; b < batch; b++)
                 if (lengths_in[order[first + b]] > src_len) src_len = lengths_in[order[first + b]];
             for (int b = 0; b < batch; b++) {
@@ -182,7 +190,7 @@ int run_translate(int argc, char **argv)
                 memcpy(row, numbered + (size_t)w * max_len, (size_t)lengths_in[w] * sizeof *row);
                 for (int i = lengths_in[w]; i < src_len; i++) row[i] = VOCAB_BLANK;
             }
-#line 201 "book/translate-commands.nw"
+#line 206 "book/translate-commands.nw"
             padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
             const SourceBatch sources = {src, src_keep, batch, src_len};
             if (beam_size == 1)
@@ -199,7 +207,7 @@ int run_translate(int argc, char **argv)
             }
         }
         /* <<Turn each output into text and print it>> */
-#line 284 "book/translate-commands.nw"
+#line 298 "book/translate-commands.nw"
         for (int b = 0; b < count; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -221,15 +229,16 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - count + b + 1, text.error);
             puts(text.text);
         }
-#line 217 "book/translate-commands.nw"
-        translate_progress_show(&progress, line_number);
+#line 222 "book/translate-commands.nw"
+        translate_progress_show(&progress, line_number - (*refusal != '\0'));
     }
-    translate_progress_end(&progress, line_number);
+    translate_progress_end(&progress, line_number - (*refusal != '\0'));
+    if (*refusal) die("%s", refusal);
     free(numbered), free(lengths_in), free(order), free(starts), free(src), free(src_keep);
     free(batch_out), free(batch_lengths), free(out), free(lengths), free(line.text);
     beam_free(&beam);
     decoder_cache_free(&cache);
-#line 147 "book/translate-commands.nw"
+#line 151 "book/translate-commands.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

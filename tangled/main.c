@@ -109,7 +109,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 310 "book/translate-commands.nw"
+#line 324 "book/translate-commands.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -124,8 +124,10 @@ static const Command commands[] = {
      "\n"
      "Read German sentences, one a line, and print their English translations, one a\n"
      "line, decoded with a beam search (greedy with --beam 1). A blank line gives a\n"
-     "blank line, so the output keeps the input's lines. Without --model, the\n"
-     "translator that ships with the book, data/multi30k-de-en.safetensors.\n",
+     "blank line, so the output keeps the input's lines; a line that cannot be read\n"
+     "(invalid UTF-8, a NUL byte, over 1000 bytes) stops it with status 1 after the\n"
+     "lines before it are printed. Without --model, the translator that ships with\n"
+     "the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
 #line 981 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",

@@ -475,7 +475,8 @@ static double bleu_of_file(const char *hyp, const char *ref)
 
 /* Run translate (greedy, the shipped model) on INPUT, through a file: run() itself reads
    standard input from /dev/null. Its standard output, or NULL if it failed. */
-static const char *translate_text(const char *input, char *out, size_t size)
+static const char *translate_with(const char *arguments, const char *input, char *out,
+                                  size_t size)
 {
     char path[128], environment[256];
     snprintf(path, sizeof path, "/tmp/transformer-test-%ld-input.de", (long)getpid());
@@ -484,7 +485,7 @@ static const char *translate_text(const char *input, char *out, size_t size)
     fputs(input, file);
     fclose(file);
     snprintf(environment, sizeof environment, "sh -c '\"$0\" \"$@\" < %s'", path);
-    Run *r = run(environment, "translate --beam 1");
+    Run *r = run(environment, arguments);
     unlink(path);
     const size_t length = strlen(r->out);
     if (r->status != 0 || length >= size) return NULL;
@@ -492,20 +493,54 @@ static const char *translate_text(const char *input, char *out, size_t size)
     return out;
 }
 
+static const char *translate_text(const char *input, char *out, size_t size)
+{
+    return translate_with("translate --beam 1", input, out, size);
+}
+
 /* translate keeps its lines: a blank line (empty, or a space and a tab) in gives a blank line
-   out, and the lines around it are translated as they are alone. */
+   out, at the start, in the middle and at the end, greedy or with a beam, in batches of one
+   line or more, and the lines around it are translated as they are alone. */
 START_TEST(translate_keeps_blank_lines)
 {
-    static char both[4096], dog[1024], cats[1024], expected[4096];
-    ck_assert_ptr_nonnull(translate_text("Ein Hund.\n\nZwei Katzen.\n \t\n", both, sizeof both));
+    static const char *const ways[3] = {"translate --beam 1", "translate --beam 4",
+                                        "translate --beam 4 --batch 1"};
+    for (int w = 0; w < 3; w++) {
+        static char both[4096], dog[1024], cats[1024], expected[4096];
+        ck_assert_ptr_nonnull(translate_with(ways[w], "\nEin Hund.\n\nZwei Katzen.\n \t\n",
+                                             both, sizeof both));
+        ck_assert_ptr_nonnull(translate_with(ways[w], "Ein Hund.\n", dog, sizeof dog));
+        ck_assert_ptr_nonnull(translate_with(ways[w], "Zwei Katzen.\n", cats, sizeof cats));
+        ck_assert_int_gt(strlen(dog), 1);
+        ck_assert_int_gt(strlen(cats), 1);
+        snprintf(expected, sizeof expected, "\n%s\n%s\n", dog, cats);
+        ck_assert_str_eq(both, expected);
+    }
+    static char blank[64];
+    ck_assert_ptr_nonnull(translate_text("\n\n", blank, sizeof blank));   /* only blank lines */
+    ck_assert_str_eq(blank, "\n\n");
+}
+END_TEST
+
+/* A line that cannot be translated stops translate with one line naming it and status 1,
+   after the lines before it have been translated and printed. */
+START_TEST(translate_stops_at_an_unusable_line_after_the_lines_before)
+{
+    static char dog[1024];   /* first: run() returns the same Run each time */
     ck_assert_ptr_nonnull(translate_text("Ein Hund.\n", dog, sizeof dog));
-    ck_assert_ptr_nonnull(translate_text("Zwei Katzen.\n", cats, sizeof cats));
-    ck_assert_int_gt(strlen(dog), 1);
-    ck_assert_int_gt(strlen(cats), 1);
-    snprintf(expected, sizeof expected, "%s\n%s\n", dog, cats);
-    ck_assert_str_eq(both, expected);
-    ck_assert_ptr_nonnull(translate_text("\n\n", both, sizeof both));   /* only blank lines */
-    ck_assert_str_eq(both, "\n\n");
+    char path[128], environment[256];
+    snprintf(path, sizeof path, "/tmp/transformer-test-%ld-bad.de", (long)getpid());
+    FILE *file = fopen(path, "w");
+    ck_assert_ptr_nonnull(file);
+    fputs("Ein Hund.\nZwei \xff Katzen.\nDrei.\n", file);
+    fclose(file);
+    snprintf(environment, sizeof environment, "sh -c '\"$0\" \"$@\" < %s'", path);
+    Run *r = run(environment, "translate --beam 1");
+    unlink(path);
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_str_eq(r->out, dog);
+    ck_assert_msg(strncmp(r->err, "transformer: standard input:2: invalid UTF-8", 44) == 0
+                  && strchr(r->err, '\n') == r->err + strlen(r->err) - 1, "%s", r->err);
 }
 END_TEST
 
@@ -580,6 +615,7 @@ Suite *translate_suite(void)
     tcase_add_test(command, shipped_translator_translates);
     tcase_add_test(command, translate_keeps_blank_lines);
     tcase_add_test(command, attention_refuses_a_second_line);
+    tcase_add_test(command, translate_stops_at_an_unusable_line_after_the_lines_before);
     tcase_add_test(command, cli_train_cooldown_ends_at_the_last_epoch);
     tcase_add_test(command, cli_train_subwords_translates_words);
     suite_add_tcase(suite, command);
