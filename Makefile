@@ -451,6 +451,7 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	tests/check-numbers.sh
 	TRANSFORMER=./transformer tests/model-card.sh
 	tests/pytorch-loss.sh
+	tests/patches.sh
 
 # Valgrind's memcheck on a tiny training run (copy task, with a checkpoint and a resume) and
 # a translation with a tiny translator of subwords: no invalid access, no use of uninitialized memory,

@@ -348,6 +348,36 @@ static void assert_input_error(const char *arguments, const char *says, const ch
    [-lc], the score line of its output): the German test set as a "translation" of the
    English one, and the whole training set both ways (tab, no-break spaces and &amp;
    entities included). */
+/* A long line is counted exactly (the n-gram table, not its speed, is what is tested): a
+   hypothesis of 300 000 words, w0 to w999 over and over, against itself matches every n-gram;
+   against a reference that holds the first half only, each n-gram is clipped at its count
+   there (150 of the 300 occurrences of each word; of each n-gram, as many as the half has). */
+START_TEST(bleu_counts_a_long_line_exactly)
+{
+    enum { WORDS = 300000, DISTINCT = 1000 };
+    char *line = malloc((size_t)WORDS * 8), *half = malloc((size_t)WORDS * 8);
+    ck_assert_ptr_nonnull(line);
+    ck_assert_ptr_nonnull(half);
+    size_t used = 0;
+    for (int i = 0; i < WORDS; i++) {
+        used += (size_t)sprintf(line + used, "%sw%d", i ? " " : "", i % DISTINCT);
+        if (i == WORDS / 2 - 1) memcpy(half, line, used + 1);
+    }
+    BleuStats same = {0}, clipped = {0};
+    const char *refs[1] = {line};
+    bleu_add_segment(&same, line, refs, 1, false);
+    refs[0] = half;
+    bleu_add_segment(&clipped, line, refs, 1, false);
+    ck_assert_int_eq(same.hyp_len, WORDS);
+    for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
+        ck_assert_int_eq(same.total[n - 1], WORDS - n + 1);
+        ck_assert_int_eq(same.correct[n - 1], WORDS - n + 1);
+        ck_assert_int_eq(clipped.correct[n - 1], WORDS / 2 - n + 1);
+    }
+    free(line), free(half);
+}
+END_TEST
+
 START_TEST(bleu_command)
 {
     static const char *const cases[][2] = {
@@ -444,6 +474,7 @@ Suite *bleu_suite(void)
     tcase_add_test(bleu, bleu_lowercases_like_python);
     tcase_add_test(bleu, bleu_matches_sacrebleu_tests);
     tcase_add_test(bleu, bleu_edge_cases);
+    tcase_add_test(bleu, bleu_counts_a_long_line_exactly);
     tcase_add_test(bleu, bleu_command);
     tcase_add_test(bleu, bleu_command_errors);
     tcase_set_timeout(bleu, 60);
