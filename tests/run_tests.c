@@ -22,6 +22,16 @@ const char *transformer_binary(void)
     return getenv("TRANSFORMER") ? getenv("TRANSFORMER") : "./transformer";
 }
 
+void tiny_corpus(const char *dir, int lines)
+{
+    char command[1024];
+    snprintf(command, sizeof command,
+             "head -%d data/multi30k/train.de > %s/train.de && cp %s/train.de %s/val.de && "
+             "head -%d data/multi30k/train.en > %s/train.en && cp %s/train.en %s/val.en",
+             lines, dir, dir, dir, lines, dir, dir, dir);
+    ck_assert_int_eq(system(command), 0);
+}
+
 Run *run(const char *environment, const char *arguments)
 {
     static Run result;

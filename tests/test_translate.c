@@ -473,10 +473,9 @@ static double bleu_of_file(const char *hyp, const char *ref)
     return score;
 }
 
-/* Run translate (greedy, the shipped model) on INPUT, through a file: run() itself reads
-   standard input from /dev/null. Its standard output, or NULL if it failed. */
-static const char *translate_with(const char *arguments, const char *input, char *out,
-                                  size_t size)
+/* Run the transformer with ARGUMENTS on INPUT as its standard input, through a file: run()
+   itself reads standard input from /dev/null. */
+static Run *run_on(const char *arguments, const char *input)
 {
     char path[128], environment[256];
     snprintf(path, sizeof path, "/tmp/transformer-test-%ld-input.de", (long)getpid());
@@ -487,6 +486,14 @@ static const char *translate_with(const char *arguments, const char *input, char
     snprintf(environment, sizeof environment, "sh -c '\"$0\" \"$@\" < %s'", path);
     Run *r = run(environment, arguments);
     unlink(path);
+    return r;
+}
+
+/* The standard output of ARGUMENTS on INPUT into OUT, or NULL if the command failed. */
+static const char *translate_with(const char *arguments, const char *input, char *out,
+                                  size_t size)
+{
+    Run *r = run_on(arguments, input);
     const size_t length = strlen(r->out);
     if (r->status != 0 || length >= size) return NULL;
     memcpy(out, r->out, length + 1);
@@ -528,15 +535,7 @@ START_TEST(translate_stops_at_an_unusable_line_after_the_lines_before)
 {
     static char dog[1024];   /* first: run() returns the same Run each time */
     ck_assert_ptr_nonnull(translate_text("Ein Hund.\n", dog, sizeof dog));
-    char path[128], environment[256];
-    snprintf(path, sizeof path, "/tmp/transformer-test-%ld-bad.de", (long)getpid());
-    FILE *file = fopen(path, "w");
-    ck_assert_ptr_nonnull(file);
-    fputs("Ein Hund.\nZwei \xff Katzen.\nDrei.\n", file);
-    fclose(file);
-    snprintf(environment, sizeof environment, "sh -c '\"$0\" \"$@\" < %s'", path);
-    Run *r = run(environment, "translate --beam 1");
-    unlink(path);
+    Run *r = run_on("translate --beam 1", "Ein Hund.\nZwei \xff Katzen.\nDrei.\n");
     ck_assert_int_eq(r->status, 1);
     ck_assert_str_eq(r->out, dog);
     ck_assert_msg(strncmp(r->err, "transformer: standard input:2: invalid UTF-8", 44) == 0
@@ -547,15 +546,7 @@ END_TEST
 /* attention maps one sentence: a second line is refused on one line, not left out. */
 START_TEST(attention_refuses_a_second_line)
 {
-    char path[128], environment[256];
-    snprintf(path, sizeof path, "/tmp/transformer-test-%ld-two.de", (long)getpid());
-    FILE *file = fopen(path, "w");
-    ck_assert_ptr_nonnull(file);
-    fputs("Ein Hund.\nZwei Katzen.\n", file);
-    fclose(file);
-    snprintf(environment, sizeof environment, "sh -c '\"$0\" \"$@\" < %s'", path);
-    Run *r = run(environment, "attention");
-    unlink(path);
+    Run *r = run_on("attention", "Ein Hund.\nZwei Katzen.\n");
     ck_assert_int_eq(r->status, 1);
     ck_assert_str_eq(r->err, "transformer: standard input:2: a map is of one sentence; "
                              "give attention one line\n");

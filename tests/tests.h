@@ -42,6 +42,10 @@ void read_text(const char *path, char *buffer, size_t size);
    The result lives until the next call. */
 Run *run(const char *environment, const char *arguments);
 
+/* A corpus in DIR of the first LINES pairs of Multi30k's training set, as both its training
+   and its validation files (train.de, train.en, val.de, val.en). */
+void tiny_corpus(const char *dir, int lines);
+
 /* The model configuration recorded in a golden fixture's metadata (tests/golden/). */
 #include "safetensors.h"
 #include "model.h"
