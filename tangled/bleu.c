@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <wctype.h>
 #include "utf8.h"
-#line 514 "book/bleu-engine.nw"
+#line 515 "book/bleu-engine.nw"
 #include <stdint.h>
 /* <<bleu.c definitions>> */
 #line 83 "book/bleu-engine.nw"
@@ -281,9 +281,10 @@ static int compare_ngrams(const void *a, const void *b)
     }
     return 0;
 }
-#line 518 "book/bleu-engine.nw"
+#line 519 "book/bleu-engine.nw"
 typedef struct {
     NGram gram;                  /* gram.first == NULL: an empty slot */
+    uint64_t hash;               /* hash_ngram(&gram): most slots are told apart by it alone */
     size_t in_hypothesis, in_reference, most;   /* its counts; most: over the references */
 } NGramCount;
 
@@ -313,14 +314,17 @@ static NGramTable ngram_table(size_t count)
     return t;
 }
 
-/* The slot of G: its entry, or the empty slot where it belongs. */
+/* The slot of G: its entry, or the empty slot where it belongs, its hash already set. */
 static NGramCount *ngram_slot(const NGramTable *t, const NGram *g)
 {
-    for (size_t i = hash_ngram(g) & t->mask;; i = (i + 1) & t->mask)
-        if (!t->slot[i].gram.first || compare_ngrams(&t->slot[i].gram, g) == 0)
-            return &t->slot[i];
+    const uint64_t h = hash_ngram(g);
+    for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
+        NGramCount *slot = &t->slot[i];
+        if (!slot->gram.first) return slot->hash = h, slot;
+        if (slot->hash == h && compare_ngrams(&slot->gram, g) == 0) return slot;
+    }
 }
-#line 563 "book/bleu-engine.nw"
+#line 568 "book/bleu-engine.nw"
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
 {
@@ -329,7 +333,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
     for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase);
     /* <<Add the hypothesis length and the closest reference length>> */
-#line 583 "book/bleu-engine.nw"
+#line 588 "book/bleu-engine.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
     for (int r = 0; r < n_refs; r++) {
         const size_t len = refs[r].count;
@@ -339,10 +343,10 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     }
     stats->hyp_len += (long long)hyp.count;
     stats->ref_len += (long long)closest;
-#line 571 "book/bleu-engine.nw"
+#line 576 "book/bleu-engine.nw"
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
         /* <<Add the clipped matches of order [[n]]>> */
-#line 600 "book/bleu-engine.nw"
+#line 605 "book/bleu-engine.nw"
         const size_t hyp_count = hyp.count >= (size_t)n ? hyp.count - (size_t)n + 1 : 0;
         NGramTable table = ngram_table(hyp_count);
         for (size_t i = 0; i < hyp_count; i++) {
@@ -370,12 +374,12 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                                                  ? entry->in_hypothesis : entry->most);
         }
         free(table.slot);
-#line 573 "book/bleu-engine.nw"
+#line 578 "book/bleu-engine.nw"
     }
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
     free(hyp.line), free(hyp.tokens), free(refs);
 }
-#line 663 "book/bleu-engine.nw"
+#line 668 "book/bleu-engine.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
     BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
@@ -388,7 +392,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
     /* <<Compute the smoothed precisions and the order to average>> */
-#line 687 "book/bleu-engine.nw"
+#line 692 "book/bleu-engine.nw"
     double smooth = 1.0;
     int order = BLEU_MAX_ORDER;
     for (int n = 0; n < BLEU_MAX_ORDER; n++) {
@@ -399,14 +403,14 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
             s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
         } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
     }
-#line 675 "book/bleu-engine.nw"
+#line 680 "book/bleu-engine.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
         log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
     s.score = s.bp * exp(log_sum / order);
     return s;
 }
-#line 710 "book/bleu-engine.nw"
+#line 715 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
 {
@@ -419,7 +423,7 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     free(refs);
     return bleu_compute(&stats, effective_order);
 }
-#line 743 "book/bleu-engine.nw"
+#line 748 "book/bleu-engine.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
     snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
@@ -427,7 +431,7 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->precisions[1], s->precisions[2], s->precisions[3], s->bp, s->ratio,
              s->stats.hyp_len, s->stats.ref_len);
 }
-#line 772 "book/bleu-engine.nw"
+#line 777 "book/bleu-engine.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
 {
@@ -435,7 +439,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              n_refs, lowercase ? "lc" : "mixed", effective_order ? "yes" : "no",
              BLEU_SACREBLEU_VERSION);
 }
-#line 815 "book/bleu-engine.nw"
+#line 820 "book/bleu-engine.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
@@ -456,7 +460,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 863 "book/bleu-engine.nw"
+#line 868 "book/bleu-engine.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -475,7 +479,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         free(text);
         return error;
     }
-#line 835 "book/bleu-engine.nw"
+#line 840 "book/bleu-engine.nw"
     file->text = text;
     file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */
     for (size_t i = 0; i < t.length; i++)
