@@ -63,14 +63,16 @@ DEPFLAGS = $(shell pkg-config --cflags openblas libcjson)
 LIBS     = $(shell pkg-config --libs openblas libcjson) -ldnnl -lm -fopenmp
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-# -fopenmp: threads (the chapter Making it fast); -fno-trapping-math: the program never reads the floating-point
-# exception flags, so the compiler may vectorize loops with comparisons (Making it fast);
+# -fopenmp: threads (the chapter Making it fast); -fno-trapping-math: the program never
+# reads the floating-point exception flags, so the compiler may vectorize loops with
+# comparisons (Making it fast);
 # -fno-math-errno: nor errno after arithmetic, so sqrtf may be a vector instruction (Adam).
 ALL_CFLAGS = $(WARN) -fopenmp -fno-trapping-math -fno-math-errno -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
 
-# MPI (the chapter Training on many machines): with Open MPI's pkg-config file present, distributed.c is compiled
-# against mpi.h and the program links libmpi; `make MPI=no` builds without it. Its header
-# is a system header (-isystem), so our warnings stay ours. After changing MPI: make clean.
+# MPI (the chapter Training on many machines): with Open MPI's pkg-config file present,
+# distributed.c is compiled against mpi.h and the program links libmpi; `make MPI=no`
+# builds without it. Its header is a system header (-isystem), so our warnings stay ours.
+# After changing MPI: make clean.
 MPI ?= $(shell pkg-config --exists ompi-c && echo yes || echo no)
 ifeq ($(MPI),yes)
 MPI_CFLAGS = -DTRANSFORMER_MPI $(patsubst -I%,-isystem %,$(shell pkg-config --cflags ompi-c))
@@ -152,8 +154,9 @@ $(FIGDIR)/smoothing-confidence.dat: transformer
 	./transformer figure-data smoothing confidence $(FIGURE_ARGS) | cpif $@
 $(FIGDIR)/learning-rate.dat: transformer
 	./transformer figure-data lr $(FIGURE_ARGS) | cpif $@
-# Data-parallel training projected to 64 processes (the chapter Training on many machines), from the compute times
-# measured there (the defaults of the figure kind) and the cost of the ring allreduce.
+# Data-parallel training projected to 64 processes (the chapter Training on many
+# machines), from the compute times measured there (the defaults of the figure kind) and
+# the cost of the ring allreduce.
 $(FIGDIR)/distributed-scaling.dat: transformer
 	./transformer figure-data scaling $(FIGURE_ARGS) | cpif $@
 # The shapes and parameter counts of the architecture figure (The big picture), as LaTeX macros

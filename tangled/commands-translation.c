@@ -112,7 +112,7 @@ int run_translate(int argc, char **argv)
         bf16_weights_use(model.parameters.data, model.parameters.total);
 #line 150 "book/translate-commands.nw"
     /* <<Translate standard input in batches>> */
-#line 168 "book/translate-commands.nw"
+#line 169 "book/translate-commands.nw"
     const int max_len = model.config.max_len, vocab = model.config.tgt_vocab;
     const int window = 4 * batch_limit;   /* lines read, then sorted by length */
     model_prepare(&model, batch_limit, max_len, 1);
@@ -143,7 +143,7 @@ int run_translate(int argc, char **argv)
     while (more) {
         int count = 0;
         /* <<Read, tokenize and number up to a window of lines>> */
-#line 243 "book/translate-commands.nw"
+#line 244 "book/translate-commands.nw"
         while (count < window) {
             const long length = read_line(stdin, &line);
             if (length < 0) {
@@ -153,7 +153,7 @@ int run_translate(int argc, char **argv)
             }
             line_number = line.number;
             const char *error = tokenize_line(german, line.text, (size_t)length, &tokens);
-            if (error && tokens.count == 0 && strcmp(error, "empty line") == 0) {
+            if (error && tokens.blank) {
                 lengths_in[count++] = 0;   /* a blank line, kept */
                 continue;
             }
@@ -166,22 +166,22 @@ int run_translate(int argc, char **argv)
                                                 &src_vocab, max_len);
             count++;
         }
-#line 198 "book/translate-commands.nw"
+#line 199 "book/translate-commands.nw"
         if (count == 0) break;
         /* <<Order the window's lines by length>> */
-#line 272 "book/translate-commands.nw"
+#line 273 "book/translate-commands.nw"
         memset(starts, 0, (size_t)(max_len + 2) * sizeof *starts);
         for (int w = 0; w < count; w++) starts[lengths_in[w] + 1]++;
         for (int n = 1; n <= max_len + 1; n++) starts[n] += starts[n - 1];
         for (int w = 0; w < count; w++) order[starts[lengths_in[w]]++] = w;
-#line 200 "book/translate-commands.nw"
+#line 201 "book/translate-commands.nw"
         int blanks = 0;   /* the blank lines come first in the order: nothing to decode */
         while (blanks < count && lengths_in[order[blanks]] == 0) lengths[order[blanks++]] = 0;
         for (int first = blanks; first < count; first += batch_limit) {
             const int batch = count - first < batch_limit ? count - first : batch_limit;
             int src_len = 1;
             /* <<Gather the batch's sources, padded to the longest>> */
-#line 281 "book/translate-commands.nw"
+#line 282 "book/translate-commands.nw"
             for (int b = 0; b < batch; b++)
                 if (lengths_in[order[first + b]] > src_len) src_len = lengths_in[order[first + b]];
             for (int b = 0; b < batch; b++) {
@@ -190,7 +190,7 @@ int run_translate(int argc, char **argv)
                 memcpy(row, numbered + (size_t)w * max_len, (size_t)lengths_in[w] * sizeof *row);
                 for (int i = lengths_in[w]; i < src_len; i++) row[i] = VOCAB_BLANK;
             }
-#line 206 "book/translate-commands.nw"
+#line 207 "book/translate-commands.nw"
             padding_mask(src_keep, src, batch, src_len, VOCAB_BLANK);
             const SourceBatch sources = {src, src_keep, batch, src_len};
             if (beam_size == 1)
@@ -207,7 +207,7 @@ int run_translate(int argc, char **argv)
             }
         }
         /* <<Turn each output into text and print it>> */
-#line 298 "book/translate-commands.nw"
+#line 299 "book/translate-commands.nw"
         for (int b = 0; b < count; b++) {
             const int *row = out + (size_t)b * max_len;
             size_t used = 0;
@@ -229,7 +229,7 @@ int run_translate(int argc, char **argv)
                 die("translation of line %ld: %s", line_number - count + b + 1, text.error);
             puts(text.text);
         }
-#line 222 "book/translate-commands.nw"
+#line 223 "book/translate-commands.nw"
         translate_progress_show(&progress, line_number - (*refusal != '\0'));
     }
     translate_progress_end(&progress, line_number - (*refusal != '\0'));

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "utf8.h"
 /* <<text.c definitions>> */
-#line 161 "book/text.nw"
+#line 162 "book/text.nw"
 static const char *refuse_line(TextLine *result, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static const char *refuse_line(TextLine *result, const char *format, ...)
@@ -20,7 +20,7 @@ static const char *refuse_line(TextLine *result, const char *format, ...)
     result->text[0] = '\0', result->count = 0;
     return result->error;
 }
-#line 363 "book/text.nw"
+#line 364 "book/text.nw"
 /* Decode line[0..length) into point[], *count code points. NULL, or why not. */
 static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
                                int *count, TextLine *result)
@@ -37,7 +37,7 @@ static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
     *count = n;
     return NULL;
 }
-#line 397 "book/text.nw"
+#line 398 "book/text.nw"
 static bool is_space(uint32_t c)
 {
     return c == ' ' || (c >= '\t' && c <= '\r') || c == 0x85 || c == 0xA0 || c == 0x1680
@@ -69,7 +69,7 @@ static bool is_letter(uint32_t c)
         && !(c >= 0xFE30 && c <= 0xFE6F) && !(c >= 0xFF01 && c <= 0xFF20)
         && !(c >= 0x1F000 && c <= 0x1FAFF);  /* emoji and other pictures */
 }
-#line 438 "book/text.nw"
+#line 439 "book/text.nw"
 static uint32_t to_lowercase(uint32_t c)
 {
     return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) ? c + 0x20 : c;
@@ -80,7 +80,7 @@ static bool is_lowercase(uint32_t c)
     return (c >= 'a' && c <= 'z') || c == 0xAA || c == 0xB5 || c == 0xBA
         || (c >= 0xDF && c <= 0xFF && c != 0xF7);
 }
-#line 457 "book/text.nw"
+#line 458 "book/text.nw"
 typedef struct {
     uint32_t *point;
     int count, capacity;
@@ -101,7 +101,7 @@ static void put_spaced(Points *p, uint32_t c)
 {
     put(p, ' '), put(p, c), put(p, ' ');
 }
-#line 488 "book/text.nw"
+#line 489 "book/text.nw"
 static void normalize_characters(const uint32_t *in, int n, TextOptions options,
                                  Points *out)
 {
@@ -109,7 +109,7 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
         const uint32_t c = options.lowercase ? to_lowercase(in[i]) : in[i];
         const uint32_t before = i > 0 ? in[i - 1] : 0, after = i + 1 < n ? in[i + 1] : 0;
         /* <<Replace the character [[c]]>> */
-#line 507 "book/text.nw"
+#line 508 "book/text.nw"
         if (c == '&' && i + 4 < n && in[i + 1] == 'a' && in[i + 2] == 'm' && in[i + 3] == 'p'
             && in[i + 4] == ';')
             put(out, '&'), i += 4;
@@ -128,14 +128,14 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
         else if (c == 0x2014) put_space(out), put(out, '-'), put(out, ' ');  /* em dash */
         else if (c == 0x2026) put(out, '.'), put(out, '.'), put(out, '.');   /* ellipsis */
         else put(out, c);
-#line 495 "book/text.nw"
+#line 496 "book/text.nw"
         if (out->count >= 2 && out->point[out->count - 1] == '\''
             && out->point[out->count - 2] == '\'')
             out->count--, out->point[out->count - 1] = '"';
     }
     if (out->count > 0 && out->point[out->count - 1] == ' ') out->count--;
 }
-#line 534 "book/text.nw"
+#line 535 "book/text.nw"
 /* Move p[to] to p[from], shifting p[from .. to) one place right (or, when to < from,
    p[to + 1 .. from] one place left). */
 static void rotate(uint32_t *p, int from, int to)
@@ -168,7 +168,7 @@ static void move_quotes(uint32_t *p, int n, TextLanguage language)
         i = end;
     }
 }
-#line 576 "book/text.nw"
+#line 577 "book/text.nw"
 static void separate_punctuation(const uint32_t *in, int n, TextLanguage language,
                                  Points *out)
 {
@@ -179,25 +179,25 @@ static void separate_punctuation(const uint32_t *in, int n, TextLanguage languag
             put(out, c);
         } else if (c == '.') {
             /* <<Make a run of two or more full stops a token>> */
-#line 601 "book/text.nw"
+#line 602 "book/text.nw"
             int end = i;
             while (end + 1 < n && in[end + 1] == '.') end++;
             if (end > i) put(out, ' ');
             for (int k = i; k <= end; k++) put(out, '.');
             if (end > i) put(out, ' ');
             i = end;
-#line 586 "book/text.nw"
+#line 587 "book/text.nw"
         } else if (c == ',') {
             /* <<Split a comma off unless it is inside a number>> */
-#line 615 "book/text.nw"
+#line 616 "book/text.nw"
             if ((before && !is_number(before)) || (after && !is_number(after)) || (before && !after))
                 put_spaced(out, ',');
             else
                 put(out, ',');
-#line 588 "book/text.nw"
+#line 589 "book/text.nw"
         } else if (c == '\'' && language == TEXT_ENGLISH) {
             /* <<Split an English apostrophe>> */
-#line 629 "book/text.nw"
+#line 630 "book/text.nw"
             const bool letter_before = is_letter(before), letter_after = is_letter(after);
             if ((letter_before && letter_after) || (is_number(before) && after == 's'))
                 put(out, ' '), put(out, c);
@@ -207,13 +207,13 @@ static void separate_punctuation(const uint32_t *in, int n, TextLanguage languag
                 put_spaced(out, c);
             else
                 put(out, c);
-#line 590 "book/text.nw"
+#line 591 "book/text.nw"
         } else {
             put_spaced(out, c);   /* any other punctuation, and German apostrophes */
         }
     }
 }
-#line 674 "book/text.nw"
+#line 675 "book/text.nw"
 static bool in_list(const char *word, const char *const *list)
 {
     for (; *list; list++)
@@ -249,7 +249,7 @@ static int abbreviation(const uint32_t *word, int length, TextLanguage language)
     return (length == 1 && is_letter(word[0])) || number || (roman && length <= 5)
            || in_list(text, german);
 }
-#line 715 "book/text.nw"
+#line 716 "book/text.nw"
 static void put_utf8(char *text, size_t *used, size_t size, uint32_t c)
 {
     char bytes[4];
@@ -270,7 +270,7 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
         while (end < n && in[end] != ' ') end++;
         for (next = end; next < n && in[next] == ' '; next++) {}
         /* <<Decide whether a final full stop is a token of its own>> */
-#line 649 "book/text.nw"
+#line 650 "book/text.nw"
         int keep = end;   /* the word is in[i .. keep), then in[keep] and in[keep + 1 .. end) */
         const int length = end - i;
         bool only_periods = true, has_period = false, has_letter = false;
@@ -287,7 +287,7 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
         } else if (length >= 2 && next == n && in[end - 2] == '.' && in[end - 1] == '\'') {
             keep = end - 2;
         }
-#line 735 "book/text.nw"
+#line 736 "book/text.nw"
         const int cut[4] = {i, keep, keep < end ? keep + 1 : end, end};
         for (int part = 0; part < 3; part++) {
             if (cut[part] == cut[part + 1]) continue;
@@ -300,11 +300,12 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
     result->text[used] = '\0';
     result->count = count;
 }
-#line 770 "book/text.nw"
+#line 773 "book/text.nw"
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result)
 {
     enum { N = TEXT_MAX_LINE_BYTES };
+    result->blank = false;
     if (length > N)
         return refuse_line(result, "line too long: %zu bytes (at most %d)", length, N);
     const char *nul = memchr(line, '\0', length);
@@ -317,9 +318,12 @@ const char *tokenize_line(TextOptions options, const char *line, size_t length,
     move_quotes(a.point, a.count, options.language);
     separate_punctuation(a.point, a.count, options.language, &b);
     write_tokens(b.point, b.count, options.language, result);
-    return result->count ? NULL : refuse_line(result, "empty line");
+    if (result->count) return NULL;
+    refuse_line(result, "empty line");
+    result->blank = true;   /* empty, or only spaces: a caller may keep it as a blank line */
+    return result->error;
 }
-#line 824 "book/text.nw"
+#line 831 "book/text.nw"
 long read_line(FILE *in, LineReader *reader)
 {
     size_t n = 0;
@@ -346,7 +350,7 @@ const char *located(char *error, const char *name, long line, const char *messag
         strcpy(error + TEXT_ERROR_MAX - 4, "...");   /* a path of hundreds of bytes */
     return error;
 }
-#line 875 "book/text.nw"
+#line 882 "book/text.nw"
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file)
 {
     memset(file, 0, sizeof *file);
@@ -366,7 +370,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
             problem = located(file->error, path, reader.number, line.error);
         else {
             /* <<Append the line's tokens to the file's>> */
-#line 911 "book/text.nw"
+#line 918 "book/text.nw"
             const size_t size = strlen(line.text) + 1;
             file->storage = xgrow(file->storage, &byte_capacity, bytes + size, 1);
             file->line_start = xgrow(file->line_start, &line_capacity, (size_t)file->lines + 2,
@@ -382,7 +386,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
                 start = k + 1;
             }
             bytes += size;
-#line 894 "book/text.nw"
+#line 901 "book/text.nw"
         }
     }
     if (problem == NULL && ferror(in))
@@ -394,14 +398,14 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
         file->token[t] = file->storage + (size_t)file->token[t];
     return problem;
 }
-#line 932 "book/text.nw"
+#line 939 "book/text.nw"
 void tokenized_file_free(TokenizedFile *file)
 {
     free(file->token), free(file->line_start), free(file->storage);
     file->token = NULL, file->line_start = NULL, file->storage = NULL;
     file->lines = file->count = 0;
 }
-#line 966 "book/text.nw"
+#line 973 "book/text.nw"
 /* The tokens of a Moses line: XML escapes undone, separated by single spaces. */
 static void unescape_moses(const char *line, char *out, size_t size)
 {
@@ -425,7 +429,7 @@ static void unescape_moses(const char *line, char *out, size_t size)
     if (used > 0 && out[used - 1] == ' ') used--;
     out[used] = '\0';
 }
-#line 995 "book/text.nw"
+#line 1002 "book/text.nw"
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result)
@@ -457,7 +461,7 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
     free(ours.text), free(theirs.text);
     return problem;
 }
-#line 1099 "book/text.nw"
+#line 1106 "book/text.nw"
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result)
 {
@@ -470,12 +474,12 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     int n;
     if (decode_utf8(line, length, point, &n, result)) return result->error;
     /* <<Count the apostrophes that stand alone>> */
-#line 1150 "book/text.nw"
+#line 1157 "book/text.nw"
     int apostrophes = 0;
     for (size_t i = 0; i < length; i++)
         apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
                        && (i + 1 == length || line[i + 1] == ' ');
-#line 1111 "book/text.nw"
+#line 1118 "book/text.nw"
     char token[TEXT_MAX_TOKENIZED_BYTES + 1];
     char last = '\0';   /* the last byte of the token before */
     size_t used = 0;
@@ -484,18 +488,18 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     bool double_open = false, single_open = false;   /* inside a quotation */
     for (size_t i = 0, end, next; i < length; i = end) {
         /* <<Find the token [[line[i .. end)]] and the start [[next]] of the one after it>> */
-#line 1138 "book/text.nw"
+#line 1145 "book/text.nw"
         while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i == length) break;
         for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
         for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
         memcpy(token, line + i, end - i);
         token[end - i] = '\0';
-#line 1119 "book/text.nw"
+#line 1126 "book/text.nw"
         bool glue = glue_next;
         glue_next = false;
         /* <<Decide how the token joins its neighbours>> */
-#line 1161 "book/text.nw"
+#line 1168 "book/text.nw"
         static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
                                               "...", NULL};
         static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
@@ -513,7 +517,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
             double_open = !double_open;
         } else if (strcmp(token, "'") == 0 && apostrophes % 2 == 1) {
             /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
-#line 1192 "book/text.nw"
+#line 1199 "book/text.nw"
             size_t after = next;   /* the next token is line[next .. after) */
             while (after < length && line[after] != ' ' && line[after] != '\t') after++;
             char word[4] = "";
@@ -523,7 +527,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
             }
             if (in_list(word, clitics)) glue_next = true;   /* they 're */
             else glue = true;                               /* the dogs' bowls, 4' wide */
-#line 1178 "book/text.nw"
+#line 1185 "book/text.nw"
         } else if (strcmp(token, "'") == 0) {
             if (single_open) glue = true;
             else glue_next = true;
@@ -532,7 +536,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
                    && is_letter((unsigned char)token[1])) {
             glue = true;   /* 's 're 't */
         }
-#line 1122 "book/text.nw"
+#line 1129 "book/text.nw"
         if (!glue) result->text[used++] = ' ';
         memcpy(result->text + used, token, end - i);
         used += end - i;

@@ -23,14 +23,15 @@ typedef struct {
     char text[TEXT_MAX_TOKENIZED_BYTES + 1];   /* tokens separated by single spaces */
     int count;                                 /* how many tokens */
     char error[TEXT_ERROR_MAX];                /* why the line was refused */
+    bool blank;                                /* refused only for having no tokens */
 } TextLine;
-#line 759 "book/text.nw"
+#line 760 "book/text.nw"
 /* Tokenize line[0..length), one line of text without its newline, into result->text.
    NULL on success, else a one-line message in result->error, which the caller prefixes
    with the file and line number. */
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result);
-#line 806 "book/text.nw"
+#line 813 "book/text.nw"
 typedef struct {
     char *text;
     size_t capacity;
@@ -42,7 +43,7 @@ typedef struct {
 long read_line(FILE *in, LineReader *reader);
 /* "NAME:LINE: message" in error, which has TEXT_ERROR_MAX bytes; return error. */
 const char *located(char *error, const char *name, long line, const char *message);
-#line 857 "book/text.nw"
+#line 864 "book/text.nw"
 typedef struct {
     long lines, count;  /* lines read and tokens in them */
     char **token;       /* token[0 .. count): NUL-terminated */
@@ -55,7 +56,7 @@ typedef struct {
    file->error; call tokenized_file_free(file) in either case. */
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file);
 void tokenized_file_free(TokenizedFile *file);
-#line 949 "book/text.nw"
+#line 956 "book/text.nw"
 typedef struct {
     long lines, identical;
     char error[TEXT_ERROR_MAX];
@@ -67,7 +68,7 @@ typedef struct {
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result);
-#line 1089 "book/text.nw"
+#line 1096 "book/text.nw"
 /* Join the tokens of line[0..length) back into text ("a dog ." -> "a dog."). NULL on
    success, else a one-line message in result->error. */
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,

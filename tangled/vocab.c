@@ -1,4 +1,4 @@
-#line 1265 "book/text.nw"
+#line 1272 "book/text.nw"
 /* The vocabulary: hashing, building, saving and loading. Generated from the book's chapters
    by notangle: edit the book, not this file. */
 #include "vocab.h"
@@ -8,9 +8,9 @@
 #include <string.h>
 #include "utf8.h"
 /* <<vocab.c definitions>> */
-#line 1301 "book/text.nw"
+#line 1308 "book/text.nw"
 const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
-#line 1312 "book/text.nw"
+#line 1319 "book/text.nw"
 static uint32_t token_hash(const char *token)
 {
     uint32_t hash = 2166136261u;
@@ -42,7 +42,7 @@ static int vocab_index(Vocab *vocab)
     }
     return -1;
 }
-#line 1359 "book/text.nw"
+#line 1366 "book/text.nw"
 int vocab_lookup(const Vocab *vocab, const char *token)
 {
     const int s = vocab_slot(vocab, token);
@@ -55,7 +55,7 @@ const char *vocab_token(const Vocab *vocab, int index)
            index, vocab->size);
     return vocab->token[index];
 }
-#line 1389 "book/text.nw"
+#line 1396 "book/text.nw"
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -72,7 +72,7 @@ static int more_frequent_first(const void *a, const void *b)
     if (x->count != y->count) return x->count > y->count ? -1 : 1;
     return strcmp(x->token, y->token);
 }
-#line 1411 "book/text.nw"
+#line 1418 "book/text.nw"
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
 {
     ENSURE(count >= 0 && min_frequency >= 1, "count %ld, min_frequency %d", count,
@@ -85,7 +85,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     long n_kept = 0;
     size_t bytes = 0;
     /* <<Count the runs of equal tokens and keep the frequent ones>> */
-#line 1444 "book/text.nw"
+#line 1451 "book/text.nw"
     for (long i = 0, run; i < count; i += run) {
         for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
         vocab->types++;
@@ -96,7 +96,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
         kept[n_kept++] = (TokenCount){sorted[i], run};
         bytes += strlen(sorted[i]) + 1;
     }
-#line 1423 "book/text.nw"
+#line 1430 "book/text.nw"
     qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
     ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
     vocab->size = (int)n_kept + VOCAB_SPECIALS;
@@ -112,7 +112,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     ENSURE(vocab_index(vocab) < 0, "a vocabulary with a repeated token");
     free(sorted), free(kept);
 }
-#line 1482 "book/text.nw"
+#line 1489 "book/text.nw"
 const char *vocab_save(Vocab *vocab, const char *path)
 {
     FILE *out = fopen(path, "w");
@@ -125,7 +125,7 @@ const char *vocab_save(Vocab *vocab, const char *path)
              strerror(errno));
     return vocab->error;
 }
-#line 1500 "book/text.nw"
+#line 1507 "book/text.nw"
 const char *vocab_load(Vocab *vocab, const char *path)
 {
     memset(vocab, 0, sizeof *vocab);
@@ -149,7 +149,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-#line 1554 "book/text.nw"
+#line 1561 "book/text.nw"
         char complaint[TEXT_ERROR_MAX] = "";
         if (length == 0) strcpy(complaint, "an empty line");
         else if (strpbrk(reader.text, " \t\r")) strcpy(complaint, "a token with a blank in it");
@@ -161,7 +161,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
                      vocab_specials[vocab->size]);
         else if (vocab->size == INT32_MAX / 4) strcpy(complaint, "too many tokens");
         if (complaint[0]) problem = located(vocab->error, path, reader.number, complaint);
-#line 1523 "book/text.nw"
+#line 1530 "book/text.nw"
         if (problem) break;
         vocab->storage = xgrow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
                               1);
@@ -184,26 +184,26 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
         problem = located(vocab->error, path, repeated + 1,
                           "a token that is already listed");
     /* <<Note whether the vocabulary's tokens are subwords>> */
-#line 1630 "book/text.nw"
+#line 1637 "book/text.nw"
     for (int i = VOCAB_SPECIALS; problem == NULL && i < vocab->size; i++)
         vocab->subwords = vocab->subwords || vocab_continues_word(vocab->token[i]);
-#line 1545 "book/text.nw"
+#line 1552 "book/text.nw"
     return problem;
 }
-#line 1570 "book/text.nw"
+#line 1577 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);
     vocab->token = NULL, vocab->storage = NULL, vocab->slot = NULL;
     vocab->size = vocab->slots = 0;
 }
-#line 1643 "book/text.nw"
+#line 1650 "book/text.nw"
 bool vocab_continues_word(const char *token)
 {
     const size_t n = strlen(token);
     return n > 2 && strcmp(token + n - 2, "@@") == 0;
 }
-#line 1669 "book/text.nw"
+#line 1676 "book/text.nw"
 int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
 {
     const size_t length = strlen(word);
@@ -218,7 +218,7 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
         size_t end = length;
         int id = VOCAB_UNKNOWN;
         /* <<Find the longest token [[word[start .. end)]] that starts the rest of the word>> */
-#line 1697 "book/text.nw"
+#line 1704 "book/text.nw"
         for (; end > start; end--) {
             if (((unsigned char)word[end] & 0xC0) == 0x80) continue;   /* inside a character */
             memcpy(piece, word + start, end - start);
@@ -229,13 +229,13 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
             id = VOCAB_UNKNOWN;
             for (end = start + 1; ((unsigned char)word[end] & 0xC0) == 0x80; end++) {}
         }
-#line 1683 "book/text.nw"
+#line 1690 "book/text.nw"
         ids[n++] = id;
         start = end;
     }
     return n;
 }
-#line 1718 "book/text.nw"
+#line 1725 "book/text.nw"
 size_t vocab_join_subwords(char *text, size_t length)
 {
     size_t kept = 0;
@@ -250,7 +250,7 @@ size_t vocab_join_subwords(char *text, size_t length)
     text[kept] = '\0';
     return kept;
 }
-#line 1752 "book/text.nw"
+#line 1759 "book/text.nw"
 /* The index of TEXT among the symbols, added if new; the table has room for all. */
 static int symbol_number(Vocab *symbols, const char *text)
 {
@@ -262,7 +262,7 @@ static int symbol_number(Vocab *symbols, const char *text)
     }
     return symbols->slot[s] - 1;
 }
-#line 1770 "book/text.nw"
+#line 1777 "book/text.nw"
 typedef struct {
     int left, right;   /* symbol numbers */
     long frequency;
@@ -307,7 +307,7 @@ static void pair_add(PairTable *table, int left, int right, long frequency)
     }
     table->pair[table->slot[s] - 1].frequency += frequency;
 }
-#line 1821 "book/text.nw"
+#line 1828 "book/text.nw"
 typedef struct {
     const char *text;
     long count;      /* occurrences in the text */
@@ -320,12 +320,12 @@ static void add_pairs(PairTable *pairs, const WordType *type, long sign)
     for (int i = 0; i + 1 < type->length; i++)
         pair_add(pairs, type->symbol[i], type->symbol[i + 1], sign * type->count);
 }
-#line 1838 "book/text.nw"
+#line 1845 "book/text.nw"
 void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size)
 {
     ENSURE(count >= 0 && size >= VOCAB_SPECIALS, "count %ld, size %d", count, size);
     /* <<Find the word types and their counts>> */
-#line 1859 "book/text.nw"
+#line 1866 "book/text.nw"
     char **sorted = xmalloc((size_t)(count > 0 ? count : 1) * sizeof *sorted);
     if (count > 0) memcpy(sorted, tokens, (size_t)count * sizeof *sorted);
     qsort(sorted, (size_t)count, sizeof *sorted, compare_strings);
@@ -337,9 +337,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         characters += (long)strlen(sorted[i]);
         ENSURE(strlen(sorted[i]) <= TEXT_MAX_LINE_BYTES, "a token of %zu bytes", strlen(sorted[i]));
     }
-#line 1842 "book/text.nw"
+#line 1849 "book/text.nw"
     /* <<Make a table of symbols with room for every character and every merge>> */
-#line 1876 "book/text.nw"
+#line 1883 "book/text.nw"
     Vocab symbols = {0};
     const long most_symbols = VOCAB_SPECIALS + characters + size;
     ENSURE(most_symbols < INT32_MAX / 4, "%ld symbols", most_symbols);
@@ -351,9 +351,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         symbols.token[k] = (char *)vocab_specials[k];
         symbols.slot[vocab_slot(&symbols, vocab_specials[k])] = ++symbols.size;
     }
-#line 1843 "book/text.nw"
+#line 1850 "book/text.nw"
     /* <<Write each type as its characters, all but the last marked>> */
-#line 1893 "book/text.nw"
+#line 1900 "book/text.nw"
     int *row_symbols = xmalloc((size_t)(characters > 0 ? characters : 1) * sizeof *row_symbols);
     long used = 0;
     for (long t = 0; t < n_types; t++) {
@@ -368,11 +368,11 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         }
         used += types[t].length;
     }
-#line 1844 "book/text.nw"
+#line 1851 "book/text.nw"
     PairTable pairs = {0};
     for (long t = 0; t < n_types; t++) add_pairs(&pairs, &types[t], +1);
     /* <<Merge the most frequent pair until there are [[size]] symbols>> */
-#line 1915 "book/text.nw"
+#line 1922 "book/text.nw"
     while (symbols.size < size) {
         int best = -1;
         for (int p = 0; p < pairs.count; p++)
@@ -401,9 +401,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
             add_pairs(&pairs, type, +1);
         }
     }
-#line 1847 "book/text.nw"
+#line 1854 "book/text.nw"
     /* <<Make the vocabulary of the pieces the greedy cut makes of the text>> */
-#line 1951 "book/text.nw"
+#line 1958 "book/text.nw"
     symbols.subwords = true;
     size_t piece_capacity = 0;
     char **pieces = NULL;
@@ -417,12 +417,12 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
     vocab_build(vocab, pieces, n_pieces, 1);
     vocab->subwords = true;
     free(pieces);
-#line 1848 "book/text.nw"
+#line 1855 "book/text.nw"
     for (int i = VOCAB_SPECIALS; i < symbols.size; i++) free(symbols.token[i]);
     free(symbols.token), free(symbols.slot), free(pairs.pair), free(pairs.slot);
     free(types), free(row_symbols), free(sorted);
 }
-#line 1975 "book/text.nw"
+#line 1982 "book/text.nw"
 void vocab_copy(Vocab *copy, const Vocab *vocab)
 {
     memset(copy, 0, sizeof *copy);
