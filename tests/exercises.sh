@@ -27,6 +27,9 @@ EXPECTATIONS=$(cat <<'END'
 intro-tangle|unexpected root: <<Grow the table of views if it is full>>|an unexpected root
 intro-rebuild|objects recompiled: 19|all the object files but those of
 intro-rebuild|objects recompiled after a change of prose: 0|no object is rebuilt
+intro-layer|encoder layer 3152384|\archEncoderLayer
+intro-layer|decoder layer 4204032|\archDecoderLayer
+intro-layer|feed-forward 2099712|\archFeedForward
 rng-first-value|0.630310178|
 rng-first-value|0.481566668|
 rng-first-value|0.727008045|
@@ -112,6 +115,15 @@ ckpt-crash|a random kill; the test cli_kill_9_leaves_a_loadable_checkpoint check
 decode-speedup|timings depend on the machine (about 40 s); the solution reads figures/exercises/decode-speedup.txt (record)
 attention-no-scale|two runs of the full copy model, a few minutes on two cores
 dist-speed|timings depend on the machine and its load (bench/distributed.sh, about 3 min)
+norm-experiment|four runs of the full copy model, about ten minutes on two cores; its solution reads the recorded runs of figures/copy/experiments and figures/copy/warmup50
+copy-multi30k|six training runs on Multi30k, an hour and a half or more; the book reads the recorded logs of figures/norm-warmup/multi30k
+profile|a profile depends on the machine, its load and perf; the solution states an order, not shares
+spin|timings on an idle and on a busy machine
+bandwidth|the machine's memory bandwidth and decoding speed
+ckpt-python|needs PyTorch (python3-torch), which make check does not install; tests/pytorch-loss.sh is the test that uses it
+beam-fairseq|the student changes the beam search: no single right program to compare
+beam-worse|the student writes a table of probabilities of their own: many answers
+text-lowercase|the student extends to_lowercase: the check line is the exercise's own
 END
 )
 
@@ -210,6 +222,12 @@ activations() {
   mkdir -p "$SCRATCH"
   make -s -C "$ROOT" build/exercises/activations > /dev/null
   "$SCRATCH/activations"
+}
+ex_intro-layer() {
+  "$T" figure-data architecture --layers 1 | awk -F'[{}]' '
+    /archEncoderLayer/ { gsub(/\\,/, "", $4); print "encoder layer " $4 }
+    /archDecoderLayer/ { gsub(/\\,/, "", $4); print "decoder layer " $4 }
+    /archFeedForward}/ { gsub(/\\,/, "", $4); print "feed-forward " $4 }'
 }
 ex_model-count() { activations | grep parameters; }
 ex_model-activations() { activations | grep activations; }

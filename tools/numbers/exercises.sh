@@ -130,6 +130,17 @@ M=figures/multi30k
         if (w == "Beam") def("exBeamShorter", fixed(100 * (1 - $10), 1))
     }
     END { if (n != 2) exit 1; def("exBeamGain", fixed(bleu[2] - bleu[1], 1)) }'
+# Its last question: the shipped model (the one a student has) with --alpha 0, against the
+# same model at the default alpha 2; both recorded in figures/multi30k/.
+{ "$T" bleu "$M/shipped.test2016.beam4.en" data/multi30k/test2016.en --lowercase
+  "$T" bleu "$M/shipped.test2016.alpha0.en" data/multi30k/test2016.en --lowercase; } | awk "$LIB"'
+    /^BLEU/ {
+        if ($5 != "(BP" || $8 != "ratio") { print "tools/numbers/exercises.sh: bleu changed its output" > "/dev/stderr"; exit 1 }
+        w = ++n == 1 ? "Two" : "Zero"
+        def("exAlpha" w "Bleu", $3); def("exAlpha" w "Precisions", $4); def("exAlpha" w "BP", $7)
+        def("exAlpha" w "Shorter", fixed(100 * (1 - $10), 1))
+    }
+    END { if (n != 2) exit 1 }'
 # Exercise beam-differences: lines in which greedy decoding and the beam differ.
 paste -d '\t' "$M/test2016.greedy.en" "$M/test2016.beam4.en" | awk -F '\t' "$LIB"'
     $1 != $2 { n++ } END { def("exBeamDifferences", n) }'
