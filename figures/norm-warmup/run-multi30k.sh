@@ -9,6 +9,7 @@
 # Settings by environment: OUT=DIR (default figures/norm-warmup/multi30k), SEEDS="1 2 3"
 # (default 1), NORMS="pre" or "post" (default both), ARMS (default "w800 rpeak r0.001"),
 # SUBSET and EPOCHS (default 10000 and 20), TRANSFORMER (default ./transformer).
+# An arm whose log is complete is skipped, so an interrupted script can be run again.
 # Writes OUT/NAME.csv (the log, one row per epoch), OUT/NAME.txt (what the run printed) and
 # OUT/NAME.run.txt (recipe, trainer commit, machine, start and end), NAME being
 # NORM-ARM-sSEED as in figures/copy/experiments/; the models go to build/norm-warmup/.
@@ -34,6 +35,11 @@ for seed in ${SEEDS:-1}; do
         *) echo "run-multi30k.sh: unknown arm $arm" >&2; exit 2 ;;
       esac
       name=$norm-$arm-s$seed
+      # A run whose log already has its last epoch is done: the script can be started again
+      # after an interruption and goes on with the arms it has not finished.
+      if [ -f "$D/$name.csv" ] && [ "$(tail -1 "$D/$name.csv" | cut -d, -f1)" = "$EPOCHS" ]; then
+        continue
+      fi
       recipe="$common --norm $norm $rate --seed $seed"
       tools/multi30k-run-info "$recipe" > "$D/$name.run.txt"
       # A run whose loss diverges is a result too: record it and go on.
