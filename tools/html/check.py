@@ -208,9 +208,11 @@ def main():
                 if b.evaluate("document.documentElement.getAttribute('data-math')") == 'done':
                     break
                 time.sleep(0.05)
-            b.evaluate("(function(){var e=document.getElementById(%s); if (e) e.scrollIntoView(); "
-                       "window.scrollBy(0,-20); return 1;})()" % json.dumps(anchor))
-            time.sleep(0.3)
+            b.evaluate("document.fonts.ready.then(function () { return 1; })")
+            for _ in range(2):
+                b.evaluate("(function(){var e=document.getElementById(%s); if (e) e.scrollIntoView(); "
+                           "return 1;})()" % json.dumps(anchor))
+                time.sleep(0.5)
             shot = b.call('Page.captureScreenshot', format='png')
             os.makedirs(SHOTS, exist_ok=True)
             with open(os.path.join(SHOTS, name), 'wb') as fh:

@@ -905,6 +905,13 @@ class Converter:
             pos = m.end()
 
     def environment(self, env, s, k):
+        saved = self.ctx.current
+        try:
+            return self.environment1(env, s, k)
+        finally:
+            self.ctx.current = saved
+
+    def environment1(self, env, s, k):
         ctx = self.ctx
         page = ctx.page
         body, k = self.env_body(env, s, k)
@@ -1205,10 +1212,12 @@ appendix_no = 0
 in_appendix = False
 fig_serial = 0
 pending_part = None
+file_page = {}
 for fname, items in files:
     st = stem(fname)
     docs_all = ''.join(it for kind, it in items if kind == 'docs')
-    if re.search(r'^\\part\{', docs_all, re.M) and not re.search(r'\\chapter\{', docs_all):
+    has_chapter = re.search(r'\\chapter(?![A-Za-z])', docs_all)
+    if re.search(r'^\\part\{', docs_all, re.M) and not has_chapter:
         pending_part = st
         page = {'stem': st, 'kind': 'part', 'number': ROMAN[len(parts)], 'sections': [], 'chunks': [],
                 'counters': {'section': 0, 'subsection': 0, 'figure': 0, 'table': 0, 'equation': 0, 'exercise': 0}}
@@ -1219,28 +1228,39 @@ for fname, items in files:
         if parts[-1][2]:
             labels[parts[-1][2]] = (parts[-1][0], None, None)
         continue
-    if '\\appendix' in docs_all:
-        in_appendix = True
-    if in_appendix:
-        appendix_no += 1
-        number = alpha(appendix_no)
+    if not has_chapter and pages:
+        # a file without a chapter of its own continues the chapter before it
+        page = pages[-1]
+        page['items'].extend(items)
+        file_page[st] = page['stem']
     else:
-        chapter_no += 1
-        number = str(chapter_no)
-    page = {'stem': st, 'kind': 'appendix' if in_appendix else 'chapter', 'number': number,
-            'sections': [], 'chunks': [], 'part': len(parts) - 1, 'title': st,
-            'counters': {'section': 0, 'subsection': 0, 'figure': 0, 'table': 0, 'equation': 0, 'exercise': 0}}
-    page_by_stem[st] = page
-    pages.append(page)
-    serial = 0
+        if '\\appendix' in docs_all:
+            in_appendix = True
+        if in_appendix:
+            appendix_no += 1
+            number = alpha(appendix_no)
+        else:
+            chapter_no += 1
+            number = str(chapter_no)
+        page = {'stem': st, 'kind': 'appendix' if in_appendix else 'chapter', 'number': number,
+                'sections': [], 'chunks': [], 'part': len(parts) - 1, 'title': st, 'items': list(items),
+                'serial': 0,
+                'counters': {'section': 0, 'subsection': 0, 'figure': 0, 'table': 0, 'equation': 0, 'exercise': 0}}
+        page_by_stem[st] = page
+        pages.append(page)
+        file_page[st] = st
     for kind, it in items:
         if kind == 'code':
-            serial += 1
-            chunk_serial[it.label] = '%s.%d' % (number, serial)
+            page['serial'] += 1
+            chunk_serial[it.label] = '%s.%d' % (page['number'], page['serial'])
+for fname, items in files:
+    for kind, it in items:
+        if kind == 'code':
+            label_page[it.label] = file_page[stem(fname)]
 
 for page in pages:
     st = page['stem']
-    items = [f for f in files if stem(f[0]) == st][0][1]
+    items = page['items']
     text = []
     for kind, it in items:
         if kind == 'docs':
