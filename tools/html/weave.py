@@ -557,6 +557,9 @@ def prepare_math(tex, ctx):
     return tex
 
 
+ANCHORS_ONLY = re.compile(r'^(<span class="anchor" id="[^"]*"></span>\s*)+$')
+
+
 class Converter:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -724,7 +727,9 @@ class Converter:
                 para.append(h)
             else:
                 text = ''.join(para).strip()
-                if text:
+                if text and ANCHORS_ONLY.match(text):
+                    html_.append('<div class="anchors">%s</div>\n' % text)
+                elif text:
                     html_.append('<p>%s</p>\n' % text)
                 para = []
                 if kind == 'b':
@@ -962,7 +967,7 @@ class Converter:
             cap = re.search(r'\\caption(\[[^\]]*\])?\{', body)
             ctext, e = read_group(body, cap.end() - 1)
             labs = ''.join(self.label(l) for l in re.findall(r'\\label\{([^}]*)\}', body))
-            return ('b', '<figure class="fig">%s<img src="fig/fig-%d.svg" alt="Figure %s">'
+            return ('b', '<figure class="fig"><div class="anchors">%s</div><img src="fig/fig-%d.svg" alt="Figure %s">'
                     '<figcaption><span class="num">Figure %s:</span> %s</figcaption></figure>\n'
                     % (labs, n + 1, num, num, self.convert(ctext, block=False)), k)
         if env in ('tikzpicture', 'scope'):
@@ -1000,7 +1005,7 @@ class Converter:
                 tex = '\\begin{gathered}%s\\end{gathered}' % tex
             for l in labs:
                 anchors.append(self.label(l))
-            return '<div class="eq">%s%s</div>\n' % (''.join(anchors), mathspan(tex, True, tag))
+            return '<div class="eq"><div class="anchors">%s</div>%s</div>\n' % (''.join(anchors), mathspan(tex, True, tag))
         # numbered align/gather: one display per row, each with its number
         for row in rows:
             if not row.strip():
@@ -1016,7 +1021,7 @@ class Converter:
             if '&' in tex:
                 tex = '\\begin{aligned}%s\\end{aligned}' % tex
             a = ''.join(self.label(l) for l in labs)
-            out.append('<div class="eq">%s%s</div>\n' % (a, mathspan(tex, True, tag)))
+            out.append('<div class="eq"><div class="anchors">%s</div>%s</div>\n' % (a, mathspan(tex, True, tag)))
         return ''.join(out)
 
     def listing(self, env, body):
