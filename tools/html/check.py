@@ -22,8 +22,8 @@ import urllib.request
 
 import websocket
 
-SITE = os.path.abspath(sys.argv[1])
-SHOTS = sys.argv[2]
+SITE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
+SHOTS = sys.argv[2] if len(sys.argv) > 2 else None
 WIDTH, HEIGHT = 1280, 900
 # (page, element to scroll to, file): the big picture's architecture figure, attention's
 # first equations and chunks, the translator's Results.
@@ -241,4 +241,5 @@ def main():
         sys.exit(1)
 
 
-main()
+if __name__ == '__main__':
+    main()
