@@ -955,8 +955,12 @@ class Converter:
                 body = body[:cap.start()] + body[e:]
                 caption = '<figcaption><span class="num">Table %s:</span> %s</figcaption>' % (
                     num, self.convert(ctext, block=False))
+            # the labels at the table's top, where a link to it should land
+            labs = ''.join(self.label(l) for l in re.findall(r'\\label\{([^}]*)\}', body))
+            body = re.sub(r'\\label\{[^}]*\}', '', body)
             inner = self.convert(body[j:])
-            return ('b', '<figure class="table">%s%s</figure>\n' % (caption, inner), k)
+            return ('b', '<figure class="table"><div class="anchors">%s</div>%s%s</figure>\n'
+                    % (labs, caption, inner), k)
         if env == 'webfigure':
             n, j = read_arg(body, 0)
             n = int(n)
