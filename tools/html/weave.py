@@ -1289,7 +1289,9 @@ for page in pages:
         settings = re.findall(r'\\input\{[^}]*-settings\.tex\}', body)
         drawing = body[:cap.start()] + body[e:]
         drawing = re.sub(r'\\label\{[^}]*\}', '', drawing)
-        figures.append({'page': st, 'body': drawing, 'number': None})
+        short = cap.group(1)[1:-1] if cap.group(1) else ctext
+        figures.append({'page': st, 'body': drawing, 'number': None, 'short': short,
+                        'anchor': labs[0][7:-1] if labs else ''})
         fig_serial += 1
         return '\\begin{webfigure}{%d}%s\\caption{%s}%s\\end{webfigure}' % (
             fig_serial - 1, ''.join(settings), ctext, ''.join(labs))
@@ -1462,14 +1464,19 @@ write_page('identifiers', 'Index of identifiers', '<h1>Index of identifiers</h1>
 
 # the index page
 version = macros.get('transformerversion', (0, ''))[1]
-figlist = ''.join('<li><a href="%s.html#%s">Figure %s</a></li>' % (f['page'], '', f['number']) for f in [])
+figlist = ''.join('<li><a href="%s.html#%s"><span class="num">%s</span> %s</a></li>' % (
+    file_page.get(f['page'], f['page']), attr(f['anchor']), f['number'],
+    Converter(Ctx(page_by_stem[file_page.get(f['page'], f['page'])])).convert(expand(f['short']), block=False))
+    for f in figures)
 index = '''<h1>%s</h1>
 <p class="subtitle">A literate program: the book is the trainer. Version %s.</p>
 <p>This is the web edition of the book, woven from the same chapters (<code>book/*.nw</code>), figures and
 bibliography as the PDF. Code chunks link to their definitions and uses, identifiers to the chunk that
 defines them. Code: MIT licence; text: CC BY 4.0.</p>
 <h2>Contents</h2>
-%s''' % (TITLE, esc(version), toc_html(None, full=True))
+%s
+<h2>List of figures</h2>
+<ul class="toc">%s</ul>''' % (TITLE, esc(version), toc_html(None, full=True), figlist)
 write_page('index', 'Contents', index, None, seq[0])
 
 # the figures for LaTeX: one page each
@@ -1495,5 +1502,7 @@ with open(os.path.join(FIGWORK, 'stats.json'), 'w') as fh:
                'figures': len(figures)}, fh, indent=1)
 with open(os.path.join(FIGWORK, 'warnings.txt'), 'w') as fh:
     fh.write('\n'.join(sorted(set(warnings))) + '\n')
+for w in sorted(set(warnings))[:20]:
+    print('weave.py: warning: ' + w, file=sys.stderr)
 print('weave.py: %d pages, %d figures, %d labels, %d warnings (%s)' % (
     len(pages) + 4, len(figures), len(labels), len(set(warnings)), os.path.join(FIGWORK, 'warnings.txt')))
