@@ -126,6 +126,16 @@ class Browser:
                 break
         raise RuntimeError('no %s within %d s' % (name, timeout))
 
+    def open(self, page):
+        """Load a page of the site; True once its math script has run."""
+        self.call('Page.navigate', url='file://' + os.path.join(SITE, page))
+        self.wait_event('Page.loadEventFired')
+        for _ in range(200):
+            if self.evaluate("document.documentElement.getAttribute('data-math')") == 'done':
+                return True
+            time.sleep(0.05)
+        return False
+
     def evaluate(self, expr):
         r = self.call('Runtime.evaluate', expression=expr, returnByValue=True, awaitPromise=True)
         if 'exceptionDetails' in r:
@@ -171,15 +181,8 @@ def main():
     start = time.time()
     try:
         for page in pages:
-            url = 'file://' + os.path.join(SITE, page)
             b.events = []
-            b.call('Page.navigate', url=url)
-            b.wait_event('Page.loadEventFired')
-            for _ in range(200):
-                if b.evaluate("document.documentElement.getAttribute('data-math')") == 'done':
-                    break
-                time.sleep(0.05)
-            else:
+            if not b.open(page):
                 failures.append('%s: the math script did not finish' % page)
             r = json.loads(b.evaluate(CHECK_JS))
             for e in b.console_errors():
@@ -201,13 +204,7 @@ def main():
             totals['images'] += r['images']
             totals['equations'] += r['equations']
         for page, anchor, name in SCREENSHOTS:
-            url = 'file://' + os.path.join(SITE, page)
-            b.call('Page.navigate', url=url)
-            b.wait_event('Page.loadEventFired')
-            for _ in range(200):
-                if b.evaluate("document.documentElement.getAttribute('data-math')") == 'done':
-                    break
-                time.sleep(0.05)
+            b.open(page)
             b.evaluate("document.fonts.ready.then(function () { return 1; })")
             for _ in range(2):
                 b.evaluate("(function(){var e=document.getElementById(%s); if (e) e.scrollIntoView(); "

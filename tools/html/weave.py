@@ -178,22 +178,25 @@ for fname, items in files:
 macros = {}   # name -> (nargs, body)
 
 
-def read_group(s, i):
-    """s[i] == '{': return (content, index after the closing brace)."""
+def brace_walk(s, i):
+    """Each character of s from i with the depth of braces after it; an escaped character
+    (after a backslash) is skipped."""
     depth = 0
-    j = i
-    while j < len(s):
-        c = s[j]
-        if c == '\\':
-            j += 2
-            continue
+    while i < len(s):
+        c = s[i]
         if c == '{':
             depth += 1
         elif c == '}':
             depth -= 1
-            if depth == 0:
-                return s[i + 1:j], j + 1
-        j += 1
+        yield i, c, depth
+        i += 2 if c == '\\' else 1
+
+
+def read_group(s, i):
+    """s[i] == '{': return (content, index after the closing brace)."""
+    for j, c, depth in brace_walk(s, i):
+        if c == '}' and depth == 0:
+            return s[i + 1:j], j + 1
     raise ValueError('unbalanced braces: ' + s[i:i + 80])
 
 
@@ -557,6 +560,9 @@ def prepare_math(tex, ctx):
     return tex
 
 
+# The characters that TeX sets otherwise than typed (the longest first), and HTML's own.
+LIGATURES = [('---', '&#x2014;'), ('--', '&#x2013;'), ('``', '&#x201C;'), ('`', '&#x2018;'),
+             ("''", '&#x201D;'), ("'", '&#x2019;'), ('&', '&amp;'), ('<', '&lt;'), ('>', '&gt;')]
 ANCHORS_ONLY = re.compile(r'^(<span class="anchor" id="[^"]*"></span>\s*)+$')
 
 
@@ -671,42 +677,10 @@ class Converter:
                 out.append(('b', self.ctx.page['chunks'][int(s[i + 1:e])]))
                 i = e + 1
                 continue
-            if c == '-':
-                if s.startswith('---', i):
-                    buf.append('&#x2014;')
-                    i += 3
-                    continue
-                if s.startswith('--', i):
-                    buf.append('&#x2013;')
-                    i += 2
-                    continue
-            if c == '`':
-                if s.startswith('``', i):
-                    buf.append('&#x201C;')
-                    i += 2
-                    continue
-                buf.append('&#x2018;')
-                i += 1
-                continue
-            if c == "'":
-                if s.startswith("''", i):
-                    buf.append('&#x201D;')
-                    i += 2
-                    continue
-                buf.append('&#x2019;')
-                i += 1
-                continue
-            if c == '&':
-                buf.append('&amp;')
-                i += 1
-                continue
-            if c == '<':
-                buf.append('&lt;')
-                i += 1
-                continue
-            if c == '>':
-                buf.append('&gt;')
-                i += 1
+            lig = next((l for l in LIGATURES if s.startswith(l[0], i)), None)
+            if lig:
+                buf.append(lig[1])
+                i += len(lig[0])
                 continue
             j = i
             while j < n and s[j] not in '\\$%\n{}~\x01\x02-`\'&<>':
@@ -1113,34 +1087,18 @@ class Converter:
 def top_level_split(s, sep_re):
     """Split s at sep_re outside braces and math."""
     parts_ = []
-    depth = 0
     last = 0
-    i = 0
     in_math = False
-    while i < len(s):
-        c = s[i]
-        if c == '\\':
-            if depth == 0 and not in_math:
-                m = sep_re.match(s, i)
-                if m:
-                    parts_.append(s[last:i])
-                    last = i = m.end()
-                    continue
-            i += 2
+    for i, c, depth in brace_walk(s, 0):
+        if i < last:
             continue
-        if c == '{':
-            depth += 1
-        elif c == '}':
-            depth -= 1
-        elif c == '$':
+        if c == '$':
             in_math = not in_math
         elif depth == 0 and not in_math:
             m = sep_re.match(s, i)
             if m:
                 parts_.append(s[last:i])
-                last = i = m.end()
-                continue
-        i += 1
+                last = m.end()
     parts_.append(s[last:])
     return parts_
 
