@@ -1309,8 +1309,8 @@ def toc_html(here=None, full=True):
             if part is not None:
                 out.append('</ul></li>')
             part = p['part']
-            out.append('<li class="part" id="%s"><span>Part %s: %s</span><ul>' % (
-                'part-' + parts[part][0] if full else '', parts[part][0], parts[part][1]))
+            out.append('<li class="part"%s><span>Part %s: %s</span><ul>' % (
+                ' id="part-%s"' % parts[part][0] if full else '', parts[part][0], parts[part][1]))
         if p['kind'] == 'appendix' and part != 'app':
             out.append('</ul></li><li class="part"><span>Appendices</span><ul>')
             part = 'app'
