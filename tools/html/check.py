@@ -78,7 +78,7 @@ class Browser:
              '--user-data-dir=' + self.profile, '--window-size=%d,%d' % (WIDTH, HEIGHT),
              'about:blank'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port_file = os.path.join(self.profile, 'DevToolsActivePort')
-        for _ in range(300):
+        for _ in range(600):   # a first start on a fresh machine can be slow
             if os.path.exists(port_file) and os.path.getsize(port_file) > 0:
                 break
             time.sleep(0.1)
