@@ -4,6 +4,7 @@
 #   make check      all tests (Check), prints the summary line
 #   make sanitize   the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tangle     regenerate tangled/ from book/*.nw (only changed files are rewritten)
+#   make html       the web edition in build/html/; make check-html checks it in headless Chromium
 #   make figures/mask-subsequent.tex   one figure (its .dat comes from the trainer)
 #   make figure NAME=learning-rate ARGS="--curve w=2000"   one figure with other settings
 #
@@ -313,6 +314,25 @@ $(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex $(FIGU
 	done
 	tools/check-latex-log build/pdf/transformer.log
 	cp build/pdf/transformer.pdf $@
+
+# ---------------------------------------------------------------- web edition
+# The same chapters as linked pages (Building the book, The web edition): build/html/, one
+# page per chapter, math by KaTeX, the figures drawn by LaTeX as SVG, code chunks linked to
+# their definitions and uses. `make check-html` opens every page in headless Chromium and
+# compares the counts of sections, figures, equations and exercises with the PDF's.
+HTML_TOOLS := $(wildcard tools/html/*)
+.PHONY: html check-html
+html: build/html/index.html
+build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex \
+                       $(FIGURE_TEX) $(FIGURE_SETTINGS) $(HTML_TOOLS)
+	@tools/install-deps --html
+	tools/html/build $(READING)
+check-html: build/html/index.html
+	@tools/install-deps --html
+	tools/html/check.py build/html build
+	@if [ -f build/pdf/transformer.aux ] && [ -f $(PDF) ]; then \
+	  tools/html/compare-counts build/html-fig/stats.json build/pdf $(PDF); \
+	else echo "check-html: no PDF build to compare the counts with (make pdf)"; fi
 
 # ---------------------------------------------------------------- demo
 # The demo: the figures' data in the terminal, then the copy task with a reduced model
