@@ -223,7 +223,7 @@ typedef struct {
     int *full;
     float *d_logprobs;
     Rng data_rng, dropout_rng;
-    TrainSettings settings;
+    StepSettings settings;
 } Run1;
 
 enum { R_BATCH = 8, R_LEN = 12, R_VOCAB = 17 };
@@ -242,7 +242,7 @@ static void run1_init(Run1 *t)
     t->full = malloc(sizeof(int) * R_BATCH * R_LEN);
     t->d_logprobs = malloc(sizeof(float) * R_BATCH * (R_LEN - 1) * R_VOCAB);
     rng_seed(&t->data_rng, 9, 2), rng_seed(&t->dropout_rng, 9, 3);
-    t->settings = (TrainSettings){.smoothing = 0.1f, .factor = 1.0, .warmup = 4, .pad = 0};
+    t->settings = (StepSettings){.smoothing = 0.1f, .factor = 1.0, .warmup = 4, .pad = 0};
 }
 
 static double run1_step(Run1 *t)

@@ -37,7 +37,7 @@ typedef struct {
     int *full;
     float *d_logprobs;
     Rng data_rng, dropout_rng;
-    TrainSettings settings;
+    StepSettings settings;
 } Trainer;
 
 enum { T_BATCH = 6, T_LEN = 9, T_VOCAB = 13 };
@@ -57,7 +57,7 @@ static void trainer_init_sized(Trainer *t, int d_model)
     t->full = malloc(sizeof(int) * T_BATCH * T_LEN);
     t->d_logprobs = malloc(sizeof(float) * T_BATCH * (T_LEN - 1) * T_VOCAB);
     rng_seed(&t->data_rng, 5, 2), rng_seed(&t->dropout_rng, 5, 3);
-    t->settings = (TrainSettings){.smoothing = 0.1f, .factor = 1.0, .warmup = 4, .pad = 0};
+    t->settings = (StepSettings){.smoothing = 0.1f, .factor = 1.0, .warmup = 4, .pad = 0};
 }
 
 static void trainer_init(Trainer *t) { trainer_init_sized(t, 32); }
