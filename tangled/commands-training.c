@@ -197,8 +197,8 @@ int run_copy(int argc, char **argv)
     if (outcome == TRAINER_FINISHED) status = decode_examples(&trainer, &copy, start) ? 0 : 1;
     /* the chapter on many machines */
     distributed_leave("copy", &trainer.model, &trainer.adam, &trainer.progress);
-    free(copy.data);
     recipe_free(&flags.run.recipe);
+    free(copy.data);
     trainer_free(&trainer);
     return status;
 }
@@ -295,7 +295,7 @@ typedef struct {
     int token_budget, subset, keep_epochs, cooldown_epochs, subwords, seed;
     int precision, norm;
 } TrainFlags;
-#line 432 "book/translate.nw"
+#line 433 "book/translate.nw"
 /* The recipe of a translation run, after its flags. */
 static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
 {
@@ -316,7 +316,7 @@ static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
     recipe_add(recipe, "recipe.seed", "%d", flags->seed);
     recipe_add(recipe, "recipe.rate", "%.17g", flags->settings.constant_rate);
 }
-#line 475 "book/translate.nw"
+#line 476 "book/translate.nw"
 /* Read the train command's flags. */
 static void read_train_flags(TrainFlags *flags, int argc, char **argv)
 {
@@ -380,7 +380,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &flags->run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 529 "book/translate.nw"
+#line 530 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options,
                                        argc, argv), argc, argv);
@@ -391,7 +391,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
     check_model_size("train", config);
     set_precision("train", flags->precision);
 }
-#line 547 "book/translate.nw"
+#line 548 "book/translate.nw"
 /* Check at once that the model can be saved. */
 static void check_model_can_be_saved(const char *model_path)
 {
@@ -399,7 +399,7 @@ static void check_model_can_be_saved(const char *model_path)
     if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
     safetensors_remove_temporaries(model_path);
 }
-#line 559 "book/translate.nw"
+#line 560 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     TrainFlags flags;
@@ -417,9 +417,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 565 "book/translate.nw"
+#line 566 "book/translate.nw"
     /* <<Set up the trainer and the batches>> */
-#line 614 "book/translate.nw"
+#line 615 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, flags.token_budget);
     batch_plan(&validation_plan, validation, flags.token_budget);
@@ -433,7 +433,7 @@ int run_train(int argc, char **argv)
                             xmalloc((size_t)plan.count * sizeof(int)), flags.model_path,
                             &data.src_vocab, &data.tgt_vocab, "", flags.keep_epochs, flags.seed};
     /* <<Resume the translation run, if asked>> */
-#line 633 "book/translate.nw"
+#line 634 "book/translate.nw"
     translation_recipe(&flags.run.recipe, &flags);
     if (flags.resume_path) {
         if (trainer_resume(&trainer, flags.resume_path, &flags.run.recipe))
@@ -448,9 +448,9 @@ int run_train(int argc, char **argv)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &flags.run, smallest, &trainer.model, &trainer.adam,
                                       &trainer.progress);
-#line 566 "book/translate.nw"
+#line 567 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 647 "book/translate.nw"
+#line 648 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 /* the chapter on many machines: rank 0 saves */
@@ -465,14 +465,14 @@ int run_train(int argc, char **argv)
                flags.run.checkpoint_path);
     /* the chapter on many machines */
     distributed_leave("train", &trainer.model, &trainer.adam, &trainer.progress);
-#line 567 "book/translate.nw"
+#line 568 "book/translate.nw"
     /* <<Free the training run>> */
-#line 666 "book/translate.nw"
-    free(task.order);
+#line 667 "book/translate.nw"
     recipe_free(&flags.run.recipe);
+    free(task.order);
     trainer_free(&trainer);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
-#line 568 "book/translate.nw"
+#line 569 "book/translate.nw"
     return status;
 }
