@@ -177,7 +177,8 @@ int run_copy(int argc, char **argv)
     recipe_add(recipe, "recipe.factor", "%.17g", flags.settings.factor);
     recipe_add(recipe, "recipe.warmup", "%ld", flags.settings.warmup);
     recipe_add(recipe, "recipe.smoothing", "%.9g", flags.settings.smoothing);
-    recipe_add(recipe, "recipe.accumulate", "%d", flags.run.accumulate > 1 ? flags.run.accumulate : 1);
+    recipe_add(recipe, "recipe.accumulate", "%d",
+               flags.run.accumulate > 1 ? flags.run.accumulate : 1);
     recipe_add(recipe, "recipe.rate", "%.17g", flags.settings.constant_rate);
     if (flags.resume_path) {
         if (trainer_resume(&trainer, flags.resume_path, recipe)) die("%s", trainer.message);

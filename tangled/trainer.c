@@ -13,7 +13,7 @@
 #line 405 "book/checkpoint.nw"
 #include <signal.h>
 #include "checkpoint.h"
-#line 525 "book/checkpoint.nw"
+#line 526 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
 #line 700 "book/copy.nw"
@@ -44,7 +44,7 @@ static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
     recipe_free(&recipe);
     return error ? trainer->message : NULL;
 }
-#line 499 "book/checkpoint.nw"
+#line 500 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -61,7 +61,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
-#line 532 "book/checkpoint.nw"
+#line 533 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -80,7 +80,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
                  fd >= 0 ? "lock" : "create the lock file", strerror(failure));
     return -1;
 }
-#line 603 "book/checkpoint.nw"
+#line 604 "book/checkpoint.nw"
 /* Say why the run stopped: its outcome, with the trainer's message for a signal. */
 static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSettings *run,
                                               bool out_of_time, bool impatient)
@@ -179,7 +179,7 @@ static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *
     *clock = (TrainerClock){NULL, isatty(STDOUT_FILENO), seconds_now(), trainer->adam.step, 0,
                             -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 561 "book/checkpoint.nw"
+#line 562 "book/checkpoint.nw"
     if (run->checkpoint_path) {
         clock->lock = lock_checkpoint(run->checkpoint_path, trainer->message,
                                       sizeof trainer->message);
@@ -325,7 +325,7 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
                                              bool out_of_time, bool impatient)
 {
     /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 583 "book/checkpoint.nw"
+#line 584 "book/checkpoint.nw"
     const long step = trainer->adam.step;
     const bool stop = stop_signal || out_of_time || impatient
                       || (run->stop_after && step >= run->stop_after);
