@@ -94,7 +94,7 @@ void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
             data[(size_t)b * len + t] = 1 + (int)(rng_next(rng) % (uint32_t)(vocab - 1));
     }
 }
-#line 78 "book/copy.nw"
+#line 76 "book/copy.nw"
 void batch_init(Batch *batch, int size, int src_len, int tgt_len)
 {
     batch->batch = size, batch->src_len = src_len, batch->tgt_len = tgt_len;
@@ -123,12 +123,12 @@ void batch_free(Batch *batch)
     free(batch->src), free(batch->tgt), free(batch->tgt_y);
     free(batch->src_keep), free(batch->tgt_keep);
 }
-#line 112 "book/copy.nw"
+#line 110 "book/copy.nw"
 BatchBounds fixed_bounds(int pairs, int len)
 {
     return (BatchBounds){pairs, len, len, pairs * len, pairs * (len - 1)};
 }
-#line 156 "book/copy.nw"
+#line 153 "book/copy.nw"
 double train_step(Model *model, Adam *adam, const Batch *batch,
                   const StepSettings *settings, float *d_logprobs, Rng *dropout_rng)
 {
@@ -154,7 +154,7 @@ double evaluate_batch(Model *model, const Batch *batch, const StepSettings *sett
                                 batch->batch * batch->tgt_len, model->config.tgt_vocab,
                                 settings->pad, settings->smoothing, &tokens);
 }
-#line 220 "book/copy.nw"
+#line 218 "book/copy.nw"
 double train_accumulate(Model *model, const Batch *part, const StepSettings *settings,
                         float *d_logprobs, Rng *dropout_rng, double norm)
 {

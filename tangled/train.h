@@ -44,7 +44,7 @@ void batch_init(Batch *batch, int size, int src_len, int tgt_len);
 /* Fill from whole target sequences full: [size][tgt_len + 1] and sources src. */
 void batch_fill(Batch *batch, const int *src, const int *full, int pad);
 void batch_free(Batch *batch);
-#line 65 "book/copy.nw"
+#line 63 "book/copy.nw"
 typedef struct {
     int pairs, src_len, tgt_len;   /* the most pairs, the longest source and target */
     int src_tokens, tgt_tokens;    /* the most source positions, decoder positions */
@@ -52,7 +52,7 @@ typedef struct {
 
 /* The bounds of batches of pairs sequences of len tokens, each its own target. */
 BatchBounds fixed_bounds(int pairs, int len);
-#line 133 "book/copy.nw"
+#line 130 "book/copy.nw"
 typedef struct {
     float smoothing;         /* label smoothing epsilon */
     double factor;           /* the schedule's f, times the optimizer's base rate */
@@ -70,7 +70,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const StepSettings *settings,
                       float *d_logprobs);
-#line 203 "book/copy.nw"
+#line 201 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */

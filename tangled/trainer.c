@@ -1,8 +1,8 @@
-#line 336 "book/copy.nw"
+#line 334 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 349 "book/copy.nw"
+#line 347 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #line 526 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 700 "book/copy.nw"
+#line 698 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -109,7 +109,7 @@ static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSetting
     return TRAINER_STOPPED;
 }
 /* <<trainer.c helpers>> */
-#line 540 "book/copy.nw"
+#line 538 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -118,7 +118,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
-#line 559 "book/copy.nw"
+#line 557 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -142,14 +142,14 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
-#line 588 "book/copy.nw"
+#line 586 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
     for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
     return tokens;
 }
-#line 601 "book/copy.nw"
+#line 599 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     if (tokens == 0) return 0.0;   /* nothing to learn from: no step */
@@ -158,7 +158,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     train_update(&trainer->model, &trainer->adam, &trainer->settings);
     return loss / tokens;
 }
-#line 681 "book/copy.nw"
+#line 679 "book/copy.nw"
 /* Stop if the loss is not finite: a failure, with the message. */
 static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run, double loss)
 {
@@ -171,7 +171,7 @@ static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run,
              kept ? path : "");
     return TRAINER_FAILED;
 }
-#line 716 "book/copy.nw"
+#line 714 "book/copy.nw"
 /* Prepare the run: the log, the clock, the signals. False, with the trainer's message, when
    one of them fails. */
 static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *clock)
@@ -193,7 +193,7 @@ static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *
         }
         catch_stop_signals();
     }
-#line 723 "book/copy.nw"
+#line 721 "book/copy.nw"
     if (run->log_path) {
         clock->log = fopen(run->log_path, trainer->adam.step > 0 ? "a" : "w");
         if (clock->log == NULL) {
@@ -208,7 +208,7 @@ static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *
     }
     return true;
 }
-#line 748 "book/copy.nw"
+#line 746 "book/copy.nw"
 /* The epoch the run ends with: the settings', unless a time budget brought it forward. */
 static int last_epoch(const TrainingProgress *progress, const RunSettings *run)
 {
@@ -239,7 +239,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 809 "book/copy.nw"
+#line 807 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -276,7 +276,7 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error == NULL;
 }
-#line 854 "book/copy.nw"
+#line 852 "book/copy.nw"
 /* Fit the run's end to the time budget (Getting to 41). */
 static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                                    const RunSettings *run, const TrainerClock *clock)
@@ -303,7 +303,7 @@ static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                clock->terminal ? "\n" : "", fits, fits);
         fflush(stdout);
     }
-#line 859 "book/copy.nw"
+#line 857 "book/copy.nw"
 }
 
 /* Begin the next epoch: its counts from zero, the run's end fitted to a time budget, and
@@ -317,7 +317,7 @@ static void begin_next_epoch(Trainer *trainer, const BatchSource *source,
     if (source->start_epoch && progress->epoch <= last_epoch(progress, run))
         source->start_epoch(source->task, progress->epoch);
 }
-#line 880 "book/copy.nw"
+#line 878 "book/copy.nw"
 /* Decide whether to stop, saving a checkpoint when one is due: TRAINER_FINISHED to go on,
    else the run's outcome (the checkpoint chapter). */
 static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings *run,
@@ -336,9 +336,9 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
     if (!stop) return TRAINER_FINISHED;
     if (clock->terminal) putchar('\n');
     return say_why_the_run_stopped(trainer, run, out_of_time, impatient);
-#line 887 "book/copy.nw"
+#line 885 "book/copy.nw"
 }
-#line 894 "book/copy.nw"
+#line 892 "book/copy.nw"
 /* Finish the run: close the log and the checkpoint's lock. The outcome, a failure if the log
    could not be written. */
 static TrainerOutcome finish_run(Trainer *trainer, const RunSettings *run,
@@ -386,7 +386,7 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 393 "book/copy.nw"
+#line 391 "book/copy.nw"
 void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
                    const StepSettings *settings)
 {
@@ -412,7 +412,7 @@ void trainer_free(Trainer *trainer)
     adam_free(&trainer->adam);
     model_free(&trainer->model);
 }
-#line 465 "book/copy.nw"
+#line 463 "book/copy.nw"
 void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
 {
     va_list args, again;
@@ -437,7 +437,7 @@ void recipe_free(Recipe *recipe)
     free(recipe->pairs);
     *recipe = (Recipe){NULL, 0};
 }
-#line 625 "book/copy.nw"
+#line 623 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const RunSettings *run)
 {
     TrainingProgress *progress = &trainer->progress;
@@ -456,7 +456,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
 #line 1192 "book/translate.nw"
     if (progress->last_epoch && trainer->settings.cooldown > 0)
         trainer->settings.cooldown_end = (long)progress->last_epoch * source->batches;
-#line 640 "book/copy.nw"
+#line 638 "book/copy.nw"
     const int parts = run->accumulate > 1 ? run->accumulate : 1;
     while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, run)) {
         source->fill(source->task, trainer);

@@ -1,4 +1,4 @@
-#line 321 "book/copy.nw"
+#line 319 "book/copy.nw"
 /* The training loop of every task: steps, progress line, CSV log, validation, best model,
    checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -6,7 +6,7 @@
 #define TRAINER_H
 #include "train.h"
 /* <<trainer.h declarations>> */
-#line 364 "book/copy.nw"
+#line 362 "book/copy.nw"
 typedef struct {
     Model model;
     Adam adam;
@@ -27,7 +27,7 @@ typedef struct {
 void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
                    const StepSettings *settings);
 void trainer_free(Trainer *trainer);
-#line 425 "book/copy.nw"
+#line 423 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -43,7 +43,7 @@ typedef struct {
        few): NULL, or a one-line error. NULL: keep none. */
     const char *(*save_epoch)(void *task, const Model *model, int epoch);
 } BatchSource;
-#line 449 "book/copy.nw"
+#line 447 "book/copy.nw"
 /* The recipe of a run: what a resumed run must repeat, as keys and their values' text. */
 typedef struct {
     char *(*pairs)[2];   /* [count]: key, value */
@@ -54,7 +54,7 @@ typedef struct {
 void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 void recipe_free(Recipe *recipe);
-#line 500 "book/copy.nw"
+#line 498 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -101,5 +101,5 @@ typedef struct DataParallel {
     double compute_seconds;               /* in them: forward, backward and update */
     double communication_seconds;         /* in sum, waiting for the others included */
 } DataParallel;
-#line 328 "book/copy.nw"
+#line 326 "book/copy.nw"
 #endif
