@@ -13,6 +13,7 @@
 #include "decode.h"
 #line 216 "book/fast.nw"
 #include <sys/resource.h>
+#include "trainer.h"
 /* <<commands-speed.c functions>> */
 #line 46 "book/decode-check.nw"
 int run_time_decode(int argc, char **argv)
@@ -80,7 +81,7 @@ int run_time_decode(int argc, char **argv)
     model_free(&model);
     return status;
 }
-#line 223 "book/fast.nw"
+#line 224 "book/fast.nw"
 typedef struct {
     bool decoding;                   /* true: time greedy decoding, not training */
     int batch, len, steps, warmup_steps, sentences, warmup_sentences, threads;
@@ -92,7 +93,7 @@ static double peak_rss_mib(void)
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
 }
-#line 244 "book/fast.nw"
+#line 245 "book/fast.nw"
 typedef void MatmulFunction(int m, int n, int k, float alpha, MatmulOperand a,
                             MatmulOperand b, float beta, float *c, int ldc);
 
@@ -123,48 +124,43 @@ static double replay_gflops(const MatmulLog *log, MatmulFunction *multiply)
     free(a);
     return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
 }
-#line 282 "book/fast.nw"
+#line 285 "book/fast.nw"
 static int benchmark_training(Config config, const BenchmarkSettings *s)
 {
     const int batch = s->batch, len = s->len, vocab = config.tgt_vocab;
     config.max_len = len;
-    Model model;
-    model_init(&model, config);
-    Rng rng, data_rng, dropout_rng;
-    rng_seed(&rng, 1, 1), rng_seed(&data_rng, 1, 2), rng_seed(&dropout_rng, 1, 3);
-    model_initialize_parameters(&model, &rng);
-    model_prepare(&model, batch, len, len - 1);
-    Adam adam;
-    adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
-    const TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
-                                    .pad = 0};
-    Batch data;
-    batch_init(&data, batch, len, len - 1);
+    const StepSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
+                                   .pad = 0};
+    const BatchBounds bounds = fixed_bounds(batch, len);
+    Trainer trainer;
+    trainer_setup(&trainer, config, 1, &bounds, &settings);
+    Model *model = &trainer.model;
     int *full = xmalloc((size_t)batch * len * sizeof *full);          /* [batch][len] */
-    float *d_logprobs = xmalloc((size_t)batch * (len - 1) * vocab * sizeof *d_logprobs);
     MatmulLog log = {0};
     /* <<Warm up, logging the products of the first step>> */
-#line 327 "book/fast.nw"
+#line 321 "book/fast.nw"
     for (int step = 0; step < s->warmup_steps; step++) {
-        copy_task_batch(full, batch, len, vocab, &data_rng);
-        batch_fill(&data, full, full, 0);
+        copy_task_batch(full, batch, len, vocab, &trainer.progress.data_rng);
+        batch_fill(&trainer.batch, full, full, 0);
         compute.log = step == 0 ? &log : NULL;
-        train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
+        train_step(model, &trainer.adam, &trainer.batch, &settings, trainer.d_logprobs,
+                   &trainer.progress.dropout_rng);
         compute.log = NULL;
     }
-#line 302 "book/fast.nw"
+#line 298 "book/fast.nw"
     /* <<Time the training steps>> */
-#line 352 "book/fast.nw"
+#line 347 "book/fast.nw"
     double loss = 0.0;
     const double start = seconds_now();
     for (int step = 0; step < s->steps; step++) {
-        copy_task_batch(full, batch, len, vocab, &data_rng);
-        batch_fill(&data, full, full, 0);
-        loss = train_step(&model, &adam, &data, &settings, d_logprobs, &dropout_rng);
+        copy_task_batch(full, batch, len, vocab, &trainer.progress.data_rng);
+        batch_fill(&trainer.batch, full, full, 0);
+        loss = train_step(model, &trainer.adam, &trainer.batch, &settings, trainer.d_logprobs,
+                          &trainer.progress.dropout_rng);
     }
     const double elapsed = seconds_now() - start;
     if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
-#line 303 "book/fast.nw"
+#line 299 "book/fast.nw"
     const double seconds_per_step = elapsed / s->steps;
     const int tokens_per_step = batch * (len - 1);
     const double training_rss = peak_rss_mib();   /* before the replay's matrices */
@@ -172,26 +168,24 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
            "peak_rss_mib=%.1f params=%zu threads=%d precision=%s flops_per_step=%.0f "
            "sgemm_gflops=%.2f", tokens_per_step / seconds_per_step,
            1e3 * seconds_per_step, s->steps, tokens_per_step, training_rss,
-           model_parameter_count(&model), s->threads, precision_name(compute.precision),
+           model_parameter_count(model), s->threads, precision_name(compute.precision),
            matmul_log_flops(&log), replay_gflops(&log, matmul_blas));
     /* <<Print the rate of bfloat16 products on the logged shapes, where the processor has them>> */
-#line 340 "book/fast.nw"
+#line 335 "book/fast.nw"
     if (bf16_hardware()) {
         const Precision precision = compute.precision;
         compute.precision = PRECISION_BF16;
         printf(" bf16_gflops=%.2f", replay_gflops(&log, matmul));
         compute.precision = precision;
     }
-#line 313 "book/fast.nw"
+#line 309 "book/fast.nw"
     putchar('\n');
     matmul_log_free(&log);
-    free(full), free(d_logprobs);
-    batch_free(&data);
-    adam_free(&adam);
-    model_free(&model);
+    free(full);
+    trainer_free(&trainer);
     return finish_output();
 }
-#line 368 "book/fast.nw"
+#line 364 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
     const int len = s->len;
@@ -202,10 +196,10 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 1979 "book/fast.nw"
+#line 1975 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 378 "book/fast.nw"
+#line 374 "book/fast.nw"
     model_prepare(&model, 1, len, len);
     KVCache cache;
     decoder_cache_init(&cache, &model, 1, len, len);
@@ -226,14 +220,14 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
-#line 404 "book/fast.nw"
+#line 400 "book/fast.nw"
 int run_benchmark(int argc, char **argv)
 {
     BenchmarkSettings s = {.batch = 80, .len = 10, .steps = 20, .warmup_steps = 3,
                            .sentences = 10, .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     /* <<Read the benchmark's flags>> */
-#line 419 "book/fast.nw"
+#line 415 "book/fast.nw"
     int vocab = config.tgt_vocab, precision = default_precision();
     const Option options[] = {
         {"vocab", OPTION_INT, &vocab, 3, 1000000, NULL, "V vocabulary size"},
@@ -258,7 +252,7 @@ int run_benchmark(int argc, char **argv)
     check_model_size("benchmark", &config);
     set_precision("benchmark", precision);
     config.src_vocab = config.tgt_vocab = vocab;
-#line 410 "book/fast.nw"
+#line 406 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }

@@ -15,7 +15,7 @@
 #include "trainer.h"
 #line 32 "book/translate-commands.nw"
 #include "modelfile.h"
-#line 391 "book/distributed.nw"
+#line 392 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
 /* <<commands-training.c functions>> */
@@ -29,20 +29,20 @@ static void copy_fill(void *task, Trainer *trainer)
 {
     CopyTask *copy = task;
     copy_task_batch(copy->data, copy->batch_size, copy->len, copy->vocab,
-                    &trainer->progress->data_rng);
-    batch_fill(trainer->batch, copy->data, copy->data, 0);
+                    &trainer->progress.data_rng);
+    batch_fill(&trainer->batch, copy->data, copy->data, 0);
 }
 
 static double copy_validate(void *task, Trainer *trainer)
 {
     CopyTask *copy = task;
     Rng validation_rng;
-    rng_seed(&validation_rng, (uint64_t)trainer->progress->epoch, 4);
+    rng_seed(&validation_rng, (uint64_t)trainer->progress.epoch, 4);
     double validation = 0.0;
     for (int v = 0; v < 2; v++) {
         copy_task_batch(copy->data, copy->batch_size, copy->len, copy->vocab, &validation_rng);
-        batch_fill(trainer->batch, copy->data, copy->data, 0);
-        validation += evaluate_batch(trainer->model, trainer->batch, trainer->settings,
+        batch_fill(&trainer->batch, copy->data, copy->data, 0);
+        validation += evaluate_batch(&trainer->model, &trainer->batch, &trainer->settings,
                                      trainer->d_logprobs) / 2;
     }
     return validation;
@@ -57,150 +57,150 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
-#line 102 "book/copy-command.nw"
-int run_copy(int argc, char **argv)
+#line 99 "book/copy-command.nw"
+typedef struct {
+    Config config;
+    RunSettings run;
+    StepSettings settings;
+    const char *resume_path;   /* the checkpoint chapter */
+    int batches, batch_size, len, seed;
+    int precision;             /* the speed chapter */
+    int norm;                  /* --norm: 0 pre, 1 post */
+} CopyFlags;
+#line 115 "book/copy-command.nw"
+/* Read the copy command's flags. */
+static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
 {
-    Config config = config_default(11, 11, 2);
-    int epochs = 20, batches = 20, batch_size = 80, len = 10, seed = 1;
-    int precision = default_precision();   /* the speed chapter */
-    TrainerSettings run = {.accumulate = 1};
-    const char *resume_path = NULL;   /* the checkpoint chapter */
-    TrainSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
-    int norm = 0;                     /* --norm: 0 pre, 1 post */
-    /* <<Read the copy command's flags>> */
-#line 155 "book/copy-command.nw"
+    *flags = (CopyFlags){
+        .config = config_default(11, 11, 2), .run = {.epochs = 20, .accumulate = 1},
+        .settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0},
+        .batches = 20, .batch_size = 80, .len = 10, .seed = 1, .precision = default_precision()};
     const Option options[] = {
-        {"epochs", OPTION_INT, &epochs, 0, 10000, NULL, "N epochs to train (0: decode untrained)"},
-        {"batches", OPTION_INT, &batches, 1, 100000, NULL, "N batches in an epoch"},
-        {"batch-size", OPTION_INT, &batch_size, 1, 4096, NULL, "N sequences in a batch"},
-        {"seed", OPTION_INT, &seed, 0, 1000000000, NULL,
+        {"epochs", OPTION_INT, &flags->run.epochs, 0, 10000, NULL,
+         "N epochs to train (0: decode untrained)"},
+        {"batches", OPTION_INT, &flags->batches, 1, 100000, NULL, "N batches in an epoch"},
+        {"batch-size", OPTION_INT, &flags->batch_size, 1, 4096, NULL, "N sequences in a batch"},
+        {"seed", OPTION_INT, &flags->seed, 0, 1000000000, NULL,
          "S seed of the weights, the data and dropout"},
-        {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL,
+        {"log", OPTION_TEXT, &flags->run.log_path, 0, 0, NULL,
          "FILE.csv write a row per epoch: losses, rate, time"},
-        {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL,
+        {"factor", OPTION_REAL, &flags->settings.factor, 1e-6, 1e30, NULL,
          "F factor of the learning-rate schedule"},
-        {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
+        {"accumulate", OPTION_INT, &flags->run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         /* <<The copy command's experiment options>> */
-#line 186 "book/copy-command.nw"
-        {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
+#line 155 "book/copy-command.nw"
+        {"norm", OPTION_CHOICE, &flags->norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
-        {"warmup", OPTION_LONG, &settings.warmup, 0, 10000000, NULL,
+        {"warmup", OPTION_LONG, &flags->settings.warmup, 0, 10000000, NULL,
          "N warm-up steps of the learning-rate schedule (0: none)"},
-        {"rate", OPTION_REAL, &settings.constant_rate, 1e-9, 10.0, NULL,
+        {"rate", OPTION_REAL, &flags->settings.constant_rate, 1e-9, 10.0, NULL,
          "R a constant learning rate R instead of the schedule"},
-        {"no-scale", OPTION_SWITCH, &config.unscaled_attention, 0, 0, NULL,
+        {"no-scale", OPTION_SWITCH, &flags->config.unscaled_attention, 0, 0, NULL,
          "attention scores without the 1/sqrt(d_k)"},
-#line 168 "book/copy-command.nw"
-        PRECISION_OPTION(precision),
-        MODEL_SIZE_OPTIONS(config),
+#line 136 "book/copy-command.nw"
+        PRECISION_OPTION(flags->precision),
+        MODEL_SIZE_OPTIONS(flags->config),
         /* <<The checkpoint options>> */
 #line 389 "book/checkpoint.nw"
-        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
+        {"checkpoint", OPTION_TEXT, &flags->run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
-        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
+        {"resume", OPTION_TEXT, &flags->resume_path, 0, 0, NULL,
          "FILE continue the run saved in FILE, bit for bit"},
-        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL,
+        {"checkpoint-every", OPTION_LONG, &flags->run.checkpoint_every, 1, 1e9, NULL,
          "N also save every N steps, if not 0"},
-        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
+        {"stop-after", OPTION_LONG, &flags->run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 171 "book/copy-command.nw"
+#line 139 "book/copy-command.nw"
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
-    check_model_size("copy", &config);
-    config.norm = norm == 1 ? NORM_POST : NORM_PRE;
-    set_precision("copy", precision);
-#line 112 "book/copy-command.nw"
-    run.epochs = epochs;
-    config.max_len = len;
-    Model model;
-    model_init(&model, config);
-    Rng init_rng;
-    rng_seed(&init_rng, (uint64_t)seed, 1);
-    model_initialize_parameters(&model, &init_rng);
-    model_prepare(&model, batch_size, len, len);
-    Adam adam;
-    adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
-    TrainingProgress progress = {.epoch = 1};
-    rng_seed(&progress.data_rng, (uint64_t)seed, 2);
-    rng_seed(&progress.dropout_rng, (uint64_t)seed, 3);
-    Batch batch;
-    batch_init(&batch, batch_size, len, len - 1);
-    CopyTask copy = {batch_size, len, config.src_vocab,
-                     xmalloc((size_t)batch_size * len * sizeof(int))};
-    Trainer trainer = {&model, &adam, &progress, &settings, &batch,
-                       xmalloc((size_t)batch_size * len * config.tgt_vocab * sizeof(float)),
-                       INFINITY, "", 0, 0};
-    const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL, NULL};
+    check_model_size("copy", &flags->config);
+    flags->config.norm = flags->norm == 1 ? NORM_POST : NORM_PRE;
+    set_precision("copy", flags->precision);
+}
+#line 187 "book/copy-command.nw"
+/* Decode examples and report whether they are copies: true if every one is. */
+static bool decode_examples(Trainer *trainer, const CopyTask *copy, double start)
+{
+    const int batch_size = copy->batch_size, len = copy->len;
+    int *data = copy->data;
+    double eval_loss = 0.0;
+    for (int e = 0; e < 5; e++) {
+        copy_task_batch(data, batch_size, len, copy->vocab, &trainer->progress.data_rng);
+        batch_fill(&trainer->batch, data, data, 0);
+        eval_loss += evaluate_batch(&trainer->model, &trainer->batch, &trainer->settings,
+                                    trainer->d_logprobs) / 5;
+    }
+    int examples = batch_size < 8 ? batch_size : 8, exact = 1;
+    copy_task_batch(data, examples, len, copy->vocab, &trainer->progress.data_rng);
+    for (int t = 0; t < len; t++) data[t] = t + 1;   /* the course's example: 1 2 ... 10 */
+    int *out = xmalloc((size_t)examples * len * sizeof *out);
+    uint8_t *keep = xmalloc((size_t)examples * len);
+    padding_mask(keep, data, examples, len, 0);
+    greedy_decode(&trainer->model, out, data, keep, examples, len, len, 1);
+    printf("evaluation loss %.4f after %ld steps in %.1f s\n", eval_loss, trainer->adam.step,
+           seconds_now() - start);
+    for (int b = 0; b < examples; b++) {
+        const bool same = memcmp(out + (size_t)b * len, data + (size_t)b * len,
+                                 (size_t)len * sizeof *out) == 0;
+        exact = exact && same;
+        printf("  source ");
+        for (int t = 0; t < len; t++) printf("%2d ", data[b * len + t]);
+        printf(" decoded ");
+        for (int t = 0; t < len; t++) printf("%2d ", out[b * len + t]);
+        printf(" %s\n", same ? "exact" : "DIFFERENT");
+    }
+    free(out), free(keep);
+    return exact;
+}
+#line 230 "book/copy-command.nw"
+int run_copy(int argc, char **argv)
+{
+    CopyFlags flags;
+    read_copy_flags(&flags, argc, argv);
+    flags.config.max_len = flags.len;
+    const BatchBounds bounds = fixed_bounds(flags.batch_size, flags.len);
+    Trainer trainer;
+    trainer_setup(&trainer, flags.config, (uint64_t)flags.seed, &bounds, &flags.settings);
+    CopyTask copy = {flags.batch_size, flags.len, flags.config.src_vocab,
+                     xmalloc((size_t)flags.batch_size * flags.len * sizeof(int))};
+    const BatchSource source = {&copy, flags.batches, NULL, copy_fill, copy_validate, NULL,
+                                NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 476 "book/checkpoint.nw"
-    char recipe_text[8][32];
-    snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
-    snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
-    snprintf(recipe_text[4], 32, "%ld", settings.warmup);
-    snprintf(recipe_text[5], 32, "%.9g", settings.smoothing);
-    snprintf(recipe_text[6], 32, "%d", run.accumulate > 1 ? run.accumulate : 1);
-    snprintf(recipe_text[7], 32, "%.17g", settings.constant_rate);
-    const char *const recipe[9][2] = {
-        {"recipe.task", "copy"}, {"recipe.batch_size", recipe_text[0]},
-        {"recipe.batches", recipe_text[1]}, {"recipe.len", recipe_text[2]},
-        {"recipe.factor", recipe_text[3]}, {"recipe.warmup", recipe_text[4]},
-        {"recipe.smoothing", recipe_text[5]}, {"recipe.accumulate", recipe_text[6]},
-        {"recipe.rate", recipe_text[7]}};
-    run.recipe = recipe, run.recipe_count = 9;
-    if (resume_path) {
-        if (trainer_resume(&trainer, resume_path, recipe, 9)) die("%s", trainer.message);
-        if (!run.checkpoint_path) run.checkpoint_path = resume_path;
-        printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
-               progress.epoch, progress.batch);
+#line 472 "book/checkpoint.nw"
+    Recipe *recipe = &flags.run.recipe;
+    recipe_add(recipe, "recipe.task", "copy");
+    recipe_add(recipe, "recipe.batch_size", "%d", flags.batch_size);
+    recipe_add(recipe, "recipe.batches", "%d", flags.batches);
+    recipe_add(recipe, "recipe.len", "%d", flags.len);
+    recipe_add(recipe, "recipe.factor", "%.17g", flags.settings.factor);
+    recipe_add(recipe, "recipe.warmup", "%ld", flags.settings.warmup);
+    recipe_add(recipe, "recipe.smoothing", "%.9g", flags.settings.smoothing);
+    recipe_add(recipe, "recipe.accumulate", "%d",
+               flags.run.accumulate > 1 ? flags.run.accumulate : 1);
+    recipe_add(recipe, "recipe.rate", "%.17g", flags.settings.constant_rate);
+    if (flags.resume_path) {
+        if (trainer_resume(&trainer, flags.resume_path, recipe)) die("%s", trainer.message);
+        if (!flags.run.checkpoint_path) flags.run.checkpoint_path = flags.resume_path;
+        printf("resuming %s at step %ld (epoch %d, batch %d)\n", flags.resume_path,
+               trainer.adam.step, trainer.progress.epoch, trainer.progress.batch);
     }
-#line 134 "book/copy-command.nw"
+#line 243 "book/copy-command.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
-#line 372 "book/distributed.nw"
-    distributed_join("copy", &run, batch_size, &model, &adam, &progress);
-#line 135 "book/copy-command.nw"
+#line 371 "book/distributed.nw"
+    distributed_join("copy", &flags.run, flags.batch_size, &trainer.model, &trainer.adam,
+                     &trainer.progress);
+#line 244 "book/copy-command.nw"
     const double start = seconds_now();
-    const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
+    const TrainerOutcome outcome = trainer_run(&trainer, &source, &flags.run);
     int status = trainer_exit_status(&trainer, outcome);
-    if (outcome == TRAINER_FINISHED) {
-        /* <<Decode examples and report whether they are copies>> */
-#line 217 "book/copy-command.nw"
-        int *data = copy.data;
-        double eval_loss = 0.0;
-        for (int e = 0; e < 5; e++) {
-            copy_task_batch(data, batch_size, len, config.src_vocab, &progress.data_rng);
-            batch_fill(&batch, data, data, 0);
-            eval_loss += evaluate_batch(&model, &batch, &settings, trainer.d_logprobs) / 5;
-        }
-        int examples = batch_size < 8 ? batch_size : 8, exact = 1;
-        copy_task_batch(data, examples, len, config.src_vocab, &progress.data_rng);
-        for (int t = 0; t < len; t++) data[t] = t + 1;   /* the course's example: 1 2 ... 10 */
-        int *out = xmalloc((size_t)examples * len * sizeof *out);
-        uint8_t *keep = xmalloc((size_t)examples * len);
-        padding_mask(keep, data, examples, len, 0);
-        greedy_decode(&model, out, data, keep, examples, len, len, 1);
-        printf("evaluation loss %.4f after %ld steps in %.1f s\n", eval_loss, adam.step,
-               seconds_now() - start);
-        for (int b = 0; b < examples; b++) {
-            const bool same = memcmp(out + (size_t)b * len, data + (size_t)b * len,
-                                     (size_t)len * sizeof *out) == 0;
-            exact = exact && same;
-            printf("  source ");
-            for (int t = 0; t < len; t++) printf("%2d ", data[b * len + t]);
-            printf(" decoded ");
-            for (int t = 0; t < len; t++) printf("%2d ", out[b * len + t]);
-            printf(" %s\n", same ? "exact" : "DIFFERENT");
-        }
-        free(out), free(keep);
-#line 140 "book/copy-command.nw"
-        status = exact ? 0 : 1;
-    }
-    distributed_leave("copy", &model, &adam, &progress);   /* the chapter on many machines */
-    free(copy.data), free(trainer.d_logprobs);
-    batch_free(&batch);
-    adam_free(&adam);
-    model_free(&model);
+    if (outcome == TRAINER_FINISHED) status = decode_examples(&trainer, &copy, start) ? 0 : 1;
+    /* the chapter on many machines */
+    distributed_leave("copy", &trainer.model, &trainer.adam, &trainer.progress);
+    recipe_free(&flags.run.recipe);
+    free(copy.data);
+    trainer_free(&trainer);
     return status;
 }
 #line 318 "book/translate.nw"
@@ -224,14 +224,14 @@ static void translation_start_epoch(void *task, int epoch)
 static void translation_fill(void *task, Trainer *trainer)
 {
     TranslationTask *t = task;
-    const BatchSpan *span = &t->plan->spans[t->order[trainer->progress->batch]];
-    batch_fill_span(trainer->batch, t->train, t->plan, span, VOCAB_BLANK);
+    const BatchSpan *span = &t->plan->spans[t->order[trainer->progress.batch]];
+    batch_fill_span(&trainer->batch, t->train, t->plan, span, VOCAB_BLANK);
 }
 
 static double translation_validate(void *task, Trainer *trainer)
 {
     TranslationTask *t = task;
-    Batch *batch = trainer->batch;
+    Batch *batch = &trainer->batch;
     double validation_sum = 0.0;
     long validation_tokens = 0;
     for (int b = 0; b < t->validation_plan->count; b++) {
@@ -240,7 +240,7 @@ static double translation_validate(void *task, Trainer *trainer)
         int tokens = 0;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
             tokens += batch->tgt_y[i] != VOCAB_BLANK;
-        validation_sum += evaluate_batch(trainer->model, batch, trainer->settings,
+        validation_sum += evaluate_batch(&trainer->model, batch, &trainer->settings,
                                          trainer->d_logprobs) * tokens;
         validation_tokens += tokens;
     }
@@ -287,198 +287,193 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     return NULL;
 }
 #line 414 "book/translate.nw"
-/* The numbers of a translation run's recipe as text: budget, subset, factor, warm-up,
-   smoothing, parts and cool-down (0, or its steps/the step it ends at), in that order. */
-static void recipe_numbers(char text[7][32], int token_budget, int subset,
-                           const TrainSettings *settings, int accumulate)
+typedef struct {
+    Config config;
+    RunSettings run;
+    StepSettings settings;
+    const char *resume_path;   /* the checkpoint chapter */
+    const char *data_dir, *model_path;
+    int token_budget, subset, keep_epochs, cooldown_epochs, subwords, seed;
+    int precision, norm;
+} TrainFlags;
+#line 433 "book/translate.nw"
+/* The recipe of a translation run, after its flags. */
+static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
 {
-    snprintf(text[0], 32, "%d", token_budget), snprintf(text[1], 32, "%d", subset);
-    snprintf(text[2], 32, "%.17g", settings->factor);
-    snprintf(text[3], 32, "%ld", settings->warmup);
-    snprintf(text[4], 32, "%.9g", settings->smoothing);
-    snprintf(text[5], 32, "%d", accumulate);
-    if (settings->cooldown > 0)
-        snprintf(text[6], 32, "%ld/%ld", settings->cooldown, settings->cooldown_end);
+    recipe_add(recipe, "recipe.task", "multi30k");
+    recipe_add(recipe, "recipe.data", "%s", flags->data_dir);
+    recipe_add(recipe, "recipe.token_budget", "%d", flags->token_budget);
+    recipe_add(recipe, "recipe.subset", "%d", flags->subset);
+    recipe_add(recipe, "recipe.factor", "%.17g", flags->settings.factor);
+    recipe_add(recipe, "recipe.warmup", "%ld", flags->settings.warmup);
+    recipe_add(recipe, "recipe.smoothing", "%.9g", flags->settings.smoothing);
+    recipe_add(recipe, "recipe.accumulate", "%d", flags->run.accumulate);
+    if (flags->settings.cooldown > 0)   /* its steps/the step it ends at */
+        recipe_add(recipe, "recipe.cooldown", "%ld/%ld", flags->settings.cooldown,
+                   flags->settings.cooldown_end);
     else
-        snprintf(text[6], 32, "0");
+        recipe_add(recipe, "recipe.cooldown", "0");
+    recipe_add(recipe, "recipe.subwords", "%d", flags->subwords);
+    recipe_add(recipe, "recipe.seed", "%d", flags->seed);
+    recipe_add(recipe, "recipe.rate", "%.17g", flags->settings.constant_rate);
 }
-#line 435 "book/translate.nw"
-int run_train(int argc, char **argv)
+#line 476 "book/translate.nw"
+/* Read the train command's flags. */
+static void read_train_flags(TrainFlags *flags, int argc, char **argv)
 {
-    const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
-    const char *resume_path = NULL;
-    int epochs = 30, token_budget = 2000;
-    TrainerSettings run = {.accumulate = 1, .checkpoint_path = "multi30k-last.safetensors",
-                           .checkpoint_every = 500};
-    Config config = config_default(0, 0, 3);
-    config.d_model = 256, config.d_ff = 1024, config.heads = 8;
-    TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
-                              .pad = VOCAB_BLANK};
-    /* <<Read the train command's flags>> */
-#line 475 "book/translate.nw"
-    int subset = 0, keep_epochs = 0, cooldown_epochs = 0, subwords = 0, seed = 1, norm = 0;
-    int precision = default_precision();
+    *flags = (TrainFlags){
+        .config = config_default(0, 0, 3),
+        .run = {.epochs = 30, .accumulate = 1, .checkpoint_path = "multi30k-last.safetensors",
+                .checkpoint_every = 500},
+        .settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400, .pad = VOCAB_BLANK},
+        .data_dir = "data/multi30k", .model_path = "multi30k.safetensors",
+        .token_budget = 2000, .seed = 1, .precision = default_precision()};
+    Config *config = &flags->config;
+    config->d_model = 256, config->d_ff = 1024, config->heads = 8;
+    StepSettings *settings = &flags->settings;
     const Option options[] = {
-        {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus's directory"},
-        {"model", OPTION_TEXT, &model_path, 0, 0, NULL, "FILE the best model's file"},
-        {"log", OPTION_TEXT, &run.log_path, 0, 0, NULL,
+        {"data", OPTION_TEXT, &flags->data_dir, 0, 0, NULL, "DIR the corpus's directory"},
+        {"model", OPTION_TEXT, &flags->model_path, 0, 0, NULL, "FILE the best model's file"},
+        {"log", OPTION_TEXT, &flags->run.log_path, 0, 0, NULL,
          "FILE.csv write a row per epoch: losses, rate, time"},
-        {"epochs", OPTION_INT, &epochs, 1, 100000, NULL, "N epochs to train"},
-        {"token-budget", OPTION_INT, &token_budget, 16, 1000000, NULL,
+        {"epochs", OPTION_INT, &flags->run.epochs, 1, 100000, NULL, "N epochs to train"},
+        {"token-budget", OPTION_INT, &flags->token_budget, 16, 1000000, NULL,
          "N padded tokens in a batch"},
-        {"minutes", OPTION_INT, &run.max_minutes, 1, 100000, NULL,
+        {"minutes", OPTION_INT, &flags->run.max_minutes, 1, 100000, NULL,
          "N stop after N minutes, a cool-down ending in time (default: no limit)"},
-        {"subset", OPTION_INT, &subset, 1, 100000000, NULL,
+        {"subset", OPTION_INT, &flags->subset, 1, 100000000, NULL,
          "N use the first N pairs of each file (default: all)"},
-        {"warmup", OPTION_LONG, &settings.warmup, 1, 10000000, NULL,
+        {"warmup", OPTION_LONG, &settings->warmup, 1, 10000000, NULL,
          "N warm-up steps of the schedule"},
-        {"rate", OPTION_REAL, &settings.constant_rate, 1e-9, 10.0, NULL,
+        {"rate", OPTION_REAL, &settings->constant_rate, 1e-9, 10.0, NULL,
          "R a constant learning rate R instead of the schedule"},
-        {"norm", OPTION_CHOICE, &norm, 0, 0, "pre|post",
+        {"norm", OPTION_CHOICE, &flags->norm, 0, 0, "pre|post",
          "the layer norms before (pre, the default) or after (post) each sublayer"},
-        {"factor", OPTION_REAL, &settings.factor, 1e-6, 1e30, NULL,
+        {"factor", OPTION_REAL, &settings->factor, 1e-6, 1e30, NULL,
          "F factor of the learning-rate schedule"},
-        {"smoothing", OPTION_FLOAT, &settings.smoothing, 0.0, 0.99, NULL, "E label smoothing"},
-        {"dropout", OPTION_FLOAT, &config.dropout, 0.0, 0.99, NULL, "P dropout rate"},
-        {"tie", OPTION_SWITCH, &config.tie_generator, 0, 0, NULL,
+        {"smoothing", OPTION_FLOAT, &settings->smoothing, 0.0, 0.99, NULL, "E label smoothing"},
+        {"dropout", OPTION_FLOAT, &config->dropout, 0.0, 0.99, NULL, "P dropout rate"},
+        {"tie", OPTION_SWITCH, &config->tie_generator, 0, 0, NULL,
          "the generator shares the target embedding's weights"},
-        {"tie-all", OPTION_SWITCH, &config.tie_source, 0, 0, NULL,
+        {"tie-all", OPTION_SWITCH, &config->tie_source, 0, 0, NULL,
          "one vocabulary, one table: both embeddings and the generator"},
-        {"subwords", OPTION_INT, &subwords, 0, 1000000, NULL,
+        {"subwords", OPTION_INT, &flags->subwords, 0, 1000000, NULL,
          "N one vocabulary of N pieces of words (byte-pair encoding), if not 0"},
-        {"accumulate", OPTION_INT, &run.accumulate, 1, 4096, NULL,
+        {"accumulate", OPTION_INT, &flags->run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
-        {"patience", OPTION_INT, &run.patience, 0, 100000, NULL,
+        {"patience", OPTION_INT, &flags->run.patience, 0, 100000, NULL,
          "N stop after N epochs without a better validation loss, if not 0"},
-        {"keep-epochs", OPTION_INT, &keep_epochs, 0, 100000, NULL,
+        {"keep-epochs", OPTION_INT, &flags->keep_epochs, 0, 100000, NULL,
          "K also keep the models of the last K epochs, for averaging"},
-        {"cooldown", OPTION_INT, &cooldown_epochs, 0, 100000, NULL,
+        {"cooldown", OPTION_INT, &flags->cooldown_epochs, 0, 100000, NULL,
          "C lower the rate linearly to 0 over the last C of the --epochs, if not 0"},
-        {"seed", OPTION_INT, &seed, 1, 1000000000, NULL,
+        {"seed", OPTION_INT, &flags->seed, 1, 1000000000, NULL,
          "S seed of the weights, the order of the batches and dropout"},
-        PRECISION_OPTION(precision),
-        MODEL_SIZE_OPTIONS(config),
+        PRECISION_OPTION(flags->precision),
+        MODEL_SIZE_OPTIONS(*config),
         /* <<The checkpoint options>> */
 #line 389 "book/checkpoint.nw"
-        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
+        {"checkpoint", OPTION_TEXT, &flags->run.checkpoint_path, 0, 0, NULL,
          "FILE training state"},
-        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
+        {"resume", OPTION_TEXT, &flags->resume_path, 0, 0, NULL,
          "FILE continue the run saved in FILE, bit for bit"},
-        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL,
+        {"checkpoint-every", OPTION_LONG, &flags->run.checkpoint_every, 1, 1e9, NULL,
          "N also save every N steps, if not 0"},
-        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
+        {"stop-after", OPTION_LONG, &flags->run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 518 "book/translate.nw"
+#line 530 "book/translate.nw"
     };
-    no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
-                                       argv), argc, argv);
-    config.tie_generator = config.tie_generator || config.tie_source;
-    config.norm = norm == 1 ? NORM_POST : NORM_PRE;
-    if (cooldown_epochs > epochs) usage_error("train", "--cooldown cannot exceed --epochs");
-    check_model_size("train", &config);
-    set_precision("train", precision);
-#line 447 "book/translate.nw"
-    /* <<Check at once that the model can be saved>> */
-#line 533 "book/translate.nw"
-    {
-        Safetensors probe;
-        if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
-        safetensors_remove_temporaries(model_path);
-    }
-#line 448 "book/translate.nw"
-    run.epochs = epochs;
+    no_operands("train", parse_options("train", options, sizeof options / sizeof *options,
+                                       argc, argv), argc, argv);
+    config->tie_generator = config->tie_generator || config->tie_source;
+    config->norm = flags->norm == 1 ? NORM_POST : NORM_PRE;
+    if (flags->cooldown_epochs > flags->run.epochs)
+        usage_error("train", "--cooldown cannot exceed --epochs");
+    check_model_size("train", config);
+    set_precision("train", flags->precision);
+}
+#line 548 "book/translate.nw"
+/* Check at once that the model can be saved. */
+static void check_model_can_be_saved(const char *model_path)
+{
+    Safetensors probe;
+    if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
+    safetensors_remove_temporaries(model_path);
+}
+#line 560 "book/translate.nw"
+int run_train(int argc, char **argv)
+{
+    TrainFlags flags;
+    read_train_flags(&flags, argc, argv);
+    check_model_can_be_saved(flags.model_path);
     /* <<Load the vocabularies and the training and validation pairs>> */
 #line 193 "book/translate-files.nw"
     TranslationData data;
     char error[4400];
-    if (translation_data_load(&data, data_dir, subset, config.tie_source, subwords, error,
-                              sizeof error))
+    if (translation_data_load(&data, flags.data_dir, flags.subset, flags.config.tie_source,
+                              flags.subwords, error, sizeof error))
         die("%s", error);
     Corpus *train = &data.train, *validation = &data.validation;
-    config.src_vocab = data.src_vocab.size, config.tgt_vocab = data.tgt_vocab.size;
+    flags.config.src_vocab = data.src_vocab.size, flags.config.tgt_vocab = data.tgt_vocab.size;
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 450 "book/translate.nw"
-    /* <<Set up the model, the optimizer and the batches>> */
-#line 585 "book/translate.nw"
+#line 566 "book/translate.nw"
+    /* <<Set up the trainer and the batches>> */
+#line 615 "book/translate.nw"
     BatchPlan plan, validation_plan;
-    batch_plan(&plan, train, token_budget);
-    batch_plan(&validation_plan, validation, token_budget);
-    settings.cooldown_end = (long)epochs * plan.count;   /* one update a batch */
-    settings.cooldown = (long)cooldown_epochs * plan.count;
+    batch_plan(&plan, train, flags.token_budget);
+    batch_plan(&validation_plan, validation, flags.token_budget);
+    flags.settings.cooldown_end = (long)flags.run.epochs * plan.count;   /* one update a batch */
+    flags.settings.cooldown = (long)flags.cooldown_epochs * plan.count;
     const BatchBounds most = batch_plan_bounds(&plan, &validation_plan);
-    config.max_len = most.src_len > most.tgt_len ? most.src_len : most.tgt_len;
-    Model model;
-    model_init(&model, config);
-    Rng init_rng;
-    rng_seed(&init_rng, (uint64_t)seed, 1);
-    model_initialize_parameters(&model, &init_rng);
-    model_prepare_tokens(&model, most.pairs, most.src_len, most.tgt_len - 1, most.src_tokens,
-                         most.tgt_tokens);
-    Adam adam;
-    adam_init(&adam, &model.parameters, 0.9, 0.98, 1e-9);
-    TrainingProgress progress = {.epoch = 1};
-    rng_seed(&progress.data_rng, (uint64_t)seed, 2);
-    rng_seed(&progress.dropout_rng, (uint64_t)seed, 3);
-    Batch batch;
-    batch_init(&batch, most.pairs, most.src_len, most.tgt_len - 1);
+    flags.config.max_len = most.src_len > most.tgt_len ? most.src_len : most.tgt_len;
+    Trainer trainer;
+    trainer_setup(&trainer, flags.config, (uint64_t)flags.seed, &most, &flags.settings);
     TranslationTask task = {train, validation, &plan, &validation_plan,
-                            xmalloc((size_t)plan.count * sizeof(int)), model_path,
-                            &data.src_vocab, &data.tgt_vocab, "", keep_epochs, seed};
-    Trainer trainer = {&model, &adam, &progress, &settings, &batch,
-                       xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
-                       INFINITY, "", 0, 0};
+                            xmalloc((size_t)plan.count * sizeof(int)), flags.model_path,
+                            &data.src_vocab, &data.tgt_vocab, "", flags.keep_epochs, flags.seed};
     /* <<Resume the translation run, if asked>> */
-#line 622 "book/translate.nw"
-    char recipe_text[7][32], subwords_text[32], seed_text[32], rate_text[32];
-    recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
-    snprintf(subwords_text, sizeof subwords_text, "%d", subwords);
-    snprintf(seed_text, sizeof seed_text, "%d", seed);
-    snprintf(rate_text, sizeof rate_text, "%.17g", settings.constant_rate);
-    const char *const recipe[12][2] = {
-        {"recipe.task", "multi30k"}, {"recipe.data", data_dir},
-        {"recipe.token_budget", recipe_text[0]}, {"recipe.subset", recipe_text[1]},
-        {"recipe.factor", recipe_text[2]}, {"recipe.warmup", recipe_text[3]},
-        {"recipe.smoothing", recipe_text[4]}, {"recipe.accumulate", recipe_text[5]},
-        {"recipe.cooldown", recipe_text[6]}, {"recipe.subwords", subwords_text},
-        {"recipe.seed", seed_text}, {"recipe.rate", rate_text}};
-    run.recipe = recipe, run.recipe_count = 12;
-    if (resume_path) {
-        if (trainer_resume(&trainer, resume_path, recipe, 12)) die("%s", trainer.message);
-        printf("resuming %s at step %ld (epoch %d, batch %d)\n", resume_path, adam.step,
-               progress.epoch, progress.batch);
+#line 634 "book/translate.nw"
+    translation_recipe(&flags.run.recipe, &flags);
+    if (flags.resume_path) {
+        if (trainer_resume(&trainer, flags.resume_path, &flags.run.recipe))
+            die("%s", trainer.message);
+        printf("resuming %s at step %ld (epoch %d, batch %d)\n", flags.resume_path,
+               trainer.adam.step, trainer.progress.epoch, trainer.progress.batch);
     }
     /* <<Share the translation run among the processes that mpirun started>> */
 #line 380 "book/distributed.nw"
     int smallest = INT_MAX;
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
-    const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
-#line 451 "book/translate.nw"
+    const int rank = distributed_join("train", &flags.run, smallest, &trainer.model, &trainer.adam,
+                                      &trainer.progress);
+#line 567 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 647 "book/translate.nw"
+#line 648 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
-                                rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
-                                rank == 0 && keep_epochs ? translation_save_epoch : NULL};
-    const TrainerOutcome outcome = trainer_run(&trainer, &source, &run);
+                                /* the chapter on many machines: rank 0 saves */
+                                rank == 0 ? translation_save_best : NULL,
+                                rank == 0 && flags.keep_epochs ? translation_save_epoch : NULL};
+    const TrainerOutcome outcome = trainer_run(&trainer, &source, &flags.run);
     const int status = trainer_exit_status(&trainer, outcome);
     if (isfinite(trainer.best_validation))
-        printf("best validation loss %.4f; model %s\n", trainer.best_validation, model_path);
+        printf("best validation loss %.4f; model %s\n", trainer.best_validation, flags.model_path);
     else
         printf("no validation yet, so no model saved; resume with --resume %s\n",
-               run.checkpoint_path);
-    distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
-#line 452 "book/translate.nw"
+               flags.run.checkpoint_path);
+    /* the chapter on many machines */
+    distributed_leave("train", &trainer.model, &trainer.adam, &trainer.progress);
+#line 568 "book/translate.nw"
     /* <<Free the training run>> */
-#line 664 "book/translate.nw"
-    free(task.order), free(trainer.d_logprobs);
-    batch_free(&batch);
+#line 667 "book/translate.nw"
+    recipe_free(&flags.run.recipe);
+    free(task.order);
+    trainer_free(&trainer);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
-    adam_free(&adam);
-    model_free(&model);
-#line 453 "book/translate.nw"
+#line 569 "book/translate.nw"
     return status;
 }

@@ -107,7 +107,7 @@ int run_translate(int argc, char **argv)
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 1979 "book/fast.nw"
+#line 1975 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
 #line 150 "book/translate-commands.nw"
@@ -243,7 +243,7 @@ int run_translate(int argc, char **argv)
     model_free(&model);
     return finish_output();
 }
-#line 996 "book/translate.nw"
+#line 998 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
     const char *output = NULL;
@@ -268,7 +268,7 @@ int run_average(int argc, char **argv)
     for (int k = 1; k < count; k++) {
         load_translator(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
-#line 1037 "book/translate.nw"
+#line 1039 "book/translate.nw"
         const Config *a = &mean.config, *b = &model.config;
         bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
                     && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
@@ -282,7 +282,7 @@ int run_average(int argc, char **argv)
         if (!same)
             die("%s: not a model of the same run as %s (other sizes or vocabularies)",
                 argv[first + k], argv[first]);
-#line 1020 "book/translate.nw"
+#line 1022 "book/translate.nw"
         for (size_t i = 0; i < n; i++) sum[i] += model.parameters.data[i];
         model_free(&model), vocab_free(&other_src), vocab_free(&other_tgt);
     }
@@ -294,7 +294,7 @@ int run_average(int argc, char **argv)
     free(sum), model_free(&mean), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     return finish_output();
 }
-#line 1363 "book/translate.nw"
+#line 1367 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -322,7 +322,7 @@ int run_attention(int argc, char **argv)
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     /* <<Translate the sentence on standard input greedily>> */
-#line 1402 "book/translate.nw"
+#line 1406 "book/translate.nw"
     static TextLine tokens;
     LineReader line = {0};
     const long length = read_line(stdin, &line);
@@ -346,9 +346,9 @@ int run_attention(int argc, char **argv)
     greedy_translate(&model, &cache, out, &out_len, NULL,
                      &(SourceBatch){src, keep, 1, src_len}, &settings);
     decoder_cache_free(&cache);
-#line 1390 "book/translate.nw"
+#line 1394 "book/translate.nw"
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1431 "book/translate.nw"
+#line 1435 "book/translate.nw"
     const int tgt_len = out_len - 1;
     uint8_t *tgt_keep = xmalloc((size_t)max_len * max_len);
     target_mask(tgt_keep, out, 1, tgt_len, VOCAB_BLANK);
@@ -380,7 +380,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     free(src), free(keep), free(out), free(tgt_keep);
-#line 1391 "book/translate.nw"
+#line 1395 "book/translate.nw"
     vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     model_free(&model);
     return finish_output();

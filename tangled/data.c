@@ -92,7 +92,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
-#line 561 "book/translate.nw"
+#line 590 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
     BatchBounds most = {0, 0, 0, 0, 0};

@@ -56,12 +56,7 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
 #line 235 "book/translate.nw"
 /* order[i] = the i-th batch to visit in epoch epoch (from 1): a permutation of 0..count-1. */
 void batch_order(int *order, int count, uint64_t seed, int epoch);
-#line 548 "book/translate.nw"
-typedef struct {
-    int pairs, src_len, tgt_len;   /* the most pairs, the longest source and target */
-    int src_tokens, tgt_tokens;    /* the most source positions, decoder positions */
-} BatchBounds;
-
+#line 582 "book/translate.nw"
 /* The largest batch sizes of two plans (training and validation), each size on its own. */
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b);
 #line 21 "book/translate-files.nw"

@@ -1,4 +1,4 @@
-#line 164 "book/distributed.nw"
+#line 163 "book/distributed.nw"
 /* Data-parallel training with MPI. Generated from the book's chapters by notangle: edit the
    book, not this file. */
 #include "distributed.h"
@@ -12,7 +12,7 @@
 #include <mpi.h>
 #endif
 /* <<distributed.c definitions>> */
-#line 192 "book/distributed.nw"
+#line 191 "book/distributed.nw"
 /* The number of processes that the launcher started, 1 without one. */
 static int launched_processes(void)
 {
@@ -36,7 +36,7 @@ static void fail(const char *command, const char *format, ...)
     va_end(arguments);
     exit(EXIT_FAILURE);
 }
-#line 224 "book/distributed.nw"
+#line 223 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static void mpi_sum(void *context, float *floats, size_t n, double *doubles, int m)
 {
@@ -49,7 +49,7 @@ static void mpi_sum(void *context, float *floats, size_t n, double *doubles, int
     if (m > 0) MPI_Allreduce(MPI_IN_PLACE, doubles, m, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 #endif
-#line 247 "book/distributed.nw"
+#line 246 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static uint64_t hash_bytes(uint64_t hash, const void *bytes, size_t n)
 {
@@ -70,7 +70,7 @@ static uint64_t hash_state(const Model *model, const Adam *adam,
     return hash_bytes(hash, streams, sizeof streams);
 }
 #endif
-#line 273 "book/distributed.nw"
+#line 272 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static void check_same_state(const char *command, const char *when, const Model *model,
                              const Adam *adam, const TrainingProgress *progress, int size)
@@ -85,10 +85,10 @@ static void check_same_state(const char *command, const char *when, const Model 
     free(all);
 }
 #endif
-#line 312 "book/distributed.nw"
+#line 311 "book/distributed.nw"
 static DataParallel team;
 
-int distributed_join(const char *command, TrainerSettings *run, int smallest_batch,
+int distributed_join(const char *command, RunSettings *run, int smallest_batch,
                      const Model *model, const Adam *adam, const TrainingProgress *progress)
 {
     const int launched = launched_processes();
@@ -117,7 +117,7 @@ int distributed_join(const char *command, TrainerSettings *run, int smallest_bat
     return team.rank;
 #endif
 }
-#line 350 "book/distributed.nw"
+#line 349 "book/distributed.nw"
 void distributed_leave(const char *command, const Model *model, const Adam *adam,
                        const TrainingProgress *progress)
 {

@@ -491,7 +491,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     }
     return NULL;
 }
-#line 436 "book/distributed.nw"
+#line 437 "book/distributed.nw"
 size_t parameter_count_of(const Config *c)
 {
     const size_t d = (size_t)c->d_model, ff = (size_t)c->d_ff;
@@ -503,7 +503,7 @@ size_t parameter_count_of(const Config *c)
     count += c->tie_generator ? (size_t)c->tgt_vocab : (size_t)c->tgt_vocab * (d + 1);
     return count;
 }
-#line 453 "book/distributed.nw"
+#line 454 "book/distributed.nw"
 static const char *emit_scaling(FILE *out, const FigureValue *option)
 {
     Config base = config_default(8315, 6384, 6), multi30k = config_default(7859, 5920, 3);
@@ -579,7 +579,7 @@ const FigureKind figure_kinds[] = {
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
-#line 487 "book/distributed.nw"
+#line 488 "book/distributed.nw"
     {"scaling", "step time and efficiency of P processes, projected",
      {{"--base-ms", FIGURE_INTEGER, 1, 1000000, "1850", "compute time of a base-model step, ms",
        NULL},

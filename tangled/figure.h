@@ -62,7 +62,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option);
 #line 295 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
-#line 428 "book/distributed.nw"
+#line 429 "book/distributed.nw"
 /* The number of parameters of a model of configuration c, without building it. */
 size_t parameter_count_of(const Config *c);
 #line 686 "book/program.nw"

@@ -6,7 +6,7 @@
 /* <<layers.c includes>> */
 #line 33 "book/attention.nw"
 #include <string.h>
-#line 790 "book/fast.nw"
+#line 786 "book/fast.nw"
 #include <immintrin.h>
 /* <<layers.c definitions>> */
 #line 90 "book/masks.nw"
@@ -479,7 +479,7 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
         for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - expf(y_r[j]) * (float)sum;
     }
 }
-#line 794 "book/fast.nw"
+#line 790 "book/fast.nw"
 enum { DROPOUT_LANES = 16 };
 
 /* keep_scale[first..end) as dropout_mask draws them, from stream standing at draw first:
@@ -517,7 +517,7 @@ static void dropout_mask_block_avx512(float *keep_scale, size_t first, size_t en
     Rng rest = {start[0], stream.increment};   /* lane 0 stands at draw i */
     for (; i < end; i++) keep_scale[i] = rng_next(&rest) >> 8 < threshold ? 0.0f : scale;
 }
-#line 837 "book/fast.nw"
+#line 833 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     const float scale = 1.0f / (1.0f - p);
@@ -538,7 +538,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     }
     rng_advance(rng, n);
 }
-#line 877 "book/fast.nw"
+#line 873 "book/fast.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -554,7 +554,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
-#line 911 "book/fast.nw"
+#line 907 "book/fast.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -565,7 +565,7 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     *mean = sum / d;
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
-#line 988 "book/fast.nw"
+#line 984 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

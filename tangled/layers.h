@@ -163,18 +163,18 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
                 int vocab, int pad);
 /* d_x = d_y - softmax(x) * sum(d_y), per row, from y = log_softmax(x); all [rows][cols]. */
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols);
-#line 765 "book/fast.nw"
+#line 761 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
-#line 867 "book/fast.nw"
+#line 863 "book/fast.nw"
 /* softmax_rows after mask_scores, in place: p: [rows][cols] scores in, weights out;
    keep as in mask_scores. */
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols);
-#line 903 "book/fast.nw"
+#line 899 "book/fast.nw"
 /* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in one pass. */
 void row_moments(const float *x, int d, double *mean, double *squares);
-#line 948 "book/fast.nw"
+#line 944 "book/fast.nw"
 /* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
    Plain arithmetic, so that a loop of it runs in vector registers. */
 static inline float vector_expf(float x)
@@ -197,7 +197,7 @@ static inline float vector_expf(float x)
     const float e_x = x < -87.0f ? 0.0f : e_r * two_n.value;
     return x == x ? e_x : x;   /* NaN in, NaN out */
 }
-#line 977 "book/fast.nw"
+#line 973 "book/fast.nw"
 /* log_softmax_rows and log_softmax_backward with vector_expf; x, d_x, d_y, y:
    [rows][cols]. */
 void log_softmax_rows_fast(float *x, int rows, int cols);

@@ -54,7 +54,7 @@ static const Command commands[] = {
      "layernorm-annotated, feed-forward, embedding or log-softmax. Exits with\n"
      "status 1 if an error reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 249 "book/copy-command.nw"
+#line 260 "book/copy-command.nw"
     {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"
@@ -129,7 +129,7 @@ static const Command commands[] = {
      "lines before it are printed. Without --model, the translator that ships with\n"
      "the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 981 "book/translate.nw"
+#line 983 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -138,7 +138,7 @@ static const Command commands[] = {
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
      "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 1467 "book/translate.nw"
+#line 1471 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
@@ -147,7 +147,7 @@ static const Command commands[] = {
      "token labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
      "columnheaders).\n",
      NULL, run_attention},
-#line 448 "book/fast.nw"
+#line 444 "book/fast.nw"
     {"benchmark", "time training or decoding, for comparison with PyTorch",
      "usage: transformer benchmark train|decode [OPTIONS]\n"
      "\n"
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 701 "book/fast.nw"
+#line 697 "book/fast.nw"
         const char *kernels = getenv("TRANSFORMER_KERNELS");
         if (kernels && strcmp(kernels, "reference") == 0) compute.fast_kernels = false;
         else if (kernels && *kernels && strcmp(kernels, "fast") != 0)

@@ -689,7 +689,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = rng != NULL;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 1987 "book/fast.nw"
+#line 1983 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
 #line 774 "book/model.nw"

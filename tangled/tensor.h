@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#line 515 "book/fast.nw"
+#line 511 "book/fast.nw"
 #include <omp.h>
 /* <<tensor.h declarations>> */
 #line 74 "book/tensor.nw"
@@ -110,7 +110,7 @@ typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 /* <<Types of the compute settings>> */
 #line 109 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
-#line 1471 "book/fast.nw"
+#line 1467 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
 #line 691 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
@@ -119,15 +119,15 @@ typedef struct {
     /* <<Fields of the compute settings>> */
 #line 115 "book/fast.nw"
     MatmulLog *log;         /* not NULL: matmul() appends the shape of each product */
-#line 542 "book/fast.nw"
+#line 538 "book/fast.nw"
     int threads;            /* threads in use: set_threads() changes it */
-#line 582 "book/fast.nw"
+#line 578 "book/fast.nw"
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
-#line 688 "book/fast.nw"
+#line 684 "book/fast.nw"
     bool fast_kernels;      /* false: the chapters' first versions of the kernels */
-#line 1477 "book/fast.nw"
+#line 1473 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 1931 "book/fast.nw"
+#line 1927 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
 #line 695 "book/tensor.nw"
 } ComputeSettings;
@@ -150,7 +150,7 @@ struct MatmulLog {
 void matmul_log_add(MatmulLog *log, MatmulShape shape);
 double matmul_log_flops(const MatmulLog *log);    /* the sum of 2 m n k */
 void matmul_log_free(MatmulLog *log);
-#line 522 "book/fast.nw"
+#line 518 "book/fast.nw"
 /* Split the for loop that follows between the threads when it does at least
    PARALLEL_MIN_WORK elements of work; iterations must be independent. */
 #define PARALLEL_MIN_WORK 32768
@@ -165,14 +165,14 @@ static inline int block_start(int block, int size)   /* first column of block */
 }
 /* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
 void set_threads(int n);
-#line 595 "book/fast.nw"
+#line 591 "book/fast.nw"
 #define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
 void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc);
-#line 738 "book/fast.nw"
+#line 734 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
-#line 1494 "book/fast.nw"
+#line 1490 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -185,24 +185,24 @@ static inline float float_from_bf16(uint16_t x)
     union { uint32_t bits; float value; } u = {.bits = (uint32_t)x << 16};
     return u.value;
 }
-#line 1577 "book/fast.nw"
+#line 1573 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
-#line 1686 "book/fast.nw"
+#line 1682 "book/fast.nw"
 /* x[rows][cols] (no gaps between rows) will be read by several products and will not
    change until bf16_operand_release(x): the bfloat16 products round it once. */
 void bf16_operand_hold(const float *x, int rows, int cols);
 void bf16_operand_release(const float *x);
-#line 1880 "book/fast.nw"
+#line 1876 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
-#line 1959 "book/fast.nw"
+#line 1955 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
-#line 2047 "book/fast.nw"
+#line 2043 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 19 "book/tensor.nw"
 #endif

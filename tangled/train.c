@@ -94,7 +94,7 @@ void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
             data[(size_t)b * len + t] = 1 + (int)(rng_next(rng) % (uint32_t)(vocab - 1));
     }
 }
-#line 62 "book/copy.nw"
+#line 76 "book/copy.nw"
 void batch_init(Batch *batch, int size, int src_len, int tgt_len)
 {
     batch->batch = size, batch->src_len = src_len, batch->tgt_len = tgt_len;
@@ -123,9 +123,14 @@ void batch_free(Batch *batch)
     free(batch->src), free(batch->tgt), free(batch->tgt_y);
     free(batch->src_keep), free(batch->tgt_keep);
 }
-#line 127 "book/copy.nw"
+#line 110 "book/copy.nw"
+BatchBounds fixed_bounds(int pairs, int len)
+{
+    return (BatchBounds){pairs, len, len, pairs * len, pairs * (len - 1)};
+}
+#line 153 "book/copy.nw"
 double train_step(Model *model, Adam *adam, const Batch *batch,
-                  const TrainSettings *settings, float *d_logprobs, Rng *dropout_rng)
+                  const StepSettings *settings, float *d_logprobs, Rng *dropout_rng)
 {
     int tokens = 0;
     for (int i = 0; i < batch->batch * batch->tgt_len; i++)
@@ -138,7 +143,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
     return loss / tokens;
 }
 
-double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
+double evaluate_batch(Model *model, const Batch *batch, const StepSettings *settings,
                       float *d_logprobs)
 {
     const float *logprobs = model_forward(model, batch->src, batch->tgt, batch->src_keep,
@@ -149,8 +154,8 @@ double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *set
                                 batch->batch * batch->tgt_len, model->config.tgt_vocab,
                                 settings->pad, settings->smoothing, &tokens);
 }
-#line 191 "book/copy.nw"
-double train_accumulate(Model *model, const Batch *part, const TrainSettings *settings,
+#line 218 "book/copy.nw"
+double train_accumulate(Model *model, const Batch *part, const StepSettings *settings,
                         float *d_logprobs, Rng *dropout_rng, double norm)
 {
     const Config *c = &model->config;
@@ -177,13 +182,13 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
     return loss * tokens;
 }
 
-void train_update(Model *model, Adam *adam, const TrainSettings *settings)
+void train_update(Model *model, Adam *adam, const StepSettings *settings)
 {
     adam_step(adam, &model->parameters, &model->gradients,
               scheduled_rate(adam->step, model->config.d_model, settings));
 }
-#line 1092 "book/translate.nw"
-double scheduled_rate(long step, int d_model, const TrainSettings *settings)
+#line 1094 "book/translate.nw"
+double scheduled_rate(long step, int d_model, const StepSettings *settings)
 {
     const double rate = settings->constant_rate > 0
                             ? settings->constant_rate
@@ -192,7 +197,7 @@ double scheduled_rate(long step, int d_model, const TrainSettings *settings)
     const double left = (double)(settings->cooldown_end - step) / (double)settings->cooldown;
     return rate * fmax(0.0, fmin(1.0, left));
 }
-#line 1086 "book/fast.nw"
+#line 1082 "book/fast.nw"
 static double sum_of_floats(const float *x, int n)
 {
     double partial[4] = {0.0, 0.0, 0.0, 0.0};
@@ -202,7 +207,7 @@ static double sum_of_floats(const float *x, int n)
     for (; i < n; i++) partial[0] += x[i];
     return (partial[0] + partial[1]) + (partial[2] + partial[3]);
 }
-#line 1104 "book/fast.nw"
+#line 1100 "book/fast.nw"
 typedef enum { OF_LOGPROBS, OF_LOGITS } GradientOf;   /* the gradient a loss writes */
 
 static double smoothed_loss(float *gradient, GradientOf of, const float *logprobs,
@@ -218,14 +223,14 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
     const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
     const double confidence = 1.0f - smoothing;
     /* <<Set the per-row constants of the closed form>> */
-#line 1152 "book/fast.nw"
+#line 1148 "book/fast.nw"
     const double divisor = of == OF_LOGITS ? norm : n;
     const float per_token = n > 0 ? (float)(1.0 / divisor) : 0.0f;
     const float spread_share = n > 0 ? (float)(spread / divisor) : 0.0f;
     const float confidence_share = n > 0 ? (float)(confidence / divisor) : 0.0f;
     const double row_constant = confidence * log(confidence)
                               + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
-#line 1119 "book/fast.nw"
+#line 1115 "book/fast.nw"
     double block_loss[PARALLEL_BLOCKS];
     PARALLEL_FOR((size_t)rows * vocab)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -233,7 +238,7 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
         for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
             float *g = gradient + (size_t)r * vocab;
             /* <<Add row [[r]]'s loss to its block's; for padding, clear its gradient [[g]] and go on>> */
-#line 1166 "book/fast.nw"
+#line 1162 "book/fast.nw"
             const float *y = logprobs + (size_t)r * vocab;
             const int target = targets[r];
             if (target == pad) { memset(g, 0, (size_t)vocab * sizeof *g); continue; }
@@ -245,22 +250,22 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
                                   + sum_of_floats(y + high + 1, vocab - high - 1));
             }
             block_loss[block] += loss;
-#line 1126 "book/fast.nw"
+#line 1122 "book/fast.nw"
             if (of == OF_LOGITS) {
                 /* <<Write row [[r]]'s probabilities minus its smoothed target, over [[norm]]>> */
-#line 1234 "book/fast.nw"
+#line 1230 "book/fast.nw"
                 #pragma omp simd
                 for (int w = 0; w < vocab; w++) g[w] = vector_expf(y[w]) * per_token - spread_share;
                 g[pad] = vector_expf(y[pad]) * per_token;
                 g[target] = vector_expf(y[target]) * per_token - confidence_share;
-#line 1128 "book/fast.nw"
+#line 1124 "book/fast.nw"
             } else {
                 /* <<Write row [[r]]'s smoothed target, negated and over its tokens>> */
-#line 1182 "book/fast.nw"
+#line 1178 "book/fast.nw"
                 for (int w = 0; w < vocab; w++) g[w] = -spread_share;
                 g[pad] = 0.0f;
                 g[target] = -confidence_share;
-#line 1130 "book/fast.nw"
+#line 1126 "book/fast.nw"
             }
         }
     }
@@ -276,7 +281,7 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
     return smoothed_loss(d_logprobs, OF_LOGPROBS, logprobs, targets, rows, vocab, pad,
                          smoothing, 0.0, tokens);
 }
-#line 1220 "book/fast.nw"
+#line 1216 "book/fast.nw"
 double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
                                        const int *targets, int rows, int vocab, int pad,
                                        float smoothing, double norm, int *tokens)

@@ -44,7 +44,15 @@ void batch_init(Batch *batch, int size, int src_len, int tgt_len);
 /* Fill from whole target sequences full: [size][tgt_len + 1] and sources src. */
 void batch_fill(Batch *batch, const int *src, const int *full, int pad);
 void batch_free(Batch *batch);
-#line 104 "book/copy.nw"
+#line 63 "book/copy.nw"
+typedef struct {
+    int pairs, src_len, tgt_len;   /* the most pairs, the longest source and target */
+    int src_tokens, tgt_tokens;    /* the most source positions, decoder positions */
+} BatchBounds;
+
+/* The bounds of batches of pairs sequences of len tokens, each its own target. */
+BatchBounds fixed_bounds(int pairs, int len);
+#line 130 "book/copy.nw"
 typedef struct {
     float smoothing;         /* label smoothing epsilon */
     double factor;           /* the schedule's f, times the optimizer's base rate */
@@ -53,24 +61,24 @@ typedef struct {
     int pad;
     long cooldown_end, cooldown;   /* if cooldown > 0, the rate falls linearly to 0 over the
                                       cooldown steps before step cooldown_end (Getting to 41) */
-} TrainSettings;
+} StepSettings;
 
 /* One update on the batch; returns the loss per target token. d_logprobs: scratch
    [batch][tgt_len][tgt_vocab]. */
 double train_step(Model *model, Adam *adam, const Batch *batch,
-                  const TrainSettings *settings, float *d_logprobs, Rng *dropout_rng);
+                  const StepSettings *settings, float *d_logprobs, Rng *dropout_rng);
 /* The loss per target token without dropout or update. */
-double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
+double evaluate_batch(Model *model, const Batch *batch, const StepSettings *settings,
                       float *d_logprobs);
-#line 174 "book/copy.nw"
+#line 201 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
-double train_accumulate(Model *model, const Batch *part, const TrainSettings *settings,
+double train_accumulate(Model *model, const Batch *part, const StepSettings *settings,
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
-void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 202 "book/copy-command.nw"
+void train_update(Model *model, Adam *adam, const StepSettings *settings);
+#line 171 "book/copy-command.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */
@@ -80,16 +88,16 @@ typedef struct {
     int last_epoch;     /* the run's last epoch if a time budget brought it forward
                            (Getting to 41); 0: the settings' */
 } TrainingProgress;
-#line 1082 "book/translate.nw"
+#line 1084 "book/translate.nw"
 /* The rate of update step: the settings' constant rate if they have one, else learning_rate;
    times the cool-down's factor if the settings have one. */
-double scheduled_rate(long step, int d_model, const TrainSettings *settings);
-#line 1076 "book/fast.nw"
+double scheduled_rate(long step, int d_model, const StepSettings *settings);
+#line 1072 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens);
-#line 1208 "book/fast.nw"
+#line 1204 "book/fast.nw"
 /* The loss of label_smoothing_loss_fast (returned: per token; *tokens: the rows that are not
    padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
    with respect to the logits whose log-softmax is logprobs [rows][vocab]. */

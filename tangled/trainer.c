@@ -1,21 +1,22 @@
-#line 307 "book/copy.nw"
+#line 334 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 320 "book/copy.nw"
+#line 347 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #line 405 "book/checkpoint.nw"
 #include <signal.h>
-#include <stdlib.h>
 #include "checkpoint.h"
-#line 533 "book/checkpoint.nw"
+#line 526 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 578 "book/copy.nw"
+#line 698 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -25,28 +26,25 @@ typedef struct {
     int lock;            /* the checkpoint's lock (the checkpoint chapter), or -1 */
 } TrainerClock;
 /* <<trainer.c checkpoint helpers>> */
-#line 414 "book/checkpoint.nw"
+#line 413 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
-static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *settings)
+static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
 {
-    char best_text[32], epoch_text[16];
-    snprintf(best_text, sizeof best_text, "%.17g", trainer->best_validation);
-    snprintf(epoch_text, sizeof epoch_text, "%d", trainer->best_epoch);
-    enum { MAX_RECIPE = 15 };
-    const char *pairs[MAX_RECIPE + 2][2];
-    const int count = settings->recipe_count < MAX_RECIPE ? settings->recipe_count : MAX_RECIPE;
-    for (int i = 0; i < count; i++)
-        pairs[i][0] = settings->recipe[i][0], pairs[i][1] = settings->recipe[i][1];
-    pairs[count][0] = "best_validation", pairs[count][1] = best_text;
-    pairs[count + 1][0] = "best_epoch", pairs[count + 1][1] = epoch_text;
+    Recipe recipe = {NULL, 0};
+    for (int i = 0; i < run->recipe.count; i++)
+        recipe_add(&recipe, run->recipe.pairs[i][0], "%s", run->recipe.pairs[i][1]);
+    recipe_add(&recipe, "best_validation", "%.17g", trainer->best_validation);
+    recipe_add(&recipe, "best_epoch", "%d", trainer->best_epoch);
     Safetensors scratch;
-    const char *error = checkpoint_save(settings->checkpoint_path, trainer->model,
-                                        trainer->adam, trainer->progress,
-                                        (const char *const (*)[2])pairs, count + 2, &scratch);
+    const char *error = checkpoint_save(run->checkpoint_path, &trainer->model, &trainer->adam,
+                                        &trainer->progress,
+                                        (const char *const (*)[2])recipe.pairs, recipe.count,
+                                        &scratch);
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
+    recipe_free(&recipe);
     return error ? trainer->message : NULL;
 }
-#line 507 "book/checkpoint.nw"
+#line 500 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -63,7 +61,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
-#line 540 "book/checkpoint.nw"
+#line 533 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -82,8 +80,36 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
                  fd >= 0 ? "lock" : "create the lock file", strerror(failure));
     return -1;
 }
+#line 604 "book/checkpoint.nw"
+/* Say why the run stopped: its outcome, with the trainer's message for a signal. */
+static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSettings *run,
+                                              bool out_of_time, bool impatient)
+{
+    const long step = trainer->adam.step;
+    const StepSettings *settings = &trainer->settings;
+    const char *saved = run->checkpoint_path ? run->checkpoint_path : "nowhere";
+    if (stop_signal) {
+        snprintf(trainer->message, sizeof trainer->message,
+                 "%s at step %ld; the checkpoint is %s",
+                 stop_signal == SIGINT ? "interrupted" : "terminated", step, saved);
+        trainer->signal_number = stop_signal;
+        return TRAINER_SIGNALLED;
+    }
+    char patience_text[64];
+    snprintf(patience_text, sizeof patience_text, "no better validation loss in %d epochs",
+             run->patience);
+    printf("stopped after step %ld (%s)%s%s\n", step,
+           out_of_time ? "time budget" : impatient ? patience_text : "--stop-after",
+           run->checkpoint_path ? "; saved to " : "", run->checkpoint_path ? saved : "");
+    if (!impatient && settings->cooldown > 0 && step < settings->cooldown_end) {
+        printf("the cool-down was cut short at step %ld of %ld", step, settings->cooldown_end);
+        if (run->checkpoint_path) printf(" (--resume %s finishes it)", saved);
+        putchar('\n');
+    }
+    return TRAINER_STOPPED;
+}
 /* <<trainer.c helpers>> */
-#line 419 "book/copy.nw"
+#line 538 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -92,15 +118,15 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
-#line 438 "book/copy.nw"
+#line 557 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
 static double accumulate_rows(Trainer *trainer, int first, int end, int parts, int tokens)
 {
-    const Batch *whole = trainer->batch;
-    Model *model = trainer->model;
-    Rng *dropout_rng = &trainer->progress->dropout_rng;
+    const Batch *whole = &trainer->batch;
+    Model *model = &trainer->model;
+    Rng *dropout_rng = &trainer->progress.dropout_rng;
     const Rng start = *dropout_rng;
     double loss = 0.0;
     for (int p = 0; p < parts; p++) {
@@ -110,103 +136,229 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
         *dropout_rng = start;
         const Batch part = batch_rows(whole, from, to);
         model->dropout_rows_before = from, model->dropout_rows_after = whole->batch - to;
-        loss += train_accumulate(model, &part, trainer->settings, trainer->d_logprobs,
+        loss += train_accumulate(model, &part, &trainer->settings, trainer->d_logprobs,
                                  dropout_rng, tokens);
     }
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
-#line 467 "book/copy.nw"
+#line 586 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
     for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
     return tokens;
 }
-#line 480 "book/copy.nw"
+#line 599 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
-    const Batch *batch = trainer->batch;
     if (tokens == 0) return 0.0;   /* nothing to learn from: no step */
-    model_zero_gradients(trainer->model);
-    const double loss = accumulate_rows(trainer, 0, batch->batch, parts, tokens);
-    train_update(trainer->model, trainer->adam, trainer->settings);
+    model_zero_gradients(&trainer->model);
+    const double loss = accumulate_rows(trainer, 0, trainer->batch.batch, parts, tokens);
+    train_update(&trainer->model, &trainer->adam, &trainer->settings);
     return loss / tokens;
 }
-#line 618 "book/copy.nw"
-/* The epoch the run ends with: the settings', unless a time budget brought it forward. */
-static int last_epoch(const TrainingProgress *progress, const TrainerSettings *settings)
+#line 679 "book/copy.nw"
+/* Stop if the loss is not finite: a failure, with the message. */
+static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run, double loss)
 {
-    return progress->last_epoch ? progress->last_epoch : settings->epochs;
+    const char *path = run->checkpoint_path;
+    const bool kept = path && access(path, F_OK) == 0;
+    snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
+             trainer->adam.step, isnan(loss) ? "NaN" : "infinite",
+             kept ? "; the last checkpoint is kept in "
+                  : path ? "; no checkpoint was saved yet" : "",
+             kept ? path : "");
+    return TRAINER_FAILED;
+}
+#line 714 "book/copy.nw"
+/* Prepare the run: the log, the clock, the signals. False, with the trainer's message, when
+   one of them fails. */
+static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *clock)
+{
+    *clock = (TrainerClock){NULL, isatty(STDOUT_FILENO), seconds_now(), trainer->adam.step, 0,
+                            -1};
+    /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
+#line 562 "book/checkpoint.nw"
+    if (run->checkpoint_path) {
+        clock->lock = lock_checkpoint(run->checkpoint_path, trainer->message,
+                                      sizeof trainer->message);
+        if (clock->lock < 0) return false;
+        safetensors_remove_temporaries(run->checkpoint_path);
+        Safetensors probe;
+        if (safetensors_can_write(run->checkpoint_path, &probe)) {
+            snprintf(trainer->message, sizeof trainer->message, "%s", probe.error);
+            close(clock->lock);
+            return false;
+        }
+        catch_stop_signals();
+    }
+#line 721 "book/copy.nw"
+    if (run->log_path) {
+        clock->log = fopen(run->log_path, trainer->adam.step > 0 ? "a" : "w");
+        if (clock->log == NULL) {
+            snprintf(trainer->message, sizeof trainer->message, "%s: cannot create the log: %s",
+                     run->log_path, strerror(errno));
+            if (clock->lock >= 0) close(clock->lock);
+            return false;
+        }
+        if (ftell(clock->log) == 0)
+            fprintf(clock->log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
+                                "tokens_per_second\n");
+    }
+    return true;
+}
+#line 746 "book/copy.nw"
+/* The epoch the run ends with: the settings', unless a time budget brought it forward. */
+static int last_epoch(const TrainingProgress *progress, const RunSettings *run)
+{
+    return progress->last_epoch ? progress->last_epoch : run->epochs;
 }
 
 static double current_rate(const Trainer *trainer)
 {
-    return scheduled_rate(trainer->adam->step - 1, trainer->model->config.d_model,
-                          trainer->settings);
+    return scheduled_rate(trainer->adam.step - 1, trainer->model.config.d_model,
+                          &trainer->settings);
 }
 
 static void print_progress(const Trainer *trainer, const BatchSource *source,
-                           const TrainerSettings *settings, const TrainerClock *clock)
+                           const RunSettings *run, const TrainerClock *clock)
 {
-    const TrainingProgress *progress = trainer->progress;
+    const TrainingProgress *progress = &trainer->progress;
     const double elapsed = seconds_now() - clock->start;
-    const long done = trainer->adam->step - clock->first_step;   /* by this process */
-    const long left = (long)(last_epoch(progress, settings) - progress->epoch) * source->batches
+    const long done = trainer->adam.step - clock->first_step;   /* by this process */
+    const long left = (long)(last_epoch(progress, run) - progress->epoch) * source->batches
                       + source->batches - progress->batch;
     double eta = elapsed / done * left;
-    if (settings->max_minutes && 60.0 * settings->max_minutes - elapsed < eta)
-        eta = 60.0 * settings->max_minutes - elapsed;   /* the time budget ends it first */
+    if (run->max_minutes && 60.0 * run->max_minutes - elapsed < eta)
+        eta = 60.0 * run->max_minutes - elapsed;   /* the time budget ends it first */
     printf("\repoch %d/%d  batch %d/%d  step %ld  loss %.4f  %.0f tokens/s  lr %.2e  "
-           "ETA %.0f %s   ", progress->epoch, last_epoch(progress, settings), progress->batch,
-           source->batches, trainer->adam->step, progress->loss_sum / progress->batch,
+           "ETA %.0f %s   ", progress->epoch, last_epoch(progress, run), progress->batch,
+           source->batches, trainer->adam.step, progress->loss_sum / progress->batch,
            clock->tokens_seen / elapsed, current_rate(trainer),
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 679 "book/copy.nw"
+#line 807 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
-                      const TrainerSettings *settings)
+                      const RunSettings *run)
 {
-    const TrainingProgress *progress = trainer->progress;
+    const TrainingProgress *progress = &trainer->progress;
     const double validation = source->validate(source->task, trainer);
     const double elapsed = seconds_now() - clock->start;
     const double loss = progress->loss_sum / progress->batch;
     if (clock->log) {
         fprintf(clock->log, "%d,%ld,%.6f,%.6f,%.6e,%.3f,%.0f\n", progress->epoch,
-                trainer->adam->step, loss, validation, current_rate(trainer), elapsed,
+                trainer->adam.step, loss, validation, current_rate(trainer), elapsed,
                 clock->tokens_seen / elapsed);
         if (fflush(clock->log) != 0 || ferror(clock->log)) {   /* a full disk, say */
             snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
-                     settings->log_path, strerror(errno));
+                     run->log_path, strerror(errno));
             return false;
         }
     }
     if (!clock->terminal) {   /* one line per epoch, flushed: a log file shows progress too */
         printf("epoch %d  step %ld  loss %.4f  validation %.4f  %.0f tokens/s  lr %.2e  "
-               "%.1f s\n", progress->epoch, trainer->adam->step, loss, validation,
+               "%.1f s\n", progress->epoch, trainer->adam.step, loss, validation,
                clock->tokens_seen / elapsed, current_rate(trainer), elapsed);
         fflush(stdout);
     }
     const char *error = source->save_epoch
-                        ? source->save_epoch(source->task, trainer->model, progress->epoch)
+                        ? source->save_epoch(source->task, &trainer->model, progress->epoch)
                         : NULL;
     if (!error && validation < trainer->best_validation) {
         trainer->best_validation = validation, trainer->best_epoch = progress->epoch;
-        error = source->save_best ? source->save_best(source->task, trainer->model) : NULL;
+        error = source->save_best ? source->save_best(source->task, &trainer->model) : NULL;
     }
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error == NULL;
 }
+#line 852 "book/copy.nw"
+/* Fit the run's end to the time budget (Getting to 41). */
+static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
+                                   const RunSettings *run, const TrainerClock *clock)
+{
+    /* <<Fit the run's end to the time budget>> */
+#line 1166 "book/translate.nw"
+    StepSettings *settings = &trainer->settings;
+    const long step = trainer->adam.step;
+    if (!run->max_minutes || settings->cooldown <= 0
+        || step > settings->cooldown_end - settings->cooldown)   /* no budget, or cooling already */
+        return;
+    double elapsed = seconds_now() - clock->start;
+    if (run->parallel) {
+        run->parallel->sum(run->parallel->context, NULL, 0, &elapsed, 1);
+        elapsed /= run->parallel->size;
+    }
+    const int fits = budget_last_epoch(60.0 * run->max_minutes, elapsed, step - clock->first_step,
+                                       step, source->batches, run->epochs,
+                                       (int)(settings->cooldown / source->batches));
+    if (fits != last_epoch(&trainer->progress, run)) {
+        trainer->progress.last_epoch = fits;
+        settings->cooldown_end = (long)fits * source->batches;
+        printf("%sthe time budget holds %d epochs: the cool-down now ends with epoch %d\n",
+               clock->terminal ? "\n" : "", fits, fits);
+        fflush(stdout);
+    }
+#line 857 "book/copy.nw"
+}
+
+/* Begin the next epoch: its counts from zero, the run's end fitted to a time budget, and
+   the source's start of it, if the run goes on. */
+static void begin_next_epoch(Trainer *trainer, const BatchSource *source,
+                             const RunSettings *run, const TrainerClock *clock)
+{
+    TrainingProgress *progress = &trainer->progress;
+    progress->epoch++, progress->batch = 0, progress->loss_sum = 0.0;
+    fit_end_to_time_budget(trainer, source, run, clock);
+    if (source->start_epoch && progress->epoch <= last_epoch(progress, run))
+        source->start_epoch(source->task, progress->epoch);
+}
+#line 878 "book/copy.nw"
+/* Decide whether to stop, saving a checkpoint when one is due: TRAINER_FINISHED to go on,
+   else the run's outcome (the checkpoint chapter). */
+static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings *run,
+                                             const TrainerClock *clock, bool epoch_done,
+                                             bool out_of_time, bool impatient)
+{
+    /* <<Decide whether to stop, saving a checkpoint when one is due>> */
+#line 584 "book/checkpoint.nw"
+    const long step = trainer->adam.step;
+    const bool stop = stop_signal || out_of_time || impatient
+                      || (run->stop_after && step >= run->stop_after);
+    if (run->checkpoint_path
+        && (stop || epoch_done || (run->checkpoint_every && step % run->checkpoint_every == 0))
+        && save_checkpoint(trainer, run))
+        return TRAINER_FAILED;
+    if (!stop) return TRAINER_FINISHED;
+    if (clock->terminal) putchar('\n');
+    return say_why_the_run_stopped(trainer, run, out_of_time, impatient);
+#line 885 "book/copy.nw"
+}
+#line 892 "book/copy.nw"
+/* Finish the run: close the log and the checkpoint's lock. The outcome, a failure if the log
+   could not be written. */
+static TrainerOutcome finish_run(Trainer *trainer, const RunSettings *run,
+                                 const TrainerClock *clock, TrainerOutcome outcome)
+{
+    if (clock->terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED))
+        putchar('\n');
+    if (clock->log && (ferror(clock->log) | fclose(clock->log)) && outcome != TRAINER_FAILED) {
+        snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
+                 run->log_path, strerror(errno));
+        outcome = TRAINER_FAILED;
+    }
+    if (clock->lock >= 0) close(clock->lock);
+    return outcome;
+}
 #line 100 "book/distributed.nw"
 static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts, int tokens)
 {
-    const Batch *whole = trainer->batch;
-    const TrainSettings *settings = trainer->settings;
-    Model *model = trainer->model;
+    const Batch *whole = &trainer->batch;
+    Model *model = &trainer->model;
     if (tokens == 0) return 0.0;   /* the same on every rank: nobody steps */
     const int first = (int)((long)whole->batch * parallel->rank / parallel->size);
     const int end = (int)((long)whole->batch * (parallel->rank + 1) / parallel->size);
@@ -218,13 +370,13 @@ static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts,
     const double reduce = seconds_now();
     parallel->sum(parallel->context, model->gradients.data, model->gradients.total, &loss, 1);
     const double update = seconds_now();
-    train_update(model, trainer->adam, settings);
+    train_update(model, &trainer->adam, &trainer->settings);
     parallel->steps++;
     parallel->communication_seconds += update - reduce;
     parallel->compute_seconds += (reduce - start) + (seconds_now() - update);
     return loss / tokens;
 }
-#line 131 "book/distributed.nw"
+#line 130 "book/distributed.nw"
 /* One process: flag. Several: whether flag is true on any of them. */
 static bool agree(DataParallel *parallel, bool flag)
 {
@@ -234,46 +386,64 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 502 "book/copy.nw"
-TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
-                           const TrainerSettings *settings)
+#line 391 "book/copy.nw"
+void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
+                   const StepSettings *settings)
 {
-    Adam *adam = trainer->adam;
-    TrainingProgress *progress = trainer->progress;
-    TrainSettings *train = trainer->settings;
+    *trainer = (Trainer){.progress = {.epoch = 1}, .settings = *settings,
+                         .best_validation = INFINITY};
+    model_init(&trainer->model, config);
+    Rng init_rng;
+    rng_seed(&init_rng, seed, 1);
+    model_initialize_parameters(&trainer->model, &init_rng);
+    model_prepare_tokens(&trainer->model, most->pairs, most->src_len, most->tgt_len - 1,
+                         most->src_tokens, most->tgt_tokens);
+    adam_init(&trainer->adam, &trainer->model.parameters, 0.9, 0.98, 1e-9);
+    rng_seed(&trainer->progress.data_rng, seed, 2);
+    rng_seed(&trainer->progress.dropout_rng, seed, 3);
+    batch_init(&trainer->batch, most->pairs, most->src_len, most->tgt_len - 1);
+    trainer->d_logprobs = xmalloc((size_t)most->tgt_tokens * config.tgt_vocab * sizeof(float));
+}
+
+void trainer_free(Trainer *trainer)
+{
+    free(trainer->d_logprobs);
+    batch_free(&trainer->batch);
+    adam_free(&trainer->adam);
+    model_free(&trainer->model);
+}
+#line 463 "book/copy.nw"
+void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
+{
+    va_list args, again;
+    va_start(args, format);
+    va_copy(again, args);
+    const size_t size = (size_t)vsnprintf(NULL, 0, format, args) + 1;
+    char *value = xmalloc(size);
+    vsnprintf(value, size, format, again);
+    va_end(again);
+    va_end(args);
+    char *(*pairs)[2] = xmalloc((size_t)(recipe->count + 1) * sizeof *pairs);
+    if (recipe->count > 0) memcpy(pairs, recipe->pairs, (size_t)recipe->count * sizeof *pairs);
+    free(recipe->pairs);
+    pairs[recipe->count][0] = strcpy(xmalloc(strlen(key) + 1), key);
+    pairs[recipe->count][1] = value;
+    recipe->pairs = pairs, recipe->count++;
+}
+
+void recipe_free(Recipe *recipe)
+{
+    for (int i = 0; i < recipe->count; i++) free(recipe->pairs[i][0]), free(recipe->pairs[i][1]);
+    free(recipe->pairs);
+    *recipe = (Recipe){NULL, 0};
+}
+#line 623 "book/copy.nw"
+TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const RunSettings *run)
+{
+    TrainingProgress *progress = &trainer->progress;
+    TrainerClock clock;
+    if (!prepare_run(trainer, run, &clock)) return TRAINER_FAILED;
     TrainerOutcome outcome = TRAINER_FINISHED;
-    /* <<Prepare the run: the log, the clock, the signals>> */
-#line 593 "book/copy.nw"
-    TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
-    /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 569 "book/checkpoint.nw"
-    if (settings->checkpoint_path) {
-        clock.lock = lock_checkpoint(settings->checkpoint_path, trainer->message,
-                                     sizeof trainer->message);
-        if (clock.lock < 0) return TRAINER_FAILED;
-        safetensors_remove_temporaries(settings->checkpoint_path);
-        Safetensors probe;
-        if (safetensors_can_write(settings->checkpoint_path, &probe)) {
-            snprintf(trainer->message, sizeof trainer->message, "%s", probe.error);
-            close(clock.lock);
-            return TRAINER_FAILED;
-        }
-        catch_stop_signals();
-    }
-#line 595 "book/copy.nw"
-    if (settings->log_path) {
-        clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
-        if (clock.log == NULL) {
-            snprintf(trainer->message, sizeof trainer->message, "%s: cannot create the log: %s",
-                     settings->log_path, strerror(errno));
-            if (clock.lock >= 0) close(clock.lock);
-            return TRAINER_FAILED;
-        }
-        if (ftell(clock.log) == 0)
-            fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
-                               "tokens_per_second\n");
-    }
-#line 510 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -283,142 +453,60 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         source->start_epoch(source->task, progress->epoch);
     }
     /* <<Apply a last epoch that a time budget brought forward>> */
-#line 1188 "book/translate.nw"
-    if (progress->last_epoch && train->cooldown > 0)
-        train->cooldown_end = (long)progress->last_epoch * source->batches;
-#line 519 "book/copy.nw"
-    while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, settings)) {
+#line 1192 "book/translate.nw"
+    if (progress->last_epoch && trainer->settings.cooldown > 0)
+        trainer->settings.cooldown_end = (long)progress->last_epoch * source->batches;
+#line 638 "book/copy.nw"
+    const int parts = run->accumulate > 1 ? run->accumulate : 1;
+    while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, run)) {
         source->fill(source->task, trainer);
-        const int parts = settings->accumulate > 1 ? settings->accumulate : 1;
-        const int tokens = batch_tokens(trainer->batch, train->pad);
-        const double loss = settings->parallel   /* several processes: many machines */
-            ? parallel_step(trainer, settings->parallel, parts, tokens)
+        const int tokens = batch_tokens(&trainer->batch, trainer->settings.pad);
+        const double loss = run->parallel   /* several processes: many machines */
+            ? parallel_step(trainer, run->parallel, parts, tokens)
             : accumulated_step(trainer, parts, tokens);
-        /* <<Stop if the loss is not finite>> */
-#line 561 "book/copy.nw"
         if (!isfinite(loss)) {
-            const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
-            snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
-                     adam->step, isnan(loss) ? "NaN" : "infinite",
-                     kept ? "; the last checkpoint is kept in "
-                          : settings->checkpoint_path ? "; no checkpoint was saved yet" : "",
-                     kept ? settings->checkpoint_path : "");
-            outcome = TRAINER_FAILED;
+            outcome = stop_at_bad_loss(trainer, run, loss);
             break;
         }
-#line 527 "book/copy.nw"
         clock.tokens_seen += tokens;
         progress->loss_sum += loss, progress->batch++;
-        if (clock.terminal) print_progress(trainer, source, settings, &clock);
+        if (clock.terminal) print_progress(trainer, source, run, &clock);
         const bool epoch_done = progress->batch == source->batches;
-        const bool out_of_time = settings->max_minutes
-                                 && agree(settings->parallel, seconds_now() - clock.start
-                                                              >= 60.0 * settings->max_minutes);
+        const bool out_of_time = run->max_minutes
+                                 && agree(run->parallel, seconds_now() - clock.start
+                                                         >= 60.0 * run->max_minutes);
         /* a time budget ends with a validated model too */
-        if ((epoch_done || out_of_time) && !end_epoch(trainer, source, &clock, settings)) {
+        if ((epoch_done || out_of_time) && !end_epoch(trainer, source, &clock, run)) {
             outcome = TRAINER_FAILED;
             break;
         }
-        const bool impatient = epoch_done && settings->patience   /* early stopping */
-                               && progress->epoch - trainer->best_epoch >= settings->patience;
-        if (epoch_done) {
-            progress->epoch++, progress->batch = 0, progress->loss_sum = 0.0;
-            /* <<Fit the run's end to the time budget>> */
-#line 1163 "book/translate.nw"
-            if (settings->max_minutes && train->cooldown > 0
-                && adam->step <= train->cooldown_end - train->cooldown) {   /* not cooling yet */
-                double elapsed = seconds_now() - clock.start;
-                if (settings->parallel) {
-                    settings->parallel->sum(settings->parallel->context, NULL, 0, &elapsed, 1);
-                    elapsed /= settings->parallel->size;
-                }
-                const int fits = budget_last_epoch(60.0 * settings->max_minutes, elapsed,
-                                                   adam->step - clock.first_step, adam->step,
-                                                   source->batches, settings->epochs,
-                                                   (int)(train->cooldown / source->batches));
-                if (fits != last_epoch(progress, settings)) {
-                    progress->last_epoch = fits;
-                    train->cooldown_end = (long)fits * source->batches;
-                    printf("%sthe time budget holds %d epochs: the cool-down now ends with epoch %d\n",
-                           clock.terminal ? "\n" : "", fits, fits);
-                    fflush(stdout);
-                }
-            }
-#line 544 "book/copy.nw"
-            if (source->start_epoch && progress->epoch <= last_epoch(progress, settings))
-                source->start_epoch(source->task, progress->epoch);
-        }
-        /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 590 "book/checkpoint.nw"
-        const bool stop = stop_signal || out_of_time || impatient
-                          || (settings->stop_after && adam->step >= settings->stop_after);
-        if (settings->checkpoint_path
-            && (stop || epoch_done
-                || (settings->checkpoint_every && adam->step % settings->checkpoint_every == 0))
-            && save_checkpoint(trainer, settings)) {
-            outcome = TRAINER_FAILED;
-            break;
-        }
-        if (stop) {
-            if (clock.terminal) putchar('\n');
-            /* <<Say why the run stopped>> */
-#line 613 "book/checkpoint.nw"
-            const char *saved = settings->checkpoint_path ? settings->checkpoint_path : "nowhere";
-            if (stop_signal) {
-                snprintf(trainer->message, sizeof trainer->message,
-                         "%s at step %ld; the checkpoint is %s",
-                         stop_signal == SIGINT ? "interrupted" : "terminated", adam->step, saved);
-                trainer->signal_number = stop_signal;
-                outcome = TRAINER_SIGNALLED;
-            } else {
-                char patience_text[64];
-                snprintf(patience_text, sizeof patience_text, "no better validation loss in %d epochs",
-                         settings->patience);
-                printf("stopped after step %ld (%s)%s%s\n", adam->step,
-                       out_of_time ? "time budget" : impatient ? patience_text : "--stop-after",
-                       settings->checkpoint_path ? "; saved to " : "", settings->checkpoint_path ? saved : "");
-                if (!impatient && train->cooldown > 0 && adam->step < train->cooldown_end) {
-                    printf("the cool-down was cut short at step %ld of %ld", adam->step, train->cooldown_end);
-                    if (settings->checkpoint_path) printf(" (--resume %s finishes it)", saved);
-                    putchar('\n');
-                }
-                outcome = TRAINER_STOPPED;
-            }
-#line 602 "book/checkpoint.nw"
-            break;
-        }
-#line 548 "book/copy.nw"
+        const bool impatient = epoch_done && run->patience   /* early stopping */
+                               && progress->epoch - trainer->best_epoch >= run->patience;
+        if (epoch_done) begin_next_epoch(trainer, source, run, &clock);
+        outcome = decide_whether_to_stop(trainer, run, &clock, epoch_done, out_of_time,
+                                         impatient);
     }
-    /* <<Finish the run: close the log>> */
-#line 720 "book/copy.nw"
-    if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
-    if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
-        snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
-                 settings->log_path, strerror(errno));
-        outcome = TRAINER_FAILED;
-    }
-    if (clock.lock >= 0) close(clock.lock);
-#line 550 "book/copy.nw"
-    return outcome;
+    return finish_run(trainer, run, &clock, outcome);
 }
-#line 452 "book/checkpoint.nw"
-const char *trainer_resume(Trainer *trainer, const char *path,
-                           const char *const (*recipe)[2], int recipe_count)
+#line 447 "book/checkpoint.nw"
+const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe)
 {
     Safetensors file;
-    const char *error = checkpoint_load(path, trainer->model, trainer->adam, trainer->progress,
-                                        recipe, recipe_count, &file);
+    const char *error = checkpoint_load(path, &trainer->model, &trainer->adam,
+                                        &trainer->progress,
+                                        (const char *const (*)[2])recipe->pairs, recipe->count,
+                                        &file);
     char value[64];
     if (!error && safetensors_metadata(&file, "best_validation", value, sizeof value))
         trainer->best_validation = strtod(value, NULL);
     if (!error)
         trainer->best_epoch = safetensors_metadata(&file, "best_epoch", value, sizeof value)
-                              ? (int)strtol(value, NULL, 10) : trainer->progress->epoch - 1;
+                              ? (int)strtol(value, NULL, 10) : trainer->progress.epoch - 1;
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     safetensors_free(&file);
     return error ? trainer->message : NULL;
 }
-#line 1143 "book/translate.nw"
+#line 1145 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs)
 {

@@ -1,4 +1,4 @@
-#line 292 "book/copy.nw"
+#line 319 "book/copy.nw"
 /* The training loop of every task: steps, progress line, CSV log, validation, best model,
    checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -6,21 +6,28 @@
 #define TRAINER_H
 #include "train.h"
 /* <<trainer.h declarations>> */
-#line 333 "book/copy.nw"
+#line 362 "book/copy.nw"
 typedef struct {
-    Model *model;
-    Adam *adam;
-    TrainingProgress *progress;
-    TrainSettings *settings;         /* the loss and the schedule; a time budget may move
+    Model model;
+    Adam adam;
+    TrainingProgress progress;
+    StepSettings settings;           /* the loss and the schedule; a time budget may move
                                         the cool-down's end (Getting to 41) */
-    Batch *batch;                    /* holds each step's batch */
+    Batch batch;                     /* holds each step's batch */
     float *d_logprobs;               /* [batch tokens][tgt_vocab]: train_step's scratch */
     double best_validation;          /* lowest validation loss so far; INFINITY at first */
     char message[4400];              /* why trainer_run stopped early */
     int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
     int best_epoch;                  /* the epoch of best_validation; 0 before the first */
 } Trainer;
-#line 353 "book/copy.nw"
+
+/* A trainer at the start of a run: a model of config with its weights drawn from seed, its
+   optimizer, progress at epoch 1 with the data and dropout streams of seed, settings, and
+   buffers for batches within most. Free it with trainer_free. */
+void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
+                   const StepSettings *settings);
+void trainer_free(Trainer *trainer);
+#line 423 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -36,7 +43,18 @@ typedef struct {
        few): NULL, or a one-line error. NULL: keep none. */
     const char *(*save_epoch)(void *task, const Model *model, int epoch);
 } BatchSource;
-#line 378 "book/copy.nw"
+#line 447 "book/copy.nw"
+/* The recipe of a run: what a resumed run must repeat, as keys and their values' text. */
+typedef struct {
+    char *(*pairs)[2];   /* [count]: key, value */
+    int count;
+} Recipe;
+
+/* Append key with the value that format makes of the rest, as printf would. */
+void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+void recipe_free(Recipe *recipe);
+#line 498 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -47,10 +65,9 @@ typedef struct {
     const char *log_path;       /* the CSV log; NULL: none */
     const char *checkpoint_path;             /* the checkpoint chapter */
     long checkpoint_every;
-    const char *const (*recipe)[2];
-    int recipe_count;
+    Recipe recipe;                           /* freed by the command: recipe_free */
     struct DataParallel *parallel;           /* many machines; NULL: one process */
-} TrainerSettings;
+} RunSettings;
 
 typedef enum {
     TRAINER_FINISHED,   /* every epoch done */
@@ -60,13 +77,12 @@ typedef enum {
 } TrainerOutcome;
 
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
-                           const TrainerSettings *settings);
-#line 440 "book/checkpoint.nw"
+                           const RunSettings *run);
+#line 436 "book/checkpoint.nw"
 /* Load the checkpoint at path (which must match recipe) into the trainer's model, optimizer
    and progress, with its best validation loss. NULL, or a one-line error. */
-const char *trainer_resume(Trainer *trainer, const char *path,
-                           const char *const (*recipe)[2], int recipe_count);
-#line 1132 "book/translate.nw"
+const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe);
+#line 1134 "book/translate.nw"
 /* The last epoch that fits a time budget of budget seconds, elapsed of them spent on
    steps_here updates, at the end of an epoch of batches updates (step of them done in
    all): at most epochs, and late enough for the cool-down's cooldown_epochs to start now
@@ -85,5 +101,5 @@ typedef struct DataParallel {
     double compute_seconds;               /* in them: forward, backward and update */
     double communication_seconds;         /* in sum, waiting for the others included */
 } DataParallel;
-#line 299 "book/copy.nw"
+#line 326 "book/copy.nw"
 #endif

@@ -85,6 +85,17 @@ char *figure_text(const char *name, const char *arguments)
     return text;
 }
 
+double copy_task_step(Trainer *trainer, int *full, int vocab, bool padding)
+{
+    Batch *batch = &trainer->batch;
+    const int len = batch->src_len;
+    copy_task_batch(full, batch->batch, len, vocab, &trainer->progress.data_rng);
+    if (padding) full[len - 1] = 0, full[len - 2] = 0;
+    batch_fill(batch, full, full, 0);
+    return train_step(&trainer->model, &trainer->adam, batch, &trainer->settings,
+                      trainer->d_logprobs, &trainer->progress.dropout_rng);
+}
+
 int fixture_metadata_int(const Safetensors *file, const char *key, int fallback)
 {
     char value[64];

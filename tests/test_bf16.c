@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "train.h"
+#include "trainer.h"
 #include "tests.h"
 
 /* True, after printing why, when the processor (or ONEDNN_MAX_CPU_ISA) has no bf16. */
@@ -217,13 +218,8 @@ END_TEST
 /* ---- whole training steps ---- */
 
 typedef struct {
-    Model model;
-    Adam adam;
-    Batch batch;
-    int *full;
-    float *d_logprobs;
-    Rng data_rng, dropout_rng;
-    TrainSettings settings;
+    Trainer trainer;   /* a small model with dropout and smoothing, as a run sets it up */
+    int *full;         /* [R_BATCH][R_LEN]: the sequences of a batch */
 } Run1;
 
 enum { R_BATCH = 8, R_LEN = 12, R_VOCAB = 17 };
@@ -232,33 +228,21 @@ static void run1_init(Run1 *t)
 {
     Config config = config_default(R_VOCAB, R_VOCAB, 2);
     config.d_model = 64, config.d_ff = 128, config.heads = 4, config.max_len = R_LEN;
-    model_init(&t->model, config);
-    Rng rng;
-    rng_seed(&rng, 9, 1);
-    model_initialize_parameters(&t->model, &rng);
-    model_prepare(&t->model, R_BATCH, R_LEN, R_LEN - 1);
-    adam_init(&t->adam, &t->model.parameters, 0.9, 0.98, 1e-9);
-    batch_init(&t->batch, R_BATCH, R_LEN, R_LEN - 1);
+    const StepSettings settings = {.smoothing = 0.1f, .factor = 1.0, .warmup = 4, .pad = 0};
+    const BatchBounds bounds = fixed_bounds(R_BATCH, R_LEN);
+    trainer_setup(&t->trainer, config, 9, &bounds, &settings);
     t->full = malloc(sizeof(int) * R_BATCH * R_LEN);
-    t->d_logprobs = malloc(sizeof(float) * R_BATCH * (R_LEN - 1) * R_VOCAB);
-    rng_seed(&t->data_rng, 9, 2), rng_seed(&t->dropout_rng, 9, 3);
-    t->settings = (TrainSettings){.smoothing = 0.1f, .factor = 1.0, .warmup = 4, .pad = 0};
 }
 
 static double run1_step(Run1 *t)
 {
-    copy_task_batch(t->full, R_BATCH, R_LEN, R_VOCAB, &t->data_rng);
-    batch_fill(&t->batch, t->full, t->full, 0);
-    return train_step(&t->model, &t->adam, &t->batch, &t->settings, t->d_logprobs,
-                      &t->dropout_rng);
+    return copy_task_step(&t->trainer, t->full, R_VOCAB, false);
 }
 
 static void run1_free(Run1 *t)
 {
-    free(t->full), free(t->d_logprobs);
-    batch_free(&t->batch);
-    adam_free(&t->adam);
-    model_free(&t->model);
+    free(t->full);
+    trainer_free(&t->trainer);
 }
 
 /* One step in bf16 (every product outside the heads' loop in bf16: the threshold at 0)
@@ -287,9 +271,10 @@ START_TEST(bf16_step_agrees_with_float)
     ck_assert_double_eq_tol(loss_half, loss_full, 0x1p-6 * loss_full);
     ck_assert(loss_half != loss_full);
     /* the gradients as left by the step (Adam does not change them) */
-    const float *g_full = full.model.gradients.data, *g_half = half.model.gradients.data;
+    const float *g_full = full.trainer.model.gradients.data;
+    const float *g_half = half.trainer.model.gradients.data;
     double norm = 0.0, difference = 0.0, largest = 0.0, largest_difference = 0.0;
-    for (size_t i = 0; i < full.model.gradients.total; i++) {
+    for (size_t i = 0; i < full.trainer.model.gradients.total; i++) {
         const double d = (double)g_half[i] - g_full[i];
         norm += (double)g_full[i] * g_full[i], difference += d * d;
         largest = fmax(largest, fabs(g_full[i]));
@@ -320,8 +305,8 @@ START_TEST(bf16_training_is_deterministic)
         const double loss_x = run1_step(&x), loss_y = run1_step(&y);
         ck_assert(loss_x == loss_y);
     }
-    ck_assert(memcmp(x.model.parameters.data, y.model.parameters.data,
-                     x.model.parameters.total * sizeof(float)) == 0);
+    ck_assert(memcmp(x.trainer.model.parameters.data, y.trainer.model.parameters.data,
+                     x.trainer.model.parameters.total * sizeof(float)) == 0);
     compute.precision = PRECISION_FP32, compute.bf16_min_work = saved;
     run1_free(&x), run1_free(&y);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "train.h"
+#include "trainer.h"
 #include "tests.h"
 
 /* Every allocation of the trainer's code goes through these (the test binary is linked
@@ -31,68 +32,50 @@ void *__wrap_aligned_alloc(size_t alignment, size_t bytes)
 
 /* A small model with everything switched on: dropout, smoothing, two layers. */
 typedef struct {
-    Model model;
-    Adam adam;
-    Batch batch;
-    int *full;
-    float *d_logprobs;
-    Rng data_rng, dropout_rng;
-    TrainSettings settings;
-} Trainer;
+    Trainer trainer;   /* as a run sets it up */
+    int *full;         /* [T_BATCH][T_LEN]: the sequences of a batch */
+} StepRun;
 
 enum { T_BATCH = 6, T_LEN = 9, T_VOCAB = 13 };
 
-static void trainer_init_sized(Trainer *t, int d_model)
+static void step_run_init_sized(StepRun *t, int d_model)
 {
     Config config = config_default(T_VOCAB, T_VOCAB, 2);
     config.d_model = d_model, config.d_ff = 2 * d_model, config.heads = 4;
     config.max_len = T_LEN;
-    model_init(&t->model, config);
-    Rng rng;
-    rng_seed(&rng, 5, 1);
-    model_initialize_parameters(&t->model, &rng);
-    model_prepare(&t->model, T_BATCH, T_LEN, T_LEN - 1);
-    adam_init(&t->adam, &t->model.parameters, 0.9, 0.98, 1e-9);
-    batch_init(&t->batch, T_BATCH, T_LEN, T_LEN - 1);
+    const StepSettings settings = {.smoothing = 0.1f, .factor = 1.0, .warmup = 4, .pad = 0};
+    const BatchBounds bounds = fixed_bounds(T_BATCH, T_LEN);
+    trainer_setup(&t->trainer, config, 5, &bounds, &settings);
     t->full = malloc(sizeof(int) * T_BATCH * T_LEN);
-    t->d_logprobs = malloc(sizeof(float) * T_BATCH * (T_LEN - 1) * T_VOCAB);
-    rng_seed(&t->data_rng, 5, 2), rng_seed(&t->dropout_rng, 5, 3);
-    t->settings = (TrainSettings){.smoothing = 0.1f, .factor = 1.0, .warmup = 4, .pad = 0};
 }
 
-static void trainer_init(Trainer *t) { trainer_init_sized(t, 32); }
+static void step_run_init(StepRun *t) { step_run_init_sized(t, 32); }
 
-static double trainer_step(Trainer *t)
+static double step_run_step(StepRun *t)
 {
-    copy_task_batch(t->full, T_BATCH, T_LEN, T_VOCAB, &t->data_rng);
-    t->full[T_LEN - 1] = 0, t->full[T_LEN - 2] = 0;   /* some padding, too */
-    batch_fill(&t->batch, t->full, t->full, 0);
-    return train_step(&t->model, &t->adam, &t->batch, &t->settings, t->d_logprobs,
-                      &t->dropout_rng);
+    return copy_task_step(&t->trainer, t->full, T_VOCAB, true);   /* some padding, too */
 }
 
-static void trainer_free(Trainer *t)
+static void step_run_free(StepRun *t)
 {
-    free(t->full), free(t->d_logprobs);
-    batch_free(&t->batch);
-    adam_free(&t->adam);
-    model_free(&t->model);
+    free(t->full);
+    trainer_free(&t->trainer);
 }
 
 /* Equation (step-flops) against the products a step actually computes. */
 START_TEST(step_flops_match_the_products)
 {
-    Trainer t;
-    trainer_init(&t);
+    StepRun t;
+    step_run_init(&t);
     MatmulLog log = {0};
     compute.log = &log;
-    trainer_step(&t);
+    step_run_step(&t);
     compute.log = NULL;
     ck_assert_int_gt(log.count, 0);
-    const double expected = training_step_flops(&t.model.config, T_BATCH, T_LEN, T_LEN - 1);
+    const double expected = training_step_flops(&t.trainer.model.config, T_BATCH, T_LEN, T_LEN - 1);
     ck_assert_double_eq(matmul_log_flops(&log), expected);   /* integers: exact */
     matmul_log_free(&log);
-    trainer_free(&t);
+    step_run_free(&t);
 }
 END_TEST
 
@@ -509,19 +492,18 @@ END_TEST
    by its own size, and a gradient near 0 can change sign by rounding.) */
 START_TEST(training_with_threads_is_deterministic)
 {
-    Trainer runs[3];
+    StepRun runs[3];
     const int threads[3] = {2, 2, 1};
     for (int r = 0; r < 3; r++) {
         set_threads(threads[r]);
-        trainer_init_sized(&runs[r], 640);
-        trainer_step(&runs[r]);
+        step_run_init_sized(&runs[r], 640);
+        step_run_step(&runs[r]);
     }
-    const size_t total = runs[0].model.parameters.total;
-    ck_assert(memcmp(runs[0].model.parameters.data, runs[1].model.parameters.data,
-                     total * sizeof(float)) == 0);
-    ck_assert(memcmp(runs[0].model.gradients.data, runs[1].model.gradients.data,
-                     total * sizeof(float)) == 0);
-    const float *g2 = runs[0].model.gradients.data, *g1 = runs[2].model.gradients.data;
+    const Model *m0 = &runs[0].trainer.model, *m1 = &runs[1].trainer.model;
+    const size_t total = m0->parameters.total;
+    ck_assert(memcmp(m0->parameters.data, m1->parameters.data, total * sizeof(float)) == 0);
+    ck_assert(memcmp(m0->gradients.data, m1->gradients.data, total * sizeof(float)) == 0);
+    const float *g2 = m0->gradients.data, *g1 = runs[2].trainer.model.gradients.data;
     float largest = 0.0f, difference = 0.0f;
     for (size_t i = 0; i < total; i++) {
         largest = fmaxf(largest, fabsf(g2[i]));
@@ -529,7 +511,7 @@ START_TEST(training_with_threads_is_deterministic)
     }
     ck_assert_float_gt(largest, 0.0f);
     ck_assert_float_le(difference, 1e-4f * largest);
-    for (int r = 0; r < 3; r++) trainer_free(&runs[r]);
+    for (int r = 0; r < 3; r++) step_run_free(&runs[r]);
     set_threads(2);
 }
 END_TEST
@@ -542,35 +524,36 @@ END_TEST
    (Parameters after Adam are not compared: see training_with_threads_is_deterministic.) */
 START_TEST(fast_and_reference_kernels_train_alike)
 {
-    Trainer fast, reference;
+    StepRun fast, reference;
     compute.fast_kernels = false;
-    trainer_init(&reference);
-    const double loss_reference = trainer_step(&reference);
+    step_run_init(&reference);
+    const double loss_reference = step_run_step(&reference);
     compute.fast_kernels = true;
-    trainer_init(&fast);
-    const double loss_fast = trainer_step(&fast);
+    step_run_init(&fast);
+    const double loss_fast = step_run_step(&fast);
     ck_assert_double_eq_tol(loss_fast, loss_reference, 1e-6 * loss_reference);
-    const float *g_fast = fast.model.gradients.data, *g_reference = reference.model.gradients.data;
+    const float *g_fast = fast.trainer.model.gradients.data;
+    const float *g_reference = reference.trainer.model.gradients.data;
     float largest = 0.0f, difference = 0.0f;
-    for (size_t i = 0; i < fast.model.gradients.total; i++) {
+    for (size_t i = 0; i < fast.trainer.model.gradients.total; i++) {
         largest = fmaxf(largest, fabsf(g_reference[i]));
         difference = fmaxf(difference, fabsf(g_fast[i] - g_reference[i]));
     }
     ck_assert_float_gt(largest, 0.0f);
     ck_assert_float_le(difference, 1e-5f * largest);
-    trainer_free(&fast), trainer_free(&reference);
+    step_run_free(&fast), step_run_free(&reference);
 }
 END_TEST
 
 /* After the first step has touched everything, training steps allocate nothing. */
 START_TEST(training_steps_do_not_allocate)
 {
-    Trainer t;
-    trainer_init(&t);
-    trainer_step(&t);
+    StepRun t;
+    step_run_init(&t);
+    step_run_step(&t);
     allocations = 0;
     counting = true;
-    for (int s = 0; s < 3; s++) trainer_step(&t);
+    for (int s = 0; s < 3; s++) step_run_step(&t);
     counting = false;
     ck_assert_int_eq(allocations, 0);
     /* and the counter does count: */
@@ -578,7 +561,7 @@ START_TEST(training_steps_do_not_allocate)
     free(xmalloc(16));
     counting = false;
     ck_assert_int_eq(allocations, 1);
-    trainer_free(&t);
+    step_run_free(&t);
 }
 END_TEST
 
@@ -594,16 +577,16 @@ START_TEST(bf16_training_steps_do_not_allocate)
     }
     const ComputeSettings saved = compute;
     compute.precision = PRECISION_BF16, compute.bf16_min_work = 0;
-    Trainer t;
-    trainer_init(&t);
-    trainer_step(&t);
+    StepRun t;
+    step_run_init(&t);
+    step_run_step(&t);
     allocations = 0;
     counting = true;
-    for (int s = 0; s < 3; s++) trainer_step(&t);
+    for (int s = 0; s < 3; s++) step_run_step(&t);
     counting = false;
     compute = saved;
     ck_assert_int_eq(allocations, 0);
-    trainer_free(&t);
+    step_run_free(&t);
 }
 END_TEST
 

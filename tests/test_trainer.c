@@ -36,8 +36,8 @@ static void recording_fill(void *task, Trainer *trainer)
 {
     RecordingTask *t = task;
     t->fills++;
-    copy_task_batch(t->data, BATCH, LEN, 11, &trainer->progress->data_rng);
-    batch_fill(trainer->batch, t->data, t->data, 0);
+    copy_task_batch(t->data, BATCH, LEN, 11, &trainer->progress.data_rng);
+    batch_fill(&trainer->batch, t->data, t->data, 0);
 }
 
 static double recording_validate(void *task, Trainer *trainer)
@@ -70,45 +70,19 @@ static BatchSource recording_source(RecordingTask *task)
                          NULL, NULL};
 }
 
-typedef struct {
-    Model model;
-    Adam adam;
-    TrainingProgress progress;
-    TrainSettings settings;
-    Batch batch;
-    Trainer trainer;
-} Run2;
-
-static void setup(Run2 *r)
+/* A small model, set up as every run is. */
+static void setup(Trainer *trainer)
 {
     Config config = config_default(11, 11, 1);
     config.d_model = 16, config.d_ff = 32, config.heads = 2, config.max_len = LEN;
-    model_init(&r->model, config);
-    Rng rng;
-    rng_seed(&rng, 1, 1);
-    model_initialize_parameters(&r->model, &rng);
-    model_prepare(&r->model, BATCH, LEN, LEN);
-    adam_init(&r->adam, &r->model.parameters, 0.9, 0.98, 1e-9);
-    r->progress = (TrainingProgress){.epoch = 1};
-    rng_seed(&r->progress.data_rng, 1, 2), rng_seed(&r->progress.dropout_rng, 1, 3);
-    r->settings = (TrainSettings){.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
-    batch_init(&r->batch, BATCH, LEN, LEN - 1);
-    r->trainer = (Trainer){&r->model, &r->adam, &r->progress, &r->settings, &r->batch,
-                           malloc((size_t)BATCH * LEN * 11 * sizeof(float)), INFINITY, "", 0,
-                           0};
-}
-
-static void teardown(Run2 *r)
-{
-    free(r->trainer.d_logprobs);
-    batch_free(&r->batch);
-    adam_free(&r->adam);
-    model_free(&r->model);
+    const StepSettings settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0};
+    const BatchBounds bounds = fixed_bounds(BATCH, LEN);
+    trainer_setup(trainer, config, 1, &bounds, &settings);
 }
 
 START_TEST(trainer_calls_the_source_in_order_and_keeps_the_best)
 {
-    static Run2 r;
+    static Trainer r;
     setup(&r);
     const double losses[EPOCHS] = {2.0, 1.0, 1.5};   /* the second epoch is the best */
     RecordingTask task = {.validation = losses};
@@ -116,14 +90,14 @@ START_TEST(trainer_calls_the_source_in_order_and_keeps_the_best)
                                 recording_validate, recording_save, NULL};
     char log_path[] = "/tmp/transformer-test-trainer-XXXXXX";
     close(mkstemp(log_path));
-    const TrainerSettings run = {.epochs = EPOCHS, .log_path = log_path};
-    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FINISHED);
+    const RunSettings run = {.epochs = EPOCHS, .log_path = log_path};
+    ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_FINISHED);
     ck_assert_int_eq(task.starts, EPOCHS);
     for (int e = 0; e < EPOCHS; e++) ck_assert_int_eq(task.epochs_started[e], e + 1);
     ck_assert_int_eq(task.fills, EPOCHS * BATCHES);
     ck_assert_int_eq(task.validations, EPOCHS);
     ck_assert_int_eq(task.saves, 2);                  /* epochs 1 and 2 improved */
-    ck_assert_double_eq(r.trainer.best_validation, 1.0);
+    ck_assert_double_eq(r.best_validation, 1.0);
     ck_assert_int_eq(r.adam.step, EPOCHS * BATCHES);
     ck_assert_int_eq(r.progress.epoch, EPOCHS + 1);
     ck_assert_int_eq(r.progress.batch, 0);
@@ -148,26 +122,26 @@ START_TEST(trainer_calls_the_source_in_order_and_keeps_the_best)
     }
     ck_assert_str_eq(row, "");
     unlink(log_path);
-    teardown(&r);
+    trainer_free(&r);
 }
 END_TEST
 
 START_TEST(trainer_stops_after_the_step_asked_for)
 {
-    static Run2 r;
+    static Trainer r;
     setup(&r);
     const double losses[EPOCHS] = {2.0, 1.0, 1.5};
     RecordingTask task = {.validation = losses};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
                                 recording_validate, NULL, NULL};
-    const TrainerSettings run = {.epochs = EPOCHS, .stop_after = BATCHES + 1};
-    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_STOPPED);
+    const RunSettings run = {.epochs = EPOCHS, .stop_after = BATCHES + 1};
+    ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_STOPPED);
     ck_assert_int_eq(r.adam.step, BATCHES + 1);
     ck_assert_int_eq(r.progress.epoch, 2);
     ck_assert_int_eq(r.progress.batch, 1);
     ck_assert_int_eq(task.validations, 1);
-    ck_assert_double_eq(r.trainer.best_validation, 2.0);   /* kept without a save_best */
-    teardown(&r);
+    ck_assert_double_eq(r.best_validation, 2.0);   /* kept without a save_best */
+    trainer_free(&r);
 }
 END_TEST
 
@@ -199,14 +173,14 @@ END_TEST
    and moves the cool-down's end with it. */
 START_TEST(trainer_ends_with_a_last_epoch_brought_forward)
 {
-    static Run2 r;
+    static Trainer r;
     setup(&r);
     r.settings.cooldown = BATCHES, r.settings.cooldown_end = (long)EPOCHS * BATCHES;
     r.progress.last_epoch = EPOCHS - 1;   /* as a checkpoint would carry it */
     RecordingTask task = {.validation = losses_2_1_15};
     const BatchSource source = recording_source(&task);
-    const TrainerSettings run = {.epochs = EPOCHS};
-    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FINISHED);
+    const RunSettings run = {.epochs = EPOCHS};
+    ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_FINISHED);
     ck_assert_int_eq(task.validations, EPOCHS - 1);
     ck_assert_int_eq(r.adam.step, (EPOCHS - 1) * BATCHES);
     ck_assert_int_eq(r.settings.cooldown_end, (EPOCHS - 1) * BATCHES);
@@ -214,27 +188,27 @@ START_TEST(trainer_ends_with_a_last_epoch_brought_forward)
     const double rate = learning_rate(r.adam.step - 1, 16, 0.5, 400);
     ck_assert_double_eq_tol(scheduled_rate(r.adam.step - 1, 16, &r.settings), rate / BATCHES,
                             1e-15);
-    teardown(&r);
+    trainer_free(&r);
 }
 END_TEST
 
 START_TEST(trainer_reports_a_failed_save_and_an_unwritable_log)
 {
-    static Run2 r;
+    static Trainer r;
     setup(&r);
     const double losses[EPOCHS] = {2.0, 1.0, 1.5};
     RecordingTask task = {.validation = losses, .fail_to_save = true};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
                                 recording_validate, recording_save, NULL};
-    const TrainerSettings run = {.epochs = EPOCHS};
-    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FAILED);
-    ck_assert_str_eq(r.trainer.message, "cannot save: a test");
+    const RunSettings run = {.epochs = EPOCHS};
+    ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_FAILED);
+    ck_assert_str_eq(r.message, "cannot save: a test");
     ck_assert_int_eq(r.adam.step, BATCHES);   /* it stopped at the first epoch's end */
-    const TrainerSettings no_log = {.epochs = EPOCHS, .log_path = "/nonexistent/dir/log.csv"};
-    ck_assert_int_eq(trainer_run(&r.trainer, &source, &no_log), TRAINER_FAILED);
-    ck_assert_msg(strstr(r.trainer.message, "/nonexistent/dir/log.csv: cannot create the log")
-                  == r.trainer.message, "%s", r.trainer.message);
-    teardown(&r);
+    const RunSettings no_log = {.epochs = EPOCHS, .log_path = "/nonexistent/dir/log.csv"};
+    ck_assert_int_eq(trainer_run(&r, &source, &no_log), TRAINER_FAILED);
+    ck_assert_msg(strstr(r.message, "/nonexistent/dir/log.csv: cannot create the log")
+                  == r.message, "%s", r.message);
+    trainer_free(&r);
 }
 END_TEST
 
@@ -243,33 +217,33 @@ END_TEST
    is offered to save_epoch, and the best epoch is remembered. */
 START_TEST(trainer_stops_when_out_of_patience)
 {
-    static Run2 r;
+    static Trainer r;
     setup(&r);
     const double losses[6] = {2.0, 1.0, 1.5, 1.0, 0.5, 0.4};   /* a tie is not better */
     RecordingTask task = {.validation = losses};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
                                 recording_validate, recording_save, recording_save_epoch};
-    const TrainerSettings run = {.epochs = 6, .patience = 2};
-    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_STOPPED);
+    const RunSettings run = {.epochs = 6, .patience = 2};
+    ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_STOPPED);
     ck_assert_int_eq(task.validations, 4);
-    ck_assert_int_eq(r.trainer.best_epoch, 2);
-    ck_assert_double_eq(r.trainer.best_validation, 1.0);
+    ck_assert_int_eq(r.best_epoch, 2);
+    ck_assert_double_eq(r.best_validation, 1.0);
     ck_assert_int_eq(task.saves, 2);
     ck_assert_int_eq(task.kept, 4);
     for (int e = 0; e < 4; e++) ck_assert_int_eq(task.epochs_kept[e], e + 1);
     ck_assert_int_eq(r.progress.epoch, 5);   /* at the start of the epoch it did not run */
     ck_assert_int_eq(r.progress.batch, 0);
-    teardown(&r);
+    trainer_free(&r);
     /* without patience the same losses run all six epochs */
     setup(&r);
     RecordingTask patient = {.validation = losses};
     const BatchSource all = {&patient, BATCHES, recording_start, recording_fill,
                              recording_validate, NULL, NULL};
-    const TrainerSettings no_limit = {.epochs = 6};
-    ck_assert_int_eq(trainer_run(&r.trainer, &all, &no_limit), TRAINER_FINISHED);
+    const RunSettings no_limit = {.epochs = 6};
+    ck_assert_int_eq(trainer_run(&r, &all, &no_limit), TRAINER_FINISHED);
     ck_assert_int_eq(patient.validations, 6);
-    ck_assert_int_eq(r.trainer.best_epoch, 6);
-    teardown(&r);
+    ck_assert_int_eq(r.best_epoch, 6);
+    trainer_free(&r);
 }
 END_TEST
 
@@ -277,17 +251,17 @@ END_TEST
    any step (issue 19, item 8: it once trained forever). */
 START_TEST(trainer_refuses_a_batch_past_the_epoch)
 {
-    static Run2 r;
+    static Trainer r;
     setup(&r);
     RecordingTask task = {.validation = losses_2_1_15};
     const BatchSource source = recording_source(&task);
-    const TrainerSettings run = {.epochs = EPOCHS};
+    const RunSettings run = {.epochs = EPOCHS};
     r.progress.batch = BATCHES;
-    ck_assert_int_eq(trainer_run(&r.trainer, &source, &run), TRAINER_FAILED);
-    ck_assert_str_eq(r.trainer.message, "the run is at batch 4 of an epoch of 4 batches");
+    ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_FAILED);
+    ck_assert_str_eq(r.message, "the run is at batch 4 of an epoch of 4 batches");
     ck_assert_int_eq(task.fills, 0);
     ck_assert_int_eq(r.adam.step, 0);
-    teardown(&r);
+    trainer_free(&r);
 }
 END_TEST
 

@@ -75,8 +75,8 @@ END_TEST
    cool-down, 1/C of the schedule's at the last update (step T-1), zero at T and after. */
 START_TEST(cooldown_lowers_the_rate_to_zero_at_the_end)
 {
-    TrainSettings none = {.factor = 1.0, .warmup = 40};
-    TrainSettings cool = {.factor = 1.0, .warmup = 40, .cooldown_end = 1000, .cooldown = 200};
+    StepSettings none = {.factor = 1.0, .warmup = 40};
+    StepSettings cool = {.factor = 1.0, .warmup = 40, .cooldown_end = 1000, .cooldown = 200};
     for (long step = 0; step < 1200; step += 7)
         ck_assert_double_eq(scheduled_rate(step, 64, &none), learning_rate(step, 64, 1.0, 40));
     ck_assert_double_eq(scheduled_rate(800, 64, &cool), learning_rate(800, 64, 1.0, 40));
@@ -228,7 +228,7 @@ START_TEST(accumulation_equals_one_big_batch)
     batch_fill(&all, data, data, 0);
     int tokens = 0;
     for (int i = 0; i < B * (LEN - 1); i++) tokens += all.tgt_y[i] != 0;
-    TrainSettings settings = {.smoothing = 0.1f, .factor = 1.0, .warmup = 10, .pad = 0};
+    StepSettings settings = {.smoothing = 0.1f, .factor = 1.0, .warmup = 10, .pad = 0};
     float d_logprobs[B * (LEN - 1) * 11];
     model_zero_gradients(&whole);
     train_accumulate(&whole, &all, &settings, d_logprobs, NULL, tokens);

@@ -46,6 +46,12 @@ Run *run(const char *environment, const char *arguments);
    and its validation files (train.de, train.en, val.de, val.en). */
 void tiny_corpus(const char *dir, int lines);
 
+/* One step of trainer (set up for the copy task with a vocabulary of vocab) on a fresh
+   batch drawn from its data stream into full [batch][len]; with padding, the first sequence
+   ends in two padding symbols. The step's loss. Allocates nothing. */
+#include "trainer.h"
+double copy_task_step(Trainer *trainer, int *full, int vocab, bool padding);
+
 /* The model configuration recorded in a golden fixture's metadata (tests/golden/). */
 #include "safetensors.h"
 #include "model.h"
