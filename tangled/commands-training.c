@@ -13,7 +13,7 @@
 #line 10 "book/copy-command.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 32 "book/translate-commands.nw"
+#line 358 "book/translate-commands.nw"
 #include "modelfile.h"
 #line 391 "book/distributed.nw"
 #include <limits.h>
@@ -203,7 +203,7 @@ int run_copy(int argc, char **argv)
     model_free(&model);
     return status;
 }
-#line 318 "book/translate.nw"
+#line 340 "book/translate.nw"
 typedef struct {
     const Corpus *train, *validation;
     const BatchPlan *plan, *validation_plan;
@@ -256,7 +256,7 @@ static const char *translation_save_best(void *task, const Model *model)
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
     return error ? t->error : NULL;
 }
-#line 379 "book/translate.nw"
+#line 401 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
 static void epoch_model_path(char *out, size_t size, const char *path, int epoch)
@@ -286,7 +286,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     }
     return NULL;
 }
-#line 414 "book/translate.nw"
+#line 436 "book/translate.nw"
 /* The numbers of a translation run's recipe as text: budget, subset, factor, warm-up,
    smoothing, parts and cool-down (0, or its steps/the step it ends at), in that order. */
 static void recipe_numbers(char text[7][32], int token_budget, int subset,
@@ -302,7 +302,7 @@ static void recipe_numbers(char text[7][32], int token_budget, int subset,
     else
         snprintf(text[6], 32, "0");
 }
-#line 435 "book/translate.nw"
+#line 457 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     const char *data_dir = "data/multi30k", *model_path = "multi30k.safetensors";
@@ -315,7 +315,7 @@ int run_train(int argc, char **argv)
     TrainSettings settings = {.smoothing = 0.1f, .factor = 0.5, .warmup = 400,
                               .pad = VOCAB_BLANK};
     /* <<Read the train command's flags>> */
-#line 475 "book/translate.nw"
+#line 497 "book/translate.nw"
     int subset = 0, keep_epochs = 0, cooldown_epochs = 0, subwords = 0, seed = 1, norm = 0;
     int precision = default_precision();
     const Option options[] = {
@@ -368,7 +368,7 @@ int run_train(int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 518 "book/translate.nw"
+#line 540 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -377,15 +377,15 @@ int run_train(int argc, char **argv)
     if (cooldown_epochs > epochs) usage_error("train", "--cooldown cannot exceed --epochs");
     check_model_size("train", &config);
     set_precision("train", precision);
-#line 447 "book/translate.nw"
+#line 469 "book/translate.nw"
     /* <<Check at once that the model can be saved>> */
-#line 533 "book/translate.nw"
+#line 555 "book/translate.nw"
     {
         Safetensors probe;
         if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
         safetensors_remove_temporaries(model_path);
     }
-#line 448 "book/translate.nw"
+#line 470 "book/translate.nw"
     run.epochs = epochs;
     /* <<Load the vocabularies and the training and validation pairs>> */
 #line 193 "book/translate-files.nw"
@@ -399,9 +399,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 450 "book/translate.nw"
+#line 472 "book/translate.nw"
     /* <<Set up the model, the optimizer and the batches>> */
-#line 585 "book/translate.nw"
+#line 607 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, token_budget);
     batch_plan(&validation_plan, validation, token_budget);
@@ -430,7 +430,7 @@ int run_train(int argc, char **argv)
                        xmalloc((size_t)most.tgt_tokens * config.tgt_vocab * sizeof(float)),
                        INFINITY, "", 0, 0};
     /* <<Resume the translation run, if asked>> */
-#line 622 "book/translate.nw"
+#line 644 "book/translate.nw"
     char recipe_text[7][32], subwords_text[32], seed_text[32], rate_text[32];
     recipe_numbers(recipe_text, token_budget, subset, &settings, run.accumulate);
     snprintf(subwords_text, sizeof subwords_text, "%d", subwords);
@@ -455,9 +455,9 @@ int run_train(int argc, char **argv)
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &run, smallest, &model, &adam, &progress);
-#line 451 "book/translate.nw"
+#line 473 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 647 "book/translate.nw"
+#line 669 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 rank == 0 ? translation_save_best : NULL,   /* the chapter on many machines */
@@ -470,15 +470,15 @@ int run_train(int argc, char **argv)
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                run.checkpoint_path);
     distributed_leave("train", &model, &adam, &progress);   /* the chapter on many machines */
-#line 452 "book/translate.nw"
+#line 474 "book/translate.nw"
     /* <<Free the training run>> */
-#line 664 "book/translate.nw"
+#line 686 "book/translate.nw"
     free(task.order), free(trainer.d_logprobs);
     batch_free(&batch);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
     adam_free(&adam);
     model_free(&model);
-#line 453 "book/translate.nw"
+#line 475 "book/translate.nw"
     return status;
 }

@@ -182,7 +182,7 @@ void train_update(Model *model, Adam *adam, const TrainSettings *settings)
     adam_step(adam, &model->parameters, &model->gradients,
               scheduled_rate(adam->step, model->config.d_model, settings));
 }
-#line 1092 "book/translate.nw"
+#line 1114 "book/translate.nw"
 double scheduled_rate(long step, int d_model, const TrainSettings *settings)
 {
     const double rate = settings->constant_rate > 0

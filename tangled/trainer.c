@@ -283,7 +283,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         source->start_epoch(source->task, progress->epoch);
     }
     /* <<Apply a last epoch that a time budget brought forward>> */
-#line 1188 "book/translate.nw"
+#line 1210 "book/translate.nw"
     if (progress->last_epoch && train->cooldown > 0)
         train->cooldown_end = (long)progress->last_epoch * source->batches;
 #line 519 "book/copy.nw"
@@ -324,7 +324,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         if (epoch_done) {
             progress->epoch++, progress->batch = 0, progress->loss_sum = 0.0;
             /* <<Fit the run's end to the time budget>> */
-#line 1163 "book/translate.nw"
+#line 1185 "book/translate.nw"
             if (settings->max_minutes && train->cooldown > 0
                 && adam->step <= train->cooldown_end - train->cooldown) {   /* not cooling yet */
                 double elapsed = seconds_now() - clock.start;
@@ -418,7 +418,7 @@ const char *trainer_resume(Trainer *trainer, const char *path,
     safetensors_free(&file);
     return error ? trainer->message : NULL;
 }
-#line 1143 "book/translate.nw"
+#line 1165 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs)
 {
