@@ -178,8 +178,8 @@ int run_copy(int argc, char **argv)
         for (int t = 0; t < len; t++) data[t] = t + 1;   /* the course's example: 1 2 ... 10 */
         int *out = xmalloc((size_t)examples * len * sizeof *out);
         uint8_t *keep = xmalloc((size_t)examples * len);
-        padding_mask(keep, data, examples, len, 0);
-        greedy_decode(&model, out, data, keep, examples, len, len, 1);
+        const SourceBatch sources = source_batch(data, keep, examples, len, 0);   /* with its mask */
+        greedy_decode(&model, out, sources.tokens, sources.keep, examples, len, len, 1);
         printf("evaluation loss %.4f after %ld steps in %.1f s\n", eval_loss, adam.step,
                seconds_now() - start);
         for (int b = 0; b < examples; b++) {

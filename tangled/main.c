@@ -67,7 +67,7 @@ static const Command commands[] = {
      "the same sizes (--epochs may grow).\n"
      "Under mpirun -np P, P processes share every batch; rank 0 writes the files.\n",
      NULL, run_copy},
-#line 124 "book/decode-check.nw"
+#line 127 "book/decode-check.nw"
     {"time-decode", "time greedy decoding with and without the key-value cache",
      "usage: transformer time-decode [OPTIONS]\n"
      "\n"
