@@ -84,7 +84,7 @@ typedef struct {
     int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
     int logprobs;                              /* [B][T_tgt][tgt_vocab] */
     /* <<Gradient scratch views>> */
-#line 1160 "book/model.nw"
+#line 1184 "book/model.nw"
     int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     int d_context, d_q, d_k, d_v, d_p;
 #line 578 "book/model.nw"
@@ -127,7 +127,12 @@ float *model_activation(const Model *model, int view);
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 1203 "book/model.nw"
+#line 759 "book/model.nw"
+/* The encoder's pass alone, in evaluation: the memory [B][T_src][d_model], returned (a view
+   of the activations). src: [B][T_src], src_keep: [B][T_src] padding mask. */
+const float *model_encode(Model *model, const int *src, const uint8_t *src_keep, int batch,
+                          int src_len);
+#line 1227 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
