@@ -202,7 +202,35 @@ int run_average(int argc, char **argv)
     free(sum), model_free(&mean), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     return finish_output();
 }
-#line 1385 "book/translate.nw"
+/* <<Translate the sentence on standard input greedily>> */
+#line 1428 "book/translate.nw"
+/* The sentence on standard input and its greedy translation, as a batch of one pair. */
+static Batch sentence_pair(Translator *translator)
+{
+    LineReader line = {0};
+    const long length = read_line(stdin, &line);
+    if (length < 0 && ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
+    if (length < 0) die("standard input: no sentence to translate");
+    const char *sentence = line.text, *english;
+    if (translator_translate(translator, &sentence, &(size_t){(size_t)length}, 1, &english)
+        < 1)
+        die("standard input:1: %s", translator->error);
+    if (translator->lengths_in[0] == 0)   /* blank: the tokenizer's reason */
+        die("standard input:1: %s", translator->tokens->error);
+    if (read_line(stdin, &line) >= 0)
+        die("standard input:2: a map is of one sentence; give attention one line");
+    free(line.text);
+    /* <<Make the sentence and its translation a batch>> */
+#line 1453 "book/translate.nw"
+    const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
+    Batch pair;
+    batch_init(&pair, 1, src_len, tgt_len);
+    batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
+    return pair;
+#line 1445 "book/translate.nw"
+}
+
+#line 1387 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -230,29 +258,11 @@ int run_attention(int argc, char **argv)
     if (layer < 0) layer = c->layers - 1;
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
-    /* <<Translate the sentence on standard input greedily>> */
-#line 1426 "book/translate.nw"
-    LineReader line = {0};
-    const long length = read_line(stdin, &line);
-    if (length < 0 && ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
-    if (length < 0) die("standard input: no sentence to translate");
-    const char *sentence = line.text, *english;
-    if (translator_translate(&translator, &sentence, &(size_t){(size_t)length}, 1, &english) < 1)
-        die("standard input:1: %s", translator.error);
-    if (translator.lengths_in[0] == 0)   /* blank: the tokenizer's reason, which translate keeps */
-        die("standard input:1: %s", translator.tokens->error);
-    if (read_line(stdin, &line) >= 0)
-        die("standard input:2: a map is of one sentence; give attention one line");
-    free(line.text);
-    const int src_len = translator.lengths_in[0], out_len = translator.lengths[0];
-#line 1413 "book/translate.nw"
+    Batch pair = sentence_pair(&translator);
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1446 "book/translate.nw"
-    const int tgt_len = out_len - 1;
+#line 1463 "book/translate.nw"
+    const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
-    Batch pair;
-    batch_init(&pair, 1, src_len, tgt_len);
-    batch_fill(&pair, translator.numbered, translator.out, VOCAB_BLANK);
     model_prepare(model, 1, c->max_len, c->max_len);
     model_forward(model, pair.src, pair.tgt, pair.src_keep, pair.tgt_keep, 1, src_len, tgt_len,
                   NULL);
@@ -284,7 +294,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-#line 1414 "book/translate.nw"
+#line 1416 "book/translate.nw"
     translator_close(&translator);
     return finish_output();
 }

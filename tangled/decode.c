@@ -155,37 +155,23 @@ void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
     cache->batch = kept;
 }
 /* <<Sublayers for the newest position>> */
-#line 390 "book/decode.nw"
+#line 392 "book/decode.nw"
 /* What F reads: LN(x) into cache->normed (pre-norm) or x itself (post-norm);
    x: [batch][d]. */
 static const float *step_input(const Model *model, KVCache *cache, NormViews norm)
 {
-    const Config *c = &model->config;
-    if (c->norm == NORM_POST) return cache->x;
-    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
     const LayerNormSaved saved = {cache->mean, cache->rstd};
-    layernorm_forward(cache->normed, &w, &saved, cache->x, cache->batch, c->d_model,
-                      c->layernorm, c->layernorm_eps);
-    return cache->normed;
+    return model_sublayer_input(model, norm, cache->normed, &saved, cache->x, cache->batch);
 }
 
 /* x = x + F (pre-norm) or LN(x + F) (post-norm), with F in cache->f; both [batch][d]. */
 static void step_residual(const Model *model, KVCache *cache, NormViews norm)
 {
-    const Config *c = &model->config;
-    const size_t size = (size_t)cache->batch * c->d_model;
-    float *x = cache->x, *sum = cache->normed;
-    if (c->norm == NORM_PRE) {
-        for (size_t i = 0; i < size; i++) x[i] += cache->f[i];
-        return;
-    }
-    for (size_t i = 0; i < size; i++) sum[i] = x[i] + cache->f[i];
-    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
     const LayerNormSaved saved = {cache->mean, cache->rstd};
-    layernorm_forward(x, &w, &saved, sum, cache->batch, c->d_model, c->layernorm,
-                      c->layernorm_eps);
+    model_sublayer_residual(model, norm, cache->x, cache->normed, &saved, cache->x, cache->f,
+                            NULL, cache->batch);
 }
-#line 429 "book/decode.nw"
+#line 417 "book/decode.nw"
 /* cache->f = multi-head attention of the newest position of each sequence, with queries
    from in: [batch][d], over n keys and values: key j of sequence b is the row of d floats
    at k + b * seq_stride + j * key_stride, its value likewise in v; keep: NULL (attend to
@@ -200,7 +186,7 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
     for (int b = 0; b < cache->batch; b++)
         for (int a = 0; a < c->heads; a++) {
             /* <<Attend with head [[a]] of the newest position of sequence [[b]]>> */
-#line 453 "book/decode.nw"
+#line 441 "book/decode.nw"
             const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
             const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
             float *p = cache->scores;
@@ -211,11 +197,11 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
             softmax_rows(p, p, 1, n);
             matmul(1, d_k, n, 1.0f, matrix(p, n), matrix(v + first, key_stride), 0.0f,
                    cache->context + head, d);
-#line 443 "book/decode.nw"
+#line 431 "book/decode.nw"
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
 }
-#line 471 "book/decode.nw"
+#line 459 "book/decode.nw"
 static void decoder_layer_step(const Model *model, KVCache *cache, int l)
 {
     const Config *c = &model->config;
@@ -225,11 +211,11 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     const int position = cache->max_batch * d;   /* floats per position of the cache */
     const float *in = step_input(model, cache, views->norm[0]);
     /* <<Append the newest position's keys and values>> */
-#line 500 "book/decode.nw"
+#line 488 "book/decode.nw"
     const size_t at = (size_t)t * position;
     project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
     project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
-#line 480 "book/decode.nw"
+#line 468 "book/decode.nw"
     attend_newest(model, cache, &views->self_attn, in, layer->self_k, layer->self_v,
                   (size_t)d, position, NULL, t + 1);
     step_residual(model, cache, views->norm[0]);
@@ -261,7 +247,7 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);
     cache->length = t + 1;
     /* <<Take the final norm and the generator>> */
-#line 510 "book/decode.nw"
+#line 498 "book/decode.nw"
     const float *decoded = cache->x;
     if (c->norm == NORM_PRE) {
         const LayerNormWeights w = layernorm_weights(&model->parameters, model->decoder_norm);
@@ -275,7 +261,7 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     return cache->logprobs;
 #line 371 "book/decode.nw"
 }
-#line 546 "book/decode.nw"
+#line 534 "book/decode.nw"
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
                           const uint8_t *src_keep, int batch, int src_len, int len,
                           int start)
@@ -289,7 +275,7 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
         for (int b = 0; b < batch; b++) cache->tokens[b] = out[(size_t)b * len + i - 1];
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Pick each sequence's most probable next token>> */
-#line 567 "book/decode.nw"
+#line 555 "book/decode.nw"
         const int vocab = model->config.tgt_vocab;
         for (int b = 0; b < batch; b++) {
             const float *row = logprobs + (size_t)b * vocab;
@@ -297,7 +283,7 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
             for (int w = 1; w < vocab; w++) if (row[w] > row[best]) best = w;
             out[(size_t)b * len + i] = best;
         }
-#line 559 "book/decode.nw"
+#line 547 "book/decode.nw"
     }
 }
 #line 612 "book/beam.nw"

@@ -58,7 +58,7 @@ void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
    their keys and values to the cache. Returns the log-probabilities of the token after
    them, [batch][tgt_vocab] (the cache's scratch, valid until the next step). */
 const float *decoder_cache_step(const Model *model, KVCache *cache, const int *tokens);
-#line 533 "book/decode.nw"
+#line 521 "book/decode.nw"
 /* out[b] = greedy decoding of src[b], starting with start, as greedy_decode:
    out: [batch][len], src: [batch][src_len] with its padding mask src_keep. The cache
    holds at least len - 1 positions; the model is prepared for batch sequences of
