@@ -47,6 +47,7 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
            tangled/checkpoint.h tangled/checkpoint.c tangled/trainer.h tangled/trainer.c tangled/decode.h tangled/decode.c \
            tangled/utf8.h tangled/utf8.c tangled/text.h tangled/text.c tangled/vocab.h tangled/vocab.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \
            tangled/data.h tangled/data.c tangled/modelfile.h tangled/modelfile.c \
+           tangled/translator.h tangled/translator.c \
            tangled/figure.h tangled/figure.c \
            tangled/cli.h tangled/cli.c tangled/commands.h tangled/commands-tool.c \
            tangled/commands-training.c tangled/commands-text.c tangled/commands-translation.c \

@@ -245,50 +245,7 @@ void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
         if (sums) sums[b] = beam->hyp_sum[b * k];
     }
 }
-#line 610 "book/beam.nw"
-void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
-{
-    const int batch = cache->batch, s = cache->src_len, d = model->config.d_model;
-    ENSURE(copies >= 1 && batch * copies <= cache->max_batch && cache->length == 0,
-           "%d copies of %d sources in a cache for %d", copies, batch, cache->max_batch);
-    const size_t block = (size_t)s * d;   /* floats of one source's keys */
-    for (int b = batch - 1; b >= 0; b--)
-        for (int j = copies - 1; j >= 0; j--) {
-            const size_t to = (size_t)b * copies + j;
-            if (to == (size_t)b) continue;
-            for (int l = 0; l < model->config.layers; l++) {
-                LayerCache *layer = &cache->layers[l];
-                memcpy(layer->src_k + to * block, layer->src_k + b * block,
-                       block * sizeof(float));
-                memcpy(layer->src_v + to * block, layer->src_v + b * block,
-                       block * sizeof(float));
-            }
-            memcpy(cache->src_keep + to * s, cache->src_keep + (size_t)b * s, (size_t)s);
-        }
-    cache->batch = batch * copies;
-    for (int r = 0; r < cache->batch; r++) cache->rows[r] = r;
-}
-#line 673 "book/beam.nw"
-void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
-{
-    const int rows = cache->batch, d = model->config.d_model;
-    const size_t position = (size_t)cache->max_batch * d;   /* floats per position */
-    const size_t bytes = (size_t)d * sizeof(float);          /* of one row */
-    float *scratch = cache->q;   /* [max_batch][d_model] */
-    for (int l = 0; l < model->config.layers; l++)
-        for (int kv = 0; kv < 2; kv++) {
-            float *keys = kv == 0 ? cache->layers[l].self_k : cache->layers[l].self_v;
-            for (int p = 0; p < cache->length; p++) {
-                float *block = keys + p * position;   /* [rows][d_model] */
-                memcpy(scratch, block, (size_t)rows * bytes);
-                for (int r = 0; r < rows; r++)
-                    if (parent[r] != r)
-                        memcpy(block + (size_t)r * d, scratch + (size_t)parent[r] * d,
-                               bytes);
-            }
-        }
-}
-#line 713 "book/beam.nw"
+#line 715 "book/beam.nw"
 void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
                  double *sums, const SourceBatch *source, const DecodeSettings *settings)
 {
@@ -307,7 +264,7 @@ void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *length
                 cache->tokens[i] = beam->feed[cache->rows[i]];
             if (beam_advance(beam, decoder_cache_step(model, cache, cache->tokens))) break;
             /* <<Make the cache follow the beam: new parents, and no row that can hold no candidate>> */
-#line 748 "book/beam.nw"
+#line 750 "book/beam.nw"
             if (beam->moved) {   /* the parents, as rows of the cache */
                 for (int i = 0; i < cache->batch; i++)
                     beam->cache_parent[i] = beam->index[beam->parent[cache->rows[i]]];
@@ -324,7 +281,7 @@ void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *length
                 for (int r = 0; r < batch * beam->size; r++) beam->index[r] = -1;
                 for (int i = 0; i < cache->batch; i++) beam->index[cache->rows[i]] = i;
             }
-#line 731 "book/beam.nw"
+#line 733 "book/beam.nw"
         }
     }
     beam_finish(beam, out, lengths, sums);

@@ -80,17 +80,7 @@ bool beam_advance(Beam *beam, const float *logprobs);
    lengths: [batch], sums: [batch] (log-probabilities); each may be NULL. The finished
    outputs stay sorted in hyp, hyp_len, hyp_sum and hyp_score. */
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums);
-#line 600 "book/beam.nw"
-/* After decoder_cache_start for batch sources and before the first step: make the
-   cache hold batch * copies sequences, copies consecutive ones per source, each with that
-   source's memory keys and values and padding mask. */
-void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies);
-#line 662 "book/beam.nw"
-/* Row r of the self-attention's keys and values, at every cached position of every layer,
-   becomes row parent[r]'s; parent: [cache->batch]. Between steps only: it uses the
-   cache's query rows as scratch. */
-void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent);
-#line 700 "book/beam.nw"
+#line 702 "book/beam.nw"
 /* Beam search with beam->size candidates per source, batched: out[b] = the best output
    for source b by score (penalized with settings), padded; out: [batch][settings->max_len],
    lengths, sums: [batch] as in beam_finish (may be NULL). The cache holds

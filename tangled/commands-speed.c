@@ -9,20 +9,21 @@
 #include <string.h>
 #include "train.h"
 /* <<commands-speed.c includes>> */
-#line 39 "book/decode-check.nw"
+#line 40 "book/decode-check.nw"
+#include "data.h"
 #include "decode.h"
 #line 216 "book/fast.nw"
 #include <sys/resource.h>
 #include "trainer.h"
 /* <<commands-speed.c functions>> */
-#line 46 "book/decode-check.nw"
+#line 48 "book/decode-check.nw"
 int run_time_decode(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int batch = 8, len = 10;
     bool use[2] = {true, true};   /* recompute, cached */
     /* <<Read the time-decode command's flags>> */
-#line 77 "book/decode-check.nw"
+#line 79 "book/decode-check.nw"
     int decoder = -1;   /* 0: recompute only, 1: cached only, -1: both */
     const Option options[] = {
         {"batch", OPTION_INT, &batch, 1, 4096, NULL, "N sources decoded together"},
@@ -36,7 +37,7 @@ int run_time_decode(int argc, char **argv)
                 argc, argv);
     if (decoder >= 0) use[0] = decoder == 0, use[1] = decoder == 1;
     check_model_size("time-decode", &config);
-#line 52 "book/decode-check.nw"
+#line 54 "book/decode-check.nw"
     config.max_len = len;
     Model model;
     model_init(&model, config);
@@ -50,9 +51,9 @@ int run_time_decode(int argc, char **argv)
     int *out[2] = {src + (size_t)batch * len, src + 2 * (size_t)batch * len};   /* same */
     uint8_t *keep = xmalloc((size_t)batch * len);                  /* [batch][len] */
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
-    padding_mask(keep, src, batch, len, 0);
+    const SourceBatch sources = source_batch(src, keep, batch, len, 0);   /* with its mask */
     /* <<Time the chosen decoders and compare their outputs>> */
-#line 97 "book/decode-check.nw"
+#line 99 "book/decode-check.nw"
     static const char *const names[2] = {"recompute", "cached"};
     double seconds[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
@@ -60,8 +61,9 @@ int run_time_decode(int argc, char **argv)
         long repeats = 0;
         const double start = seconds_now();
         do {
-            if (k == 0) greedy_decode(&model, out[0], src, keep, batch, len, len, 1);
-            else greedy_decode_cached(&model, &cache, out[1], src, keep, batch, len, len, 1);
+            if (k == 0) greedy_decode(&model, out[0], src, sources.keep, batch, len, len, 1);
+            else greedy_decode_cached(&model, &cache, out[1], src, sources.keep, batch, len, len,
+                                      1);
             repeats++;
         } while ((seconds[k] = seconds_now() - start) < 0.1);
         seconds[k] /= (double)repeats;
@@ -75,7 +77,7 @@ int run_time_decode(int argc, char **argv)
                same ? "identical" : "DIFFERENT");
         status = same ? 0 : 1;
     }
-#line 67 "book/decode-check.nw"
+#line 69 "book/decode-check.nw"
     free(src), free(keep);
     decoder_cache_free(&cache);
     model_free(&model);
@@ -209,8 +211,8 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     for (int i = 0; i < s->warmup_sentences + s->sentences; i++) {
         if (i == s->warmup_sentences) start = seconds_now();
         copy_task_batch(src, 1, len, config.src_vocab, &rng);
-        padding_mask(keep, src, 1, len, 0);
-        greedy_decode_cached(&model, &cache, out, src, keep, 1, len, len, 1);
+        const SourceBatch source = source_batch(src, keep, 1, len, 0);   /* with its mask */
+        greedy_decode_cached(&model, &cache, out, src, source.keep, 1, len, len, 1);
     }
     const double elapsed = seconds_now() - start;
     printf("c decode sentences_per_s=%.2f peak_rss_mib=%.1f threads=%d\n",

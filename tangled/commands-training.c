@@ -13,7 +13,7 @@
 #line 10 "book/copy-command.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 32 "book/translate-commands.nw"
+#line 358 "book/translate-commands.nw"
 #include "modelfile.h"
 #line 392 "book/distributed.nw"
 #include <limits.h>
@@ -137,8 +137,8 @@ static bool decode_examples(Trainer *trainer, const CopyTask *copy, double start
     for (int t = 0; t < len; t++) data[t] = t + 1;   /* the course's example: 1 2 ... 10 */
     int *out = xmalloc((size_t)examples * len * sizeof *out);
     uint8_t *keep = xmalloc((size_t)examples * len);
-    padding_mask(keep, data, examples, len, 0);
-    greedy_decode(&trainer->model, out, data, keep, examples, len, len, 1);
+    const SourceBatch sources = source_batch(data, keep, examples, len, 0);   /* with its mask */
+    greedy_decode(&trainer->model, out, sources.tokens, sources.keep, examples, len, len, 1);
     printf("evaluation loss %.4f after %ld steps in %.1f s\n", eval_loss, trainer->adam.step,
            seconds_now() - start);
     for (int b = 0; b < examples; b++) {
@@ -203,7 +203,7 @@ int run_copy(int argc, char **argv)
     trainer_free(&trainer);
     return status;
 }
-#line 318 "book/translate.nw"
+#line 340 "book/translate.nw"
 typedef struct {
     const Corpus *train, *validation;
     const BatchPlan *plan, *validation_plan;
@@ -256,7 +256,7 @@ static const char *translation_save_best(void *task, const Model *model)
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
     return error ? t->error : NULL;
 }
-#line 379 "book/translate.nw"
+#line 401 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
 static void epoch_model_path(char *out, size_t size, const char *path, int epoch)
@@ -286,7 +286,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     }
     return NULL;
 }
-#line 414 "book/translate.nw"
+#line 436 "book/translate.nw"
 typedef struct {
     Config config;
     RunSettings run;
@@ -296,7 +296,7 @@ typedef struct {
     int token_budget, subset, keep_epochs, cooldown_epochs, subwords, seed;
     int precision, norm;
 } TrainFlags;
-#line 433 "book/translate.nw"
+#line 455 "book/translate.nw"
 /* The recipe of a translation run, after its flags. */
 static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
 {
@@ -317,7 +317,7 @@ static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
     recipe_add(recipe, "recipe.seed", "%d", flags->seed);
     recipe_add(recipe, "recipe.rate", "%.17g", flags->settings.constant_rate);
 }
-#line 476 "book/translate.nw"
+#line 498 "book/translate.nw"
 /* Read the train command's flags. */
 static void read_train_flags(TrainFlags *flags, int argc, char **argv)
 {
@@ -381,7 +381,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
          "N also save every N steps, if not 0"},
         {"stop-after", OPTION_LONG, &flags->run.stop_after, 1, 1e9, NULL,
          "STEP save and stop after step STEP (default: never)"},
-#line 530 "book/translate.nw"
+#line 552 "book/translate.nw"
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options,
                                        argc, argv), argc, argv);
@@ -392,7 +392,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
     check_model_size("train", config);
     set_precision("train", flags->precision);
 }
-#line 548 "book/translate.nw"
+#line 570 "book/translate.nw"
 /* Check at once that the model can be saved. */
 static void check_model_can_be_saved(const char *model_path)
 {
@@ -400,7 +400,7 @@ static void check_model_can_be_saved(const char *model_path)
     if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
     safetensors_remove_temporaries(model_path);
 }
-#line 560 "book/translate.nw"
+#line 582 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     TrainFlags flags;
@@ -418,9 +418,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 566 "book/translate.nw"
+#line 588 "book/translate.nw"
     /* <<Set up the trainer and the batches>> */
-#line 615 "book/translate.nw"
+#line 637 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, flags.token_budget);
     batch_plan(&validation_plan, validation, flags.token_budget);
@@ -434,7 +434,7 @@ int run_train(int argc, char **argv)
                             xmalloc((size_t)plan.count * sizeof(int)), flags.model_path,
                             &data.src_vocab, &data.tgt_vocab, "", flags.keep_epochs, flags.seed};
     /* <<Resume the translation run, if asked>> */
-#line 634 "book/translate.nw"
+#line 656 "book/translate.nw"
     translation_recipe(&flags.run.recipe, &flags);
     if (flags.resume_path) {
         if (trainer_resume(&trainer, flags.resume_path, &flags.run.recipe))
@@ -449,9 +449,9 @@ int run_train(int argc, char **argv)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &flags.run, smallest, &trainer.model, &trainer.adam,
                                       &trainer.progress);
-#line 567 "book/translate.nw"
+#line 589 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 648 "book/translate.nw"
+#line 670 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 /* the chapter on many machines: rank 0 saves */
@@ -466,14 +466,14 @@ int run_train(int argc, char **argv)
                flags.run.checkpoint_path);
     /* the chapter on many machines */
     distributed_leave("train", &trainer.model, &trainer.adam, &trainer.progress);
-#line 568 "book/translate.nw"
+#line 590 "book/translate.nw"
     /* <<Free the training run>> */
-#line 667 "book/translate.nw"
+#line 689 "book/translate.nw"
     recipe_free(&flags.run.recipe);
     free(task.order);
     trainer_free(&trainer);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
-#line 569 "book/translate.nw"
+#line 591 "book/translate.nw"
     return status;
 }

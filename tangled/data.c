@@ -1,17 +1,17 @@
-#line 32 "book/translate.nw"
+#line 33 "book/translate.nw"
 /* Translation data: token pairs and batches -- generated: edit the book. */
 #include "data.h"
 #include <stdlib.h>
 #include <string.h>
 /* <<data.c definitions>> */
-#line 78 "book/translate.nw"
+#line 79 "book/translate.nw"
 void corpus_free(Corpus *corpus)
 {
     free(corpus->src_offset), free(corpus->tgt_offset);
     free(corpus->src_ids), free(corpus->tgt_ids);
     memset(corpus, 0, sizeof *corpus);
 }
-#line 135 "book/translate.nw"
+#line 136 "book/translate.nw"
 /* What a pair is sorted by, next to its number: qsort's comparison sees only two items. */
 typedef struct { int tgt_len, src_len, pair; } LengthKey;
 
@@ -36,7 +36,7 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
     for (int i = 0; i < n; i++) plan->order[i] = keys[i].pair;
     free(keys);
     /* <<Cut the sorted pairs into batches within the budget>> */
-#line 172 "book/translate.nw"
+#line 173 "book/translate.nw"
     for (int i = 0; i < n;) {
         BatchSpan span = {.first = i};
         while (i < n) {
@@ -53,7 +53,7 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
         if (span.src_len > plan->max_src_len) plan->max_src_len = span.src_len;
         if (span.tgt_len > plan->max_tgt_len) plan->max_tgt_len = span.tgt_len;
     }
-#line 159 "book/translate.nw"
+#line 160 "book/translate.nw"
 }
 
 void batch_plan_free(BatchPlan *plan)
@@ -61,7 +61,7 @@ void batch_plan_free(BatchPlan *plan)
     free(plan->order), free(plan->spans);
     memset(plan, 0, sizeof *plan);
 }
-#line 207 "book/translate.nw"
+#line 208 "book/translate.nw"
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad)
 {
@@ -80,7 +80,13 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
     padding_mask(batch->src_keep, batch->src, n, s, pad);
     target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
 }
-#line 243 "book/translate.nw"
+#line 242 "book/translate.nw"
+SourceBatch source_batch(const int *tokens, uint8_t *keep, int batch, int len, int pad)
+{
+    padding_mask(keep, tokens, batch, len, pad);
+    return (SourceBatch){tokens, keep, batch, len};
+}
+#line 265 "book/translate.nw"
 void batch_order(int *order, int count, uint64_t seed, int epoch)
 {
     Rng rng;
@@ -92,7 +98,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
-#line 590 "book/translate.nw"
+#line 612 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
     BatchBounds most = {0, 0, 0, 0, 0};

@@ -4,10 +4,11 @@
 #ifndef DATA_H
 #define DATA_H
 #include "safetensors.h"
+#include "beam.h"
 #include "vocab.h"
 #include "train.h"
 /* <<data.h declarations>> */
-#line 49 "book/translate.nw"
+#line 50 "book/translate.nw"
 typedef struct {
     int count;                       /* sentence pairs */
     int *src_offset, *tgt_offset;    /* [count + 1]: where each sentence starts */
@@ -32,7 +33,7 @@ static inline int corpus_tgt_len(const Corpus *c, int i)
     return c->tgt_offset[i + 1] - c->tgt_offset[i];
 }
 void corpus_free(Corpus *corpus);
-#line 111 "book/translate.nw"
+#line 112 "book/translate.nw"
 typedef struct {
     int first, count;   /* pairs order[first .. first + count - 1] */
     int src_len, tgt_len;   /* the longest source and target in the batch */
@@ -49,14 +50,18 @@ typedef struct {
    (a pair longer than the budget gets a batch of its own). */
 void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget);
 void batch_plan_free(BatchPlan *plan);
-#line 197 "book/translate.nw"
+#line 198 "book/translate.nw"
 /* Fill batch (allocated for at least span's sizes) with the pairs of span, padded with pad. */
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad);
-#line 235 "book/translate.nw"
+#line 236 "book/translate.nw"
+/* tokens: [batch][len], padded with pad, as sources to decode: keep ([batch][len]) is
+   filled with their padding mask. */
+SourceBatch source_batch(const int *tokens, uint8_t *keep, int batch, int len, int pad);
+#line 257 "book/translate.nw"
 /* order[i] = the i-th batch to visit in epoch epoch (from 1): a permutation of 0..count-1. */
 void batch_order(int *order, int count, uint64_t seed, int epoch);
-#line 582 "book/translate.nw"
+#line 604 "book/translate.nw"
 /* The largest batch sizes of two plans (training and validation), each size on its own. */
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b);
 #line 21 "book/translate-files.nw"
@@ -83,5 +88,5 @@ typedef struct {
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   bool joint, int subwords, char *error, size_t size);
 void translation_data_free(TranslationData *data);
-#line 26 "book/translate.nw"
+#line 27 "book/translate.nw"
 #endif

@@ -31,14 +31,14 @@ void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_ke
     free(ys);
     free(keep);
 }
-#line 144 "book/decode.nw"
+#line 143 "book/decode.nw"
 static float *carve(float **next, size_t floats)
 {
     float *start = *next;
     *next += floats;
     return start;
 }
-#line 157 "book/decode.nw"
+#line 156 "book/decode.nw"
 void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
                         int max_src_len, int max_len)
 {
@@ -53,7 +53,7 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->max_len = max_len;
     cache->layers = xmalloc((size_t)c->layers * sizeof *cache->layers);
     /* <<Carve the cache's arrays out of one allocation>> */
-#line 184 "book/decode.nw"
+#line 181 "book/decode.nw"
     const size_t d = (size_t)c->d_model, rows = (size_t)max_batch;
     const size_t self = (size_t)max_len * rows * d, src = rows * max_src_len * d;
     const size_t longest = (size_t)(max_len > max_src_len ? max_len : max_src_len);
@@ -74,15 +74,13 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->scores = carve(&next, longest);
     ENSURE(next == cache->storage + total, "carved %td of %zu floats", next - cache->storage,
            total);
-#line 171 "book/decode.nw"
+#line 170 "book/decode.nw"
     cache->tokens = xmalloc((size_t)max_batch * sizeof *cache->tokens);
     cache->rows = xmalloc((size_t)max_batch * sizeof *cache->rows);
     cache->keep = xmalloc((size_t)max_batch);
     cache->src_keep = xmalloc((size_t)max_batch * max_src_len);
-    cache->one_keep = xmalloc((size_t)max_batch);
-    memset(cache->one_keep, 1, (size_t)max_batch);
 }
-#line 209 "book/decode.nw"
+#line 206 "book/decode.nw"
 void decoder_cache_free(KVCache *cache)
 {
     free(cache->layers);
@@ -90,10 +88,9 @@ void decoder_cache_free(KVCache *cache)
     free(cache->tokens);
     free(cache->rows), free(cache->keep);
     free(cache->src_keep);
-    free(cache->one_keep);
     memset(cache, 0, sizeof *cache);
 }
-#line 240 "book/decode.nw"
+#line 236 "book/decode.nw"
 /* out = in W^T + b with the parameters of linear; in: [rows][in_features],
    out: [rows][out_features]. */
 static void project(const Model *model, LinearViews linear, float *out, const float *in,
@@ -102,7 +99,7 @@ static void project(const Model *model, LinearViews linear, float *out, const fl
     linear_forward(out, in, model_parameter(model, linear.weight),
                    model_parameter(model, linear.bias), rows, in_features, out_features);
 }
-#line 254 "book/decode.nw"
+#line 250 "book/decode.nw"
 void decoder_cache_start(Model *model, KVCache *cache, const int *src,
                          const uint8_t *src_keep, int batch, int src_len)
 {
@@ -114,23 +111,20 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
     for (int b = 0; b < batch; b++) cache->rows[b] = b;
     memcpy(cache->src_keep, src_keep, (size_t)batch * src_len);
     /* <<Run the encoder once>> */
-#line 278 "book/decode.nw"
-    memset(cache->tokens, 0, (size_t)batch * sizeof *cache->tokens);
-    model_forward(model, src, cache->tokens, src_keep, cache->one_keep, batch, src_len, 1,
-                  NULL);
-    const float *memory = model_activation(model, model->memory);   /* [B][S][d_model] */
-#line 265 "book/decode.nw"
+#line 272 "book/decode.nw"
+    const float *memory = model_encode(model, src, src_keep, batch, src_len);   /* [B][S][d] */
+#line 261 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) {
         /* <<Project the memory's keys and values for layer [[l]]>> */
-#line 289 "book/decode.nw"
+#line 280 "book/decode.nw"
         const AttentionViews *src_attn = &model->decoder[l].src_attn;
         const int rows = batch * src_len, d = c->d_model;
         project(model, src_attn->linears[1], cache->layers[l].src_k, memory, rows, d, d);
         project(model, src_attn->linears[2], cache->layers[l].src_v, memory, rows, d, d);
-#line 267 "book/decode.nw"
+#line 263 "book/decode.nw"
     }
 }
-#line 315 "book/decode.nw"
+#line 309 "book/decode.nw"
 void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
 {
     const size_t d = (size_t)model->config.d_model, position = (size_t)cache->max_batch * d;
@@ -161,37 +155,23 @@ void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
     cache->batch = kept;
 }
 /* <<Sublayers for the newest position>> */
-#line 396 "book/decode.nw"
+#line 392 "book/decode.nw"
 /* What F reads: LN(x) into cache->normed (pre-norm) or x itself (post-norm);
    x: [batch][d]. */
 static const float *step_input(const Model *model, KVCache *cache, NormViews norm)
 {
-    const Config *c = &model->config;
-    if (c->norm == NORM_POST) return cache->x;
-    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
     const LayerNormSaved saved = {cache->mean, cache->rstd};
-    layernorm_forward(cache->normed, &w, &saved, cache->x, cache->batch, c->d_model,
-                      c->layernorm, c->layernorm_eps);
-    return cache->normed;
+    return model_sublayer_input(model, norm, cache->normed, &saved, cache->x, cache->batch);
 }
 
 /* x = x + F (pre-norm) or LN(x + F) (post-norm), with F in cache->f; both [batch][d]. */
 static void step_residual(const Model *model, KVCache *cache, NormViews norm)
 {
-    const Config *c = &model->config;
-    const size_t size = (size_t)cache->batch * c->d_model;
-    float *x = cache->x, *sum = cache->normed;
-    if (c->norm == NORM_PRE) {
-        for (size_t i = 0; i < size; i++) x[i] += cache->f[i];
-        return;
-    }
-    for (size_t i = 0; i < size; i++) sum[i] = x[i] + cache->f[i];
-    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
     const LayerNormSaved saved = {cache->mean, cache->rstd};
-    layernorm_forward(x, &w, &saved, sum, cache->batch, c->d_model, c->layernorm,
-                      c->layernorm_eps);
+    model_sublayer_residual(model, norm, cache->x, cache->normed, &saved, cache->x, cache->f,
+                            NULL, cache->batch);
 }
-#line 435 "book/decode.nw"
+#line 417 "book/decode.nw"
 /* cache->f = multi-head attention of the newest position of each sequence, with queries
    from in: [batch][d], over n keys and values: key j of sequence b is the row of d floats
    at k + b * seq_stride + j * key_stride, its value likewise in v; keep: NULL (attend to
@@ -206,7 +186,7 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
     for (int b = 0; b < cache->batch; b++)
         for (int a = 0; a < c->heads; a++) {
             /* <<Attend with head [[a]] of the newest position of sequence [[b]]>> */
-#line 459 "book/decode.nw"
+#line 441 "book/decode.nw"
             const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
             const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
             float *p = cache->scores;
@@ -217,11 +197,11 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
             softmax_rows(p, p, 1, n);
             matmul(1, d_k, n, 1.0f, matrix(p, n), matrix(v + first, key_stride), 0.0f,
                    cache->context + head, d);
-#line 449 "book/decode.nw"
+#line 431 "book/decode.nw"
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
 }
-#line 477 "book/decode.nw"
+#line 459 "book/decode.nw"
 static void decoder_layer_step(const Model *model, KVCache *cache, int l)
 {
     const Config *c = &model->config;
@@ -231,11 +211,11 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     const int position = cache->max_batch * d;   /* floats per position of the cache */
     const float *in = step_input(model, cache, views->norm[0]);
     /* <<Append the newest position's keys and values>> */
-#line 506 "book/decode.nw"
+#line 488 "book/decode.nw"
     const size_t at = (size_t)t * position;
     project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
     project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
-#line 486 "book/decode.nw"
+#line 468 "book/decode.nw"
     attend_newest(model, cache, &views->self_attn, in, layer->self_k, layer->self_v,
                   (size_t)d, position, NULL, t + 1);
     step_residual(model, cache, views->norm[0]);
@@ -251,7 +231,7 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     step_residual(model, cache, views->norm[2]);
 }
 
-#line 367 "book/decode.nw"
+#line 361 "book/decode.nw"
 const float *decoder_cache_step(const Model *model, KVCache *cache, const int *tokens)
 {
     const Config *c = &model->config;
@@ -259,15 +239,15 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     ENSURE(batch > 0 && t < cache->max_len, "step %d of a cache of %d (batch %d)",
            t, cache->max_len, batch);
     /* <<Embed the newest position>> */
-#line 385 "book/decode.nw"
+#line 379 "book/decode.nw"
     const float *table = model_parameter(model, model->tgt_embedding);
     embedding_forward(cache->x, tokens, table, batch, d, c->tgt_vocab);
     positional_encoding_forward(cache->x, model->positional + (size_t)t * d, batch, 1, d);
-#line 374 "book/decode.nw"
+#line 368 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);
     cache->length = t + 1;
     /* <<Take the final norm and the generator>> */
-#line 516 "book/decode.nw"
+#line 498 "book/decode.nw"
     const float *decoded = cache->x;
     if (c->norm == NORM_PRE) {
         const LayerNormWeights w = layernorm_weights(&model->parameters, model->decoder_norm);
@@ -279,9 +259,9 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     project(model, model->generator, cache->logprobs, decoded, batch, d, c->tgt_vocab);
     log_softmax_rows(cache->logprobs, batch, c->tgt_vocab);
     return cache->logprobs;
-#line 377 "book/decode.nw"
+#line 371 "book/decode.nw"
 }
-#line 552 "book/decode.nw"
+#line 534 "book/decode.nw"
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
                           const uint8_t *src_keep, int batch, int src_len, int len,
                           int start)
@@ -295,7 +275,7 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
         for (int b = 0; b < batch; b++) cache->tokens[b] = out[(size_t)b * len + i - 1];
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Pick each sequence's most probable next token>> */
-#line 573 "book/decode.nw"
+#line 555 "book/decode.nw"
         const int vocab = model->config.tgt_vocab;
         for (int b = 0; b < batch; b++) {
             const float *row = logprobs + (size_t)b * vocab;
@@ -303,6 +283,49 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
             for (int w = 1; w < vocab; w++) if (row[w] > row[best]) best = w;
             out[(size_t)b * len + i] = best;
         }
-#line 565 "book/decode.nw"
+#line 547 "book/decode.nw"
     }
+}
+#line 612 "book/beam.nw"
+void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
+{
+    const int batch = cache->batch, s = cache->src_len, d = model->config.d_model;
+    ENSURE(copies >= 1 && batch * copies <= cache->max_batch && cache->length == 0,
+           "%d copies of %d sources in a cache for %d", copies, batch, cache->max_batch);
+    const size_t block = (size_t)s * d;   /* floats of one source's keys */
+    for (int b = batch - 1; b >= 0; b--)
+        for (int j = copies - 1; j >= 0; j--) {
+            const size_t to = (size_t)b * copies + j;
+            if (to == (size_t)b) continue;
+            for (int l = 0; l < model->config.layers; l++) {
+                LayerCache *layer = &cache->layers[l];
+                memcpy(layer->src_k + to * block, layer->src_k + b * block,
+                       block * sizeof(float));
+                memcpy(layer->src_v + to * block, layer->src_v + b * block,
+                       block * sizeof(float));
+            }
+            memcpy(cache->src_keep + to * s, cache->src_keep + (size_t)b * s, (size_t)s);
+        }
+    cache->batch = batch * copies;
+    for (int r = 0; r < cache->batch; r++) cache->rows[r] = r;
+}
+#line 675 "book/beam.nw"
+void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
+{
+    const int rows = cache->batch, d = model->config.d_model;
+    const size_t position = (size_t)cache->max_batch * d;   /* floats per position */
+    const size_t bytes = (size_t)d * sizeof(float);          /* of one row */
+    float *scratch = cache->q;   /* [max_batch][d_model] */
+    for (int l = 0; l < model->config.layers; l++)
+        for (int kv = 0; kv < 2; kv++) {
+            float *keys = kv == 0 ? cache->layers[l].self_k : cache->layers[l].self_v;
+            for (int p = 0; p < cache->length; p++) {
+                float *block = keys + p * position;   /* [rows][d_model] */
+                memcpy(scratch, block, (size_t)rows * bytes);
+                for (int r = 0; r < rows; r++)
+                    if (parent[r] != r)
+                        memcpy(block + (size_t)r * d, scratch + (size_t)parent[r] * d,
+                               bytes);
+            }
+        }
 }

@@ -360,7 +360,7 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
 #line 670 "book/model.nw"
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     /* <<Lay out the scratch of the backward pass>> */
-#line 1169 "book/model.nw"
+#line 1225 "book/model.nw"
     const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
     const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
     model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -383,7 +383,7 @@ float *model_activation(const Model *model, int view)
     return flat_view(&model->activations, view);
 }
 /* <<Sublayer helpers>> */
-#line 795 "book/model.nw"
+#line 819 "book/model.nw"
 static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
 {
     const size_t per_row = size / (size_t)model->batch;
@@ -391,51 +391,66 @@ static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
     dropout_mask(keep, size, model->config.dropout, rng);
     rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
 }
-#line 808 "book/model.nw"
+#line 849 "book/model.nw"
 static LayerNormSaved layernorm_saved(const Model *model, int mean, int rstd)
 {
     return (LayerNormSaved){model_activation(model, mean), model_activation(model, rstd)};
 }
 
-static const float *sublayer_input(Model *model, const SublayerActs *acts, NormViews norm,
-                                   const float *x, int rows)
+const float *model_sublayer_input(const Model *model, NormViews norm, float *normed,
+                                  const LayerNormSaved *saved, const float *x, int rows)
 {
     const Config *c = &model->config;
     if (c->norm == NORM_POST) return x;
-    float *normed = model_activation(model, acts->normed);
     const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
-    const LayerNormSaved saved = layernorm_saved(model, acts->mean, acts->rstd);
-    layernorm_forward(normed, &w, &saved, x, rows, c->d_model, c->layernorm,
+    layernorm_forward(normed, &w, saved, x, rows, c->d_model, c->layernorm,
                       c->layernorm_eps);
     return normed;
+}
+
+void model_sublayer_residual(const Model *model, NormViews norm, float *stream,
+                             float *scratch, const LayerNormSaved *saved, const float *x,
+                             float *f, const float *keep, int rows)
+{
+    const Config *c = &model->config;
+    const size_t size = (size_t)rows * c->d_model;
+    float *sum = c->norm == NORM_PRE ? stream : scratch;
+    if (keep) {   /* the dropout and the residual sum in one pass */
+        PARALLEL_FOR(size)
+        for (size_t i = 0; i < size; i++) sum[i] = x[i] + (f[i] *= keep[i]);
+    } else {
+        PARALLEL_FOR(size)
+        for (size_t i = 0; i < size; i++) sum[i] = x[i] + f[i];
+    }
+    if (c->norm == NORM_PRE) return;
+    const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
+    layernorm_forward(stream, &w, saved, sum, rows, c->d_model, c->layernorm,
+                      c->layernorm_eps);
+}
+
+static const float *sublayer_input(Model *model, const SublayerActs *acts, NormViews norm,
+                                   const float *x, int rows)
+{
+    const LayerNormSaved saved = layernorm_saved(model, acts->mean, acts->rstd);
+    return model_sublayer_input(model, norm, model_activation(model, acts->normed), &saved,
+                                x, rows);
 }
 
 static const float *sublayer_output(Model *model, const SublayerActs *acts, NormViews norm,
                                     const float *x, int rows, Rng *rng)
 {
-    const Config *c = &model->config;
-    const size_t size = (size_t)rows * c->d_model;
-    float *output = model_activation(model, acts->output);
+    float *keep = NULL;
+    if (rng) {
+        keep = model_activation(model, acts->keep);
+        draw_dropout(model, keep, (size_t)rows * model->config.d_model, rng);
+    }
+    const LayerNormSaved saved = layernorm_saved(model, acts->mean, acts->rstd);
     float *stream = model_activation(model, acts->stream);
-    float *sum = c->norm == NORM_PRE ? stream : model_activation(model, acts->normed);
-    if (rng) {   /* the dropout and the residual sum in one pass */
-        float *keep = model_activation(model, acts->keep);
-        draw_dropout(model, keep, size, rng);
-        PARALLEL_FOR(size)
-        for (size_t i = 0; i < size; i++) sum[i] = x[i] + (output[i] *= keep[i]);
-    } else {
-        PARALLEL_FOR(size)
-        for (size_t i = 0; i < size; i++) sum[i] = x[i] + output[i];
-    }
-    if (c->norm == NORM_POST) {
-        const LayerNormWeights w = layernorm_weights(&model->parameters, norm);
-        const LayerNormSaved saved = layernorm_saved(model, acts->mean, acts->rstd);
-        layernorm_forward(stream, &w, &saved, sum, rows, c->d_model, c->layernorm,
-                          c->layernorm_eps);
-    }
+    model_sublayer_residual(model, norm, stream, model_activation(model, acts->normed),
+                            &saved, x, model_activation(model, acts->output), keep, rows);
     return stream;
 }
-#line 860 "book/model.nw"
+#line 916 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -476,7 +491,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
     const FeedForwardSaved saved = {model_activation(model, hidden), keep};
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
-#line 906 "book/model.nw"
+#line 962 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -504,7 +519,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 1279 "book/model.nw"
+#line 1335 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -551,7 +566,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1331 "book/model.nw"
+#line 1387 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -584,7 +599,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
-#line 1370 "book/model.nw"
+#line 1426 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -612,7 +627,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
 /* <<The encoder>> */
-#line 940 "book/model.nw"
+#line 996 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -640,7 +655,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
                       model->memory_rstd, x, rows);
 }
 /* <<The decoder>> */
-#line 973 "book/model.nw"
+#line 1029 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -677,27 +692,40 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 763 "book/model.nw"
-const float *model_forward(Model *model, const int *src, const int *tgt,
-                           const uint8_t *src_keep, const uint8_t *tgt_keep,
-                           int batch, int src_len, int tgt_len, Rng *rng)
+#line 774 "book/model.nw"
+/* Begin a pass of batch sequences of src_len and tgt_len tokens, with dropout or not. */
+static void begin_pass(Model *model, int batch, int src_len, int tgt_len, bool dropout)
 {
     ENSURE(batch <= model->max_batch && src_len <= model->max_src_len
            && tgt_len <= model->max_tgt_len && batch * src_len <= model->max_src_tokens
            && batch * tgt_len <= model->max_tgt_tokens,
            "batch %d x %d / %d exceeds the prepared size", batch, src_len, tgt_len);
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
-    model->dropout_on = rng != NULL;
+    model->dropout_on = dropout;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
 #line 1983 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
-#line 774 "book/model.nw"
+#line 784 "book/model.nw"
+}
+
+const float *model_encode(Model *model, const int *src, const uint8_t *src_keep, int batch,
+                          int src_len)
+{
+    begin_pass(model, batch, src_len, 0, false);
+    return encode(model, src, src_keep, batch, src_len, NULL);
+}
+
+const float *model_forward(Model *model, const int *src, const int *tgt,
+                           const uint8_t *src_keep, const uint8_t *tgt_keep,
+                           int batch, int src_len, int tgt_len, Rng *rng)
+{
+    begin_pass(model, batch, src_len, tgt_len, rng != NULL);
     const float *memory = encode(model, src, src_keep, batch, src_len, rng);
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     /* <<Project to the vocabulary and take the log-softmax>> */
-#line 1103 "book/model.nw"
+#line 1159 "book/model.nw"
     const Config *c = &model->config;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -705,9 +733,9 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
                    c->tgt_vocab);
     log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
     return logprobs;
-#line 778 "book/model.nw"
+#line 802 "book/model.nw"
 }
-#line 1258 "book/model.nw"
+#line 1314 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -717,7 +745,7 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1403 "book/model.nw"
+#line 1459 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     log_softmax_backward(model_logits_gradient(model), d_logprobs,
@@ -730,7 +758,7 @@ float *model_logits_gradient(const Model *model)
 {
     return model_activation(model, model->d_logits);
 }
-#line 1422 "book/model.nw"
+#line 1478 "book/model.nw"
 void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
@@ -743,7 +771,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1445 "book/model.nw"
+#line 1501 "book/model.nw"
     const float *d_logits = model_logits_gradient(model);
     float *d_decoded = model_activation(model, model->d_output);
     memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
@@ -757,9 +785,9 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1434 "book/model.nw"
+#line 1490 "book/model.nw"
     /* <<Back through the decoder's layers>> */
-#line 1465 "book/model.nw"
+#line 1521 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -785,10 +813,10 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1435 "book/model.nw"
+#line 1491 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     /* <<Back through the encoder>> */
-#line 1496 "book/model.nw"
+#line 1552 "book/model.nw"
     const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -810,7 +838,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1437 "book/model.nw"
+#line 1493 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 82 "book/fast.nw"

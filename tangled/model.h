@@ -84,7 +84,7 @@ typedef struct {
     int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
     int logprobs;                              /* [B][T_tgt][tgt_vocab] */
     /* <<Gradient scratch views>> */
-#line 1160 "book/model.nw"
+#line 1216 "book/model.nw"
     int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     int d_context, d_q, d_k, d_v, d_p;
 #line 578 "book/model.nw"
@@ -127,7 +127,23 @@ float *model_activation(const Model *model, int view);
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 1203 "book/model.nw"
+#line 759 "book/model.nw"
+/* The encoder's pass alone, in evaluation: the memory [B][T_src][d_model], returned (a view
+   of the activations). src: [B][T_src], src_keep: [B][T_src] padding mask. */
+const float *model_encode(Model *model, const int *src, const uint8_t *src_keep, int batch,
+                          int src_len);
+#line 836 "book/model.nw"
+/* What a sublayer F reads: LN(x) into normed, its statistics into saved (pre-norm), or x
+   itself (post-norm); x, normed: [rows][d_model]. */
+const float *model_sublayer_input(const Model *model, NormViews norm, float *normed,
+                                  const LayerNormSaved *saved, const float *x, int rows);
+/* The residual around F, whose output is f: x + f into stream (pre-norm), or LN(x + f) into
+   stream through scratch, its statistics into saved (post-norm); keep: f's dropout
+   pattern, applied to f on the way, or NULL. All [rows][d_model]; stream may be x. */
+void model_sublayer_residual(const Model *model, NormViews norm, float *stream,
+                             float *scratch, const LayerNormSaved *saved, const float *x,
+                             float *f, const float *keep, int rows);
+#line 1259 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */

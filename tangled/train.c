@@ -187,7 +187,7 @@ void train_update(Model *model, Adam *adam, const StepSettings *settings)
     adam_step(adam, &model->parameters, &model->gradients,
               scheduled_rate(adam->step, model->config.d_model, settings));
 }
-#line 1094 "book/translate.nw"
+#line 1116 "book/translate.nw"
 double scheduled_rate(long step, int d_model, const StepSettings *settings)
 {
     const double rate = settings->constant_rate > 0

@@ -282,7 +282,7 @@ static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                                    const RunSettings *run, const TrainerClock *clock)
 {
     /* <<Fit the run's end to the time budget>> */
-#line 1166 "book/translate.nw"
+#line 1188 "book/translate.nw"
     StepSettings *settings = &trainer->settings;
     const long step = trainer->adam.step;
     if (!run->max_minutes || settings->cooldown <= 0
@@ -453,7 +453,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
         source->start_epoch(source->task, progress->epoch);
     }
     /* <<Apply a last epoch that a time budget brought forward>> */
-#line 1192 "book/translate.nw"
+#line 1214 "book/translate.nw"
     if (progress->last_epoch && trainer->settings.cooldown > 0)
         trainer->settings.cooldown_end = (long)progress->last_epoch * source->batches;
 #line 638 "book/copy.nw"
@@ -506,7 +506,7 @@ const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *rec
     safetensors_free(&file);
     return error ? trainer->message : NULL;
 }
-#line 1145 "book/translate.nw"
+#line 1167 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs)
 {

@@ -6,6 +6,7 @@
 #include "data.h"
 #include "modelfile.h"
 #include "tests.h"
+#include "translator.h"
 
 /* n pairs with lengths 3..max_len (<s> ... </s>); token numbers 4.. encode (pair, position). */
 static Corpus random_corpus(int n, int max_len, uint64_t seed)
@@ -553,6 +554,41 @@ START_TEST(attention_refuses_a_second_line)
 }
 END_TEST
 
+/* The translator module on the shipped model, lines to lines: blank lines give empty lines
+   and the others their translations alone, in any batch and window (a window of 4 lines
+   with --batch 1 cuts the 7 lines into two); a line that cannot be read stops it after the
+   lines before it, its number returned with the tokenizer's reason. */
+START_TEST(translator_translates_lines_and_stops_at_an_unusable_one)
+{
+    static const TranslatorSettings ways[3] = {{1, 32, 2.0}, {4, 32, 2.0}, {4, 1, 2.0}};
+    const char *const lines[7] = {"", "Ein Hund.", "", "Zwei Katzen.", " \t", "Ein Hund.",
+                                  "Zwei \xff Katzen."};
+    size_t sizes[7];
+    for (int i = 0; i < 7; i++) sizes[i] = strlen(lines[i]);
+    for (int w = 0; w < 3; w++) {
+        Translator translator;
+        const char *error = translator_open(&translator, "data/multi30k-de-en.safetensors",
+                                            &ways[w]);
+        ck_assert_msg(error == NULL, "%s", error);
+        const char *out[7], *alone;
+        static char dog[1024], cats[1024];
+        ck_assert_int_eq(translator_translate(&translator, lines + 1, sizes + 1, 1, &alone), 1);
+        snprintf(dog, sizeof dog, "%s", alone);
+        ck_assert_int_eq(translator_translate(&translator, lines + 3, sizes + 3, 1, &alone), 1);
+        snprintf(cats, sizeof cats, "%s", alone);
+        ck_assert_int_gt(strlen(dog), 0);
+        ck_assert_int_gt(strlen(cats), 0);
+        ck_assert_int_eq(translator_translate(&translator, lines, sizes, 7, out), 6);
+        ck_assert(!translator.failed_output);
+        ck_assert_msg(strncmp(translator.error, "invalid UTF-8", 13) == 0, "%s",
+                      translator.error);
+        const char *const expected[6] = {"", dog, "", cats, "", dog};
+        for (int i = 0; i < 6; i++) ck_assert_str_eq(out[i], expected[i]);
+        translator_close(&translator);
+    }
+}
+END_TEST
+
 START_TEST(shipped_translator_translates)
 {
     Safetensors file;
@@ -605,6 +641,7 @@ Suite *translate_suite(void)
     tcase_add_test(command, cli_train_and_translate_overfit_64_pairs);
     tcase_add_test(command, shipped_translator_translates);
     tcase_add_test(command, translate_keeps_blank_lines);
+    tcase_add_test(command, translator_translates_lines_and_stops_at_an_unusable_one);
     tcase_add_test(command, attention_refuses_a_second_line);
     tcase_add_test(command, translate_stops_at_an_unusable_line_after_the_lines_before);
     tcase_add_test(command, cli_train_cooldown_ends_at_the_last_epoch);
