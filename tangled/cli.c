@@ -10,6 +10,7 @@
 #line 307 "book/program.nw"
 #include <getopt.h>
 #include <limits.h>
+
 /* <<cli.c definitions>> */
 #line 225 "book/program.nw"
 void usage_error(const char *command, const char *format, ...)
@@ -23,6 +24,7 @@ void usage_error(const char *command, const char *format, ...)
     fprintf(stderr, " (try 'transformer%s%s --help')\n", space, name);
     exit(2);
 }
+
 #line 244 "book/program.nw"
 int finish_output(void)
 {
@@ -30,6 +32,7 @@ int finish_output(void)
         die("cannot write the results to standard output: %s", strerror(errno));
     return 0;
 }
+
 #line 265 "book/program.nw"
 long long parse_integer(const char *command, const char *flag, const char *text,
                                long long low, long long high)
@@ -43,6 +46,7 @@ long long parse_integer(const char *command, const char *flag, const char *text,
                     flag, low, high, text ? text : "nothing");
     return value;
 }
+
 #line 283 "book/program.nw"
 double parse_number(const char *command, const char *flag, const char *text,
                            double low, double high)
@@ -56,6 +60,7 @@ double parse_number(const char *command, const char *flag, const char *text,
                     flag, low, high, text ? text : "nothing");
     return value;
 }
+
 #line 344 "book/program.nw"
 static void read_option(const char *command, const Option *option, const char *text)
 {
@@ -111,6 +116,7 @@ static void read_option(const char *command, const Option *option, const char *t
     case OPTION_SET: *(int *)option->target = (int)option->low; break;
     }
 }
+
 #line 425 "book/program.nw"
 int parse_options(const char *command, const Option *options, int count, int argc,
                          char **argv)
@@ -142,6 +148,7 @@ void no_operands(const char *command, int first, int argc, char **argv)
 {
     if (first < argc) usage_error(command, "unexpected argument '%s'", argv[first]);
 }
+
 #line 465 "book/program.nw"
 static void print_option(FILE *out, const Option *option)
 {
@@ -158,7 +165,7 @@ static void print_option(FILE *out, const Option *option)
     if (length <= 24) fprintf(out, "  %-24s %s", flag, help);
     else fprintf(out, "  %s\n%27s%s", flag, "", help);
     if (strstr(help, "default") == NULL) 
-                                         /* <<Print the default value of [[option]]>> */
+                                         /* <<Print the default value of option>> */
 #line 502 "book/program.nw"
                                          switch (option->kind) {
                                          case OPTION_INT: fprintf(out, " (default %d)", *(const int *)option->target); break;
@@ -188,12 +195,14 @@ void print_options(FILE *out, const Option *options, int count)
     for (int i = 0; i < count; i++) print_option(out, &options[i]);
     fprintf(out, "  %-24s %s\n", "--help", "print this help and exit");
 }
+
 #line 37 "book/copy-command.nw"
 void check_model_size(const char *command, const Config *config)
 {
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
 }
+
 #line 2030 "book/fast.nw"
 int default_precision(void)
 {

@@ -6,9 +6,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "model.h"
+
 /* <<cli.h declarations>> */
 #line 201 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
+
 #line 209 "book/program.nw"
 /* Print "transformer COMMAND: message (try ...)" on one line and exit with status 2. */
 _Noreturn __attribute__((format(printf, 2, 3)))
@@ -20,6 +22,7 @@ long long parse_integer(const char *command, const char *flag, const char *text,
                         long long low, long long high);
 double parse_number(const char *command, const char *flag, const char *text, double low,
                     double high);
+
 #line 315 "book/program.nw"
 typedef enum {
     OPTION_INT,      /* int, in [low, high] */
@@ -42,6 +45,7 @@ typedef struct {
 } Option;
 
 enum { MAX_OPTIONS = 32 };
+
 #line 413 "book/program.nw"
 /* Read the options of argv[0 .. argc) (the arguments after the command's name) into their
    targets; return the index of the first operand, the operands being argv[index .. argc). */
@@ -49,9 +53,11 @@ int parse_options(const char *command, const Option *options, int count, int arg
                   char **argv);
 /* For a command that takes no operands: refuse any. */
 void no_operands(const char *command, int first, int argc, char **argv);
+
 #line 494 "book/program.nw"
 /* Print the table's flags, one a line, with their help and defaults. */
 void print_options(FILE *out, const Option *options, int count);
+
 #line 20 "book/copy-command.nw"
 /* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
 #define MODEL_SIZE_OPTIONS(config)                                               \
@@ -63,6 +69,7 @@ void print_options(FILE *out, const Option *options, int count);
     {"heads", OPTION_INT, &(config).heads, 1, 64, NULL, "N attention heads"}
 
 void check_model_size(const char *command, const Config *config);
+
 #line 2013 "book/fast.nw"
 /* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
 #define PRECISION_OPTION(choice) \

@@ -13,6 +13,7 @@
 #include "decode.h"
 #line 216 "book/fast.nw"
 #include <sys/resource.h>
+
 /* <<commands-speed.c functions>> */
 #line 46 "book/decode-check.nw"
 int run_time_decode(int argc, char **argv)
@@ -80,6 +81,7 @@ int run_time_decode(int argc, char **argv)
     model_free(&model);
     return status;
 }
+
 #line 223 "book/fast.nw"
 typedef struct {
     bool decoding;                   /* true: time greedy decoding, not training */
@@ -92,6 +94,7 @@ static double peak_rss_mib(void)
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
 }
+
 #line 244 "book/fast.nw"
 typedef void MatmulFunction(int m, int n, int k, float alpha, MatmulOperand a,
                             MatmulOperand b, float beta, float *c, int ldc);
@@ -123,6 +126,7 @@ static double replay_gflops(const MatmulLog *log, MatmulFunction *multiply)
     free(a);
     return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
 }
+
 #line 282 "book/fast.nw"
 static int benchmark_training(Config config, const BenchmarkSettings *s)
 {
@@ -191,6 +195,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
+
 #line 368 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
@@ -226,6 +231,7 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
+
 #line 404 "book/fast.nw"
 int run_benchmark(int argc, char **argv)
 {

@@ -11,10 +11,12 @@
 #include "vocab.h"
 #line 898 "book/bleu-engine.nw"
 #include "bleu.h"
+
 /* <<commands-text.c functions>> */
 #line 2046 "book/text.nw"
 #define LANGUAGE_OPTION(options) \
     {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de", "the language's rules"}
+
 #line 2055 "book/text.nw"
 int run_tokenize(int argc, char **argv)
 {
@@ -86,6 +88,7 @@ int run_tokenize(int argc, char **argv)
     vocab_free(&subwords);
     return 0;
 }
+
 #line 2168 "book/text.nw"
 int run_vocab(int argc, char **argv)
 {
@@ -151,6 +154,7 @@ int run_vocab(int argc, char **argv)
 #line 2187 "book/text.nw"
     return 0;
 }
+
 #line 905 "book/bleu-engine.nw"
 int run_bleu(int argc, char **argv)
 {

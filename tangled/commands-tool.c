@@ -13,6 +13,7 @@
 #include <getopt.h>
 #line 20 "book/gradcheck-command.nw"
 #include "gradcheck.h"
+
 /* <<commands-tool.c functions>> */
 #line 908 "book/program.nw"
 int run_figure_data(int argc, char **argv)
@@ -60,6 +61,7 @@ int run_figure_data(int argc, char **argv)
     if (refused) usage_error("figure-data", "%s", refused);
     return 0;
 }
+
 #line 971 "book/program.nw"
 void print_figure_data_help(FILE *out)
 {
@@ -85,6 +87,7 @@ void print_figure_data_help(FILE *out)
         }
     }
 }
+
 #line 1135 "book/program.nw"
 int run_demo(int argc, char **argv)
 {
@@ -101,6 +104,7 @@ int run_demo(int argc, char **argv)
     }
     return 0;
 }
+
 #line 1229 "book/program.nw"
 int run_random(int argc, char **argv)
 {
@@ -126,6 +130,7 @@ int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
+
 #line 1300 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
@@ -160,6 +165,7 @@ int run_time_matmul(int argc, char **argv)
 #line 1312 "book/program.nw"
     return 0;
 }
+
 #line 27 "book/gradcheck-command.nw"
 int run_gradcheck(int argc, char **argv)
 {

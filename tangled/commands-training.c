@@ -18,6 +18,7 @@
 #line 391 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
+
 /* <<commands-training.c functions>> */
 #line 50 "book/copy-command.nw"
 typedef struct {
@@ -47,6 +48,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
+
 #line 84 "book/copy-command.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
@@ -57,6 +59,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
+
 #line 102 "book/copy-command.nw"
 int run_copy(int argc, char **argv)
 {
@@ -203,6 +206,7 @@ int run_copy(int argc, char **argv)
     model_free(&model);
     return status;
 }
+
 #line 318 "book/translate.nw"
 typedef struct {
     const Corpus *train, *validation;
@@ -256,6 +260,7 @@ static const char *translation_save_best(void *task, const Model *model)
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
     return error ? t->error : NULL;
 }
+
 #line 379 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
@@ -286,6 +291,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     }
     return NULL;
 }
+
 #line 414 "book/translate.nw"
 /* The numbers of a translation run's recipe as text: budget, subset, factor, warm-up,
    smoothing, parts and cool-down (0, or its steps/the step it ends at), in that order. */
@@ -302,6 +308,7 @@ static void recipe_numbers(char text[7][32], int token_budget, int subset,
     else
         snprintf(text[6], 32, "0");
 }
+
 #line 435 "book/translate.nw"
 int run_train(int argc, char **argv)
 {

@@ -13,6 +13,7 @@
 #include "beam.h"
 #include "data.h"
 #include "modelfile.h"
+
 /* <<commands-translation.c functions>> */
 #line 43 "book/translate-commands.nw"
 /* The translator that ships with the book: SHIPPED_MODEL in the current directory, else
@@ -30,6 +31,7 @@ static const char *shipped_model(void)
     snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "%s", SHIPPED_MODEL);
     return access(path, R_OK) == 0 ? path : SHIPPED_MODEL;
 }
+
 #line 70 "book/translate-commands.nw"
 /* The live line of translate: when it started, whether it is shown, the input's size. */
 typedef struct {
@@ -71,6 +73,7 @@ static void translate_progress_end(const TranslateProgress *progress, long lines
     fprintf(stderr, "\rtranslated %ld lines in %.1f s (%.1f lines/s)%24s\n", lines, elapsed,
             lines / elapsed, "");
 }
+
 #line 115 "book/translate-commands.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
@@ -243,6 +246,7 @@ int run_translate(int argc, char **argv)
     model_free(&model);
     return finish_output();
 }
+
 #line 996 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
@@ -294,6 +298,7 @@ int run_average(int argc, char **argv)
     free(sum), model_free(&mean), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     return finish_output();
 }
+
 #line 1363 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {

@@ -5,6 +5,7 @@
 #ifndef COMMANDS_H
 #define COMMANDS_H
 #include <stdio.h>
+
 /* <<commands.h declarations>> */
 #line 170 "book/program.nw"
 int run_figure_data(int argc, char **argv);

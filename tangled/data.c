@@ -3,6 +3,7 @@
 #include "data.h"
 #include <stdlib.h>
 #include <string.h>
+
 /* <<data.c definitions>> */
 #line 78 "book/translate.nw"
 void corpus_free(Corpus *corpus)
@@ -11,6 +12,7 @@ void corpus_free(Corpus *corpus)
     free(corpus->src_ids), free(corpus->tgt_ids);
     memset(corpus, 0, sizeof *corpus);
 }
+
 #line 135 "book/translate.nw"
 /* What a pair is sorted by, next to its number: qsort's comparison sees only two items. */
 typedef struct { int tgt_len, src_len, pair; } LengthKey;
@@ -61,6 +63,7 @@ void batch_plan_free(BatchPlan *plan)
     free(plan->order), free(plan->spans);
     memset(plan, 0, sizeof *plan);
 }
+
 #line 207 "book/translate.nw"
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad)
@@ -80,6 +83,7 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
     padding_mask(batch->src_keep, batch->src, n, s, pad);
     target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
 }
+
 #line 243 "book/translate.nw"
 void batch_order(int *order, int count, uint64_t seed, int epoch)
 {
@@ -92,6 +96,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
+
 #line 561 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
@@ -110,6 +115,7 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
         }
     return most;
 }
+
 #line 35 "book/translate-files.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
@@ -142,6 +148,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
+
 #line 83 "book/translate-files.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
@@ -153,6 +160,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
+
 #line 122 "book/translate-files.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   bool joint, int subwords, char *error, size_t size)

@@ -4,6 +4,7 @@
 #include "decode.h"
 #include <stdlib.h>
 #include <string.h>
+
 /* <<decode.c definitions>> */
 #line 253 "book/copy.nw"
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
@@ -31,6 +32,7 @@ void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_ke
     free(ys);
     free(keep);
 }
+
 #line 144 "book/decode.nw"
 static float *carve(float **next, size_t floats)
 {
@@ -38,6 +40,7 @@ static float *carve(float **next, size_t floats)
     *next += floats;
     return start;
 }
+
 #line 157 "book/decode.nw"
 void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
                         int max_src_len, int max_len)
@@ -82,6 +85,7 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->one_keep = xmalloc((size_t)max_batch);
     memset(cache->one_keep, 1, (size_t)max_batch);
 }
+
 #line 209 "book/decode.nw"
 void decoder_cache_free(KVCache *cache)
 {
@@ -93,6 +97,7 @@ void decoder_cache_free(KVCache *cache)
     free(cache->one_keep);
     memset(cache, 0, sizeof *cache);
 }
+
 #line 240 "book/decode.nw"
 /* out = in W^T + b with the parameters of linear; in: [rows][in_features],
    out: [rows][out_features]. */
@@ -102,6 +107,7 @@ static void project(const Model *model, LinearViews linear, float *out, const fl
     linear_forward(out, in, model_parameter(model, linear.weight),
                    model_parameter(model, linear.bias), rows, in_features, out_features);
 }
+
 #line 254 "book/decode.nw"
 void decoder_cache_start(Model *model, KVCache *cache, const int *src,
                          const uint8_t *src_keep, int batch, int src_len)
@@ -121,7 +127,7 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
     const float *memory = model_activation(model, model->memory);   /* [B][S][d_model] */
 #line 265 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) {
-        /* <<Project the memory's keys and values for layer [[l]]>> */
+        /* <<Project the memory's keys and values for layer l>> */
 #line 289 "book/decode.nw"
         const AttentionViews *src_attn = &model->decoder[l].src_attn;
         const int rows = batch * src_len, d = c->d_model;
@@ -130,6 +136,7 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
 #line 267 "book/decode.nw"
     }
 }
+
 #line 315 "book/decode.nw"
 void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
 {
@@ -160,6 +167,7 @@ void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
     }
     cache->batch = kept;
 }
+
 /* <<Sublayers for the newest position>> */
 #line 396 "book/decode.nw"
 /* What F reads: LN(x) into cache->normed (pre-norm) or x itself (post-norm);
@@ -191,6 +199,7 @@ static void step_residual(const Model *model, KVCache *cache, NormViews norm)
     layernorm_forward(x, &w, &saved, sum, cache->batch, c->d_model, c->layernorm,
                       c->layernorm_eps);
 }
+
 #line 435 "book/decode.nw"
 /* cache->f = multi-head attention of the newest position of each sequence, with queries
    from in: [batch][d], over n keys and values: key j of sequence b is the row of d floats
@@ -205,7 +214,7 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
     project(model, views->linears[0], cache->q, in, cache->batch, d, d);
     for (int b = 0; b < cache->batch; b++)
         for (int a = 0; a < c->heads; a++) {
-            /* <<Attend with head [[a]] of the newest position of sequence [[b]]>> */
+            /* <<Attend with head a of the newest position of sequence b>> */
 #line 459 "book/decode.nw"
             const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
             const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
@@ -221,6 +230,7 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
 }
+
 #line 477 "book/decode.nw"
 static void decoder_layer_step(const Model *model, KVCache *cache, int l)
 {
@@ -281,6 +291,7 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     return cache->logprobs;
 #line 377 "book/decode.nw"
 }
+
 #line 552 "book/decode.nw"
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
                           const uint8_t *src_keep, int batch, int src_len, int len,

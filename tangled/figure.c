@@ -9,6 +9,7 @@
 #line 244 "book/training.nw"
 #include <math.h>
 #include "train.h"
+
 /* <<figure.c definitions>> */
 #line 291 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
@@ -29,6 +30,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
+
 #line 324 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_MAX_BATCH = 8, EXAMPLE_MAX_LEN = 32, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
@@ -41,6 +43,7 @@ static const int example_words[EXAMPLE_BATCH][8] = {
     {11, 12, 13, -1},               /* two men talk              */
     {14, 15, 10, -1},               /* children play .           */
 };
+
 #line 341 "book/masks.nw"
 static void example_batch(int *tokens, const int *lengths, int batch, int longest)
 {
@@ -55,6 +58,7 @@ static void example_batch(int *tokens, const int *lengths, int batch, int longes
                    : t < lengths[b] ? words[(t - 1) % available] : EXAMPLE_PAD;
     }
 }
+
 #line 363 "book/masks.nw"
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
 {
@@ -87,6 +91,7 @@ void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
     }
     free(keep);
 }
+
 #line 415 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const FigureValue *option)
 {
@@ -114,6 +119,7 @@ static const char *emit_mask_batch(FILE *out, const FigureValue *option)
     figure_mask_batch(out, lengths, batch, sentence);
     return NULL;
 }
+
 #line 727 "book/program.nw"
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
                         FigureValue *value, char *problem, size_t size)
@@ -180,6 +186,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
                  what, option->low, option->high, text ? text : "nothing");
     return false;
 }
+
 #line 818 "book/program.nw"
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size)
 {
@@ -197,6 +204,7 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
     }
     return true;
 }
+
 /* <<Print the command of a figure>> */
 #line 885 "book/program.nw"
 static void print_command(FILE *out, const FigureKind *kind, const FigureValue *value,
@@ -233,6 +241,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     free(text);
     return problem;
 }
+
 #line 1016 "book/program.nw"
 /* Which part of the model a parameter belongs to, from its PyTorch name. */
 typedef enum { PART_ATTENTION, PART_FEED_FORWARD, PART_NORM, PART_EMBEDDING,
@@ -256,6 +265,7 @@ static size_t parameters_under(const Model *model, const char *prefix)
             count += model->parameters.views[i].size;
     return count;
 }
+
 #line 1044 "book/program.nw"
 static void print_count_macro(FILE *out, const char *name, size_t count)
 {
@@ -268,6 +278,7 @@ static void print_count_macro(FILE *out, const char *name, size_t count)
     }
     fprintf(out, "\\newcommand{\\arch%s}{%s}\n", name, grouped);
 }
+
 #line 1062 "book/program.nw"
 static const char *emit_architecture(FILE *out, const FigureValue *option)
 {
@@ -309,6 +320,7 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
     model_free(&model);
     return NULL;
 }
+
 #line 1174 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
@@ -353,6 +365,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
     free(text);
     free(picture);
 }
+
 #line 249 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
@@ -370,6 +383,7 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
     }
     free(table);
 }
+
 #line 272 "book/embeddings.nw"
 static const char *emit_positional_encoding(FILE *out, const FigureValue *option)
 {
@@ -388,6 +402,7 @@ static const char *emit_positional_encoding(FILE *out, const FigureValue *option
     figure_positional_encoding(out, positions, d_model, first, count);
     return NULL;
 }
+
 #line 165 "book/training.nw"
 static const char *emit_smoothing_distribution(FILE *out, const FigureValue *option)
 {
@@ -411,6 +426,7 @@ static const char *emit_smoothing_distribution(FILE *out, const FigureValue *opt
     }
     return NULL;
 }
+
 #line 202 "book/training.nw"
 static const char *emit_smoothing_confidence(FILE *out, const FigureValue *option)
 {
@@ -435,6 +451,7 @@ static const char *emit_smoothing_confidence(FILE *out, const FigureValue *optio
     }
     return NULL;
 }
+
 #line 321 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const FigureValue *option)
 {
@@ -491,6 +508,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     }
     return NULL;
 }
+
 #line 436 "book/distributed.nw"
 size_t parameter_count_of(const Config *c)
 {
@@ -503,6 +521,7 @@ size_t parameter_count_of(const Config *c)
     count += c->tie_generator ? (size_t)c->tgt_vocab : (size_t)c->tgt_vocab * (d + 1);
     return count;
 }
+
 #line 453 "book/distributed.nw"
 static const char *emit_scaling(FILE *out, const FigureValue *option)
 {

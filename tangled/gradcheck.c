@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
 /* <<gradcheck.c definitions>> */
 #line 99 "book/gradcheck.nw"
 double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng, FILE *out)
@@ -43,6 +44,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
     }
     return worst;
 }
+
 #line 170 "book/gradcheck.nw"
 typedef struct {
     const char *layer;
@@ -64,6 +66,7 @@ static double weighted_sum(const float *w, const float *y, size_t n)
     for (size_t i = 0; i < n; i++) sum += (double)w[i] * y[i];
     return sum;
 }
+
 #line 196 "book/gradcheck.nw"
 static double layer_run(LayerProblem *p, bool backward)
 {
@@ -173,6 +176,7 @@ static double layer_run(LayerProblem *p, bool backward)
 
 static double layer_loss(void *context) { return layer_run(context, false); }
 static void layer_gradient(void *context) { layer_run(context, true); }
+
 #line 339 "book/gradcheck.nw"
 const char *const gradcheck_layer_names[] = {
     "linear", "softmax", "attention", "attention-unscaled", "cross-attention", "layernorm",
@@ -242,6 +246,7 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     p->scratch = xmalloc(65536 * sizeof *p->scratch);
     for (size_t i = 0; i < outputs; i++) p->w[i] = rng_uniform_between(rng, -1, 1);
 }
+
 #line 423 "book/gradcheck.nw"
 double gradcheck_layer(const char *name, int samples, float h, FILE *out)
 {
@@ -270,6 +275,7 @@ double gradcheck_layer(const char *name, int samples, float h, FILE *out)
     free(p.w), free(p.out), free(p.scratch);
     return worst;
 }
+
 #line 482 "book/gradcheck.nw"
 static const float *model_problem_forward(ModelProblem *m)
 {
@@ -293,6 +299,7 @@ void model_problem_gradient(void *context)
     model_problem_loss(m);
     model_backward(m->model, m->d_logprobs, m->src, m->tgt);
 }
+
 #line 524 "book/gradcheck.nw"
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,
                        float h, FILE *out)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bleu.h"   /* the help of bleu names sacreBLEU's version */
+
 /* <<main.c definitions>> */
 #line 529 "book/program.nw"
 typedef struct {
@@ -18,6 +19,7 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
+
 #line 541 "book/program.nw"
 static const Command commands[] = {
     /* <<Commands>> */
@@ -163,6 +165,7 @@ static const Command commands[] = {
 #line 543 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
+
 #line 552 "book/program.nw"
 static void print_usage(FILE *out)
 {
@@ -181,6 +184,7 @@ static void print_usage(FILE *out)
                  "(default split)\n"
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
+
 #line 579 "book/program.nw"
 int main(int argc, char **argv)
 {

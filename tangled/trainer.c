@@ -14,6 +14,7 @@
 #include "checkpoint.h"
 #line 533 "book/checkpoint.nw"
 #include <fcntl.h>
+
 /* <<trainer.c types>> */
 #line 578 "book/copy.nw"
 typedef struct {
@@ -24,6 +25,7 @@ typedef struct {
     long tokens_seen;    /* target tokens trained on since */
     int lock;            /* the checkpoint's lock (the checkpoint chapter), or -1 */
 } TrainerClock;
+
 /* <<trainer.c checkpoint helpers>> */
 #line 414 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
@@ -46,6 +48,7 @@ static const char *save_checkpoint(Trainer *trainer, const TrainerSettings *sett
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error ? trainer->message : NULL;
 }
+
 #line 507 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
@@ -63,6 +66,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
+
 #line 540 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
@@ -82,6 +86,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
                  fd >= 0 ? "lock" : "create the lock file", strerror(failure));
     return -1;
 }
+
 /* <<trainer.c helpers>> */
 #line 419 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
@@ -92,6 +97,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
+
 #line 438 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
@@ -116,6 +122,7 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
+
 #line 467 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
@@ -123,6 +130,7 @@ static int batch_tokens(const Batch *batch, int pad)
     for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
     return tokens;
 }
+
 #line 480 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
@@ -133,6 +141,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     train_update(trainer->model, trainer->adam, trainer->settings);
     return loss / tokens;
 }
+
 #line 618 "book/copy.nw"
 /* The epoch the run ends with: the settings', unless a time budget brought it forward. */
 static int last_epoch(const TrainingProgress *progress, const TrainerSettings *settings)
@@ -164,6 +173,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
+
 #line 679 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
@@ -201,6 +211,7 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error == NULL;
 }
+
 #line 100 "book/distributed.nw"
 static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts, int tokens)
 {
@@ -224,6 +235,7 @@ static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts,
     parallel->compute_seconds += (reduce - start) + (seconds_now() - update);
     return loss / tokens;
 }
+
 #line 131 "book/distributed.nw"
 /* One process: flag. Several: whether flag is true on any of them. */
 static bool agree(DataParallel *parallel, bool flag)
@@ -233,6 +245,7 @@ static bool agree(DataParallel *parallel, bool flag)
     parallel->sum(parallel->context, NULL, 0, &count, 1);
     return count > 0;
 }
+
 /* <<trainer.c definitions>> */
 #line 502 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
@@ -401,6 +414,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 550 "book/copy.nw"
     return outcome;
 }
+
 #line 452 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count)
@@ -418,6 +432,7 @@ const char *trainer_resume(Trainer *trainer, const char *path,
     safetensors_free(&file);
     return error ? trainer->message : NULL;
 }
+
 #line 1143 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs)

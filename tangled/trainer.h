@@ -5,6 +5,7 @@
 #ifndef TRAINER_H
 #define TRAINER_H
 #include "train.h"
+
 /* <<trainer.h declarations>> */
 #line 333 "book/copy.nw"
 typedef struct {
@@ -20,6 +21,7 @@ typedef struct {
     int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
     int best_epoch;                  /* the epoch of best_validation; 0 before the first */
 } Trainer;
+
 #line 353 "book/copy.nw"
 typedef struct {
     void *task;
@@ -36,6 +38,7 @@ typedef struct {
        few): NULL, or a one-line error. NULL: keep none. */
     const char *(*save_epoch)(void *task, const Model *model, int epoch);
 } BatchSource;
+
 #line 378 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
@@ -61,11 +64,13 @@ typedef enum {
 
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings);
+
 #line 440 "book/checkpoint.nw"
 /* Load the checkpoint at path (which must match recipe) into the trainer's model, optimizer
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path,
                            const char *const (*recipe)[2], int recipe_count);
+
 #line 1132 "book/translate.nw"
 /* The last epoch that fits a time budget of budget seconds, elapsed of them spent on
    steps_here updates, at the end of an epoch of batches updates (step of them done in
@@ -73,6 +78,7 @@ const char *trainer_resume(Trainer *trainer, const char *path,
    or later. */
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs);
+
 #line 75 "book/distributed.nw"
 /* Several processes training one model (the chapter on many machines). */
 typedef struct DataParallel {

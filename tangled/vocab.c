@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "utf8.h"
+
 /* <<vocab.c definitions>> */
 #line 1308 "book/text.nw"
 const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
+
 #line 1319 "book/text.nw"
 static uint32_t token_hash(const char *token)
 {
@@ -42,6 +44,7 @@ static int vocab_index(Vocab *vocab)
     }
     return -1;
 }
+
 #line 1366 "book/text.nw"
 int vocab_lookup(const Vocab *vocab, const char *token)
 {
@@ -55,6 +58,7 @@ const char *vocab_token(const Vocab *vocab, int index)
            index, vocab->size);
     return vocab->token[index];
 }
+
 #line 1396 "book/text.nw"
 static int compare_strings(const void *a, const void *b)
 {
@@ -72,6 +76,7 @@ static int more_frequent_first(const void *a, const void *b)
     if (x->count != y->count) return x->count > y->count ? -1 : 1;
     return strcmp(x->token, y->token);
 }
+
 #line 1418 "book/text.nw"
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
 {
@@ -112,6 +117,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     ENSURE(vocab_index(vocab) < 0, "a vocabulary with a repeated token");
     free(sorted), free(kept);
 }
+
 #line 1489 "book/text.nw"
 const char *vocab_save(Vocab *vocab, const char *path)
 {
@@ -125,6 +131,7 @@ const char *vocab_save(Vocab *vocab, const char *path)
              strerror(errno));
     return vocab->error;
 }
+
 #line 1507 "book/text.nw"
 const char *vocab_load(Vocab *vocab, const char *path)
 {
@@ -190,6 +197,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
 #line 1552 "book/text.nw"
     return problem;
 }
+
 #line 1577 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
@@ -197,12 +205,14 @@ void vocab_free(Vocab *vocab)
     vocab->token = NULL, vocab->storage = NULL, vocab->slot = NULL;
     vocab->size = vocab->slots = 0;
 }
+
 #line 1650 "book/text.nw"
 bool vocab_continues_word(const char *token)
 {
     const size_t n = strlen(token);
     return n > 2 && strcmp(token + n - 2, "@@") == 0;
 }
+
 #line 1676 "book/text.nw"
 int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
 {
@@ -217,7 +227,7 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
     for (size_t start = 0; start < length && n < max_ids;) {
         size_t end = length;
         int id = VOCAB_UNKNOWN;
-        /* <<Find the longest token [[word[start .. end)]] that starts the rest of the word>> */
+        /* <<Find the longest token word[start .. end) that starts the rest of the word>> */
 #line 1704 "book/text.nw"
         for (; end > start; end--) {
             if (((unsigned char)word[end] & 0xC0) == 0x80) continue;   /* inside a character */
@@ -235,6 +245,7 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
     }
     return n;
 }
+
 #line 1725 "book/text.nw"
 size_t vocab_join_subwords(char *text, size_t length)
 {
@@ -250,6 +261,7 @@ size_t vocab_join_subwords(char *text, size_t length)
     text[kept] = '\0';
     return kept;
 }
+
 #line 1759 "book/text.nw"
 /* The index of TEXT among the symbols, added if new; the table has room for all. */
 static int symbol_number(Vocab *symbols, const char *text)
@@ -262,6 +274,7 @@ static int symbol_number(Vocab *symbols, const char *text)
     }
     return symbols->slot[s] - 1;
 }
+
 #line 1777 "book/text.nw"
 typedef struct {
     int left, right;   /* symbol numbers */
@@ -307,6 +320,7 @@ static void pair_add(PairTable *table, int left, int right, long frequency)
     }
     table->pair[table->slot[s] - 1].frequency += frequency;
 }
+
 #line 1828 "book/text.nw"
 typedef struct {
     const char *text;
@@ -320,6 +334,7 @@ static void add_pairs(PairTable *pairs, const WordType *type, long sign)
     for (int i = 0; i + 1 < type->length; i++)
         pair_add(pairs, type->symbol[i], type->symbol[i + 1], sign * type->count);
 }
+
 #line 1845 "book/text.nw"
 void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size)
 {
@@ -371,7 +386,7 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
 #line 1851 "book/text.nw"
     PairTable pairs = {0};
     for (long t = 0; t < n_types; t++) add_pairs(&pairs, &types[t], +1);
-    /* <<Merge the most frequent pair until there are [[size]] symbols>> */
+    /* <<Merge the most frequent pair until there are size symbols>> */
 #line 1922 "book/text.nw"
     while (symbols.size < size) {
         int best = -1;
@@ -422,6 +437,7 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
     free(symbols.token), free(symbols.slot), free(pairs.pair), free(pairs.slot);
     free(types), free(row_symbols), free(sorted);
 }
+
 #line 1982 "book/text.nw"
 void vocab_copy(Vocab *copy, const Vocab *vocab)
 {
