@@ -1,4 +1,4 @@
-#line 154 "book/program.nw"
+#line 159 "book/program.nw"
 /* The commands that time the program: time-decode (the decoding chapter) and benchmark
    (the speed chapter). Generated from the book's chapters by notangle: edit the book. */
 #include "cli.h"
@@ -267,4 +267,18 @@ int run_benchmark(int argc, char **argv)
 #line 410 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
+}
+
+#line 2031 "book/fast.nw"
+int default_precision(void)
+{
+    return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32;
+}
+
+void set_precision(const char *command, int choice)
+{
+    if (choice == PRECISION_BF16 && !bf16_hardware())
+        usage_error(command, "--precision bf16 needs a processor with AVX512_BF16, which "
+                             "this one lacks (or ONEDNN_MAX_CPU_ISA hides)");
+    compute.precision = (Precision)choice;
 }

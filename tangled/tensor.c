@@ -12,7 +12,7 @@
 #include <math.h>
 #line 610 "book/tensor.nw"
 #include <cblas.h>
-#line 1282 "book/program.nw"
+#line 1289 "book/program.nw"
 #include <time.h>
 #line 1521 "book/fast.nw"
 #include <immintrin.h>
@@ -326,7 +326,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
 
-#line 1288 "book/program.nw"
+#line 1295 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;
@@ -694,7 +694,7 @@ bool bf16_hardware(void)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
 
-#line 2053 "book/fast.nw"
+#line 2054 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

@@ -148,7 +148,7 @@ typedef struct {
 } ComputeSettings;
 extern ComputeSettings compute;
 
-#line 1275 "book/program.nw"
+#line 1282 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
 
@@ -228,7 +228,7 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
 
-#line 2047 "book/fast.nw"
+#line 2048 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 19 "book/tensor.nw"
 #endif
