@@ -478,7 +478,67 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
     return problem;
 }
 
-#line 1106 "book/text.nw"
+#line 1108 "book/text.nw"
+typedef struct {
+    TextLanguage language;
+    const char *line;                 /* the tokens, line[0 .. length) */
+    size_t length;
+    int apostrophes;                  /* those that stand alone in the line */
+    char last;                        /* the last byte of the token before */
+    bool glue_next;                   /* no space before the next token */
+    bool double_open, single_open;    /* inside a quotation */
+} Joining;
+
+/* <<Decide how the token joins its neighbours>> */
+#line 1179 "book/text.nw"
+/* Decide how the token joins its neighbours: true when it joins the token before; sets
+   j->glue_next when the token after, which starts at j->line[next], joins it. */
+static bool decide_joins(Joining *j, const char *token, size_t next)
+{
+    static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
+                                          "...", NULL};
+    static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
+    static const char *const clitics[] = {"s", "re", "ve", "ll", "m", "d", "t", "em", NULL};
+    const char *line = j->line;
+    const size_t length = j->length;
+    bool glue = j->glue_next;
+    j->glue_next = false;
+    if (strcmp(token, ":") == 0 && j->last >= '0' && j->last <= '9' && next < length
+        && line[next] >= '0' && line[next] <= '9') {
+        glue = j->glue_next = true;   /* 11:27 */
+    } else if (in_list(token, closing)) {
+        glue = true;
+    } else if (in_list(token, opening)) {
+        j->glue_next = true;
+    } else if (strcmp(token, "\"") == 0) {
+        if (j->double_open) glue = true;
+        else j->glue_next = true;
+        j->double_open = !j->double_open;
+    } else if (strcmp(token, "'") == 0 && j->apostrophes % 2 == 1) {
+        /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
+#line 1220 "book/text.nw"
+        size_t after = next;   /* the next token is line[next .. after) */
+        while (after < length && line[after] != ' ' && line[after] != '\t') after++;
+        char word[4] = "";
+        if (after - next < sizeof word) {
+            memcpy(word, line + next, after - next);
+            word[after - next] = '\0';
+        }
+        if (in_list(word, clitics)) j->glue_next = true;   /* they 're */
+        else glue = true;                                  /* the dogs' bowls, 4' wide */
+#line 1204 "book/text.nw"
+    } else if (strcmp(token, "'") == 0) {
+        if (j->single_open) glue = true;
+        else j->glue_next = true;
+        j->single_open = !j->single_open;
+    } else if (j->language == TEXT_ENGLISH && token[0] == '\''
+               && (unsigned char)token[1] < 0x80 && is_letter((unsigned char)token[1])) {
+        glue = true;   /* 's 're 't */
+    }
+    return glue;
+}
+
+#line 1120 "book/text.nw"
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result)
 {
@@ -491,73 +551,30 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     int n;
     if (decode_utf8(line, length, point, &n, result)) return result->error;
     /* <<Count the apostrophes that stand alone>> */
-#line 1157 "book/text.nw"
+#line 1166 "book/text.nw"
     int apostrophes = 0;
     for (size_t i = 0; i < length; i++)
         apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
                        && (i + 1 == length || line[i + 1] == ' ');
-#line 1118 "book/text.nw"
+#line 1132 "book/text.nw"
+    Joining joining = {language, line, length, apostrophes, '\0', true, false, false};
     char token[TEXT_MAX_TOKENIZED_BYTES + 1];
-    char last = '\0';   /* the last byte of the token before */
     size_t used = 0;
     int count = 0;
-    bool glue_next = true;                           /* no space before the next token */
-    bool double_open = false, single_open = false;   /* inside a quotation */
     for (size_t i = 0, end, next; i < length; i = end) {
         /* <<Find the token line[i .. end) and the start next of the one after it>> */
-#line 1145 "book/text.nw"
+#line 1154 "book/text.nw"
         while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i == length) break;
         for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
         for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
         memcpy(token, line + i, end - i);
         token[end - i] = '\0';
-#line 1126 "book/text.nw"
-        bool glue = glue_next;
-        glue_next = false;
-        /* <<Decide how the token joins its neighbours>> */
-#line 1168 "book/text.nw"
-        static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
-                                              "...", NULL};
-        static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
-        static const char *const clitics[] = {"s", "re", "ve", "ll", "m", "d", "t", "em", NULL};
-        if (strcmp(token, ":") == 0 && last >= '0' && last <= '9' && next < length
-            && line[next] >= '0' && line[next] <= '9') {
-            glue = glue_next = true;   /* 11:27 */
-        } else if (in_list(token, closing)) {
-            glue = true;
-        } else if (in_list(token, opening)) {
-            glue_next = true;
-        } else if (strcmp(token, "\"") == 0) {
-            if (double_open) glue = true;
-            else glue_next = true;
-            double_open = !double_open;
-        } else if (strcmp(token, "'") == 0 && apostrophes % 2 == 1) {
-            /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
-#line 1199 "book/text.nw"
-            size_t after = next;   /* the next token is line[next .. after) */
-            while (after < length && line[after] != ' ' && line[after] != '\t') after++;
-            char word[4] = "";
-            if (after - next < sizeof word) {
-                memcpy(word, line + next, after - next);
-                word[after - next] = '\0';
-            }
-            if (in_list(word, clitics)) glue_next = true;   /* they 're */
-            else glue = true;                               /* the dogs' bowls, 4' wide */
-#line 1185 "book/text.nw"
-        } else if (strcmp(token, "'") == 0) {
-            if (single_open) glue = true;
-            else glue_next = true;
-            single_open = !single_open;
-        } else if (language == TEXT_ENGLISH && token[0] == '\'' && (unsigned char)token[1] < 0x80
-                   && is_letter((unsigned char)token[1])) {
-            glue = true;   /* 's 're 't */
-        }
-#line 1129 "book/text.nw"
-        if (!glue) result->text[used++] = ' ';
+#line 1138 "book/text.nw"
+        if (!decide_joins(&joining, token, next)) result->text[used++] = ' ';
         memcpy(result->text + used, token, end - i);
         used += end - i;
-        last = token[end - i - 1];
+        joining.last = token[end - i - 1];
         count++;
     }
     result->text[used] = '\0';
