@@ -78,7 +78,7 @@ static const Command commands[] = {
      "or both; print the time of one decoding and, for both, the speed-up. Exits\n"
      "with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 2176 "book/text.nw"
+#line 2177 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (the text chapter)",
      "usage: transformer tokenize [OPTIONS] < TEXT > TOKENS\n"
      "\n"
@@ -91,7 +91,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 2279 "book/text.nw"
+#line 2280 "book/text.nw"
     {"vocab", "build the vocabulary of text files (the text chapter)",
      "usage: transformer vocab [OPTIONS] FILE...\n"
      "\n"

@@ -479,6 +479,7 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
 }
 
 #line 1108 "book/text.nw"
+/* What the detokenizer's rules remember from one token to the next. */
 typedef struct {
     TextLanguage language;
     const char *line;                 /* the tokens, line[0 .. length) */
@@ -490,7 +491,7 @@ typedef struct {
 } Joining;
 
 /* <<Decide how the token joins its neighbours>> */
-#line 1179 "book/text.nw"
+#line 1180 "book/text.nw"
 /* Decide how the token joins its neighbours: true when it joins the token before; sets
    j->glue_next when the token after, which starts at j->line[next], joins it. */
 static bool decide_joins(Joining *j, const char *token, size_t next)
@@ -516,7 +517,7 @@ static bool decide_joins(Joining *j, const char *token, size_t next)
         j->double_open = !j->double_open;
     } else if (strcmp(token, "'") == 0 && j->apostrophes % 2 == 1) {
         /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
-#line 1220 "book/text.nw"
+#line 1221 "book/text.nw"
         size_t after = next;   /* the next token is line[next .. after) */
         while (after < length && line[after] != ' ' && line[after] != '\t') after++;
         char word[4] = "";
@@ -526,7 +527,7 @@ static bool decide_joins(Joining *j, const char *token, size_t next)
         }
         if (in_list(word, clitics)) j->glue_next = true;   /* they 're */
         else glue = true;                                  /* the dogs' bowls, 4' wide */
-#line 1204 "book/text.nw"
+#line 1205 "book/text.nw"
     } else if (strcmp(token, "'") == 0) {
         if (j->single_open) glue = true;
         else j->glue_next = true;
@@ -538,7 +539,7 @@ static bool decide_joins(Joining *j, const char *token, size_t next)
     return glue;
 }
 
-#line 1120 "book/text.nw"
+#line 1121 "book/text.nw"
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result)
 {
@@ -551,26 +552,26 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     int n;
     if (decode_utf8(line, length, point, &n, result)) return result->error;
     /* <<Count the apostrophes that stand alone>> */
-#line 1166 "book/text.nw"
+#line 1167 "book/text.nw"
     int apostrophes = 0;
     for (size_t i = 0; i < length; i++)
         apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
                        && (i + 1 == length || line[i + 1] == ' ');
-#line 1132 "book/text.nw"
+#line 1133 "book/text.nw"
     Joining joining = {language, line, length, apostrophes, '\0', true, false, false};
     char token[TEXT_MAX_TOKENIZED_BYTES + 1];
     size_t used = 0;
     int count = 0;
     for (size_t i = 0, end, next; i < length; i = end) {
         /* <<Find the token line[i .. end) and the start next of the one after it>> */
-#line 1154 "book/text.nw"
+#line 1155 "book/text.nw"
         while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i == length) break;
         for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
         for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
         memcpy(token, line + i, end - i);
         token[end - i] = '\0';
-#line 1138 "book/text.nw"
+#line 1139 "book/text.nw"
         if (!decide_joins(&joining, token, next)) result->text[used++] = ' ';
         memcpy(result->text + used, token, end - i);
         used += end - i;
