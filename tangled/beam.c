@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
 /* <<beam.c definitions>> */
 #line 111 "book/beam.nw"
 DecodeSettings decode_settings(int start, int end, int pad, int max_len)
@@ -23,12 +24,14 @@ int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_le
     }
     return limit;
 }
+
 #line 162 "book/beam.nw"
 static bool greedy_open(const DecodeSettings *settings, const int *row, int length, int t,
                         int limit)
 {
     return length == t && t <= limit && (t == 1 || row[t - 1] != settings->end);
 }
+
 #line 173 "book/beam.nw"
 void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
                       const SourceBatch *source, const DecodeSettings *settings)
@@ -76,6 +79,7 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
 #line 192 "book/beam.nw"
     }
 }
+
 #line 301 "book/beam.nw"
 double length_penalty(const DecodeSettings *settings, int n)
 {
@@ -83,6 +87,7 @@ double length_penalty(const DecodeSettings *settings, int n)
     const double x = settings->penalty == PENALTY_GNMT ? (5.0 + n) / 6.0 : (double)n;
     return pow(x, (double)settings->alpha);
 }
+
 #line 355 "book/beam.nw"
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab)
 {
@@ -120,6 +125,7 @@ void beam_free(Beam *beam)
     free(beam->hyp), free(beam->hyp_len), free(beam->hyp_sum), free(beam->hyp_score);
     memset(beam, 0, sizeof *beam);
 }
+
 /* <<Keep a finished output, in order of score>> */
 #line 453 "book/beam.nw"
 /* Keep for source b the output tokens[0..n] (the start symbol and n more) of sum s. */
@@ -167,6 +173,7 @@ void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
         beam->done = beam->done && beam->alive[b] == 0;
     }
 }
+
 #line 477 "book/beam.nw"
 bool beam_advance(Beam *beam, const float *logprobs)
 {
@@ -176,7 +183,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     beam->done = true, beam->moved = false;
     for (int b = 0; b < beam->batch; b++) {
         if (beam->alive[b] == 0) continue;
-        /* <<Find the best expansions of source [[b]]>> */
+        /* <<Find the best expansions of source b>> */
 #line 509 "book/beam.nw"
         const int width = beam->open[b];
         int n = 0;
@@ -232,6 +239,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     beam->sum = beam->next_sum, beam->next_sum = sum;
     return beam->done;
 }
+
 #line 567 "book/beam.nw"
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
 {
@@ -245,6 +253,7 @@ void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
         if (sums) sums[b] = beam->hyp_sum[b * k];
     }
 }
+
 #line 715 "book/beam.nw"
 void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
                  double *sums, const SourceBatch *source, const DecodeSettings *settings)

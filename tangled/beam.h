@@ -3,6 +3,7 @@
 #ifndef BEAM_H
 #define BEAM_H
 #include "decode.h"
+
 /* <<beam.h declarations>> */
 #line 87 "book/beam.nw"
 typedef enum { PENALTY_GNMT, PENALTY_POWER } LengthPenalty;
@@ -22,6 +23,7 @@ DecodeSettings decode_settings(int start, int end, int pad, int max_len);
 /* The most tokens after the start symbol for a source whose padding mask is keep:
    [src_len] (NULL: max_len - 1). */
 int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_len);
+
 #line 142 "book/beam.nw"
 typedef struct {
     const int *tokens;       /* [batch][len] */
@@ -37,10 +39,12 @@ typedef struct {
    of source->len tokens. */
 void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
                       const SourceBatch *source, const DecodeSettings *settings);
+
 #line 293 "book/beam.nw"
 /* lp(n), the length penalty of the beam's score, for an output of n tokens after the
    start symbol (1 for n < 1). */
 double length_penalty(const DecodeSettings *settings, int n);
+
 #line 325 "book/beam.nw"
 typedef struct {
     int max_batch, size;        /* laid out for: B_max sources, beams of k candidates, */
@@ -66,6 +70,7 @@ typedef struct {
 
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab);
 void beam_free(Beam *beam);
+
 #line 400 "book/beam.nw"
 /* Start a search of batch sources with settings: each source's beam holds the start
    symbol alone, with sum 0. src_keep: [batch][src_len] (NULL: no source limit). */
@@ -80,6 +85,7 @@ bool beam_advance(Beam *beam, const float *logprobs);
    lengths: [batch], sums: [batch] (log-probabilities); each may be NULL. The finished
    outputs stay sorted in hyp, hyp_len, hyp_sum and hyp_score. */
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums);
+
 #line 702 "book/beam.nw"
 /* Beam search with beam->size candidates per source, batched: out[b] = the best output
    for source b by score (penalized with settings), padded; out: [batch][settings->max_len],

@@ -14,6 +14,7 @@
 #include "utf8.h"
 #line 515 "book/bleu-engine.nw"
 #include <stdint.h>
+
 /* <<bleu.c definitions>> */
 #line 83 "book/bleu-engine.nw"
 typedef struct {
@@ -34,6 +35,7 @@ static char *text_finish(TextBuffer *t)   /* the text, "" if nothing was put */
     if (t->text == NULL) text_put(t, "", 0);
     return t->text;
 }
+
 #line 107 "book/bleu-engine.nw"
 static char *replace_all(char *line, const char *from, const char *to)
 {
@@ -48,6 +50,7 @@ static char *replace_all(char *line, const char *from, const char *to)
     free(line);
     return text_finish(&out);
 }
+
 #line 126 "book/bleu-engine.nw"
 static bool is_13a_symbol(unsigned char c)
 {
@@ -69,6 +72,7 @@ static char *pad_symbols(char *line)
     free(line);
     return text_finish(&out);
 }
+
 #line 152 "book/bleu-engine.nw"
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static bool is_not_digit(unsigned char c) { return !is_digit(c); }
@@ -103,6 +107,7 @@ static char *apply_pair_rule(char *line, const PairRule *rule)
     free(line);
     return text_finish(&out);
 }
+
 #line 194 "book/bleu-engine.nw"
 static uint32_t character_at(const char *text, int *length)
 {
@@ -112,6 +117,7 @@ static uint32_t character_at(const char *text, int *length)
     if (problem) *length = 1, c = (unsigned char)text[0];
     return c;
 }
+
 #line 210 "book/bleu-engine.nw"
 static bool python_space(uint32_t c)
 {
@@ -138,6 +144,7 @@ static char *join_words(char *line)
     free(line);
     return text_finish(&out);
 }
+
 #line 249 "book/bleu-engine.nw"
 char *bleu_tokenize_13a(const char *line)
 {
@@ -157,6 +164,7 @@ char *bleu_tokenize_13a(const char *line)
     for (int r = 0; r < 3; r++) s = apply_pair_rule(s, &pair_rules[r]);
     return join_words(s);
 }
+
 #line 300 "book/bleu-engine.nw"
 static bool case_ignorable(uint32_t c)
 {
@@ -181,6 +189,7 @@ static bool is_cased(uint32_t c, locale_t utf8)
     return towlower_l(w, utf8) != w || towupper_l(w, utf8) != w || iswlower_l(w, utf8)
         || iswupper_l(w, utf8);
 }
+
 #line 331 "book/bleu-engine.nw"
 static locale_t utf8_locale(void)   /* (locale_t)0 if the system has none */
 {
@@ -195,6 +204,7 @@ const char *bleu_lowercase_ready(char *error, size_t size)
     snprintf(error, size, "cannot lowercase: no C.UTF-8 locale (%s)", strerror(errno));
     return error;
 }
+
 #line 368 "book/bleu-engine.nw"
 char *bleu_lowercase(const char *line)
 {
@@ -230,6 +240,7 @@ char *bleu_lowercase(const char *line)
     free(c);
     return text_finish(&out);
 }
+
 #line 421 "book/bleu-engine.nw"
 char *bleu_preprocess(const char *line, bool lowercase)
 {
@@ -245,6 +256,7 @@ char *bleu_preprocess(const char *line, bool lowercase)
     free(s);
     return words;
 }
+
 #line 468 "book/bleu-engine.nw"
 typedef struct { const char *text; size_t length; } Token;
 typedef struct { const Token *first; int n; } NGram;
@@ -281,6 +293,7 @@ static int compare_ngrams(const void *a, const void *b)
     }
     return 0;
 }
+
 #line 519 "book/bleu-engine.nw"
 typedef struct {
     NGram gram;                  /* gram.first == NULL: an empty slot */
@@ -324,6 +337,7 @@ static NGramCount *ngram_slot(const NGramTable *t, const NGram *g)
         if (slot->hash == h && compare_ngrams(&slot->gram, g) == 0) return slot;
     }
 }
+
 #line 568 "book/bleu-engine.nw"
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
@@ -345,7 +359,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     stats->ref_len += (long long)closest;
 #line 576 "book/bleu-engine.nw"
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
-        /* <<Add the clipped matches of order [[n]]>> */
+        /* <<Add the clipped matches of order n>> */
 #line 605 "book/bleu-engine.nw"
         const size_t hyp_count = hyp.count >= (size_t)n ? hyp.count - (size_t)n + 1 : 0;
         NGramTable table = ngram_table(hyp_count);
@@ -379,6 +393,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
     free(hyp.line), free(hyp.tokens), free(refs);
 }
+
 #line 668 "book/bleu-engine.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
@@ -410,6 +425,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
     s.score = s.bp * exp(log_sum / order);
     return s;
 }
+
 #line 715 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
@@ -423,6 +439,7 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     free(refs);
     return bleu_compute(&stats, effective_order);
 }
+
 #line 748 "book/bleu-engine.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
@@ -431,6 +448,7 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->precisions[1], s->precisions[2], s->precisions[3], s->bp, s->ratio,
              s->stats.hyp_len, s->stats.ref_len);
 }
+
 #line 777 "book/bleu-engine.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
@@ -439,6 +457,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              n_refs, lowercase ? "lc" : "mixed", effective_order ? "yes" : "no",
              BLEU_SACREBLEU_VERSION);
 }
+
 #line 820 "book/bleu-engine.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {

@@ -5,23 +5,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "tensor.h"
+
 /* <<bleu.h declarations>> */
 #line 240 "book/bleu-engine.nw"
 /* The line tokenized by sacreBLEU's 13a rules: words separated by single spaces, no space
    at either end. LINE is UTF-8; free() the result. */
 char *bleu_tokenize_13a(const char *line);
+
 #line 350 "book/bleu-engine.nw"
 /* Whether bleu_lowercase can work here (it needs the C.UTF-8 locale): NULL, or why not in
    error (size bytes). */
 const char *bleu_lowercase_ready(char *error, size_t size);
+
 #line 359 "book/bleu-engine.nw"
 /* LINE lowercased as Python's str.lower() does (see the book for the one approximation);
    UTF-8 in and out; free() the result. */
 char *bleu_lowercase(const char *line);
+
 #line 412 "book/bleu-engine.nw"
 /* sacreBLEU's preprocessing of one segment: optionally lowercase, strip trailing
    whitespace, tokenize with 13a. free() the result. */
 char *bleu_preprocess(const char *line, bool lowercase);
+
 #line 449 "book/bleu-engine.nw"
 enum { BLEU_MAX_ORDER = 4 };
 
@@ -35,6 +40,7 @@ typedef struct {
    UTF-8 text: they are preprocessed here, lowercased if asked). */
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase);
+
 #line 650 "book/bleu-engine.nw"
 typedef struct {
     double score;                        /* 0 to 100 */
@@ -48,17 +54,21 @@ typedef struct {
    averages only the orders that the hypotheses have n-grams of (sacreBLEU's default for
    corpus BLEU is false). */
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order);
+
 #line 708 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order);
+
 #line 741 "book/bleu-engine.nw"
 /* The score line, in sacreBLEU's format. */
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s);
+
 #line 768 "book/bleu-engine.nw"
 #define BLEU_SACREBLEU_VERSION "2.6.0"
 /* sacreBLEU's signature of a BLEU score computed with these settings. */
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order);
+
 #line 805 "book/bleu-engine.nw"
 typedef struct {
     char *text;       /* the whole file, its line ends replaced by NULs */

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 /* <<checkpoint.c definitions>> */
 #line 89 "book/checkpoint.nw"
 static const char checkpoint_magic[] = "annotated-transformer-c checkpoint";
 enum { CHECKPOINT_VERSION = 1 };
+
 #line 97 "book/checkpoint.nw"
 enum { METADATA_MAX = 48 };
 typedef struct {
@@ -34,6 +36,7 @@ static void metadata_add(Metadata *meta, const char *key, const char *format, ..
     va_end(arguments);
     meta->count++;
 }
+
 #line 122 "book/checkpoint.nw"
 static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
 {
@@ -58,6 +61,7 @@ static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
     metadata_add(meta, "adam.beta2", "%.17g", adam->beta2);
     metadata_add(meta, "adam.eps", "%.17g", adam->eps);
 }
+
 #line 177 "book/checkpoint.nw"
 const char *checkpoint_save(const char *path, const Model *model, const Adam *adam,
                             const TrainingProgress *progress,
@@ -120,6 +124,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     return safetensors_write_parts(path, parts, 3, (const char *const (*)[2])pairs,
                                    meta.count, scratch);
 }
+
 #line 271 "book/checkpoint.nw"
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],

@@ -5,6 +5,7 @@
 #define CHECKPOINT_H
 #include "safetensors.h"
 #include "train.h"
+
 /* <<checkpoint.h declarations>> */
 #line 163 "book/checkpoint.nw"
 /* Save the parameters, Adam's moments and step, the progress and the recipe (n_recipe
@@ -14,6 +15,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                             const TrainingProgress *progress,
                             const char *const (*recipe)[2], int n_recipe,
                             Safetensors *scratch);
+
 #line 259 "book/checkpoint.nw"
 /* Load the checkpoint at PATH into model (initialized with the run's configuration), adam
    (initialized for it) and progress, checking magic, version, checksum, configuration and

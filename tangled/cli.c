@@ -1,17 +1,18 @@
-#line 66 "book/program.nw"
+#line 68 "book/program.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 /* <<cli.c includes>> */
-#line 258 "book/program.nw"
+#line 267 "book/program.nw"
 #include <errno.h>
-#line 307 "book/program.nw"
+#line 316 "book/program.nw"
 #include <getopt.h>
 #include <limits.h>
+
 /* <<cli.c definitions>> */
-#line 225 "book/program.nw"
+#line 230 "book/program.nw"
 void usage_error(const char *command, const char *format, ...)
 {
     va_list arguments;
@@ -23,14 +24,19 @@ void usage_error(const char *command, const char *format, ...)
     fprintf(stderr, " (try 'transformer%s%s --help')\n", space, name);
     exit(2);
 }
-#line 244 "book/program.nw"
+
+#line 250 "book/program.nw"
 int finish_output(void)
 {
-    if (fflush(stdout) != 0 || ferror(stdout))
-        die("cannot write the results to standard output: %s", strerror(errno));
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "transformer: cannot write the results to standard output: %s\n",
+                strerror(errno));
+        exit(EXIT_FAILURE);
+    }
     return 0;
 }
-#line 265 "book/program.nw"
+
+#line 274 "book/program.nw"
 long long parse_integer(const char *command, const char *flag, const char *text,
                                long long low, long long high)
 {
@@ -43,7 +49,8 @@ long long parse_integer(const char *command, const char *flag, const char *text,
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 283 "book/program.nw"
+
+#line 292 "book/program.nw"
 double parse_number(const char *command, const char *flag, const char *text,
                            double low, double high)
 {
@@ -56,7 +63,8 @@ double parse_number(const char *command, const char *flag, const char *text,
                     flag, low, high, text ? text : "nothing");
     return value;
 }
-#line 344 "book/program.nw"
+
+#line 351 "book/program.nw"
 static void read_option(const char *command, const Option *option, const char *text)
 {
     char flag[64];
@@ -84,7 +92,7 @@ static void read_option(const char *command, const Option *option, const char *t
         break;
     case OPTION_CHOICE:
         /* <<Look the value up among the choices>> */
-#line 382 "book/program.nw"
+#line 389 "book/program.nw"
         {
             const char *word = option->choices;
             for (int index = 0; *word; index++) {
@@ -105,18 +113,18 @@ static void read_option(const char *command, const Option *option, const char *t
             }
             usage_error(command, "%s expects %s, got '%s'", flag, list, text ? text : "nothing");
         }
-#line 371 "book/program.nw"
+#line 378 "book/program.nw"
         break;
     case OPTION_SWITCH: *(bool *)option->target = true; break;
     case OPTION_SET: *(int *)option->target = (int)option->low; break;
     }
 }
-#line 425 "book/program.nw"
+
+#line 433 "book/program.nw"
 int parse_options(const char *command, const Option *options, int count, int argc,
                          char **argv)
 {
-    ENSURE(count <= MAX_OPTIONS, "%d options", count);
-    struct option table[MAX_OPTIONS + 1];
+    struct option table[count + 1];
     for (int i = 0; i < count; i++) {
         const bool takes_value = options[i].kind != OPTION_SWITCH && options[i].kind != OPTION_SET;
         table[i] = (struct option){options[i].name, takes_value ? required_argument : no_argument,
@@ -142,7 +150,8 @@ void no_operands(const char *command, int first, int argc, char **argv)
 {
     if (first < argc) usage_error(command, "unexpected argument '%s'", argv[first]);
 }
-#line 465 "book/program.nw"
+
+#line 472 "book/program.nw"
 static void print_option(FILE *out, const Option *option)
 {
     const char *help = option->help ? option->help : "";
@@ -158,8 +167,8 @@ static void print_option(FILE *out, const Option *option)
     if (length <= 24) fprintf(out, "  %-24s %s", flag, help);
     else fprintf(out, "  %s\n%27s%s", flag, "", help);
     if (strstr(help, "default") == NULL) 
-                                         /* <<Print the default value of [[option]]>> */
-#line 502 "book/program.nw"
+                                         /* <<Print the default value of option>> */
+#line 509 "book/program.nw"
                                          switch (option->kind) {
                                          case OPTION_INT: fprintf(out, " (default %d)", *(const int *)option->target); break;
                                          case OPTION_LONG: fprintf(out, " (default %ld)", *(const long *)option->target); break;
@@ -178,7 +187,7 @@ static void print_option(FILE *out, const Option *option)
                                          }
                                          case OPTION_SWITCH: case OPTION_SET: break;
                                          }
-#line 480 "book/program.nw"
+#line 487 "book/program.nw"
     fputc('\n', out);
 }
 
@@ -187,23 +196,4 @@ void print_options(FILE *out, const Option *options, int count)
     fprintf(out, "\noptions:\n");
     for (int i = 0; i < count; i++) print_option(out, &options[i]);
     fprintf(out, "  %-24s %s\n", "--help", "print this help and exit");
-}
-#line 37 "book/copy-command.nw"
-void check_model_size(const char *command, const Config *config)
-{
-    if (config->d_model % config->heads || config->d_model % 2)
-        usage_error(command, "--d-model must be even and a multiple of --heads");
-}
-#line 2026 "book/fast.nw"
-int default_precision(void)
-{
-    return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32;
-}
-
-void set_precision(const char *command, int choice)
-{
-    if (choice == PRECISION_BF16 && !bf16_hardware())
-        usage_error(command, "--precision bf16 needs a processor with AVX512_BF16, which "
-                             "this one lacks (or ONEDNN_MAX_CPU_ISA hides)");
-    compute.precision = (Precision)choice;
 }

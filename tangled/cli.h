@@ -1,15 +1,16 @@
-#line 51 "book/program.nw"
+#line 54 "book/program.nw"
 /* The helpers every command uses: usage errors, reading options, writing results.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef CLI_H
 #define CLI_H
 #include <stdbool.h>
 #include <stdio.h>
-#include "model.h"
+
 /* <<cli.h declarations>> */
-#line 201 "book/program.nw"
+#line 206 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
-#line 209 "book/program.nw"
+
+#line 214 "book/program.nw"
 /* Print "transformer COMMAND: message (try ...)" on one line and exit with status 2. */
 _Noreturn __attribute__((format(printf, 2, 3)))
 void usage_error(const char *command, const char *format, ...);
@@ -20,7 +21,8 @@ long long parse_integer(const char *command, const char *flag, const char *text,
                         long long low, long long high);
 double parse_number(const char *command, const char *flag, const char *text, double low,
                     double high);
-#line 315 "book/program.nw"
+
+#line 324 "book/program.nw"
 typedef enum {
     OPTION_INT,      /* int, in [low, high] */
     OPTION_LONG,     /* long, in [low, high] */
@@ -41,36 +43,16 @@ typedef struct {
     const char *help;      /* for --help: "N epochs to train"; a value's name comes first */
 } Option;
 
-enum { MAX_OPTIONS = 32 };
-#line 413 "book/program.nw"
+#line 420 "book/program.nw"
 /* Read the options of argv[0 .. argc) (the arguments after the command's name) into their
    targets; return the index of the first operand, the operands being argv[index .. argc). */
 int parse_options(const char *command, const Option *options, int count, int argc,
                   char **argv);
 /* For a command that takes no operands: refuse any. */
 void no_operands(const char *command, int first, int argc, char **argv);
-#line 494 "book/program.nw"
+
+#line 501 "book/program.nw"
 /* Print the table's flags, one a line, with their help and defaults. */
 void print_options(FILE *out, const Option *options, int count);
-#line 20 "book/copy-command.nw"
-/* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
-#define MODEL_SIZE_OPTIONS(config)                                               \
-    {"layers", OPTION_INT, &(config).layers, 1, 24, NULL,                        \
-     "N layers of the encoder and of the decoder"},                              \
-    {"d-model", OPTION_INT, &(config).d_model, 2, 4096, NULL, "N width of the model"}, \
-    {"d-ff", OPTION_INT, &(config).d_ff, 1, 16384, NULL,                         \
-     "N width of the feed-forward networks"},                                    \
-    {"heads", OPTION_INT, &(config).heads, 1, 64, NULL, "N attention heads"}
-
-void check_model_size(const char *command, const Config *config);
-#line 2009 "book/fast.nw"
-/* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
-#define PRECISION_OPTION(choice) \
-    {"precision", OPTION_CHOICE, &(choice), 0, 0, "fp32|bf16", \
-     "number format of the matrix products"}
-/* The precision a command uses when not told: bf16 where the processor has it. */
-int default_precision(void);
-/* compute.precision = choice; bf16 on a processor without it is a usage error. */
-void set_precision(const char *command, int choice);
-#line 59 "book/program.nw"
+#line 61 "book/program.nw"
 #endif

@@ -1,4 +1,4 @@
-#line 154 "book/program.nw"
+#line 159 "book/program.nw"
 /* The commands that time the program: time-decode (the decoding chapter) and benchmark
    (the speed chapter). Generated from the book's chapters by notangle: edit the book. */
 #include "cli.h"
@@ -15,6 +15,7 @@
 #line 216 "book/fast.nw"
 #include <sys/resource.h>
 #include "trainer.h"
+
 /* <<commands-speed.c functions>> */
 #line 48 "book/decode-check.nw"
 int run_time_decode(int argc, char **argv)
@@ -83,6 +84,7 @@ int run_time_decode(int argc, char **argv)
     model_free(&model);
     return status;
 }
+
 #line 224 "book/fast.nw"
 typedef struct {
     bool decoding;                   /* true: time greedy decoding, not training */
@@ -95,6 +97,7 @@ static double peak_rss_mib(void)
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
 }
+
 #line 245 "book/fast.nw"
 typedef void MatmulFunction(int m, int n, int k, float alpha, MatmulOperand a,
                             MatmulOperand b, float beta, float *c, int ldc);
@@ -126,6 +129,7 @@ static double replay_gflops(const MatmulLog *log, MatmulFunction *multiply)
     free(a);
     return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
 }
+
 #line 285 "book/fast.nw"
 static int benchmark_training(Config config, const BenchmarkSettings *s)
 {
@@ -187,6 +191,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     trainer_free(&trainer);
     return finish_output();
 }
+
 #line 364 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
@@ -222,6 +227,7 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     model_free(&model);
     return finish_output();
 }
+
 #line 400 "book/fast.nw"
 int run_benchmark(int argc, char **argv)
 {
@@ -257,4 +263,18 @@ int run_benchmark(int argc, char **argv)
 #line 406 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
+}
+
+#line 2027 "book/fast.nw"
+int default_precision(void)
+{
+    return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32;
+}
+
+void set_precision(const char *command, int choice)
+{
+    if (choice == PRECISION_BF16 && !bf16_hardware())
+        usage_error(command, "--precision bf16 needs a processor with AVX512_BF16, which "
+                             "this one lacks (or ONEDNN_MAX_CPU_ISA hides)");
+    compute.precision = (Precision)choice;
 }

@@ -1,4 +1,4 @@
-#line 93 "book/program.nw"
+#line 98 "book/program.nw"
 /* The commands of the first chapters: figure-data, demo, random, time-matmul, gradcheck.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -9,12 +9,13 @@
 #include <string.h>
 #include "figure.h"
 /* <<commands-tool.c includes>> */
-#line 964 "book/program.nw"
+#line 971 "book/program.nw"
 #include <getopt.h>
 #line 20 "book/gradcheck-command.nw"
 #include "gradcheck.h"
+
 /* <<commands-tool.c functions>> */
-#line 908 "book/program.nw"
+#line 915 "book/program.nw"
 int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -35,7 +36,7 @@ int run_figure_data(int argc, char **argv)
     if (!figure_defaults(kind, value, problem, sizeof problem))
         usage_error("figure-data", "%s", problem);
     /* <<Read the figure's options>> */
-#line 940 "book/program.nw"
+#line 947 "book/program.nw"
     struct option table[FIGURE_MAX_OPTIONS + 1];
     bool given[FIGURE_MAX_OPTIONS] = {false};
     int count = 0;
@@ -55,12 +56,13 @@ int run_figure_data(int argc, char **argv)
         given[o] = true;
     }
     no_operands("figure-data", a + optind - 1, argc, argv);
-#line 928 "book/program.nw"
+#line 935 "book/program.nw"
     const char *refused = figure_emit(stdout, kind, value);
     if (refused) usage_error("figure-data", "%s", refused);
     return 0;
 }
-#line 971 "book/program.nw"
+
+#line 978 "book/program.nw"
 void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -85,7 +87,8 @@ void print_figure_data_help(FILE *out)
         }
     }
 }
-#line 1135 "book/program.nw"
+
+#line 1142 "book/program.nw"
 int run_demo(int argc, char **argv)
 {
     no_operands("demo", parse_options("demo", NULL, 0, argc, argv), argc, argv);
@@ -101,7 +104,8 @@ int run_demo(int argc, char **argv)
     }
     return 0;
 }
-#line 1229 "book/program.nw"
+
+#line 1236 "book/program.nw"
 int run_random(int argc, char **argv)
 {
     long seed = 42, stream = 54, count = 6;
@@ -126,7 +130,8 @@ int run_random(int argc, char **argv)
         else printf("%.9g\n", kind == UNIFORM ? rng_uniform(&rng) : rng_normal(&rng));
     return 0;
 }
-#line 1300 "book/program.nw"
+
+#line 1307 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
     int n = 256, choice = compute.matmul;   /* the choices in MatmulKernel's order */
@@ -139,7 +144,7 @@ int run_time_matmul(int argc, char **argv)
                 argc, argv);
     const MatmulKernel kernel = (MatmulKernel)choice;
     /* <<Fill two random matrices and time their product>> */
-#line 1320 "book/program.nw"
+#line 1327 "book/program.nw"
     size_t size = (size_t)n * n;
     float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
     Rng rng;
@@ -157,9 +162,10 @@ int run_time_matmul(int argc, char **argv)
     printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
            kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
     free(a);
-#line 1312 "book/program.nw"
+#line 1319 "book/program.nw"
     return 0;
 }
+
 #line 27 "book/gradcheck-command.nw"
 int run_gradcheck(int argc, char **argv)
 {

@@ -1,4 +1,4 @@
-#line 109 "book/program.nw"
+#line 114 "book/program.nw"
 /* The commands that train: copy (the copy-task chapter) and train (the translation
    chapter). Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -18,7 +18,15 @@
 #line 392 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
+
 /* <<commands-training.c functions>> */
+#line 37 "book/copy-command.nw"
+void check_model_size(const char *command, const Config *config)
+{
+    if (config->d_model % config->heads || config->d_model % 2)
+        usage_error(command, "--d-model must be even and a multiple of --heads");
+}
+
 #line 50 "book/copy-command.nw"
 typedef struct {
     int batch_size, len, vocab;
@@ -47,6 +55,7 @@ static double copy_validate(void *task, Trainer *trainer)
     }
     return validation;
 }
+
 #line 84 "book/copy-command.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
@@ -57,6 +66,7 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     }
     return 0;
 }
+
 #line 99 "book/copy-command.nw"
 typedef struct {
     Config config;
@@ -67,6 +77,7 @@ typedef struct {
     int precision;             /* the speed chapter */
     int norm;                  /* --norm: 0 pre, 1 post */
 } CopyFlags;
+
 #line 115 "book/copy-command.nw"
 /* Read the copy command's flags. */
 static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
@@ -119,6 +130,7 @@ static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
     flags->config.norm = flags->norm == 1 ? NORM_POST : NORM_PRE;
     set_precision("copy", flags->precision);
 }
+
 #line 187 "book/copy-command.nw"
 /* Decode examples and report whether they are copies: true if every one is. */
 static bool decode_examples(Trainer *trainer, const CopyTask *copy, double start)
@@ -154,6 +166,7 @@ static bool decode_examples(Trainer *trainer, const CopyTask *copy, double start
     free(out), free(keep);
     return exact;
 }
+
 #line 230 "book/copy-command.nw"
 int run_copy(int argc, char **argv)
 {
@@ -203,6 +216,7 @@ int run_copy(int argc, char **argv)
     trainer_free(&trainer);
     return status;
 }
+
 #line 340 "book/translate.nw"
 typedef struct {
     const Corpus *train, *validation;
@@ -256,6 +270,7 @@ static const char *translation_save_best(void *task, const Model *model)
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
     return error ? t->error : NULL;
 }
+
 #line 401 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
@@ -286,6 +301,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     }
     return NULL;
 }
+
 #line 436 "book/translate.nw"
 typedef struct {
     Config config;
@@ -296,6 +312,7 @@ typedef struct {
     int token_budget, subset, keep_epochs, cooldown_epochs, subwords, seed;
     int precision, norm;
 } TrainFlags;
+
 #line 455 "book/translate.nw"
 /* The recipe of a translation run, after its flags. */
 static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
@@ -317,6 +334,7 @@ static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
     recipe_add(recipe, "recipe.seed", "%d", flags->seed);
     recipe_add(recipe, "recipe.rate", "%.17g", flags->settings.constant_rate);
 }
+
 #line 498 "book/translate.nw"
 /* Read the train command's flags. */
 static void read_train_flags(TrainFlags *flags, int argc, char **argv)
@@ -392,6 +410,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
     check_model_size("train", config);
     set_precision("train", flags->precision);
 }
+
 #line 570 "book/translate.nw"
 /* Check at once that the model can be saved. */
 static void check_model_can_be_saved(const char *model_path)
@@ -400,6 +419,7 @@ static void check_model_can_be_saved(const char *model_path)
     if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
     safetensors_remove_temporaries(model_path);
 }
+
 #line 582 "book/translate.nw"
 int run_train(int argc, char **argv)
 {

@@ -1,4 +1,4 @@
-#line 140 "book/program.nw"
+#line 145 "book/program.nw"
 /* The commands that use a trained translator: translate and attention (the translation chapter).
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -13,6 +13,7 @@
 #include "data.h"
 #include "modelfile.h"
 #include "translator.h"
+
 /* <<commands-translation.c functions>> */
 #line 369 "book/translate-commands.nw"
 /* The translator that ships with the book: SHIPPED_MODEL in the current directory, else
@@ -30,6 +31,7 @@ static const char *shipped_model(void)
     snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "%s", SHIPPED_MODEL);
     return access(path, R_OK) == 0 ? path : SHIPPED_MODEL;
 }
+
 #line 396 "book/translate-commands.nw"
 /* The live line of translate: when it started, whether it is shown, the input's size. */
 typedef struct {
@@ -71,6 +73,7 @@ static void translate_progress_end(const TranslateProgress *progress, long lines
     fprintf(stderr, "\rtranslated %ld lines in %.1f s (%.1f lines/s)%24s\n", lines, elapsed,
             lines / elapsed, "");
 }
+
 #line 442 "book/translate-commands.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
@@ -81,6 +84,7 @@ static void load_translator(const char *path, Model *model, Vocab *src_vocab,
     if (error) die("%s", error);
     safetensors_free(&file);
 }
+
 #line 457 "book/translate-commands.nw"
 int run_translate(int argc, char **argv)
 {
@@ -151,6 +155,7 @@ int run_translate(int argc, char **argv)
     translator_close(&translator);
     return finish_output();
 }
+
 #line 1020 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
@@ -202,6 +207,7 @@ int run_average(int argc, char **argv)
     free(sum), model_free(&mean), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     return finish_output();
 }
+
 /* <<Translate the sentence on standard input greedily>> */
 #line 1432 "book/translate.nw"
 /* The sentence on standard input and its greedy translation, as a batch of one pair. */

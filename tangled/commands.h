@@ -1,12 +1,15 @@
-#line 79 "book/program.nw"
+#line 82 "book/program.nw"
 /* The commands of the transformer program, one function each (argv[0] is the first
-   argument after the command's name). Generated from the book's chapters by notangle:
-   edit the book, not this file. */
+   argument after the command's name), and the options they share about the model.
+   Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef COMMANDS_H
 #define COMMANDS_H
 #include <stdio.h>
+#include "cli.h"
+#include "model.h"
+
 /* <<commands.h declarations>> */
-#line 170 "book/program.nw"
+#line 175 "book/program.nw"
 int run_figure_data(int argc, char **argv);
 void print_figure_data_help(FILE *out);
 int run_demo(int argc, char **argv);
@@ -23,5 +26,27 @@ int run_translate(int argc, char **argv);
 int run_attention(int argc, char **argv);
 int run_average(int argc, char **argv);
 int run_benchmark(int argc, char **argv);
-#line 86 "book/program.nw"
+
+#line 20 "book/copy-command.nw"
+/* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
+#define MODEL_SIZE_OPTIONS(config)                                               \
+    {"layers", OPTION_INT, &(config).layers, 1, 24, NULL,                        \
+     "N layers of the encoder and of the decoder"},                              \
+    {"d-model", OPTION_INT, &(config).d_model, 2, 4096, NULL, "N width of the model"}, \
+    {"d-ff", OPTION_INT, &(config).d_ff, 1, 16384, NULL,                         \
+     "N width of the feed-forward networks"},                                    \
+    {"heads", OPTION_INT, &(config).heads, 1, 64, NULL, "N attention heads"}
+
+void check_model_size(const char *command, const Config *config);
+
+#line 2010 "book/fast.nw"
+/* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
+#define PRECISION_OPTION(choice) \
+    {"precision", OPTION_CHOICE, &(choice), 0, 0, "fp32|bf16", \
+     "number format of the matrix products"}
+/* The precision a command uses when not told: bf16 where the processor has it. */
+int default_precision(void);
+/* compute.precision = choice; bf16 on a processor without it is a usage error. */
+void set_precision(const char *command, int choice);
+#line 91 "book/program.nw"
 #endif

@@ -3,6 +3,7 @@
 #include "data.h"
 #include <stdlib.h>
 #include <string.h>
+
 /* <<data.c definitions>> */
 #line 79 "book/translate.nw"
 void corpus_free(Corpus *corpus)
@@ -11,6 +12,7 @@ void corpus_free(Corpus *corpus)
     free(corpus->src_ids), free(corpus->tgt_ids);
     memset(corpus, 0, sizeof *corpus);
 }
+
 #line 136 "book/translate.nw"
 /* What a pair is sorted by, next to its number: qsort's comparison sees only two items. */
 typedef struct { int tgt_len, src_len, pair; } LengthKey;
@@ -61,6 +63,7 @@ void batch_plan_free(BatchPlan *plan)
     free(plan->order), free(plan->spans);
     memset(plan, 0, sizeof *plan);
 }
+
 #line 208 "book/translate.nw"
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad)
@@ -80,12 +83,14 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
     padding_mask(batch->src_keep, batch->src, n, s, pad);
     target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
 }
+
 #line 242 "book/translate.nw"
 SourceBatch source_batch(const int *tokens, uint8_t *keep, int batch, int len, int pad)
 {
     padding_mask(keep, tokens, batch, len, pad);
     return (SourceBatch){tokens, keep, batch, len};
 }
+
 #line 265 "book/translate.nw"
 void batch_order(int *order, int count, uint64_t seed, int epoch)
 {
@@ -98,6 +103,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
         order[i] = order[j], order[j] = swap;
     }
 }
+
 #line 612 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
@@ -116,6 +122,7 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
         }
     return most;
 }
+
 #line 35 "book/translate-files.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
@@ -148,6 +155,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     number_side(&corpus.tgt_offset, &corpus.tgt_ids, tgt, tgt_vocab, lines, max_tokens);
     return corpus;
 }
+
 #line 83 "book/translate-files.nw"
 int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
 {
@@ -159,6 +167,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     ids[n++] = VOCAB_END;
     return n;
 }
+
 #line 122 "book/translate-files.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   bool joint, int subwords, char *error, size_t size)

@@ -4,6 +4,7 @@
 #include "decode.h"
 #include <stdlib.h>
 #include <string.h>
+
 /* <<decode.c definitions>> */
 #line 280 "book/copy.nw"
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
@@ -31,6 +32,7 @@ void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_ke
     free(ys);
     free(keep);
 }
+
 #line 143 "book/decode.nw"
 static float *carve(float **next, size_t floats)
 {
@@ -38,6 +40,7 @@ static float *carve(float **next, size_t floats)
     *next += floats;
     return start;
 }
+
 #line 156 "book/decode.nw"
 void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
                         int max_src_len, int max_len)
@@ -80,6 +83,7 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->keep = xmalloc((size_t)max_batch);
     cache->src_keep = xmalloc((size_t)max_batch * max_src_len);
 }
+
 #line 206 "book/decode.nw"
 void decoder_cache_free(KVCache *cache)
 {
@@ -90,6 +94,7 @@ void decoder_cache_free(KVCache *cache)
     free(cache->src_keep);
     memset(cache, 0, sizeof *cache);
 }
+
 #line 236 "book/decode.nw"
 /* out = in W^T + b with the parameters of linear; in: [rows][in_features],
    out: [rows][out_features]. */
@@ -99,6 +104,7 @@ static void project(const Model *model, LinearViews linear, float *out, const fl
     linear_forward(out, in, model_parameter(model, linear.weight),
                    model_parameter(model, linear.bias), rows, in_features, out_features);
 }
+
 #line 250 "book/decode.nw"
 void decoder_cache_start(Model *model, KVCache *cache, const int *src,
                          const uint8_t *src_keep, int batch, int src_len)
@@ -115,7 +121,7 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
     const float *memory = model_encode(model, src, src_keep, batch, src_len);   /* [B][S][d] */
 #line 261 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) {
-        /* <<Project the memory's keys and values for layer [[l]]>> */
+        /* <<Project the memory's keys and values for layer l>> */
 #line 280 "book/decode.nw"
         const AttentionViews *src_attn = &model->decoder[l].src_attn;
         const int rows = batch * src_len, d = c->d_model;
@@ -124,6 +130,7 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
 #line 263 "book/decode.nw"
     }
 }
+
 #line 309 "book/decode.nw"
 void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
 {
@@ -154,6 +161,7 @@ void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
     }
     cache->batch = kept;
 }
+
 /* <<Sublayers for the newest position>> */
 #line 392 "book/decode.nw"
 /* What F reads: LN(x) into cache->normed (pre-norm) or x itself (post-norm);
@@ -171,6 +179,7 @@ static void step_residual(const Model *model, KVCache *cache, NormViews norm)
     model_sublayer_residual(model, norm, cache->x, cache->normed, &saved, cache->x, cache->f,
                             NULL, cache->batch);
 }
+
 #line 417 "book/decode.nw"
 /* cache->f = multi-head attention of the newest position of each sequence, with queries
    from in: [batch][d], over n keys and values: key j of sequence b is the row of d floats
@@ -185,7 +194,7 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
     project(model, views->linears[0], cache->q, in, cache->batch, d, d);
     for (int b = 0; b < cache->batch; b++)
         for (int a = 0; a < c->heads; a++) {
-            /* <<Attend with head [[a]] of the newest position of sequence [[b]]>> */
+            /* <<Attend with head a of the newest position of sequence b>> */
 #line 441 "book/decode.nw"
             const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
             const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
@@ -201,6 +210,7 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
 }
+
 #line 459 "book/decode.nw"
 static void decoder_layer_step(const Model *model, KVCache *cache, int l)
 {
@@ -261,6 +271,7 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     return cache->logprobs;
 #line 371 "book/decode.nw"
 }
+
 #line 534 "book/decode.nw"
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
                           const uint8_t *src_keep, int batch, int src_len, int len,
@@ -286,6 +297,7 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
 #line 547 "book/decode.nw"
     }
 }
+
 #line 612 "book/beam.nw"
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
 {
@@ -309,6 +321,7 @@ void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
     cache->batch = batch * copies;
     for (int r = 0; r < cache->batch; r++) cache->rows[r] = r;
 }
+
 #line 675 "book/beam.nw"
 void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
 {

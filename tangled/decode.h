@@ -4,17 +4,20 @@
 #ifndef DECODE_H
 #define DECODE_H
 #include "model.h"
+
 /* <<decode.h declarations>> */
 #line 270 "book/copy.nw"
 /* out[b] = greedy decoding of src[b], starting with start: out: [batch][len],
    src: [batch][src_len] with its padding mask src_keep. */
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start);
+
 #line 99 "book/decode.nw"
 typedef struct {
     float *self_k, *self_v;    /* [max_len][max_batch][d_model]: position-major */
     float *src_k, *src_v;      /* [batch][src_len][d_model] of the memory, packed */
 } LayerCache;
+
 #line 111 "book/decode.nw"
 typedef struct {
     int max_batch, max_src_len, max_len;   /* what the cache was laid out for */
@@ -41,6 +44,7 @@ typedef struct {
 void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
                         int max_src_len, int max_len);
 void decoder_cache_free(KVCache *cache);
+
 #line 224 "book/decode.nw"
 /* Begin decoding src: [batch][src_len] with its padding mask src_keep: [batch][src_len]
    (copied): run the encoder once and project the memory's keys and values for every
@@ -48,16 +52,19 @@ void decoder_cache_free(KVCache *cache);
    for batch sequences of src_len tokens; its activations are overwritten. */
 void decoder_cache_start(Model *model, KVCache *cache, const int *src,
                          const uint8_t *src_keep, int batch, int src_len);
+
 #line 298 "book/decode.nw"
 /* Keep the cached sequences r with keep[r] != 0 (r < cache->batch), in their order, and drop
    the others: cache->batch becomes their count, cache->rows[i] the caller's number of the
    i-th kept one (decoder_cache_start numbers them 0 .. batch - 1). */
 void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep);
+
 #line 349 "book/decode.nw"
 /* Feed tokens: [batch], one per sequence, at the next position t = cache->length; append
    their keys and values to the cache. Returns the log-probabilities of the token after
    them, [batch][tgt_vocab] (the cache's scratch, valid until the next step). */
 const float *decoder_cache_step(const Model *model, KVCache *cache, const int *tokens);
+
 #line 521 "book/decode.nw"
 /* out[b] = greedy decoding of src[b], starting with start, as greedy_decode:
    out: [batch][len], src: [batch][src_len] with its padding mask src_keep. The cache
@@ -66,11 +73,13 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
                           const uint8_t *src_keep, int batch, int src_len, int len,
                           int start);
+
 #line 602 "book/beam.nw"
 /* After decoder_cache_start for batch sources and before the first step: make the
    cache hold batch * copies sequences, copies consecutive ones per source, each with that
    source's memory keys and values and padding mask. */
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies);
+
 #line 664 "book/beam.nw"
 /* Row r of the self-attention's keys and values, at every cached position of every layer,
    becomes row parent[r]'s; parent: [cache->batch]. Between steps only: it uses the

@@ -11,6 +11,7 @@
 #ifdef TRANSFORMER_MPI
 #include <mpi.h>
 #endif
+
 /* <<distributed.c definitions>> */
 #line 191 "book/distributed.nw"
 /* The number of processes that the launcher started, 1 without one. */
@@ -36,6 +37,7 @@ static void fail(const char *command, const char *format, ...)
     va_end(arguments);
     exit(EXIT_FAILURE);
 }
+
 #line 223 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static void mpi_sum(void *context, float *floats, size_t n, double *doubles, int m)
@@ -49,6 +51,7 @@ static void mpi_sum(void *context, float *floats, size_t n, double *doubles, int
     if (m > 0) MPI_Allreduce(MPI_IN_PLACE, doubles, m, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 #endif
+
 #line 246 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static uint64_t hash_bytes(uint64_t hash, const void *bytes, size_t n)
@@ -70,6 +73,7 @@ static uint64_t hash_state(const Model *model, const Adam *adam,
     return hash_bytes(hash, streams, sizeof streams);
 }
 #endif
+
 #line 272 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static void check_same_state(const char *command, const char *when, const Model *model,
@@ -85,6 +89,7 @@ static void check_same_state(const char *command, const char *when, const Model 
     free(all);
 }
 #endif
+
 #line 311 "book/distributed.nw"
 static DataParallel team;
 
@@ -117,6 +122,7 @@ int distributed_join(const char *command, RunSettings *run, int smallest_batch,
     return team.rank;
 #endif
 }
+
 #line 349 "book/distributed.nw"
 void distributed_leave(const char *command, const Model *model, const Adam *adam,
                        const TrainingProgress *progress)

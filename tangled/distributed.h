@@ -4,6 +4,7 @@
 #ifndef DISTRIBUTED_H
 #define DISTRIBUTED_H
 #include "trainer.h"
+
 /* <<distributed.h declarations>> */
 #line 296 "book/distributed.nw"
 /* Under mpirun with several processes: start MPI, check that every process holds the same

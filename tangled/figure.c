@@ -1,4 +1,4 @@
-#line 693 "book/program.nw"
+#line 700 "book/program.nw"
 /* The data behind the book's figures -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -9,6 +9,7 @@
 #line 244 "book/training.nw"
 #include <math.h>
 #include "train.h"
+
 /* <<figure.c definitions>> */
 #line 291 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
@@ -29,6 +30,7 @@ void figure_mask_subsequent(FILE *out, int size)
     print_flags(out, keep, size, size);
     free(keep);
 }
+
 #line 324 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_MAX_BATCH = 8, EXAMPLE_MAX_LEN = 32, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
@@ -41,6 +43,7 @@ static const int example_words[EXAMPLE_BATCH][8] = {
     {11, 12, 13, -1},               /* two men talk              */
     {14, 15, 10, -1},               /* children play .           */
 };
+
 #line 341 "book/masks.nw"
 static void example_batch(int *tokens, const int *lengths, int batch, int longest)
 {
@@ -55,6 +58,7 @@ static void example_batch(int *tokens, const int *lengths, int batch, int longes
                    : t < lengths[b] ? words[(t - 1) % available] : EXAMPLE_PAD;
     }
 }
+
 #line 363 "book/masks.nw"
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
 {
@@ -87,6 +91,7 @@ void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
     }
     free(keep);
 }
+
 #line 415 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const FigureValue *option)
 {
@@ -114,7 +119,8 @@ static const char *emit_mask_batch(FILE *out, const FigureValue *option)
     figure_mask_batch(out, lengths, batch, sentence);
     return NULL;
 }
-#line 727 "book/program.nw"
+
+#line 734 "book/program.nw"
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
                         FigureValue *value, char *problem, size_t size)
 {
@@ -123,7 +129,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
     bool good = *p != '\0';
     if (option->kind == FIGURE_RECORD) {
         /* <<Read one record of named numbers>> */
-#line 779 "book/program.nw"
+#line 786 "book/program.nw"
         const int keys = (int)strlen(option->keys);
         double record[FIGURE_MAX_NUMBERS];
         for (int k = 0; k < keys; k++) {
@@ -148,10 +154,10 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             return false;
         }
         for (int k = 0; good && k < keys; k++) value->number[value->count++] = record[k];
-#line 735 "book/program.nw"
+#line 742 "book/program.nw"
     } else {
         /* <<Read numbers separated by commas>> */
-#line 759 "book/program.nw"
+#line 766 "book/program.nw"
         const bool integer = option->kind != FIGURE_REAL;
         const int most = option->kind == FIGURE_INTEGERS ? FIGURE_MAX_NUMBERS : 1;
         while (good) {
@@ -165,7 +171,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             if (!good || *end == '\0') break;
             p = end + 1;
         }
-#line 737 "book/program.nw"
+#line 744 "book/program.nw"
     }
     if (good) return true;
     const char *what = option->kind == FIGURE_INTEGER ? "an integer"
@@ -180,7 +186,8 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
                  what, option->low, option->high, text ? text : "nothing");
     return false;
 }
-#line 818 "book/program.nw"
+
+#line 825 "book/program.nw"
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size)
 {
     for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++) {
@@ -197,8 +204,9 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
     }
     return true;
 }
+
 /* <<Print the command of a figure>> */
-#line 885 "book/program.nw"
+#line 892 "book/program.nw"
 static void print_command(FILE *out, const FigureKind *kind, const FigureValue *value,
                           const char *dashes)
 {
@@ -215,7 +223,7 @@ static void print_command(FILE *out, const FigureKind *kind, const FigureValue *
     }
 }
 
-#line 859 "book/program.nw"
+#line 866 "book/program.nw"
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value)
 {
     char *text = NULL;
@@ -233,7 +241,8 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     free(text);
     return problem;
 }
-#line 1016 "book/program.nw"
+
+#line 1023 "book/program.nw"
 /* Which part of the model a parameter belongs to, from its PyTorch name. */
 typedef enum { PART_ATTENTION, PART_FEED_FORWARD, PART_NORM, PART_EMBEDDING,
                PART_GENERATOR, PART_COUNT } ModelPart;
@@ -256,7 +265,8 @@ static size_t parameters_under(const Model *model, const char *prefix)
             count += model->parameters.views[i].size;
     return count;
 }
-#line 1044 "book/program.nw"
+
+#line 1051 "book/program.nw"
 static void print_count_macro(FILE *out, const char *name, size_t count)
 {
     char digits[32], grouped[96] = "";
@@ -268,7 +278,8 @@ static void print_count_macro(FILE *out, const char *name, size_t count)
     }
     fprintf(out, "\\newcommand{\\arch%s}{%s}\n", name, grouped);
 }
-#line 1062 "book/program.nw"
+
+#line 1069 "book/program.nw"
 static const char *emit_architecture(FILE *out, const FigureValue *option)
 {
     int value[6];
@@ -284,7 +295,7 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
     for (int i = 0; i < model.parameters.count; i++)
         part[model_part(model.parameters.views[i].name)] += model.parameters.views[i].size;
     /* <<Print the architecture's sizes and counts as macros>> */
-#line 1088 "book/program.nw"
+#line 1095 "book/program.nw"
     fprintf(out, "%% a pre-norm model, the generator not tied to the target embedding\n");
     const char *size_name[] = {"Layers", "DModel", "Dff", "Heads", "SrcVocab", "TgtVocab"};
     for (int o = 0; o < 6; o++) print_count_macro(out, size_name[o], (size_t)value[o]);
@@ -305,11 +316,12 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
                 100.0 * (double)part[p] / (double)total);
     }
     print_count_macro(out, "Total", total);
-#line 1077 "book/program.nw"
+#line 1084 "book/program.nw"
     model_free(&model);
     return NULL;
 }
-#line 1174 "book/program.nw"
+
+#line 1181 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
@@ -326,7 +338,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 1206 "book/program.nw"
+#line 1213 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -341,7 +353,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 1190 "book/program.nw"
+#line 1197 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -353,6 +365,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
     free(text);
     free(picture);
 }
+
 #line 249 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
@@ -370,6 +383,7 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
     }
     free(table);
 }
+
 #line 272 "book/embeddings.nw"
 static const char *emit_positional_encoding(FILE *out, const FigureValue *option)
 {
@@ -388,6 +402,7 @@ static const char *emit_positional_encoding(FILE *out, const FigureValue *option
     figure_positional_encoding(out, positions, d_model, first, count);
     return NULL;
 }
+
 #line 165 "book/training.nw"
 static const char *emit_smoothing_distribution(FILE *out, const FigureValue *option)
 {
@@ -411,6 +426,7 @@ static const char *emit_smoothing_distribution(FILE *out, const FigureValue *opt
     }
     return NULL;
 }
+
 #line 202 "book/training.nw"
 static const char *emit_smoothing_confidence(FILE *out, const FigureValue *option)
 {
@@ -435,6 +451,7 @@ static const char *emit_smoothing_confidence(FILE *out, const FigureValue *optio
     }
     return NULL;
 }
+
 #line 321 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const FigureValue *option)
 {
@@ -491,6 +508,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     }
     return NULL;
 }
+
 #line 437 "book/distributed.nw"
 size_t parameter_count_of(const Config *c)
 {
@@ -503,6 +521,7 @@ size_t parameter_count_of(const Config *c)
     count += c->tie_generator ? (size_t)c->tgt_vocab : (size_t)c->tgt_vocab * (d + 1);
     return count;
 }
+
 #line 454 "book/distributed.nw"
 static const char *emit_scaling(FILE *out, const FigureValue *option)
 {
@@ -534,7 +553,7 @@ static const char *emit_scaling(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 702 "book/program.nw"
+#line 709 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
 #line 400 "book/masks.nw"
@@ -546,7 +565,7 @@ const FigureKind figure_kinds[] = {
        "the sentences' lengths, <s> and </s> included", NULL},
       {"--sentence", FIGURE_INTEGER, 1, EXAMPLE_MAX_BATCH, "1", "which sentence", NULL}},
      emit_mask_batch},
-#line 1113 "book/program.nw"
+#line 1120 "book/program.nw"
     {"architecture", "sizes and parameter counts of a model, as LaTeX macros",
      {{"--layers", FIGURE_INTEGER, 1, 64, "6", "N, layers in the encoder and in the decoder",
        NULL},
@@ -588,6 +607,6 @@ const FigureKind figure_kinds[] = {
       {"--latency-us", FIGURE_INTEGER, 0, 100000, "30", "latency of one message, microseconds",
        NULL}},
      emit_scaling},
-#line 704 "book/program.nw"
+#line 711 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

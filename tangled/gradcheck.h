@@ -5,6 +5,7 @@
 #define GRADCHECK_H
 #include <stdio.h>
 #include "model.h"
+
 /* <<gradcheck.h declarations>> */
 #line 78 "book/gradcheck.nw"
 #define GRADCHECK_LAYER_BOUND 1e-2   /* bounds on e for one layer and for the model */
@@ -21,6 +22,7 @@ typedef struct {
 /* Check `samples` random entries of every view of problem->vars with step h; print one
    line per view to out (if not NULL); return the worst error e over all views. */
 double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng, FILE *out);
+
 #line 158 "book/gradcheck.nw"
 /* Run the check of one layer ("linear", "softmax", "attention", "attention-unscaled",
    "cross-attention", "layernorm", "layernorm-annotated", "feed-forward", "embedding",
@@ -28,7 +30,8 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
    step h; returns the worst error, or -1 for an unknown name. */
 double gradcheck_layer(const char *name, int samples, float h, FILE *out);
 extern const char *const gradcheck_layer_names[];
-#line 465 "book/gradcheck.nw"
+
+#line 489 "book/gradcheck.nw"
 typedef struct {
     Model *model;
     const int *src, *tgt, *tgt_y;          /* [B][T_src], [B][T_tgt], [B][T_tgt] */
@@ -40,7 +43,8 @@ typedef struct {
 
 double model_problem_loss(void *context);
 void model_problem_gradient(void *context);
-#line 512 "book/gradcheck.nw"
+
+#line 536 "book/gradcheck.nw"
 /* Check model_backward on a small random model of the given variant (tying: 0 none, 1 the
    generator, 2 the generator and the source embedding); returns the worst e. */
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,

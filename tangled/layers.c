@@ -8,6 +8,7 @@
 #include <string.h>
 #line 786 "book/fast.nw"
 #include <immintrin.h>
+
 /* <<layers.c definitions>> */
 #line 90 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
@@ -16,6 +17,7 @@ void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
     for (size_t bj = 0; bj < (size_t)batch * len; bj++)
         keep[bj] = tokens[bj] != pad;
 }
+
 #line 125 "book/masks.nw"
 void subsequent_mask(uint8_t *keep, int len)
 {
@@ -24,6 +26,7 @@ void subsequent_mask(uint8_t *keep, int len)
         for (int j = 0; j < len; j++)
             keep[(size_t)i * len + j] = j <= i;
 }
+
 #line 168 "book/masks.nw"
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
@@ -34,6 +37,7 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
                 keep[((size_t)b * len + i) * len + j] =
                     tokens[(size_t)b * len + j] != pad && j <= i;
 }
+
 #line 260 "book/masks.nw"
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols)
@@ -46,6 +50,7 @@ void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
             if (!keep_i[j]) scores_i[j] = MASKED_SCORE;
     }
 }
+
 #line 67 "book/embeddings.nw"
 void embedding_forward(float *out, const int *tokens, const float *table,
                        int n, int d_model, int vocab)
@@ -59,6 +64,7 @@ void embedding_forward(float *out, const int *tokens, const float *table,
         for (int i = 0; i < d_model; i++) out_p[i] = scale * row[i];
     }
 }
+
 #line 104 "book/embeddings.nw"
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model)
@@ -70,6 +76,7 @@ void embedding_backward(float *d_table, const float *d_out, const int *tokens, i
         for (int i = 0; i < d_model; i++) row[i] += scale * d_out_p[i];
     }
 }
+
 #line 175 "book/embeddings.nw"
 void positional_encoding_table(float *table, int max_len, int d_model)
 {
@@ -81,6 +88,7 @@ void positional_encoding_table(float *table, int max_len, int d_model)
             table[(size_t)p * d_model + 2 * i + 1] = (float)cos(angle);
         }
 }
+
 #line 201 "book/embeddings.nw"
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model)
@@ -90,6 +98,7 @@ void positional_encoding_forward(float *x, const float *table, int batch, int le
         for (size_t pi = 0; pi < (size_t)len * d_model; pi++)
             x[(size_t)b * len * d_model + pi] += table[pi];
 }
+
 #line 40 "book/attention.nw"
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features)
@@ -100,6 +109,7 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
     matmul(n, out_features, in_features, 1.0f, matrix(in, in_features),
            transposed(weight, in_features), 1.0f, out, out_features);
 }
+
 #line 84 "book/attention.nw"
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
@@ -114,6 +124,7 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
     bf16_operand_release(d_out);
     if (d_bias) add_column_sums(d_bias, d_out, n, out_features);
 }
+
 #line 110 "book/attention.nw"
 enum { COLUMN_SUM_WIDTH = 64 };   /* sums held at once: 4 AVX-512 registers, 16 SSE ones */
 
@@ -134,6 +145,7 @@ void add_column_sums(float *sums, const float *x, int rows, int cols)
         }
     }
 }
+
 #line 235 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
@@ -148,6 +160,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
+
 #line 272 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
@@ -159,6 +172,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
         for (int j = 0; j < cols; j++) ds_i[j] = p_i[j] * (dp_i[j] - (float)dot);
     }
 }
+
 #line 371 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
@@ -181,7 +195,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
-        /* <<Attend with head [[a]] of sequence [[b]]>> */
+        /* <<Attend with head a of sequence b>> */
 #line 409 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
@@ -210,6 +224,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
+
 #line 478 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
@@ -231,7 +246,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     PARALLEL_FOR((size_t)batch * heads * len_q * len_k * d_k)
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
-        /* <<Carry the gradient back through head [[a]] of sequence [[b]]>> */
+        /* <<Carry the gradient back through head a of sequence b>> */
 #line 516 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
@@ -266,6 +281,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                     batch * len_k, d_model, d_model);
     bf16_operand_release(memory_in), bf16_operand_release(query_in);
 }
+
 #line 588 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
@@ -283,6 +299,7 @@ void dropout_apply(float *x, const float *keep_scale, size_t n)
     PARALLEL_FOR(n)
     for (size_t i = 0; i < n; i++) x[i] *= keep_scale[i];
 }
+
 #line 96 "book/layernorm.nw"
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps)
@@ -311,6 +328,7 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
         rstd[r] = (float)r_factor;
     }
 }
+
 #line 154 "book/layernorm.nw"
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
@@ -329,7 +347,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             g_sum += g;
             gc_sum += g * (x[i] - mu);
         }
-        /* <<Find [[dr_per_c]], the derivative of the factor over [[c_i]]>> */
+        /* <<Find dr_per_c, the derivative of the factor over c_i>> */
 #line 205 "book/layernorm.nw"
         double dr_per_c;
         if (formula == LAYERNORM_STANDARD) {
@@ -361,6 +379,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
     }
 #line 179 "book/layernorm.nw"
 }
+
 #line 308 "book/layernorm.nw"
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
@@ -390,6 +409,7 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
 #line 316 "book/layernorm.nw"
     linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
 }
+
 #line 373 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
                            const float *d_out, const FeedForwardWeights *w,
@@ -434,6 +454,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
 #line 385 "book/layernorm.nw"
     linear_backward(d_in, d_w->w_1, NULL, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
+
 #line 1139 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
@@ -449,6 +470,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
+
 #line 1274 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
@@ -463,6 +485,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
+
 #line 1293 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
@@ -479,6 +502,7 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
         for (int j = 0; j < cols; j++) d_x_r[j] = d_y_r[j] - expf(y_r[j]) * (float)sum;
     }
 }
+
 #line 790 "book/fast.nw"
 enum { DROPOUT_LANES = 16 };
 
@@ -517,6 +541,7 @@ static void dropout_mask_block_avx512(float *keep_scale, size_t first, size_t en
     Rng rest = {start[0], stream.increment};   /* lane 0 stands at draw i */
     for (; i < end; i++) keep_scale[i] = rng_next(&rest) >> 8 < threshold ? 0.0f : scale;
 }
+
 #line 833 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
@@ -538,6 +563,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     }
     rng_advance(rng, n);
 }
+
 #line 873 "book/fast.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
@@ -554,6 +580,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
         for (int j = 0; j < cols; j++) p_i[j] /= sum;
     }
 }
+
 #line 907 "book/fast.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
@@ -565,6 +592,7 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     *mean = sum / d;
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
+
 #line 984 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {

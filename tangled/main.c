@@ -4,13 +4,14 @@
 #include "cli.h"
 #include "commands.h"
 /* <<main.c includes>> */
-#line 192 "book/program.nw"
+#line 197 "book/program.nw"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bleu.h"   /* the help of bleu names sacreBLEU's version */
+
 /* <<main.c definitions>> */
-#line 529 "book/program.nw"
+#line 536 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for 'transformer --help' */
@@ -18,26 +19,27 @@ typedef struct {
     void (*print_help)(FILE *out);
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
-#line 541 "book/program.nw"
+
+#line 548 "book/program.nw"
 static const Command commands[] = {
     /* <<Commands>> */
-#line 1000 "book/program.nw"
+#line 1007 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 1155 "book/program.nw"
+#line 1162 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n"
      "\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 1258 "book/program.nw"
+#line 1265 "book/program.nw"
     {"random", "print numbers from the seeded generator (the tensor chapter)",
      "usage: transformer random [OPTIONS]\n"
      "\n"
      "Print numbers of the PCG32 stream: 32-bit outputs, uniform numbers in [0,1) or\n"
      "standard normal numbers. Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 1342 "book/program.nw"
+#line 1349 "book/program.nw"
     {"time-matmul", "time one matrix-multiplication kernel (the tensor chapter)",
      "usage: transformer time-matmul [OPTIONS]\n"
      "\n"
@@ -76,7 +78,7 @@ static const Command commands[] = {
      "or both; print the time of one decoding and, for both, the speed-up. Exits\n"
      "with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 2143 "book/text.nw"
+#line 2177 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (the text chapter)",
      "usage: transformer tokenize [OPTIONS] < TEXT > TOKENS\n"
      "\n"
@@ -89,7 +91,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 2246 "book/text.nw"
+#line 2280 "book/text.nw"
     {"vocab", "build the vocabulary of text files (the text chapter)",
      "usage: transformer vocab [OPTIONS] FILE...\n"
      "\n"
@@ -160,10 +162,11 @@ static const Command commands[] = {
      "symbols, one at a time; prints sentences/s. The model is the copy task's\n"
      "unless sizes are given.\n",
      NULL, run_benchmark},
-#line 543 "book/program.nw"
+#line 550 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
-#line 552 "book/program.nw"
+
+#line 559 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -181,7 +184,8 @@ static void print_usage(FILE *out)
                  "(default split)\n"
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
-#line 579 "book/program.nw"
+
+#line 586 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -208,7 +212,7 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         /* <<Choose the kernels from the environment>> */
-#line 617 "book/program.nw"
+#line 624 "book/program.nw"
         const char *kernel = getenv("TRANSFORMER_MATMUL");
         if (kernel && strcmp(kernel, "reference") == 0) compute.matmul = MATMUL_REFERENCE;
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
@@ -226,7 +230,7 @@ int main(int argc, char **argv)
             usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                         products);
         set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
-#line 605 "book/program.nw"
+#line 612 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #line 158 "book/model.nw"
 #include <stdarg.h>
+
 /* <<model.c definitions>> */
 #line 82 "book/model.nw"
 Config config_default(int src_vocab, int tgt_vocab, int layers)
@@ -20,6 +21,7 @@ Config config_default(int src_vocab, int tgt_vocab, int layers)
                     .layernorm_eps = 1e-6f, .tie_generator = false, .tie_source = false,
                     .unscaled_attention = false};
 }
+
 #line 165 "book/model.nw"
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     __attribute__((format(printf, 2, 3)));
@@ -31,6 +33,7 @@ static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     va_end(arguments);
     ENSURE(n >= 0 && n < TENSOR_NAME_MAX, "tensor name too long: %s...", name);
 }
+
 #line 181 "book/model.nw"
 static LinearViews add_linear(FlatBuffer *p, const char *prefix, int out, int in)
 {
@@ -75,6 +78,7 @@ static FeedForwardViews add_feed_forward(FlatBuffer *p, const char *prefix, int 
     views.w_2 = add_linear(p, name, d, d_ff);
     return views;
 }
+
 #line 231 "book/model.nw"
 static void add_encoder_layer(Model *model, int l)
 {
@@ -109,6 +113,7 @@ static void add_decoder_layer(Model *model, int l)
         layer->norm[s] = add_norm(p, prefix, c->d_model);
     }
 }
+
 #line 272 "book/model.nw"
 void model_init(Model *model, Config config)
 {
@@ -149,6 +154,7 @@ void model_init(Model *model, Config config)
     model->positional = xmalloc((size_t)config.max_len * config.d_model * sizeof(float));
     positional_encoding_table(model->positional, config.max_len, config.d_model);
 }
+
 #line 315 "book/model.nw"
 const char *config_problem(const Config *config, char *message, size_t size)
 {
@@ -174,6 +180,7 @@ const char *config_problem(const Config *config, char *message, size_t size)
         return NULL;
     return message;
 }
+
 #line 354 "book/model.nw"
 float *model_parameter(const Model *model, int view)
 {
@@ -192,6 +199,7 @@ void model_free(Model *model)
     free(model->decoder_acts);
     memset(model, 0, sizeof *model);
 }
+
 #line 392 "book/model.nw"
 AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views)
 {
@@ -215,6 +223,7 @@ LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views)
 {
     return (LayerNormWeights){flat_view(buffer, views.gain), flat_view(buffer, views.bias)};
 }
+
 #line 451 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng)
 {
@@ -241,6 +250,7 @@ void model_initialize_parameters(Model *model, Rng *rng)
         }
     }
 }
+
 #line 486 "book/model.nw"
 size_t model_parameter_count(const Model *model)
 {
@@ -249,6 +259,7 @@ size_t model_parameter_count(const Model *model)
         count += model->parameters.views[i].size;
     return count;
 }
+
 #line 601 "book/model.nw"
 static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
                    int cols)
@@ -286,6 +297,7 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     acts.stream = add_act(a, prefix, "stream", rows, d);
     return acts;
 }
+
 #line 644 "book/model.nw"
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
 {
@@ -377,11 +389,13 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
 #line 672 "book/model.nw"
     flat_allocate(a);
 }
+
 #line 731 "book/model.nw"
 float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
+
 /* <<Sublayer helpers>> */
 #line 819 "book/model.nw"
 static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
@@ -391,6 +405,7 @@ static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
     dropout_mask(keep, size, model->config.dropout, rng);
     rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
 }
+
 #line 849 "book/model.nw"
 static LayerNormSaved layernorm_saved(const Model *model, int mean, int rstd)
 {
@@ -450,6 +465,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
                             &saved, x, model_activation(model, acts->output), keep, rows);
     return stream;
 }
+
 #line 916 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
@@ -491,6 +507,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
     const FeedForwardSaved saved = {model_activation(model, hidden), keep};
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
+
 #line 962 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
@@ -519,6 +536,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
+
 #line 1335 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
@@ -566,6 +584,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
+
 #line 1387 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
@@ -599,6 +618,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
+
 #line 1426 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
@@ -626,6 +646,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
         dropout_apply(d_stream, model_activation(model, keep), (size_t)rows * d);
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
+
 /* <<The encoder>> */
 #line 996 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
@@ -654,6 +675,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
     return final_norm(model, model->encoder_norm, model->memory, model->memory_mean,
                       model->memory_rstd, x, rows);
 }
+
 /* <<The decoder>> */
 #line 1029 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
@@ -735,6 +757,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     return logprobs;
 #line 802 "book/model.nw"
 }
+
 #line 1314 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
@@ -745,6 +768,7 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
+
 #line 1459 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
@@ -758,6 +782,7 @@ float *model_logits_gradient(const Model *model)
 {
     return model_activation(model, model->d_logits);
 }
+
 #line 1478 "book/model.nw"
 void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 {
@@ -841,6 +866,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 #line 1493 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
+
 #line 82 "book/fast.nw"
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len)
 {

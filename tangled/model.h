@@ -4,6 +4,7 @@
 #ifndef MODEL_H
 #define MODEL_H
 #include "layers.h"
+
 /* <<model.h declarations>> */
 #line 57 "book/model.nw"
 typedef enum { NORM_PRE, NORM_POST } NormPlacement;
@@ -25,6 +26,7 @@ typedef struct {
 /* The base model's sizes with the reference's dropout and eps, for given vocabularies and
    N; the standard layer-norm formula (LAYERNORM_ANNOTATED gives the reference's). */
 Config config_default(int src_vocab, int tgt_vocab, int layers);
+
 #line 100 "book/model.nw"
 typedef struct { int weight, bias; } LinearViews;
 typedef struct { int gain, bias; } NormViews;             /* the reference's a_2, b_2 */
@@ -40,6 +42,7 @@ typedef struct {
     FeedForwardViews feed_forward;
     NormViews norm[3];
 } DecoderLayerViews;
+
 /* <<Activation views>> */
 #line 544 "book/model.nw"
 typedef struct { int q, k, v, probs, probs_keep, probs_dropped, context; } AttentionActs;
@@ -101,6 +104,7 @@ const char *config_problem(const Config *config, char *message, size_t size);
 void model_init(Model *model, Config config);
 void model_free(Model *model);
 float *model_parameter(const Model *model, int view);
+
 #line 381 "book/model.nw"
 /* A layer's weights from its views in buffer: model->parameters for the weights,
    model->gradients for their gradients. */
@@ -108,9 +112,11 @@ AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionView
 FeedForwardWeights feed_forward_weights(const FlatBuffer *buffer,
                                         const FeedForwardViews *views);
 LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views);
+
 #line 442 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng);
 size_t model_parameter_count(const Model *model);
+
 #line 587 "book/model.nw"
 /* Lay out and allocate the activations for batches of up to max_batch sequences. */
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
@@ -120,6 +126,7 @@ void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len
 void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
                           int max_src_tokens, int max_tgt_tokens);
 float *model_activation(const Model *model, int view);
+
 #line 747 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
@@ -127,11 +134,13 @@ float *model_activation(const Model *model, int view);
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
+
 #line 759 "book/model.nw"
 /* The encoder's pass alone, in evaluation: the memory [B][T_src][d_model], returned (a view
    of the activations). src: [B][T_src], src_keep: [B][T_src] padding mask. */
 const float *model_encode(Model *model, const int *src, const uint8_t *src_keep, int batch,
                           int src_len);
+
 #line 836 "book/model.nw"
 /* What a sublayer F reads: LN(x) into normed, its statistics into saved (pre-norm), or x
    itself (post-norm); x, normed: [rows][d_model]. */
@@ -143,6 +152,7 @@ const float *model_sublayer_input(const Model *model, NormViews norm, float *nor
 void model_sublayer_residual(const Model *model, NormViews norm, float *stream,
                              float *scratch, const LayerNormSaved *saved, const float *x,
                              float *f, const float *keep, int rows);
+
 #line 1259 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
@@ -153,6 +163,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
 void model_backward_from_logits(Model *model, const int *src, const int *tgt);
 float *model_logits_gradient(const Model *model);
 float *model_gradient(const Model *model, int view);
+
 #line 73 "book/fast.nw"
 /* The floating-point operations of the matrix products of one training step (forward and
    backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */

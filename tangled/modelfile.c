@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 /* <<modelfile.c definitions>> */
 #line 278 "book/translate-files.nw"
 static const char model_format[] = "annotated-transformer-c model";
 enum { MODEL_FILE_VERSION = 2, MODEL_MAX_LEN = 10000, MODEL_MAX_NUMBER = 10000000 };
 static const char *const number_keys[7] = {"src_vocab", "tgt_vocab", "layers", "d_model",
                                            "d_ff", "heads", "max_len"};
+
 #line 287 "book/translate-files.nw"
 static char *join_tokens(const Vocab *vocab)
 {
@@ -25,6 +27,7 @@ static char *join_tokens(const Vocab *vocab)
     *end = '\0';
     return joined;
 }
+
 #line 302 "book/translate-files.nw"
 const char *translation_model_save(const char *path, const Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, bool bf16_weights,
@@ -56,6 +59,7 @@ const char *translation_model_save(const char *path, const Model *model, Vocab *
     free(vocabs[0]), free(vocabs[1]);
     return error;
 }
+
 #line 344 "book/translate-files.nw"
 const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file)

@@ -7,6 +7,7 @@
 #include "model.h"
 #include "safetensors.h"
 #include "vocab.h"
+
 /* <<modelfile.h declarations>> */
 #line 261 "book/translate-files.nw"
 /* Save the weights (as bfloat16 if bf16_weights, else as floats), configuration and

@@ -13,12 +13,14 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 /* <<safetensors.c helpers>> */
 #line 290 "book/safetensors.nw"
 static size_t dtype_bytes(Dtype dtype)
 {
     return dtype == DTYPE_BF16 ? 2 : 4;
 }
+
 #line 587 "book/safetensors.nw"
 /* The bytes the file holds for view i of part (their count in bytes): NULL for the floats
    themselves, or a bfloat16 copy, which the caller frees. */
@@ -32,6 +34,7 @@ static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
     for (size_t j = 0; j < size; j++) rounded[j] = bf16_from_float(x[j]);
     return rounded;
 }
+
 /* <<safetensors.c definitions>> */
 #line 118 "book/safetensors.nw"
 static bool host_is_little_endian(void)
@@ -71,6 +74,7 @@ const char *safetensors_printable(const char *text, char *out, size_t size)
     if (longer) strcpy(out + size - 4, "...");
     return out;
 }
+
 #line 169 "book/safetensors.nw"
 const char *safetensors_fail(Safetensors *file, const char *path, const char *format, ...)
 {
@@ -80,6 +84,7 @@ const char *safetensors_fail(Safetensors *file, const char *path, const char *fo
     va_end(arguments);
     return file->error;
 }
+
 #line 183 "book/safetensors.nw"
 static int compare_places(const void *a, const void *b)
 {
@@ -88,11 +93,12 @@ static int compare_places(const void *a, const void *b)
     if (x->data != y->data) return x->data < y->data ? -1 : 1;
     return (x->size > y->size) - (x->size < y->size);
 }
+
 #line 196 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
-    /* <<Read the whole file into [[file->bytes]]>> */
+    /* <<Read the whole file into file->bytes>> */
 #line 213 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL) return safetensors_fail(file, path, "cannot open: %s", strerror(errno));
@@ -141,7 +147,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
         }
         SafetensorsEntry *entry = &file->entries[file->count];
         const char *problem = NULL;
-        /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
+        /* <<Check one entry and fill entry, or set problem>> */
 #line 300 "book/safetensors.nw"
         const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
@@ -213,6 +219,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
 #line 205 "book/safetensors.nw"
     return NULL;
 }
+
 #line 366 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
@@ -239,6 +246,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
+
 #line 413 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
@@ -272,6 +280,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
+
 #line 471 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
@@ -287,6 +296,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
+
 #line 513 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
@@ -383,6 +393,7 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
 #line 529 "book/safetensors.nw"
     return NULL;
 }
+
 #line 664 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
@@ -416,6 +427,7 @@ void safetensors_remove_temporaries(const char *path)
     }
     if (dir) closedir(dir);
 }
+
 #line 702 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Safetensors *scratch)
 {
@@ -435,6 +447,7 @@ const char *safetensors_can_write(const char *path, Safetensors *scratch)
     unlink(temporary);
     return NULL;
 }
+
 #line 746 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
@@ -453,6 +466,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
+
 #line 771 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)

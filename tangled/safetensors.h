@@ -5,6 +5,7 @@
 #define SAFETENSORS_H
 #include <stdarg.h>
 #include "tensor.h"
+
 /* <<safetensors.h declarations>> */
 #line 69 "book/safetensors.nw"
 typedef enum { DTYPE_F32, DTYPE_I32, DTYPE_BF16 } Dtype;
@@ -47,12 +48,14 @@ const char *safetensors_fail(Safetensors *file, const char *path, const char *fo
    bytes other than printable ASCII shown as '?', cut short with "..." when too long;
    returns out. */
 const char *safetensors_printable(const char *text, char *out, size_t size);
+
 #line 401 "book/safetensors.nw"
 /* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
 /* The same for tensors named PREFIX followed by the view's name. */
 const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffer,
                                       const char *prefix, const char *path);
+
 #line 493 "book/safetensors.nw"
 typedef struct {
     const char *prefix;          /* put before every view's name */
@@ -69,12 +72,14 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Safetensors *scratch);
+
 #line 654 "book/safetensors.nw"
 /* Remove PATH.XXXXXX, the temporary files of saves of PATH that were interrupted. */
 void safetensors_remove_temporaries(const char *path);
 /* Whether PATH could be saved now: it is a regular file or absent, and a file can be
    created beside it. NULL, or a one-line message (in scratch's error buffer). */
 const char *safetensors_can_write(const char *path, Safetensors *scratch);
+
 #line 735 "book/safetensors.nw"
 /* The 64-bit FNV-1a checksum of the data the writer puts in a file for PARTS, followed by
    the METADATA pairs but one named "checksum", in their order. */

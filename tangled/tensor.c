@@ -12,13 +12,14 @@
 #include <math.h>
 #line 610 "book/tensor.nw"
 #include <cblas.h>
-#line 1282 "book/program.nw"
+#line 1289 "book/program.nw"
 #include <time.h>
 #line 1517 "book/fast.nw"
 #include <immintrin.h>
 #line 1750 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
+
 /* <<tensor.c definitions>> */
 #line 87 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
@@ -32,6 +33,7 @@ void fail_at(const char *file, int line, const char *condition, const char *form
     fputc('\n', stderr);
     abort();
 }
+
 #line 112 "book/tensor.nw"
 void die(const char *format, ...)
 {
@@ -44,6 +46,7 @@ void die(const char *format, ...)
     fputc('\n', stderr);
     exit(EXIT_FAILURE);
 }
+
 #line 139 "book/tensor.nw"
 void *xmalloc_at(size_t bytes, const char *file, int line)
 {
@@ -52,6 +55,7 @@ void *xmalloc_at(size_t bytes, const char *file, int line)
         die("out of memory allocating %zu bytes (%s:%d)", bytes, file, line);
     return memory;
 }
+
 #line 162 "book/tensor.nw"
 void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item)
 {
@@ -63,6 +67,7 @@ void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item)
     *capacity = bigger;
     return moved;
 }
+
 #line 246 "book/tensor.nw"
 enum { FLAT_ALIGN = 16 };   /* floats: 64 bytes, one cache line */
 
@@ -93,6 +98,7 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     buffer->total = view->offset + view->size;
     return buffer->count++;
 }
+
 #line 285 "book/tensor.nw"
 void flat_allocate(FlatBuffer *buffer)
 {
@@ -114,6 +120,7 @@ void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout)
     }
     flat_allocate(buffer);
 }
+
 #line 312 "book/tensor.nw"
 int flat_find(const FlatBuffer *buffer, const char *name)
 {
@@ -136,6 +143,7 @@ void flat_free(FlatBuffer *buffer)
     free(buffer->data);
     memset(buffer, 0, sizeof *buffer);
 }
+
 #line 391 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
@@ -145,6 +153,7 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng->state += seed;
     rng_next(rng);
 }
+
 #line 425 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
@@ -155,6 +164,7 @@ float rng_uniform_between(Rng *rng, float low, float high)
 {
     return low + (high - low) * rng_uniform(rng);
 }
+
 #line 456 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
@@ -163,12 +173,14 @@ float rng_normal(Rng *rng)
     double u2 = (double)(rng_next(rng) >> 8) * 0x1p-24;         /* [0, 1) */
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
+
 #line 537 "book/tensor.nw"
 /* Element (row, col) of op(x). */
 static inline float element(MatmulOperand x, int row, int col)
 {
     return x.transposed ? x.data[(size_t)col * x.ld + row] : x.data[(size_t)row * x.ld + col];
 }
+
 #line 551 "book/tensor.nw"
 static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
                              const float *y, int y_rows, int y_cols, int ldy)
@@ -179,6 +191,7 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     uintptr_t y_end = y_first + ((size_t)(y_rows - 1) * ldy + y_cols) * sizeof(float);
     return x_first < y_end && y_first < x_end;
 }
+
 #line 569 "book/tensor.nw"
 void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                       float beta, float *c, int ldc)
@@ -206,6 +219,7 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
             *c_ij = alpha * sum + (beta == 0.0f ? 0.0f : beta * *c_ij);
         }
 }
+
 #line 625 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
@@ -218,6 +232,7 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
             for (int j = 0; j < n; j++) row[j] *= beta;
     }
 }
+
 #line 660 "book/tensor.nw"
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
@@ -269,6 +284,7 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
                 b.transposed ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
 }
+
 #line 703 "book/tensor.nw"
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
@@ -309,13 +325,15 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
     else
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
-#line 1288 "book/program.nw"
+
+#line 1295 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
+
 #line 158 "book/fast.nw"
 void matmul_log_add(MatmulLog *log, MatmulShape shape)
 {
@@ -337,6 +355,7 @@ void matmul_log_free(MatmulLog *log)
     free(log->shapes);
     memset(log, 0, sizeof *log);
 }
+
 #line 600 "book/fast.nw"
 void set_threads(int n)
 {
@@ -370,6 +389,7 @@ void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, Matmul
         }
     }
 }
+
 #line 742 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
@@ -385,6 +405,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     }
     rng->state = total_multiplier * rng->state + total_increment;
 }
+
 #line 1525 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
@@ -407,6 +428,7 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     }
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
+
 #line 1552 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
@@ -415,6 +437,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
     for (int r = 0; r < rows; r++)
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
+
 #line 1585 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
@@ -445,6 +468,7 @@ typedef struct {
 } Bf16State;
 
 static Bf16State bf16;
+
 #line 1620 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
@@ -470,6 +494,7 @@ void bf16_weights_forget(void)
 {
     bf16.weights = NULL, bf16.weight_count = 0;
 }
+
 #line 1651 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
@@ -496,6 +521,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
     *ld = cols;
     return bf16.scratch[which];
 }
+
 #line 1693 "book/fast.nw"
 void bf16_operand_hold(const float *x, int rows, int cols)
 {
@@ -526,6 +552,7 @@ void bf16_operand_release(const float *x)
     }
     ENSURE(false, "a bfloat16 operand released that was not held");
 }
+
 #line 1758 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
@@ -534,6 +561,7 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
+
 #line 1776 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
@@ -592,6 +620,7 @@ static void bf16_make_product(Bf16Product *p)
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
+
 #line 1847 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
@@ -614,6 +643,7 @@ static Bf16Product *bf16_product(Bf16Product key)
     bf16_make_product(p);
     return p;
 }
+
 #line 1886 "book/fast.nw"
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
@@ -655,6 +685,7 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
+
 #line 1963 "book/fast.nw"
 bool bf16_hardware(void)
 {
@@ -662,7 +693,8 @@ bool bf16_hardware(void)
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
-#line 2049 "book/fast.nw"
+
+#line 2050 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

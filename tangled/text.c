@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "utf8.h"
+
 /* <<text.c definitions>> */
 #line 162 "book/text.nw"
 static const char *refuse_line(TextLine *result, const char *format, ...)
@@ -20,6 +21,7 @@ static const char *refuse_line(TextLine *result, const char *format, ...)
     result->text[0] = '\0', result->count = 0;
     return result->error;
 }
+
 #line 364 "book/text.nw"
 /* Decode line[0..length) into point[], *count code points. NULL, or why not. */
 static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
@@ -37,6 +39,7 @@ static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
     *count = n;
     return NULL;
 }
+
 #line 398 "book/text.nw"
 static bool is_space(uint32_t c)
 {
@@ -69,6 +72,7 @@ static bool is_letter(uint32_t c)
         && !(c >= 0xFE30 && c <= 0xFE6F) && !(c >= 0xFF01 && c <= 0xFF20)
         && !(c >= 0x1F000 && c <= 0x1FAFF);  /* emoji and other pictures */
 }
+
 #line 439 "book/text.nw"
 static uint32_t to_lowercase(uint32_t c)
 {
@@ -80,6 +84,7 @@ static bool is_lowercase(uint32_t c)
     return (c >= 'a' && c <= 'z') || c == 0xAA || c == 0xB5 || c == 0xBA
         || (c >= 0xDF && c <= 0xFF && c != 0xF7);
 }
+
 #line 458 "book/text.nw"
 typedef struct {
     uint32_t *point;
@@ -101,6 +106,7 @@ static void put_spaced(Points *p, uint32_t c)
 {
     put(p, ' '), put(p, c), put(p, ' ');
 }
+
 #line 489 "book/text.nw"
 static void normalize_characters(const uint32_t *in, int n, TextOptions options,
                                  Points *out)
@@ -108,7 +114,7 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
     for (int i = 0; i < n; i++) {
         const uint32_t c = options.lowercase ? to_lowercase(in[i]) : in[i];
         const uint32_t before = i > 0 ? in[i - 1] : 0, after = i + 1 < n ? in[i + 1] : 0;
-        /* <<Replace the character [[c]]>> */
+        /* <<Replace the character c>> */
 #line 508 "book/text.nw"
         if (c == '&' && i + 4 < n && in[i + 1] == 'a' && in[i + 2] == 'm' && in[i + 3] == 'p'
             && in[i + 4] == ';')
@@ -135,6 +141,7 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
     }
     if (out->count > 0 && out->point[out->count - 1] == ' ') out->count--;
 }
+
 #line 535 "book/text.nw"
 /* Move p[to] to p[from], shifting p[from .. to) one place right (or, when to < from,
    p[to + 1 .. from] one place left). */
@@ -168,6 +175,7 @@ static void move_quotes(uint32_t *p, int n, TextLanguage language)
         i = end;
     }
 }
+
 #line 577 "book/text.nw"
 static void separate_punctuation(const uint32_t *in, int n, TextLanguage language,
                                  Points *out)
@@ -213,6 +221,7 @@ static void separate_punctuation(const uint32_t *in, int n, TextLanguage languag
         }
     }
 }
+
 #line 675 "book/text.nw"
 static bool in_list(const char *word, const char *const *list)
 {
@@ -249,6 +258,7 @@ static int abbreviation(const uint32_t *word, int length, TextLanguage language)
     return (length == 1 && is_letter(word[0])) || number || (roman && length <= 5)
            || in_list(text, german);
 }
+
 #line 716 "book/text.nw"
 static void put_utf8(char *text, size_t *used, size_t size, uint32_t c)
 {
@@ -300,6 +310,7 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
     result->text[used] = '\0';
     result->count = count;
 }
+
 #line 773 "book/text.nw"
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result)
@@ -323,6 +334,7 @@ const char *tokenize_line(TextOptions options, const char *line, size_t length,
     result->blank = true;   /* empty, or only spaces: a caller may keep it as a blank line */
     return result->error;
 }
+
 #line 831 "book/text.nw"
 long read_line(FILE *in, LineReader *reader)
 {
@@ -350,6 +362,7 @@ const char *located(char *error, const char *name, long line, const char *messag
         strcpy(error + TEXT_ERROR_MAX - 4, "...");   /* a path of hundreds of bytes */
     return error;
 }
+
 #line 882 "book/text.nw"
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file)
 {
@@ -398,6 +411,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
         file->token[t] = file->storage + (size_t)file->token[t];
     return problem;
 }
+
 #line 939 "book/text.nw"
 void tokenized_file_free(TokenizedFile *file)
 {
@@ -405,6 +419,7 @@ void tokenized_file_free(TokenizedFile *file)
     file->token = NULL, file->line_start = NULL, file->storage = NULL;
     file->lines = file->count = 0;
 }
+
 #line 973 "book/text.nw"
 /* The tokens of a Moses line: XML escapes undone, separated by single spaces. */
 static void unescape_moses(const char *line, char *out, size_t size)
@@ -429,6 +444,7 @@ static void unescape_moses(const char *line, char *out, size_t size)
     if (used > 0 && out[used - 1] == ' ') used--;
     out[used] = '\0';
 }
+
 #line 1002 "book/text.nw"
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
@@ -461,7 +477,69 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
     free(ours.text), free(theirs.text);
     return problem;
 }
-#line 1106 "book/text.nw"
+
+#line 1108 "book/text.nw"
+/* What the detokenizer's rules remember from one token to the next. */
+typedef struct {
+    TextLanguage language;
+    const char *line;                 /* the tokens, line[0 .. length) */
+    size_t length;
+    int apostrophes;                  /* those that stand alone in the line */
+    char last;                        /* the last byte of the token before */
+    bool glue_next;                   /* no space before the next token */
+    bool double_open, single_open;    /* inside a quotation */
+} Joining;
+
+/* <<Decide how the token joins its neighbours>> */
+#line 1180 "book/text.nw"
+/* Decide how the token joins its neighbours: true when it joins the token before; sets
+   j->glue_next when the token after, which starts at j->line[next], joins it. */
+static bool decide_joins(Joining *j, const char *token, size_t next)
+{
+    static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
+                                          "...", NULL};
+    static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
+    static const char *const clitics[] = {"s", "re", "ve", "ll", "m", "d", "t", "em", NULL};
+    const char *line = j->line;
+    const size_t length = j->length;
+    bool glue = j->glue_next;
+    j->glue_next = false;
+    if (strcmp(token, ":") == 0 && j->last >= '0' && j->last <= '9' && next < length
+        && line[next] >= '0' && line[next] <= '9') {
+        glue = j->glue_next = true;   /* 11:27 */
+    } else if (in_list(token, closing)) {
+        glue = true;
+    } else if (in_list(token, opening)) {
+        j->glue_next = true;
+    } else if (strcmp(token, "\"") == 0) {
+        if (j->double_open) glue = true;
+        else j->glue_next = true;
+        j->double_open = !j->double_open;
+    } else if (strcmp(token, "'") == 0 && j->apostrophes % 2 == 1) {
+        /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
+#line 1221 "book/text.nw"
+        size_t after = next;   /* the next token is line[next .. after) */
+        while (after < length && line[after] != ' ' && line[after] != '\t') after++;
+        char word[4] = "";
+        if (after - next < sizeof word) {
+            memcpy(word, line + next, after - next);
+            word[after - next] = '\0';
+        }
+        if (in_list(word, clitics)) j->glue_next = true;   /* they 're */
+        else glue = true;                                  /* the dogs' bowls, 4' wide */
+#line 1205 "book/text.nw"
+    } else if (strcmp(token, "'") == 0) {
+        if (j->single_open) glue = true;
+        else j->glue_next = true;
+        j->single_open = !j->single_open;
+    } else if (j->language == TEXT_ENGLISH && token[0] == '\''
+               && (unsigned char)token[1] < 0x80 && is_letter((unsigned char)token[1])) {
+        glue = true;   /* 's 're 't */
+    }
+    return glue;
+}
+
+#line 1121 "book/text.nw"
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result)
 {
@@ -474,73 +552,30 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     int n;
     if (decode_utf8(line, length, point, &n, result)) return result->error;
     /* <<Count the apostrophes that stand alone>> */
-#line 1157 "book/text.nw"
+#line 1167 "book/text.nw"
     int apostrophes = 0;
     for (size_t i = 0; i < length; i++)
         apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
                        && (i + 1 == length || line[i + 1] == ' ');
-#line 1118 "book/text.nw"
+#line 1133 "book/text.nw"
+    Joining joining = {language, line, length, apostrophes, '\0', true, false, false};
     char token[TEXT_MAX_TOKENIZED_BYTES + 1];
-    char last = '\0';   /* the last byte of the token before */
     size_t used = 0;
     int count = 0;
-    bool glue_next = true;                           /* no space before the next token */
-    bool double_open = false, single_open = false;   /* inside a quotation */
     for (size_t i = 0, end, next; i < length; i = end) {
-        /* <<Find the token [[line[i .. end)]] and the start [[next]] of the one after it>> */
-#line 1145 "book/text.nw"
+        /* <<Find the token line[i .. end) and the start next of the one after it>> */
+#line 1155 "book/text.nw"
         while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i == length) break;
         for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
         for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
         memcpy(token, line + i, end - i);
         token[end - i] = '\0';
-#line 1126 "book/text.nw"
-        bool glue = glue_next;
-        glue_next = false;
-        /* <<Decide how the token joins its neighbours>> */
-#line 1168 "book/text.nw"
-        static const char *const closing[] = {".", ",", "!", "?", ";", ":", "%", ")", "]", "}",
-                                              "...", NULL};
-        static const char *const opening[] = {"(", "[", "{", "$", "#", NULL};
-        static const char *const clitics[] = {"s", "re", "ve", "ll", "m", "d", "t", "em", NULL};
-        if (strcmp(token, ":") == 0 && last >= '0' && last <= '9' && next < length
-            && line[next] >= '0' && line[next] <= '9') {
-            glue = glue_next = true;   /* 11:27 */
-        } else if (in_list(token, closing)) {
-            glue = true;
-        } else if (in_list(token, opening)) {
-            glue_next = true;
-        } else if (strcmp(token, "\"") == 0) {
-            if (double_open) glue = true;
-            else glue_next = true;
-            double_open = !double_open;
-        } else if (strcmp(token, "'") == 0 && apostrophes % 2 == 1) {
-            /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
-#line 1199 "book/text.nw"
-            size_t after = next;   /* the next token is line[next .. after) */
-            while (after < length && line[after] != ' ' && line[after] != '\t') after++;
-            char word[4] = "";
-            if (after - next < sizeof word) {
-                memcpy(word, line + next, after - next);
-                word[after - next] = '\0';
-            }
-            if (in_list(word, clitics)) glue_next = true;   /* they 're */
-            else glue = true;                               /* the dogs' bowls, 4' wide */
-#line 1185 "book/text.nw"
-        } else if (strcmp(token, "'") == 0) {
-            if (single_open) glue = true;
-            else glue_next = true;
-            single_open = !single_open;
-        } else if (language == TEXT_ENGLISH && token[0] == '\'' && (unsigned char)token[1] < 0x80
-                   && is_letter((unsigned char)token[1])) {
-            glue = true;   /* 's 're 't */
-        }
-#line 1129 "book/text.nw"
-        if (!glue) result->text[used++] = ' ';
+#line 1139 "book/text.nw"
+        if (!decide_joins(&joining, token, next)) result->text[used++] = ' ';
         memcpy(result->text + used, token, end - i);
         used += end - i;
-        last = token[end - i - 1];
+        joining.last = token[end - i - 1];
         count++;
     }
     result->text[used] = '\0';

@@ -5,6 +5,7 @@
 #define TEXT_H
 #include <stdio.h>
 #include "tensor.h"
+
 /* <<text.h declarations>> */
 #line 136 "book/text.nw"
 enum {
@@ -25,12 +26,14 @@ typedef struct {
     char error[TEXT_ERROR_MAX];                /* why the line was refused */
     bool blank;                                /* refused only for having no tokens */
 } TextLine;
+
 #line 760 "book/text.nw"
 /* Tokenize line[0..length), one line of text without its newline, into result->text.
    NULL on success, else a one-line message in result->error, which the caller prefixes
    with the file and line number. */
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result);
+
 #line 813 "book/text.nw"
 typedef struct {
     char *text;
@@ -43,6 +46,7 @@ typedef struct {
 long read_line(FILE *in, LineReader *reader);
 /* "NAME:LINE: message" in error, which has TEXT_ERROR_MAX bytes; return error. */
 const char *located(char *error, const char *name, long line, const char *message);
+
 #line 864 "book/text.nw"
 typedef struct {
     long lines, count;  /* lines read and tokens in them */
@@ -56,6 +60,7 @@ typedef struct {
    file->error; call tokenized_file_free(file) in either case. */
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file);
 void tokenized_file_free(TokenizedFile *file);
+
 #line 956 "book/text.nw"
 typedef struct {
     long lines, identical;
@@ -68,6 +73,7 @@ typedef struct {
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result);
+
 #line 1096 "book/text.nw"
 /* Join the tokens of line[0..length) back into text ("a dog ." -> "a dog."). NULL on
    success, else a one-line message in result->error. */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
 /* <<train.c definitions>> */
 #line 116 "book/training.nw"
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
@@ -22,6 +23,7 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
         t[targets[r]] = 1.0f - smoothing;
     }
 }
+
 #line 138 "book/training.nw"
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens)
@@ -41,12 +43,14 @@ double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int 
     }
     return n > 0 ? sum / n : 0.0;
 }
+
 #line 308 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup)
 {
     const double s = step < 1 ? 1.0 : (double)step;
     return factor * pow(d_model, -0.5) * fmin(pow(s, -0.5), s * pow((double)warmup, -1.5));
 }
+
 #line 472 "book/training.nw"
 void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double beta2,
                double eps)
@@ -85,6 +89,7 @@ void adam_free(Adam *adam)
     flat_free(&adam->m);
     flat_free(&adam->v);
 }
+
 #line 31 "book/copy.nw"
 void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
 {
@@ -94,6 +99,7 @@ void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
             data[(size_t)b * len + t] = 1 + (int)(rng_next(rng) % (uint32_t)(vocab - 1));
     }
 }
+
 #line 76 "book/copy.nw"
 void batch_init(Batch *batch, int size, int src_len, int tgt_len)
 {
@@ -123,11 +129,13 @@ void batch_free(Batch *batch)
     free(batch->src), free(batch->tgt), free(batch->tgt_y);
     free(batch->src_keep), free(batch->tgt_keep);
 }
+
 #line 110 "book/copy.nw"
 BatchBounds fixed_bounds(int pairs, int len)
 {
     return (BatchBounds){pairs, len, len, pairs * len, pairs * (len - 1)};
 }
+
 #line 153 "book/copy.nw"
 double train_step(Model *model, Adam *adam, const Batch *batch,
                   const StepSettings *settings, float *d_logprobs, Rng *dropout_rng)
@@ -154,6 +162,7 @@ double evaluate_batch(Model *model, const Batch *batch, const StepSettings *sett
                                 batch->batch * batch->tgt_len, model->config.tgt_vocab,
                                 settings->pad, settings->smoothing, &tokens);
 }
+
 #line 218 "book/copy.nw"
 double train_accumulate(Model *model, const Batch *part, const StepSettings *settings,
                         float *d_logprobs, Rng *dropout_rng, double norm)
@@ -187,6 +196,7 @@ void train_update(Model *model, Adam *adam, const StepSettings *settings)
     adam_step(adam, &model->parameters, &model->gradients,
               scheduled_rate(adam->step, model->config.d_model, settings));
 }
+
 #line 1116 "book/translate.nw"
 double scheduled_rate(long step, int d_model, const StepSettings *settings)
 {
@@ -197,6 +207,7 @@ double scheduled_rate(long step, int d_model, const StepSettings *settings)
     const double left = (double)(settings->cooldown_end - step) / (double)settings->cooldown;
     return rate * fmax(0.0, fmin(1.0, left));
 }
+
 #line 1082 "book/fast.nw"
 static double sum_of_floats(const float *x, int n)
 {
@@ -207,6 +218,7 @@ static double sum_of_floats(const float *x, int n)
     for (; i < n; i++) partial[0] += x[i];
     return (partial[0] + partial[1]) + (partial[2] + partial[3]);
 }
+
 #line 1100 "book/fast.nw"
 typedef enum { OF_LOGPROBS, OF_LOGITS } GradientOf;   /* the gradient a loss writes */
 
@@ -237,7 +249,7 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
         block_loss[block] = 0.0;
         for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
             float *g = gradient + (size_t)r * vocab;
-            /* <<Add row [[r]]'s loss to its block's; for padding, clear its gradient [[g]] and go on>> */
+            /* <<Add row r's loss to its block's; for padding, clear its gradient g and go on>> */
 #line 1162 "book/fast.nw"
             const float *y = logprobs + (size_t)r * vocab;
             const int target = targets[r];
@@ -252,7 +264,7 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
             block_loss[block] += loss;
 #line 1122 "book/fast.nw"
             if (of == OF_LOGITS) {
-                /* <<Write row [[r]]'s probabilities minus its smoothed target, over [[norm]]>> */
+                /* <<Write row r's probabilities minus its smoothed target, over norm>> */
 #line 1230 "book/fast.nw"
                 #pragma omp simd
                 for (int w = 0; w < vocab; w++) g[w] = vector_expf(y[w]) * per_token - spread_share;
@@ -260,7 +272,7 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
                 g[target] = vector_expf(y[target]) * per_token - confidence_share;
 #line 1124 "book/fast.nw"
             } else {
-                /* <<Write row [[r]]'s smoothed target, negated and over its tokens>> */
+                /* <<Write row r's smoothed target, negated and over its tokens>> */
 #line 1178 "book/fast.nw"
                 for (int w = 0; w < vocab; w++) g[w] = -spread_share;
                 g[pad] = 0.0f;
@@ -281,6 +293,7 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
     return smoothed_loss(d_logprobs, OF_LOGPROBS, logprobs, targets, rows, vocab, pad,
                          smoothing, 0.0, tokens);
 }
+
 #line 1216 "book/fast.nw"
 double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
                                        const int *targets, int rows, int vocab, int pad,

@@ -5,6 +5,7 @@
 #define TRAIN_H
 #include <stdio.h>
 #include "model.h"
+
 /* <<train.h declarations>> */
 #line 101 "book/training.nw"
 /* dist[r] = the smoothed target distribution of targets[r] (all zero for a padding target);
@@ -15,8 +16,10 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
    *tokens); writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab]. */
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens);
+
 #line 301 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup);
+
 #line 455 "book/training.nw"
 typedef struct {
     double beta1, beta2, eps;
@@ -28,10 +31,12 @@ void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double be
                double eps);
 void adam_step(Adam *adam, FlatBuffer *parameters, const FlatBuffer *gradients, double lr);
 void adam_free(Adam *adam);
+
 #line 22 "book/copy.nw"
 /* data[b][0] = 1 (the start symbol), data[b][t] uniform in 1..vocab-1 for t > 0;
    data: [batch][len]. */
 void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng);
+
 #line 45 "book/copy.nw"
 typedef struct {
     int batch, src_len, tgt_len;     /* tgt_len = length of the decoder's input */
@@ -44,6 +49,7 @@ void batch_init(Batch *batch, int size, int src_len, int tgt_len);
 /* Fill from whole target sequences full: [size][tgt_len + 1] and sources src. */
 void batch_fill(Batch *batch, const int *src, const int *full, int pad);
 void batch_free(Batch *batch);
+
 #line 63 "book/copy.nw"
 typedef struct {
     int pairs, src_len, tgt_len;   /* the most pairs, the longest source and target */
@@ -52,6 +58,7 @@ typedef struct {
 
 /* The bounds of batches of pairs sequences of len tokens, each its own target. */
 BatchBounds fixed_bounds(int pairs, int len);
+
 #line 130 "book/copy.nw"
 typedef struct {
     float smoothing;         /* label smoothing epsilon */
@@ -70,6 +77,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const StepSettings *settings,
                       float *d_logprobs);
+
 #line 201 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
@@ -78,6 +86,7 @@ double train_accumulate(Model *model, const Batch *part, const StepSettings *set
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const StepSettings *settings);
+
 #line 171 "book/copy-command.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
@@ -88,15 +97,18 @@ typedef struct {
     int last_epoch;     /* the run's last epoch if a time budget brought it forward
                            (Getting to 41); 0: the settings' */
 } TrainingProgress;
+
 #line 1106 "book/translate.nw"
 /* The rate of update step: the settings' constant rate if they have one, else learning_rate;
    times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const StepSettings *settings);
+
 #line 1072 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens);
+
 #line 1204 "book/fast.nw"
 /* The loss of label_smoothing_loss_fast (returned: per token; *tokens: the rows that are not
    padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm

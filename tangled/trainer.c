@@ -15,6 +15,7 @@
 #include "checkpoint.h"
 #line 526 "book/checkpoint.nw"
 #include <fcntl.h>
+
 /* <<trainer.c types>> */
 #line 698 "book/copy.nw"
 typedef struct {
@@ -25,6 +26,7 @@ typedef struct {
     long tokens_seen;    /* target tokens trained on since */
     int lock;            /* the checkpoint's lock (the checkpoint chapter), or -1 */
 } TrainerClock;
+
 /* <<trainer.c checkpoint helpers>> */
 #line 413 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
@@ -44,6 +46,7 @@ static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
     recipe_free(&recipe);
     return error ? trainer->message : NULL;
 }
+
 #line 500 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
@@ -61,6 +64,7 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
+
 #line 533 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
@@ -80,6 +84,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
                  fd >= 0 ? "lock" : "create the lock file", strerror(failure));
     return -1;
 }
+
 #line 604 "book/checkpoint.nw"
 /* Say why the run stopped: its outcome, with the trainer's message for a signal. */
 static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSettings *run,
@@ -108,6 +113,7 @@ static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSetting
     }
     return TRAINER_STOPPED;
 }
+
 /* <<trainer.c helpers>> */
 #line 538 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
@@ -118,6 +124,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
+
 #line 557 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
@@ -142,6 +149,7 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
+
 #line 586 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
@@ -149,6 +157,7 @@ static int batch_tokens(const Batch *batch, int pad)
     for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
     return tokens;
 }
+
 #line 599 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
@@ -158,6 +167,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     train_update(&trainer->model, &trainer->adam, &trainer->settings);
     return loss / tokens;
 }
+
 #line 679 "book/copy.nw"
 /* Stop if the loss is not finite: a failure, with the message. */
 static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run, double loss)
@@ -171,6 +181,7 @@ static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run,
              kept ? path : "");
     return TRAINER_FAILED;
 }
+
 #line 714 "book/copy.nw"
 /* Prepare the run: the log, the clock, the signals. False, with the trainer's message, when
    one of them fails. */
@@ -208,6 +219,7 @@ static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *
     }
     return true;
 }
+
 #line 746 "book/copy.nw"
 /* The epoch the run ends with: the settings', unless a time budget brought it forward. */
 static int last_epoch(const TrainingProgress *progress, const RunSettings *run)
@@ -239,6 +251,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
+
 #line 807 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
@@ -276,6 +289,7 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
     return error == NULL;
 }
+
 #line 852 "book/copy.nw"
 /* Fit the run's end to the time budget (Getting to 41). */
 static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
@@ -317,6 +331,7 @@ static void begin_next_epoch(Trainer *trainer, const BatchSource *source,
     if (source->start_epoch && progress->epoch <= last_epoch(progress, run))
         source->start_epoch(source->task, progress->epoch);
 }
+
 #line 878 "book/copy.nw"
 /* Decide whether to stop, saving a checkpoint when one is due: TRAINER_FINISHED to go on,
    else the run's outcome (the checkpoint chapter). */
@@ -338,6 +353,7 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
     return say_why_the_run_stopped(trainer, run, out_of_time, impatient);
 #line 885 "book/copy.nw"
 }
+
 #line 892 "book/copy.nw"
 /* Finish the run: close the log and the checkpoint's lock. The outcome, a failure if the log
    could not be written. */
@@ -354,6 +370,7 @@ static TrainerOutcome finish_run(Trainer *trainer, const RunSettings *run,
     if (clock->lock >= 0) close(clock->lock);
     return outcome;
 }
+
 #line 100 "book/distributed.nw"
 static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts, int tokens)
 {
@@ -376,6 +393,7 @@ static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts,
     parallel->compute_seconds += (reduce - start) + (seconds_now() - update);
     return loss / tokens;
 }
+
 #line 130 "book/distributed.nw"
 /* One process: flag. Several: whether flag is true on any of them. */
 static bool agree(DataParallel *parallel, bool flag)
@@ -385,6 +403,7 @@ static bool agree(DataParallel *parallel, bool flag)
     parallel->sum(parallel->context, NULL, 0, &count, 1);
     return count > 0;
 }
+
 /* <<trainer.c definitions>> */
 #line 391 "book/copy.nw"
 void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
@@ -412,6 +431,7 @@ void trainer_free(Trainer *trainer)
     adam_free(&trainer->adam);
     model_free(&trainer->model);
 }
+
 #line 463 "book/copy.nw"
 void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
 {
@@ -437,6 +457,7 @@ void recipe_free(Recipe *recipe)
     free(recipe->pairs);
     *recipe = (Recipe){NULL, 0};
 }
+
 #line 623 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const RunSettings *run)
 {
@@ -488,6 +509,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
     }
     return finish_run(trainer, run, &clock, outcome);
 }
+
 #line 447 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe)
 {
@@ -506,6 +528,7 @@ const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *rec
     safetensors_free(&file);
     return error ? trainer->message : NULL;
 }
+
 #line 1167 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs)

@@ -5,6 +5,7 @@
 #ifndef TRAINER_H
 #define TRAINER_H
 #include "train.h"
+
 /* <<trainer.h declarations>> */
 #line 362 "book/copy.nw"
 typedef struct {
@@ -27,6 +28,7 @@ typedef struct {
 void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
                    const StepSettings *settings);
 void trainer_free(Trainer *trainer);
+
 #line 423 "book/copy.nw"
 typedef struct {
     void *task;
@@ -43,6 +45,7 @@ typedef struct {
        few): NULL, or a one-line error. NULL: keep none. */
     const char *(*save_epoch)(void *task, const Model *model, int epoch);
 } BatchSource;
+
 #line 447 "book/copy.nw"
 /* The recipe of a run: what a resumed run must repeat, as keys and their values' text. */
 typedef struct {
@@ -54,6 +57,7 @@ typedef struct {
 void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 void recipe_free(Recipe *recipe);
+
 #line 498 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
@@ -78,10 +82,12 @@ typedef enum {
 
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const RunSettings *run);
+
 #line 436 "book/checkpoint.nw"
 /* Load the checkpoint at path (which must match recipe) into the trainer's model, optimizer
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe);
+
 #line 1156 "book/translate.nw"
 /* The last epoch that fits a time budget of budget seconds, elapsed of them spent on
    steps_here updates, at the end of an epoch of batches updates (step of them done in
@@ -89,6 +95,7 @@ const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *rec
    or later. */
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs);
+
 #line 75 "book/distributed.nw"
 /* Several processes training one model (the chapter on many machines). */
 typedef struct DataParallel {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "data.h"
 #include "modelfile.h"
+
 /* <<translator.c definitions>> */
 #line 92 "book/translate-commands.nw"
 const char *translator_open(Translator *t, const char *path, const TranslatorSettings *s)
@@ -58,6 +59,7 @@ void translator_close(Translator *t)
     vocab_free(&t->src_vocab), vocab_free(&t->tgt_vocab);
     model_free(&t->model);
 }
+
 /* <<Read, tokenize and number up to a window of lines>> */
 #line 187 "book/translate-commands.nw"
 /* Read, tokenize and number up to a window of lines: how many can be translated. */
@@ -80,6 +82,7 @@ static int number_window(Translator *t, const char *const *lines, const size_t *
     }
     return count;
 }
+
 /* <<Order the window's lines by length>> */
 #line 214 "book/translate-commands.nw"
 /* Order the window's lines by length: order[0 .. count) */
@@ -92,6 +95,7 @@ static void order_by_length(Translator *t, int count)
     for (int n = 1; n <= max_len + 1; n++) starts[n] += starts[n - 1];
     for (int w = 0; w < count; w++) t->order[starts[t->lengths_in[w]]++] = w;
 }
+
 /* <<Gather the batch's sources, padded to the longest>> */
 #line 230 "book/translate-commands.nw"
 /* Gather the batch's sources, padded to the longest: the lines order[first ..
@@ -111,6 +115,7 @@ static SourceBatch gather_batch(Translator *t, int first, int batch)
     }
     return source_batch(t->src, t->src_keep, batch, src_len, VOCAB_BLANK);
 }
+
 /* <<Decode the window's lines, in batches of similar lengths>> */
 #line 254 "book/translate-commands.nw"
 /* Decode the window's lines, in batches of similar lengths: out and lengths by line. */
@@ -137,6 +142,7 @@ static void decode_window(Translator *t, int count)
         }
     }
 }
+
 /* <<Turn each output into text>> */
 #line 288 "book/translate-commands.nw"
 /* Keep text, of length bytes, as the translation of line: at its offset in storage. */

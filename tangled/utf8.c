@@ -3,12 +3,13 @@
    chapters by notangle: edit the book, not this file. */
 #include "utf8.h"
 #include <stdio.h>
+
 /* <<utf8.c definitions>> */
 #line 233 "book/text.nw"
 int utf8_decode(const char *text, size_t length, uint32_t *point, const char **problem)
 {
     const unsigned char *s = (const unsigned char *)text, b = s[0];
-    /* <<Find the length of the sequence that starts with [[b]], or the problem>> */
+    /* <<Find the length of the sequence that starts with b, or the problem>> */
 #line 248 "book/text.nw"
     const int extra = b < 0x80 ? 0 : b >= 0xC2 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2
                     : b >= 0xF0 && b <= 0xF4 ? 3 : -1;
@@ -17,7 +18,7 @@ int utf8_decode(const char *text, size_t length, uint32_t *point, const char **p
              : b < 0xC2   ? "an overlong encoding"
                           : "a byte that UTF-8 never uses";
 #line 237 "book/text.nw"
-    /* <<Read the continuation bytes into [[c]]>> */
+    /* <<Read the continuation bytes into c>> */
 #line 260 "book/text.nw"
     uint32_t c = extra <= 0 ? b : b & (0x7Fu >> (extra + 1));
     size_t seen = 1;
@@ -41,6 +42,7 @@ int utf8_decode(const char *text, size_t length, uint32_t *point, const char **p
     *point = c;
     return (int)seen;
 }
+
 #line 296 "book/text.nw"
 int utf8_encode(uint32_t c, char *out)
 {
@@ -50,6 +52,7 @@ int utf8_encode(uint32_t c, char *out)
     for (int k = 1; k < n; k++) out[k] = (char)(0x80u | (c >> (6 * (n - 1 - k)) & 0x3Fu));
     return n;
 }
+
 #line 317 "book/text.nw"
 size_t utf8_valid_prefix(const char *text, size_t n)
 {
@@ -63,6 +66,7 @@ size_t utf8_valid_prefix(const char *text, size_t n)
     }
     return n;
 }
+
 #line 345 "book/text.nw"
 const char *utf8_check(const char *text, size_t n, char *message, size_t size)
 {

@@ -5,18 +5,22 @@
 #define UTF8_H
 #include <stddef.h>
 #include <stdint.h>
+
 /* <<utf8.h declarations>> */
 #line 223 "book/text.nw"
 /* Decode the code point at text[0 .. length), length >= 1, into *point and return the bytes
    it takes, with *problem NULL; or set *problem to why the bytes are not UTF-8 and return
    how many of them belong to the bad sequence. */
 int utf8_decode(const char *text, size_t length, uint32_t *point, const char **problem);
+
 #line 288 "book/text.nw"
 /* Write the code point c (at most U+10FFFF) at out[0 .. 4) and return how many bytes. */
 int utf8_encode(uint32_t c, char *out);
+
 #line 310 "book/text.nw"
 /* The length of the longest prefix of text[0 .. n) that is valid UTF-8. */
 size_t utf8_valid_prefix(const char *text, size_t n);
+
 #line 336 "book/text.nw"
 /* If text[0 .. n) is not UTF-8, write why into message (size bytes) and return it; if it
    is, return NULL. */

@@ -1,4 +1,4 @@
-#line 1272 "book/text.nw"
+#line 1294 "book/text.nw"
 /* The vocabulary: hashing, building, saving and loading. Generated from the book's chapters
    by notangle: edit the book, not this file. */
 #include "vocab.h"
@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "utf8.h"
+
 /* <<vocab.c definitions>> */
-#line 1308 "book/text.nw"
+#line 1330 "book/text.nw"
 const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
-#line 1319 "book/text.nw"
+
+#line 1341 "book/text.nw"
 static uint32_t token_hash(const char *token)
 {
     uint32_t hash = 2166136261u;
@@ -42,7 +44,8 @@ static int vocab_index(Vocab *vocab)
     }
     return -1;
 }
-#line 1366 "book/text.nw"
+
+#line 1388 "book/text.nw"
 int vocab_lookup(const Vocab *vocab, const char *token)
 {
     const int s = vocab_slot(vocab, token);
@@ -55,7 +58,8 @@ const char *vocab_token(const Vocab *vocab, int index)
            index, vocab->size);
     return vocab->token[index];
 }
-#line 1396 "book/text.nw"
+
+#line 1418 "book/text.nw"
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -72,7 +76,8 @@ static int more_frequent_first(const void *a, const void *b)
     if (x->count != y->count) return x->count > y->count ? -1 : 1;
     return strcmp(x->token, y->token);
 }
-#line 1418 "book/text.nw"
+
+#line 1440 "book/text.nw"
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
 {
     ENSURE(count >= 0 && min_frequency >= 1, "count %ld, min_frequency %d", count,
@@ -85,7 +90,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     long n_kept = 0;
     size_t bytes = 0;
     /* <<Count the runs of equal tokens and keep the frequent ones>> */
-#line 1451 "book/text.nw"
+#line 1473 "book/text.nw"
     for (long i = 0, run; i < count; i += run) {
         for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
         vocab->types++;
@@ -96,7 +101,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
         kept[n_kept++] = (TokenCount){sorted[i], run};
         bytes += strlen(sorted[i]) + 1;
     }
-#line 1430 "book/text.nw"
+#line 1452 "book/text.nw"
     qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
     ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
     vocab->size = (int)n_kept + VOCAB_SPECIALS;
@@ -112,7 +117,8 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     ENSURE(vocab_index(vocab) < 0, "a vocabulary with a repeated token");
     free(sorted), free(kept);
 }
-#line 1489 "book/text.nw"
+
+#line 1511 "book/text.nw"
 const char *vocab_save(Vocab *vocab, const char *path)
 {
     FILE *out = fopen(path, "w");
@@ -125,7 +131,8 @@ const char *vocab_save(Vocab *vocab, const char *path)
              strerror(errno));
     return vocab->error;
 }
-#line 1507 "book/text.nw"
+
+#line 1529 "book/text.nw"
 const char *vocab_load(Vocab *vocab, const char *path)
 {
     memset(vocab, 0, sizeof *vocab);
@@ -149,7 +156,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-#line 1561 "book/text.nw"
+#line 1583 "book/text.nw"
         char complaint[TEXT_ERROR_MAX] = "";
         if (length == 0) strcpy(complaint, "an empty line");
         else if (strpbrk(reader.text, " \t\r")) strcpy(complaint, "a token with a blank in it");
@@ -161,7 +168,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
                      vocab_specials[vocab->size]);
         else if (vocab->size == INT32_MAX / 4) strcpy(complaint, "too many tokens");
         if (complaint[0]) problem = located(vocab->error, path, reader.number, complaint);
-#line 1530 "book/text.nw"
+#line 1552 "book/text.nw"
         if (problem) break;
         vocab->storage = xgrow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
                               1);
@@ -184,26 +191,29 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
         problem = located(vocab->error, path, repeated + 1,
                           "a token that is already listed");
     /* <<Note whether the vocabulary's tokens are subwords>> */
-#line 1637 "book/text.nw"
+#line 1659 "book/text.nw"
     for (int i = VOCAB_SPECIALS; problem == NULL && i < vocab->size; i++)
         vocab->subwords = vocab->subwords || vocab_continues_word(vocab->token[i]);
-#line 1552 "book/text.nw"
+#line 1574 "book/text.nw"
     return problem;
 }
-#line 1577 "book/text.nw"
+
+#line 1599 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);
     vocab->token = NULL, vocab->storage = NULL, vocab->slot = NULL;
     vocab->size = vocab->slots = 0;
 }
-#line 1650 "book/text.nw"
+
+#line 1672 "book/text.nw"
 bool vocab_continues_word(const char *token)
 {
     const size_t n = strlen(token);
     return n > 2 && strcmp(token + n - 2, "@@") == 0;
 }
-#line 1676 "book/text.nw"
+
+#line 1698 "book/text.nw"
 int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
 {
     const size_t length = strlen(word);
@@ -217,8 +227,8 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
     for (size_t start = 0; start < length && n < max_ids;) {
         size_t end = length;
         int id = VOCAB_UNKNOWN;
-        /* <<Find the longest token [[word[start .. end)]] that starts the rest of the word>> */
-#line 1704 "book/text.nw"
+        /* <<Find the longest token word[start .. end) that starts the rest of the word>> */
+#line 1726 "book/text.nw"
         for (; end > start; end--) {
             if (((unsigned char)word[end] & 0xC0) == 0x80) continue;   /* inside a character */
             memcpy(piece, word + start, end - start);
@@ -229,13 +239,14 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
             id = VOCAB_UNKNOWN;
             for (end = start + 1; ((unsigned char)word[end] & 0xC0) == 0x80; end++) {}
         }
-#line 1690 "book/text.nw"
+#line 1712 "book/text.nw"
         ids[n++] = id;
         start = end;
     }
     return n;
 }
-#line 1725 "book/text.nw"
+
+#line 1747 "book/text.nw"
 size_t vocab_join_subwords(char *text, size_t length)
 {
     size_t kept = 0;
@@ -250,7 +261,8 @@ size_t vocab_join_subwords(char *text, size_t length)
     text[kept] = '\0';
     return kept;
 }
-#line 1759 "book/text.nw"
+
+#line 1781 "book/text.nw"
 /* The index of TEXT among the symbols, added if new; the table has room for all. */
 static int symbol_number(Vocab *symbols, const char *text)
 {
@@ -262,7 +274,8 @@ static int symbol_number(Vocab *symbols, const char *text)
     }
     return symbols->slot[s] - 1;
 }
-#line 1777 "book/text.nw"
+
+#line 1799 "book/text.nw"
 typedef struct {
     int left, right;   /* symbol numbers */
     long frequency;
@@ -307,7 +320,8 @@ static void pair_add(PairTable *table, int left, int right, long frequency)
     }
     table->pair[table->slot[s] - 1].frequency += frequency;
 }
-#line 1828 "book/text.nw"
+
+#line 1850 "book/text.nw"
 typedef struct {
     const char *text;
     long count;      /* occurrences in the text */
@@ -320,12 +334,52 @@ static void add_pairs(PairTable *pairs, const WordType *type, long sign)
     for (int i = 0; i + 1 < type->length; i++)
         pair_add(pairs, type->symbol[i], type->symbol[i + 1], sign * type->count);
 }
-#line 1845 "book/text.nw"
+
+/* <<Merge the most frequent pair until there are size symbols>> */
+#line 1948 "book/text.nw"
+/* Merge the most frequent pair until there are size symbols: each merge adds a symbol to
+   symbols, rewrites the types[0 .. n_types) that contain the pair, and updates pairs. */
+static void merge_pairs(Vocab *symbols, PairTable *pairs, WordType *types, long n_types,
+                        int size)
+{
+    while (symbols->size < size) {
+        int best = -1;
+        for (int p = 0; p < pairs->count; p++)
+            if (best < 0 || pairs->pair[p].frequency > pairs->pair[best].frequency) best = p;
+        if (best < 0 || pairs->pair[best].frequency < 2) break;
+        const int left = pairs->pair[best].left, right = pairs->pair[best].right;
+        char merged[2 * TEXT_MAX_LINE_BYTES + 8];
+        const size_t n = strlen(symbols->token[left]) - 2;   /* without its @@ */
+        memcpy(merged, symbols->token[left], n);
+        strcpy(merged + n, symbols->token[right]);
+        const int symbol = symbol_number(symbols, merged);
+        for (long t = 0; t < n_types; t++) {
+            WordType *type = &types[t];
+            int i = 0;
+            while (i + 1 < type->length
+                   && !(type->symbol[i] == left && type->symbol[i + 1] == right))
+                i++;
+            if (i + 1 >= type->length) continue;
+            add_pairs(pairs, type, -1);
+            int kept = 0;
+            for (i = 0; i < type->length; i++)
+                if (i + 1 < type->length && type->symbol[i] == left
+                    && type->symbol[i + 1] == right)
+                    type->symbol[kept++] = symbol, i++;
+                else
+                    type->symbol[kept++] = type->symbol[i];
+            type->length = kept;
+            add_pairs(pairs, type, +1);
+        }
+    }
+}
+
+#line 1871 "book/text.nw"
 void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size)
 {
     ENSURE(count >= 0 && size >= VOCAB_SPECIALS, "count %ld, size %d", count, size);
     /* <<Find the word types and their counts>> */
-#line 1866 "book/text.nw"
+#line 1892 "book/text.nw"
     char **sorted = xmalloc((size_t)(count > 0 ? count : 1) * sizeof *sorted);
     if (count > 0) memcpy(sorted, tokens, (size_t)count * sizeof *sorted);
     qsort(sorted, (size_t)count, sizeof *sorted, compare_strings);
@@ -337,9 +391,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         characters += (long)strlen(sorted[i]);
         ENSURE(strlen(sorted[i]) <= TEXT_MAX_LINE_BYTES, "a token of %zu bytes", strlen(sorted[i]));
     }
-#line 1849 "book/text.nw"
+#line 1875 "book/text.nw"
     /* <<Make a table of symbols with room for every character and every merge>> */
-#line 1883 "book/text.nw"
+#line 1909 "book/text.nw"
     Vocab symbols = {0};
     const long most_symbols = VOCAB_SPECIALS + characters + size;
     ENSURE(most_symbols < INT32_MAX / 4, "%ld symbols", most_symbols);
@@ -351,9 +405,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         symbols.token[k] = (char *)vocab_specials[k];
         symbols.slot[vocab_slot(&symbols, vocab_specials[k])] = ++symbols.size;
     }
-#line 1850 "book/text.nw"
+#line 1876 "book/text.nw"
     /* <<Write each type as its characters, all but the last marked>> */
-#line 1900 "book/text.nw"
+#line 1926 "book/text.nw"
     int *row_symbols = xmalloc((size_t)(characters > 0 ? characters : 1) * sizeof *row_symbols);
     long used = 0;
     for (long t = 0; t < n_types; t++) {
@@ -368,42 +422,12 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         }
         used += types[t].length;
     }
-#line 1851 "book/text.nw"
+#line 1877 "book/text.nw"
     PairTable pairs = {0};
     for (long t = 0; t < n_types; t++) add_pairs(&pairs, &types[t], +1);
-    /* <<Merge the most frequent pair until there are [[size]] symbols>> */
-#line 1922 "book/text.nw"
-    while (symbols.size < size) {
-        int best = -1;
-        for (int p = 0; p < pairs.count; p++)
-            if (best < 0 || pairs.pair[p].frequency > pairs.pair[best].frequency) best = p;
-        if (best < 0 || pairs.pair[best].frequency < 2) break;
-        const int left = pairs.pair[best].left, right = pairs.pair[best].right;
-        char merged[2 * TEXT_MAX_LINE_BYTES + 8];
-        const size_t n = strlen(symbols.token[left]) - 2;   /* without its @@ */
-        memcpy(merged, symbols.token[left], n);
-        strcpy(merged + n, symbols.token[right]);
-        const int symbol = symbol_number(&symbols, merged);
-        for (long t = 0; t < n_types; t++) {
-            WordType *type = &types[t];
-            int i = 0;
-            while (i + 1 < type->length && !(type->symbol[i] == left && type->symbol[i + 1] == right))
-                i++;
-            if (i + 1 >= type->length) continue;
-            add_pairs(&pairs, type, -1);
-            int kept = 0;
-            for (i = 0; i < type->length; i++)
-                if (i + 1 < type->length && type->symbol[i] == left && type->symbol[i + 1] == right)
-                    type->symbol[kept++] = symbol, i++;
-                else
-                    type->symbol[kept++] = type->symbol[i];
-            type->length = kept;
-            add_pairs(&pairs, type, +1);
-        }
-    }
-#line 1854 "book/text.nw"
+    merge_pairs(&symbols, &pairs, types, n_types, size);
     /* <<Make the vocabulary of the pieces the greedy cut makes of the text>> */
-#line 1958 "book/text.nw"
+#line 1992 "book/text.nw"
     symbols.subwords = true;
     size_t piece_capacity = 0;
     char **pieces = NULL;
@@ -417,12 +441,13 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
     vocab_build(vocab, pieces, n_pieces, 1);
     vocab->subwords = true;
     free(pieces);
-#line 1855 "book/text.nw"
+#line 1881 "book/text.nw"
     for (int i = VOCAB_SPECIALS; i < symbols.size; i++) free(symbols.token[i]);
     free(symbols.token), free(symbols.slot), free(pairs.pair), free(pairs.slot);
     free(types), free(row_symbols), free(sorted);
 }
-#line 1982 "book/text.nw"
+
+#line 2016 "book/text.nw"
 void vocab_copy(Vocab *copy, const Vocab *vocab)
 {
     memset(copy, 0, sizeof *copy);

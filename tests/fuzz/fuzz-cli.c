@@ -4,7 +4,7 @@
    (-Wl,--wrap=exit) to come back to the harness, which checks the status. */
 #include <setjmp.h>
 #include <string.h>
-#include "cli.h"
+#include "commands.h"   /* the options of the model's sizes, and cli.h */
 #include "fuzz.h"
 
 static jmp_buf back;
