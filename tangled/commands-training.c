@@ -94,17 +94,7 @@ int run_copy(int argc, char **argv)
 #line 168 "book/copy-command.nw"
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
-        /* <<The checkpoint options>> */
-#line 389 "book/checkpoint.nw"
-        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
-         "FILE training state"},
-        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
-         "FILE continue the run saved in FILE, bit for bit"},
-        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL,
-         "N also save every N steps, if not 0"},
-        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
-         "STEP save and stop after step STEP (default: never)"},
-#line 171 "book/copy-command.nw"
+        CHECKPOINT_OPTIONS(run, resume_path),
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
@@ -134,7 +124,7 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0, 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 476 "book/checkpoint.nw"
+#line 522 "book/checkpoint.nw"
     char recipe_text[8][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);
@@ -250,7 +240,7 @@ static double translation_validate(void *task, Trainer *trainer)
 static const char *translation_save_best(void *task, const Model *model)
 {
     TranslationTask *t = task;
-    Safetensors scratch;
+    Error scratch;
     const char *error = translation_model_save(t->model_path, model, t->src_vocab,
                                                t->tgt_vocab, false, &scratch);
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
@@ -272,7 +262,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     TranslationTask *t = task;
     char path[4096];
     epoch_model_path(path, sizeof path, t->model_path, epoch);
-    Safetensors scratch;
+    Error scratch;
     const char *error = translation_model_save(path, model, t->src_vocab, t->tgt_vocab,
                                                false, &scratch);
     if (error) {
@@ -358,17 +348,7 @@ int run_train(int argc, char **argv)
          "S seed of the weights, the order of the batches and dropout"},
         PRECISION_OPTION(precision),
         MODEL_SIZE_OPTIONS(config),
-        /* <<The checkpoint options>> */
-#line 389 "book/checkpoint.nw"
-        {"checkpoint", OPTION_TEXT, &run.checkpoint_path, 0, 0, NULL,
-         "FILE training state"},
-        {"resume", OPTION_TEXT, &resume_path, 0, 0, NULL,
-         "FILE continue the run saved in FILE, bit for bit"},
-        {"checkpoint-every", OPTION_LONG, &run.checkpoint_every, 1, 1e9, NULL,
-         "N also save every N steps, if not 0"},
-        {"stop-after", OPTION_LONG, &run.stop_after, 1, 1e9, NULL,
-         "STEP save and stop after step STEP (default: never)"},
-#line 518 "book/translate.nw"
+        CHECKPOINT_OPTIONS(run, resume_path),
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options, argc,
                                        argv), argc, argv);
@@ -381,8 +361,8 @@ int run_train(int argc, char **argv)
     /* <<Check at once that the model can be saved>> */
 #line 533 "book/translate.nw"
     {
-        Safetensors probe;
-        if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
+        Error probe;
+        if (safetensors_can_write(model_path, &probe)) die("%s", probe.message);
         safetensors_remove_temporaries(model_path);
     }
 #line 448 "book/translate.nw"
