@@ -19,7 +19,7 @@ static size_t dtype_bytes(Dtype dtype)
 {
     return dtype == DTYPE_BF16 ? 2 : 4;
 }
-#line 661 "book/safetensors.nw"
+#line 663 "book/safetensors.nw"
 /* The bytes the file holds for view i of part (their count in bytes): NULL for the floats
    themselves, or a bfloat16 copy, which the caller frees. */
 static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
@@ -148,7 +148,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 524 "book/safetensors.nw"
+#line 526 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -163,7 +163,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 735 "book/safetensors.nw"
+#line 737 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -196,7 +196,7 @@ void safetensors_remove_temporaries(const char *path)
     }
     if (dir) closedir(dir);
 }
-#line 773 "book/safetensors.nw"
+#line 775 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Error *error)
 {
     error->message[0] = '\0';
@@ -215,7 +215,7 @@ const char *safetensors_can_write(const char *path, Error *error)
     unlink(temporary);
     return NULL;
 }
-#line 817 "book/safetensors.nw"
+#line 819 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -233,7 +233,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 842 "book/safetensors.nw"
+#line 844 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {
@@ -259,7 +259,7 @@ uint64_t safetensors_checksum(const Safetensors *file)
     cJSON_Delete(meta);
     return hash;
 }
-#line 905 "book/safetensors.nw"
+#line 907 "book/safetensors.nw"
 static int compare_names(const void *a, const void *b)
 {
     return strcmp((*(const SafetensorsEntry *const *)a)->name,
@@ -273,7 +273,7 @@ static int compare_pairs(const void *a, const void *b)
     const int by_key = strcmp(x[0], y[0]);
     return by_key ? by_key : strcmp(x[1], y[1]);
 }
-#line 924 "book/safetensors.nw"
+#line 926 "book/safetensors.nw"
 static const char *const dtype_names[3] = {"F32", "I32", "BF16"};   /* in Dtype's order */
 
 static uint64_t content_checksum(const SafetensorsEntry *entries, int count,
@@ -306,7 +306,7 @@ static uint64_t content_checksum(const SafetensorsEntry *entries, int count,
     free(sorted);
     return hash;
 }
-#line 962 "book/safetensors.nw"
+#line 964 "book/safetensors.nw"
 uint64_t safetensors_content_checksum(const Safetensors *file)
 {
     cJSON *meta = cJSON_Parse(file->metadata_json ? file->metadata_json : "{}");
@@ -321,7 +321,7 @@ uint64_t safetensors_content_checksum(const Safetensors *file)
     cJSON_Delete(meta);
     return hash;
 }
-#line 982 "book/safetensors.nw"
+#line 984 "book/safetensors.nw"
 uint64_t safetensors_content_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                             const char *const (*metadata)[2],
                                             int n_metadata)
@@ -513,13 +513,13 @@ const char *safetensors_read(Safetensors *file, const char *path)
     return check_tiling(file, path);
 }
 /* <<safetensors.c writing steps>> */
-#line 592 "book/safetensors.nw"
+#line 594 "book/safetensors.nw"
 /* Build the header, tensors in layout order */
 static char *header_json(const SafetensorsPart *parts, int n_parts,
                          const char *const (*metadata)[2], int n_metadata)
 {
     /* <<Build the header, tensors in layout order>> */
-#line 602 "book/safetensors.nw"
+#line 604 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -544,10 +544,10 @@ static char *header_json(const SafetensorsPart *parts, int n_parts,
     }
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
-#line 597 "book/safetensors.nw"
+#line 599 "book/safetensors.nw"
     return json;
 }
-#line 632 "book/safetensors.nw"
+#line 634 "book/safetensors.nw"
 /* Write header and data to a temporary file, sync it, and rename it */
 static const char *write_atomically(const char *path, const char *json,
                                     const SafetensorsPart *parts, int n_parts, Error *error)
@@ -555,12 +555,12 @@ static const char *write_atomically(const char *path, const char *json,
     const size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 651 "book/safetensors.nw"
+#line 653 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         return safetensors_fail(error, path, "not a regular file; refusing to replace it");
     }
-#line 680 "book/safetensors.nw"
+#line 682 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         return safetensors_fail(error, path, "file name too long");
@@ -599,11 +599,11 @@ static const char *write_atomically(const char *path, const char *json,
                                 "cannot write: %s", strerror(failed ? failed : EIO));
     }
     sync_directory(path);
-#line 638 "book/safetensors.nw"
+#line 640 "book/safetensors.nw"
     return NULL;
 }
 /* <<safetensors.c writing>> */
-#line 567 "book/safetensors.nw"
+#line 569 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Error *error)

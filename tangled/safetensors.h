@@ -56,7 +56,7 @@ const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const 
 /* The same for tensors named PREFIX followed by the view's name. */
 const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffer,
                                       const char *prefix, const char *path);
-#line 546 "book/safetensors.nw"
+#line 548 "book/safetensors.nw"
 typedef struct {
     const char *prefix;          /* put before every view's name */
     const FlatBuffer *buffer;
@@ -72,20 +72,20 @@ const char *safetensors_write_parts(const char *path, const SafetensorsPart *par
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Error *error);
-#line 725 "book/safetensors.nw"
+#line 727 "book/safetensors.nw"
 /* Remove PATH.XXXXXX, the temporary files of saves of PATH that were interrupted. */
 void safetensors_remove_temporaries(const char *path);
 /* Whether PATH could be saved now: it is a regular file or absent, and a file can be
    created beside it. NULL, or a one-line message (in error). */
 const char *safetensors_can_write(const char *path, Error *error);
-#line 806 "book/safetensors.nw"
+#line 808 "book/safetensors.nw"
 /* The 64-bit FNV-1a checksum of the data the writer puts in a file for PARTS, followed by
    the METADATA pairs but one named "checksum", in their order. */
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata);
 /* The same of a file that was read: its data section, then its metadata as listed. */
 uint64_t safetensors_checksum(const Safetensors *file);
-#line 891 "book/safetensors.nw"
+#line 893 "book/safetensors.nw"
 /* The 64-bit FNV-1a checksum of the contents of a file: every tensor in the byte order of
    the names (name, NUL, dtype, NUL, shape "2,3", NUL, bytes), then every metadata pair but
    "checksum" in the byte order of the keys (key, NUL, value, NUL). */

@@ -525,8 +525,50 @@ START_TEST(model_file_checksum_of_contents)
 }
 END_TEST
 
+/* Make the model file at PATH one of version 2, as the program wrote it before version 3:
+   the keys that version 3 added removed, tied_source only when 1, and the checksum of the
+   data section and of the metadata in the file's order. 0 on success. */
+static int model_file_version_2(const char *path)
+{
+    Safetensors file;
+    if (safetensors_read(&file, path)) return -1;
+    uint64_t length = 0;
+    for (int i = 7; i >= 0; i--) length = length << 8 | file.bytes[i];
+    cJSON *header = cJSON_ParseWithLength((const char *)file.bytes + 8, (size_t)length);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(header, "__metadata__");
+    static const char *const kept[] = {"format", "src_vocab", "tgt_vocab", "layers", "d_model",
+                                       "d_ff", "heads", "max_len", "norm", "layernorm", "tied",
+                                       "vocab.src", "vocab.tgt", "tied_source"};
+    cJSON *old = cJSON_CreateObject();
+    for (size_t k = 0; k < sizeof kept / sizeof *kept; k++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(meta, kept[k]);
+        if (k == 1) cJSON_AddStringToObject(old, "version", "2");
+        if (strcmp(kept[k], "tied_source") != 0 || strcmp(item->valuestring, "1") == 0)
+            cJSON_AddStringToObject(old, kept[k], item->valuestring);
+    }
+    char *printed = cJSON_PrintUnformatted(old);
+    Safetensors view = file;
+    view.metadata_json = printed;
+    char checksum[32];
+    snprintf(checksum, sizeof checksum, "%016" PRIx64, safetensors_checksum(&view));
+    free(printed);
+    cJSON_AddStringToObject(old, "checksum", checksum);
+    cJSON_ReplaceItemInObjectCaseSensitive(header, "__metadata__", old);
+    char *json = cJSON_PrintUnformatted(header);
+    const size_t n = strlen(json);
+    FILE *out = fopen(path, "wb");
+    for (int i = 0; i < 8; i++) fputc((int)((uint64_t)n >> (8 * i) & 0xff), out);
+    fwrite(json, 1, n, out);
+    fwrite(file.data, 1, file.data_size, out);
+    const int status = fclose(out);
+    free(json);
+    cJSON_Delete(header);
+    safetensors_free(&file);
+    return status;
+}
+
 /* Issue 36, item 1: the file written today says everything a reader in another language
-   needs, and the shipped model, of version 2, still loads. */
+   needs (the shipped model too), and a file of version 2 still loads, to the same model. */
 START_TEST(model_file_says_everything)
 {
     make_dir();
@@ -559,8 +601,26 @@ START_TEST(model_file_says_everything)
     const char *checksum = strstr(file.metadata_json, "\"checksum\"");   /* the last key */
     ck_assert(checksum && checksum > strstr(file.metadata_json, "\"vocab.tgt\""));
     safetensors_free(&file);
-    model_free(&model), vocab_free(&src), vocab_free(&tgt);
     ck_assert_str_eq(load_error("data/multi30k-de-en.safetensors"), "");
+    ck_assert_ptr_null(safetensors_read(&file, "data/multi30k-de-en.safetensors"));
+    ck_assert(safetensors_metadata(&file, "subword.marker", value, sizeof value));
+    ck_assert_str_eq(value, "@@");
+    safetensors_free(&file);
+    ck_assert_int_eq(model_file_version_2(path), 0);
+    ck_assert_ptr_null(safetensors_read(&file, path));
+    ck_assert(safetensors_metadata(&file, "version", value, sizeof value));
+    ck_assert_str_eq(value, "2");
+    ck_assert(!safetensors_metadata(&file, "layernorm.epsilon", value, sizeof value));
+    safetensors_free(&file);
+    Model back;
+    Vocab src_back, tgt_back;
+    const char *error = translation_model_load(path, &back, &src_back, &tgt_back, &file);
+    ck_assert_msg(error == NULL, "%s", error);
+    ck_assert(back.config.layernorm_eps == 1e-6f && back.config.norm == model.config.norm);
+    ck_assert(memcmp(back.parameters.data, model.parameters.data,
+                     model.parameters.total * sizeof(float)) == 0);
+    safetensors_free(&file), model_free(&back), vocab_free(&src_back), vocab_free(&tgt_back);
+    model_free(&model), vocab_free(&src), vocab_free(&tgt);
     remove_dir();
 }
 END_TEST
