@@ -403,6 +403,7 @@ multi30k-figures: transformer
 BENCH_ARGS ?=
 bench: build
 	tools/install-deps --bench
+	$(MAKE) --no-print-directory interop
 	@mkdir -p build/bench
 	/usr/bin/python3 bench/bench.py --out build/bench/runs --dat build/bench/table.dat \
 	  --precisions fp32,bf16 --precision-dat build/bench/precision.dat $(BENCH_ARGS) \

@@ -177,7 +177,7 @@ static const char *read_progress(Safetensors *file, const char *path, Adam *adam
 {
     char value[128];
     /* <<Read the step, the position and the generators>> */
-#line 380 "book/checkpoint.nw"
+#line 382 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {

@@ -63,7 +63,7 @@ void print_options(FILE *out, const Option *options, int count);
     {"heads", OPTION_INT, &(config).heads, 1, 64, NULL, "N attention heads"}
 
 void check_model_size(const char *command, const Config *config);
-#line 432 "book/checkpoint.nw"
+#line 434 "book/checkpoint.nw"
 /* The options --checkpoint, --resume, --checkpoint-every and --stop-after for a table:
    into the TrainerSettings run, and the char * resume_path. */
 #define CHECKPOINT_OPTIONS(run, resume_path)                                     \

@@ -124,7 +124,7 @@ int run_copy(int argc, char **argv)
                        INFINITY, "", 0, 0};
     const BatchSource source = {&copy, batches, NULL, copy_fill, copy_validate, NULL, NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 522 "book/checkpoint.nw"
+#line 524 "book/checkpoint.nw"
     char recipe_text[8][32];
     snprintf(recipe_text[0], 32, "%d", batch_size), snprintf(recipe_text[1], 32, "%d", batches);
     snprintf(recipe_text[2], 32, "%d", len), snprintf(recipe_text[3], 32, "%.17g", settings.factor);

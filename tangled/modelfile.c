@@ -156,7 +156,7 @@ static const char *check_model_identity(Safetensors *file, const char *path, int
 {
     char value[64];
     /* <<Check the model file's format, version and checksum>> */
-#line 520 "book/translate-files.nw"
+#line 522 "book/translate-files.nw"
     if (!safetensors_metadata(file, "format", value, sizeof value)
         || strcmp(value, model_format) != 0)
         return safetensors_metadata(file, "src_vocab", value, sizeof value)
@@ -184,14 +184,14 @@ static const char *check_model_identity(Safetensors *file, const char *path, int
 #line 515 "book/translate-files.nw"
     return NULL;
 }
-#line 551 "book/translate-files.nw"
+#line 553 "book/translate-files.nw"
 /* Read the configuration */
 static const char *read_configuration(Safetensors *file, const char *path, int version,
                                       Config *config)
 {
     char value[64];
     /* <<Read the configuration, each number within its bounds>> */
-#line 567 "book/translate-files.nw"
+#line 569 "book/translate-files.nw"
     int numbers[7];
     for (int i = 0; i < 7; i++) {
         char *end;
@@ -207,9 +207,9 @@ static const char *read_configuration(Safetensors *file, const char *path, int v
     *config = config_default(numbers[0], numbers[1], numbers[2]);
     config->d_model = numbers[3], config->d_ff = numbers[4], config->heads = numbers[5];
     config->max_len = numbers[6];
-#line 557 "book/translate-files.nw"
+#line 559 "book/translate-files.nw"
     /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-#line 589 "book/translate-files.nw"
+#line 591 "book/translate-files.nw"
     static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
     static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
                                                      {"0", "1"}};
@@ -227,15 +227,15 @@ static const char *read_configuration(Safetensors *file, const char *path, int v
     config->layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     config->tie_generator = chosen[2];
     /* <<Read whether the source embedding is shared, absent meaning not>> */
-#line 613 "book/translate-files.nw"
+#line 615 "book/translate-files.nw"
     if (!safetensors_metadata(file, "tied_source", value, sizeof value)) strcpy(value, "0");
     if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
         return safetensors_fail(&file->error, path, "'tied_source' must be '0' or '1', not '%s'",
                                 safetensors_printable(value, value, 44));
     config->tie_source = value[0] == '1';
-#line 558 "book/translate-files.nw"
+#line 560 "book/translate-files.nw"
     /* <<Read the layer norm's epsilon, from version 3 on>> */
-#line 623 "book/translate-files.nw"
+#line 625 "book/translate-files.nw"
     if (version >= 3) {
         char *end;
         if (!safetensors_metadata(file, "layernorm.epsilon", value, sizeof value)) *value = '\0';
@@ -246,16 +246,16 @@ static const char *read_configuration(Safetensors *file, const char *path, int v
                                     "not '%s'", safetensors_printable(value, value, 24));
         config->layernorm_eps = epsilon;
     }
-#line 559 "book/translate-files.nw"
+#line 561 "book/translate-files.nw"
     return NULL;
 }
-#line 646 "book/translate-files.nw"
+#line 648 "book/translate-files.nw"
 /* Check the configuration against itself and against the file's size */
 static const char *check_configuration(Safetensors *file, const char *path,
                                        const Config *config)
 {
     /* <<Check the configuration against itself and against the file's size>> */
-#line 656 "book/translate-files.nw"
+#line 660 "book/translate-files.nw"
     if (config->max_len < 3)
         return safetensors_fail(&file->error, path,
                                 "max_len %d is too small (at least 3)", config->max_len);
@@ -277,10 +277,10 @@ static const char *check_configuration(Safetensors *file, const char *path,
         return safetensors_fail(&file->error, path,
                                 "the configuration needs at least %.0f numbers but the file "
                                 "holds at most %zu", needed, file->data_size / 2);
-#line 651 "book/translate-files.nw"
+#line 653 "book/translate-files.nw"
     return NULL;
 }
-#line 698 "book/translate-files.nw"
+#line 702 "book/translate-files.nw"
 /* Read both vocabularies and check their sizes */
 static const char *read_vocabularies(Safetensors *file, const char *path,
                                      const Config *config, Vocab *src_vocab,
@@ -288,7 +288,7 @@ static const char *read_vocabularies(Safetensors *file, const char *path,
 {
     const char *error = NULL;
     /* <<Read both vocabularies and check their sizes>> */
-#line 710 "book/translate-files.nw"
+#line 716 "book/translate-files.nw"
     cJSON *meta = cJSON_Parse(file->metadata_json);
     Vocab *vocabs[2] = {src_vocab, tgt_vocab};
     const int sizes[2] = {config->src_vocab, config->tgt_vocab};
@@ -312,10 +312,10 @@ static const char *read_vocabularies(Safetensors *file, const char *path,
         if (strcmp(src_vocab->token[v], tgt_vocab->token[v]) != 0)
             error = safetensors_fail(&file->error, path, "a shared source embedding, but the "
                                      "vocabularies differ at token %d", v);
-#line 705 "book/translate-files.nw"
+#line 709 "book/translate-files.nw"
     return error;
 }
-#line 742 "book/translate-files.nw"
+#line 748 "book/translate-files.nw"
 /* Check that the file describes the model as this program computes it */
 static const char *check_description(Safetensors *file, const char *path,
                                      const Config *config, bool subwords)
@@ -349,7 +349,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
         return error;
     model_init(model, config);
     /* <<Check that the file holds exactly the model's tensors, and load them>> */
-#line 684 "book/translate-files.nw"
+#line 688 "book/translate-files.nw"
     if (file->count != model->parameters.count)
         return safetensors_fail(&file->error, path,
                                 "%d tensors, but the model it describes has %d", file->count,

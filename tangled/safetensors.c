@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 /* <<safetensors.c helpers>> */
-#line 318 "book/safetensors.nw"
+#line 322 "book/safetensors.nw"
 static size_t dtype_bytes(Dtype dtype)
 {
     return dtype == DTYPE_BF16 ? 2 : 4;
 }
-#line 663 "book/safetensors.nw"
+#line 673 "book/safetensors.nw"
 /* The bytes the file holds for view i of part (their count in bytes): NULL for the floats
    themselves, or a bfloat16 copy, which the caller frees. */
 static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
@@ -88,7 +88,7 @@ static int compare_places(const void *a, const void *b)
     if (x->data != y->data) return x->data < y->data ? -1 : 1;
     return (x->size > y->size) - (x->size < y->size);
 }
-#line 418 "book/safetensors.nw"
+#line 426 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -114,7 +114,7 @@ void safetensors_free(Safetensors *file)
     free(file->metadata_json);
     memset(file, 0, sizeof *file);
 }
-#line 465 "book/safetensors.nw"
+#line 473 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -148,7 +148,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     }
     return NULL;
 }
-#line 526 "book/safetensors.nw"
+#line 534 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -163,7 +163,7 @@ static void sync_directory(const char *path)
         close(fd);
     }
 }
-#line 737 "book/safetensors.nw"
+#line 747 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -196,7 +196,7 @@ void safetensors_remove_temporaries(const char *path)
     }
     if (dir) closedir(dir);
 }
-#line 775 "book/safetensors.nw"
+#line 785 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Error *error)
 {
     error->message[0] = '\0';
@@ -215,7 +215,7 @@ const char *safetensors_can_write(const char *path, Error *error)
     unlink(temporary);
     return NULL;
 }
-#line 819 "book/safetensors.nw"
+#line 829 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -233,7 +233,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     hash = fnv1a(hash, value, strlen(value));
     return fnv1a(hash, "\n", 1);
 }
-#line 844 "book/safetensors.nw"
+#line 854 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {
@@ -259,7 +259,7 @@ uint64_t safetensors_checksum(const Safetensors *file)
     cJSON_Delete(meta);
     return hash;
 }
-#line 907 "book/safetensors.nw"
+#line 917 "book/safetensors.nw"
 static int compare_names(const void *a, const void *b)
 {
     return strcmp((*(const SafetensorsEntry *const *)a)->name,
@@ -273,7 +273,7 @@ static int compare_pairs(const void *a, const void *b)
     const int by_key = strcmp(x[0], y[0]);
     return by_key ? by_key : strcmp(x[1], y[1]);
 }
-#line 926 "book/safetensors.nw"
+#line 936 "book/safetensors.nw"
 static const char *const dtype_names[3] = {"F32", "I32", "BF16"};   /* in Dtype's order */
 
 static uint64_t content_checksum(const SafetensorsEntry *entries, int count,
@@ -306,7 +306,7 @@ static uint64_t content_checksum(const SafetensorsEntry *entries, int count,
     free(sorted);
     return hash;
 }
-#line 964 "book/safetensors.nw"
+#line 974 "book/safetensors.nw"
 uint64_t safetensors_content_checksum(const Safetensors *file)
 {
     cJSON *meta = cJSON_Parse(file->metadata_json ? file->metadata_json : "{}");
@@ -321,7 +321,7 @@ uint64_t safetensors_content_checksum(const Safetensors *file)
     cJSON_Delete(meta);
     return hash;
 }
-#line 984 "book/safetensors.nw"
+#line 994 "book/safetensors.nw"
 uint64_t safetensors_content_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                             const char *const (*metadata)[2],
                                             int n_metadata)
@@ -350,7 +350,7 @@ uint64_t safetensors_content_checksum_parts(const SafetensorsPart *parts, int n_
     return hash;
 }
 /* <<safetensors.c entry check>> */
-#line 328 "book/safetensors.nw"
+#line 332 "book/safetensors.nw"
 /* Check one entry and fill entry: NULL, or what is wrong with it */
 static const char *check_entry(const Safetensors *file, const cJSON *item,
                                SafetensorsEntry *entry, const unsigned char *data,
@@ -358,7 +358,7 @@ static const char *check_entry(const Safetensors *file, const cJSON *item,
 {
     const char *problem = NULL;
     /* <<Check one entry and fill [[entry]], or set [[problem]]>> */
-#line 340 "book/safetensors.nw"
+#line 346 "book/safetensors.nw"
     const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
     const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -395,7 +395,7 @@ static const char *check_entry(const Safetensors *file, const cJSON *item,
     }
     for (int i = 0; i < file->count && !problem; i++)   /* a name twice: which one is meant? */
         if (strcmp(file->entries[i].name, entry->name) == 0) problem = "named twice";
-#line 335 "book/safetensors.nw"
+#line 339 "book/safetensors.nw"
     return problem;
 }
 /* <<safetensors.c reading steps>> */
@@ -404,7 +404,7 @@ static const char *check_entry(const Safetensors *file, const cJSON *item,
 static const char *read_whole_file(Safetensors *file, const char *path, size_t *size)
 {
     /* <<Read the whole file into [[file->bytes]]>> */
-#line 234 "book/safetensors.nw"
+#line 236 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL)
         return safetensors_fail(&file->error, path, "cannot open: %s", strerror(errno));
@@ -422,13 +422,13 @@ static const char *read_whole_file(Safetensors *file, const char *path, size_t *
     *size = length;
     return NULL;
 }
-#line 280 "book/safetensors.nw"
+#line 282 "book/safetensors.nw"
 /* Read every tensor's entry from the header */
 static const char *read_entries(Safetensors *file, const char *path, const cJSON *header,
                                 const unsigned char *data, size_t data_size)
 {
     /* <<Read every tensor's entry from the header>> */
-#line 290 "book/safetensors.nw"
+#line 294 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -448,17 +448,17 @@ static const char *read_entries(Safetensors *file, const char *path, const cJSON
         }
         file->count++;
     }
-#line 285 "book/safetensors.nw"
+#line 287 "book/safetensors.nw"
     return NULL;
 }
-#line 385 "book/safetensors.nw"
+#line 391 "book/safetensors.nw"
 /* Refuse tensors that overlap or leave bytes of the data unused */
 static const char *check_tiling(Safetensors *file, const char *path)
 {
     const unsigned char *data = file->data;
     const size_t data_size = file->data_size;
     /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 396 "book/safetensors.nw"
+#line 404 "book/safetensors.nw"
     const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
     for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
     qsort(order, (size_t)file->count, sizeof *order, compare_places);
@@ -475,7 +475,7 @@ static const char *check_tiling(Safetensors *file, const char *path)
         return safetensors_fail(&file->error, path,
                                 "%zu bytes after the last tensor (two files glued together?)",
                                 data_size - covered);
-#line 391 "book/safetensors.nw"
+#line 397 "book/safetensors.nw"
     return NULL;
 }
 /* <<safetensors.c reading>> */
@@ -487,7 +487,7 @@ const char *safetensors_read(Safetensors *file, const char *path)
     const char *error = read_whole_file(file, path, &length);
     if (error) return error;
     /* <<Read the header length and parse the header>> */
-#line 254 "book/safetensors.nw"
+#line 256 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return safetensors_fail(&file->error, path,
@@ -513,13 +513,13 @@ const char *safetensors_read(Safetensors *file, const char *path)
     return check_tiling(file, path);
 }
 /* <<safetensors.c writing steps>> */
-#line 594 "book/safetensors.nw"
+#line 602 "book/safetensors.nw"
 /* Build the header, tensors in layout order */
 static char *header_json(const SafetensorsPart *parts, int n_parts,
                          const char *const (*metadata)[2], int n_metadata)
 {
     /* <<Build the header, tensors in layout order>> */
-#line 604 "book/safetensors.nw"
+#line 614 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -544,10 +544,10 @@ static char *header_json(const SafetensorsPart *parts, int n_parts,
     }
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
-#line 599 "book/safetensors.nw"
+#line 607 "book/safetensors.nw"
     return json;
 }
-#line 634 "book/safetensors.nw"
+#line 644 "book/safetensors.nw"
 /* Write header and data to a temporary file, sync it, and rename it */
 static const char *write_atomically(const char *path, const char *json,
                                     const SafetensorsPart *parts, int n_parts, Error *error)
@@ -555,12 +555,12 @@ static const char *write_atomically(const char *path, const char *json,
     const size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 653 "book/safetensors.nw"
+#line 663 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         return safetensors_fail(error, path, "not a regular file; refusing to replace it");
     }
-#line 682 "book/safetensors.nw"
+#line 692 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         return safetensors_fail(error, path, "file name too long");
@@ -599,11 +599,11 @@ static const char *write_atomically(const char *path, const char *json,
                                 "cannot write: %s", strerror(failed ? failed : EIO));
     }
     sync_directory(path);
-#line 640 "book/safetensors.nw"
+#line 650 "book/safetensors.nw"
     return NULL;
 }
 /* <<safetensors.c writing>> */
-#line 569 "book/safetensors.nw"
+#line 577 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Error *error)

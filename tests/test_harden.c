@@ -16,37 +16,57 @@
 #include "text.h"
 #include "tests.h"
 
+/* The header of the safetensors file read into FILE, parsed. */
+static cJSON *parsed_header(const Safetensors *file)
+{
+    uint64_t length = 0;
+    for (int i = 7; i >= 0; i--) length = length << 8 | file->bytes[i];
+    return cJSON_ParseWithLength((const char *)file->bytes + 8, (size_t)length);
+}
+
+/* Add to META the checksum that FUNCTION computes of FILE with META as its metadata. */
+static void add_checksum(cJSON *meta, const Safetensors *file,
+                         uint64_t (*function)(const Safetensors *))
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "checksum");
+    char *printed = cJSON_PrintUnformatted(meta);
+    Safetensors view = *file;
+    view.metadata_json = printed;
+    char checksum[32];
+    snprintf(checksum, sizeof checksum, "%016" PRIx64, function(&view));
+    free(printed);
+    cJSON_AddStringToObject(meta, "checksum", checksum);
+}
+
+/* Write HEADER (as JSON, formatted if pretty) and the data of FILE to PATH, and free both.
+   0 on success. */
+static int write_with_header(const char *path, cJSON *header, Safetensors *file, bool pretty)
+{
+    char *json = pretty ? cJSON_Print(header) : cJSON_PrintUnformatted(header);
+    const size_t n = strlen(json);
+    FILE *out = fopen(path, "wb");
+    for (int i = 0; i < 8; i++) fputc((int)((uint64_t)n >> (8 * i) & 0xff), out);
+    fwrite(json, 1, n, out);
+    fwrite(file->data, 1, file->data_size, out);
+    const int status = fclose(out);
+    free(json);
+    cJSON_Delete(header);
+    safetensors_free(file);
+    return status;
+}
+
 /* Rewrite the model file at PATH with metadata KEY set to VALUE (NULL: removed), the
    checksum recomputed so that the change is the only thing wrong. 0 on success. */
 int model_file_rewrite(const char *path, const char *key, const char *value)
 {
     Safetensors file;
     if (safetensors_read(&file, path)) return -1;
-    uint64_t length = 0;
-    for (int i = 7; i >= 0; i--) length = length << 8 | file.bytes[i];
-    cJSON *header = cJSON_ParseWithLength((const char *)file.bytes + 8, (size_t)length);
+    cJSON *header = parsed_header(&file);
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(header, "__metadata__");
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, "checksum");
     cJSON_DeleteItemFromObjectCaseSensitive(meta, key);
     if (value) cJSON_AddStringToObject(meta, key, value);
-    char *printed = cJSON_PrintUnformatted(meta);
-    Safetensors view = file;
-    view.metadata_json = printed;
-    char checksum[32];
-    snprintf(checksum, sizeof checksum, "%016" PRIx64, safetensors_content_checksum(&view));
-    free(printed);
-    cJSON_AddStringToObject(meta, "checksum", checksum);
-    char *json = cJSON_PrintUnformatted(header);
-    const size_t n = strlen(json);
-    FILE *out = fopen(path, "wb");
-    for (int i = 0; i < 8; i++) fputc((int)((uint64_t)n >> (8 * i) & 0xff), out);
-    fwrite(json, 1, n, out);
-    fwrite(file.data, 1, file.data_size, out);
-    const int status = fclose(out);
-    free(json);
-    cJSON_Delete(header);
-    safetensors_free(&file);
-    return status;
+    add_checksum(meta, &file, safetensors_content_checksum);
+    return write_with_header(path, header, &file, false);
 }
 
 /* A small translation model with random weights and vocabularies of 9 and 8 tokens. */
@@ -467,9 +487,7 @@ static int header_rewrite(const char *path, const char *swap_a, const char *swap
 {
     Safetensors file;
     if (safetensors_read(&file, path)) return -1;
-    uint64_t length = 0;
-    for (int i = 7; i >= 0; i--) length = length << 8 | file.bytes[i];
-    cJSON *header = cJSON_ParseWithLength((const char *)file.bytes + 8, (size_t)length);
+    cJSON *header = parsed_header(&file);
     if (swap_a) {
         cJSON *a = cJSON_GetObjectItemCaseSensitive(header, swap_a);
         cJSON *b = cJSON_GetObjectItemCaseSensitive(header, swap_b);
@@ -480,17 +498,7 @@ static int header_rewrite(const char *path, const char *swap_a, const char *swap
     } else {
         reverse_members(header);
     }
-    char *json = swap_a ? cJSON_PrintUnformatted(header) : cJSON_Print(header);
-    const size_t n = strlen(json);
-    FILE *out = fopen(path, "wb");
-    for (int i = 0; i < 8; i++) fputc((int)((uint64_t)n >> (8 * i) & 0xff), out);
-    fwrite(json, 1, n, out);
-    fwrite(file.data, 1, file.data_size, out);
-    const int status = fclose(out);
-    free(json);
-    cJSON_Delete(header);
-    safetensors_free(&file);
-    return status;
+    return write_with_header(path, header, &file, swap_a == NULL);
 }
 
 START_TEST(model_file_checksum_of_contents)
@@ -532,9 +540,7 @@ static int model_file_version_2(const char *path)
 {
     Safetensors file;
     if (safetensors_read(&file, path)) return -1;
-    uint64_t length = 0;
-    for (int i = 7; i >= 0; i--) length = length << 8 | file.bytes[i];
-    cJSON *header = cJSON_ParseWithLength((const char *)file.bytes + 8, (size_t)length);
+    cJSON *header = parsed_header(&file);
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(header, "__metadata__");
     static const char *const kept[] = {"format", "src_vocab", "tgt_vocab", "layers", "d_model",
                                        "d_ff", "heads", "max_len", "norm", "layernorm", "tied",
@@ -546,25 +552,9 @@ static int model_file_version_2(const char *path)
         if (strcmp(kept[k], "tied_source") != 0 || strcmp(item->valuestring, "1") == 0)
             cJSON_AddStringToObject(old, kept[k], item->valuestring);
     }
-    char *printed = cJSON_PrintUnformatted(old);
-    Safetensors view = file;
-    view.metadata_json = printed;
-    char checksum[32];
-    snprintf(checksum, sizeof checksum, "%016" PRIx64, safetensors_checksum(&view));
-    free(printed);
-    cJSON_AddStringToObject(old, "checksum", checksum);
+    add_checksum(old, &file, safetensors_checksum);
     cJSON_ReplaceItemInObjectCaseSensitive(header, "__metadata__", old);
-    char *json = cJSON_PrintUnformatted(header);
-    const size_t n = strlen(json);
-    FILE *out = fopen(path, "wb");
-    for (int i = 0; i < 8; i++) fputc((int)((uint64_t)n >> (8 * i) & 0xff), out);
-    fwrite(json, 1, n, out);
-    fwrite(file.data, 1, file.data_size, out);
-    const int status = fclose(out);
-    free(json);
-    cJSON_Delete(header);
-    safetensors_free(&file);
-    return status;
+    return write_with_header(path, header, &file, false);
 }
 
 /* Issue 36, item 1: the file written today says everything a reader in another language
