@@ -424,6 +424,7 @@ multi30k-figures: transformer
 BENCH_ARGS ?=
 bench: build
 	tools/install-deps --bench
+	$(MAKE) --no-print-directory interop
 	@mkdir -p build/bench
 	/usr/bin/python3 bench/bench.py --out build/bench/runs --dat build/bench/table.dat \
 	  --precisions fp32,bf16 --precision-dat build/bench/precision.dat $(BENCH_ARGS) \
@@ -475,7 +476,13 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	tests/check-numbers.sh
 	TRANSFORMER=./transformer tests/model-card.sh
 	tests/pytorch-loss.sh
+	TRANSFORMER=./transformer tests/interop.sh
 	tests/patches.sh
+# The model file read and written by plain PyTorch (tools/transformer_torch.py): skipped, with
+# a line that says so, where /usr/bin/python3 has no torch (tools/install-deps --bench).
+.PHONY: interop
+interop: transformer
+	TRANSFORMER=./transformer tests/interop.sh
 
 # Valgrind's memcheck on a tiny training run (copy task, with a checkpoint and a resume) and
 # a translation with a tiny translator of subwords: no invalid access, no use of uninitialized memory,

@@ -12,11 +12,11 @@
 #include <string.h>
 
 /* <<checkpoint.c definitions>> */
-#line 89 "book/checkpoint.nw"
+#line 91 "book/checkpoint.nw"
 static const char checkpoint_magic[] = "annotated-transformer-c checkpoint";
 enum { CHECKPOINT_VERSION = 1 };
 
-#line 97 "book/checkpoint.nw"
+#line 99 "book/checkpoint.nw"
 enum { METADATA_MAX = 48 };
 typedef struct {
     int count;
@@ -37,7 +37,7 @@ static void metadata_add(Metadata *meta, const char *key, const char *format, ..
     meta->count++;
 }
 
-#line 122 "book/checkpoint.nw"
+#line 124 "book/checkpoint.nw"
 static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
 {
     metadata_add(meta, "config.src_vocab", "%d", c->src_vocab);
@@ -62,23 +62,23 @@ static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
     metadata_add(meta, "adam.eps", "%.17g", adam->eps);
 }
 
-#line 177 "book/checkpoint.nw"
+#line 179 "book/checkpoint.nw"
 const char *checkpoint_save(const char *path, const Model *model, const Adam *adam,
                             const TrainingProgress *progress,
                             const char *const (*recipe)[2], int n_recipe,
-                            Safetensors *scratch)
+                            Error *error)
 {
-    memset(scratch, 0, sizeof *scratch);
+    error->message[0] = '\0';
     /* <<Refuse to save parameters that are not finite>> */
-#line 209 "book/checkpoint.nw"
+#line 211 "book/checkpoint.nw"
     for (size_t i = 0; i < model->parameters.total; i++)
         if (!isfinite(model->parameters.data[i])) {
-            snprintf(scratch->error, sizeof scratch->error,
+            snprintf(error->message, sizeof error->message,
                      "%s: not saved: the parameters are not finite; the last checkpoint is kept",
                      path);
-            return scratch->error;
+            return error->message;
         }
-#line 184 "book/checkpoint.nw"
+#line 186 "book/checkpoint.nw"
     Metadata meta;   /* 5 kB on the stack: no state shared between saves */
     meta.count = 0;
     metadata_add(&meta, "magic", "%s", checkpoint_magic);
@@ -87,7 +87,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     for (int i = 0; i < n_recipe; i++)
         metadata_add(&meta, recipe[i][0], "%s", recipe[i][1]);
     /* <<Describe the progress of training>> */
-#line 223 "book/checkpoint.nw"
+#line 225 "book/checkpoint.nw"
     metadata_add(&meta, "progress.step", "%ld", adam->step);
     metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
     metadata_add(&meta, "progress.batch", "%d", progress->batch);
@@ -102,79 +102,89 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 #line 1222 "book/translate.nw"
     if (progress->last_epoch)
         metadata_add(&meta, "progress.last_epoch", "%d", progress->last_epoch);
-#line 192 "book/checkpoint.nw"
+#line 194 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
 #line 657 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", compute.threads);
     metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
-#line 193 "book/checkpoint.nw"
+#line 195 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
         {"", &model->parameters, false}, {"adam.m.", &adam->m, false},
         {"adam.v.", &adam->v, false}};
     /* <<Hash the parts and the metadata, and add the checksum>> */
-#line 240 "book/checkpoint.nw"
+#line 242 "book/checkpoint.nw"
     const char *listed[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) listed[i][0] = meta.key[i], listed[i][1] = meta.value[i];
     metadata_add(&meta, "checksum", "%016" PRIx64,
                  safetensors_checksum_parts(parts, 3, (const char *const (*)[2])listed,
                                             meta.count));
-#line 197 "book/checkpoint.nw"
+#line 199 "book/checkpoint.nw"
     const char *pairs[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) pairs[i][0] = meta.key[i], pairs[i][1] = meta.value[i];
     return safetensors_write_parts(path, parts, 3, (const char *const (*)[2])pairs,
-                                   meta.count, scratch);
+                                   meta.count, error);
 }
 
-#line 271 "book/checkpoint.nw"
-const char *checkpoint_load(const char *path, Model *model, Adam *adam,
-                            TrainingProgress *progress, const char *const (*recipe)[2],
-                            int n_recipe, Safetensors *file)
+/* <<checkpoint.c loading steps>> */
+#line 299 "book/checkpoint.nw"
+/* Check the magic, the version and the checksum */
+static const char *check_identity(Safetensors *file, const char *path)
 {
-    const char *error = safetensors_read(file, path);
-    if (error) return error;
     char value[128];
     /* <<Check the magic and the version>> */
-#line 296 "book/checkpoint.nw"
+#line 313 "book/checkpoint.nw"
     if (!safetensors_metadata(file, "magic", value, sizeof value)
         || strcmp(value, checkpoint_magic) != 0)
-        return safetensors_fail(file, path, "not a checkpoint of this program (no magic '%s')",
+        return safetensors_fail(&file->error, path,
+                                "not a checkpoint of this program (no magic '%s')",
                                 checkpoint_magic);
     if (!safetensors_metadata(file, "version", value, sizeof value)
         || strtol(value, NULL, 10) != CHECKPOINT_VERSION)
-        return safetensors_fail(file, path,
+        return safetensors_fail(&file->error, path,
                                 "checkpoint version '%s'; this program reads version %d",
                                 safetensors_printable(value, value, 24), CHECKPOINT_VERSION);
-#line 279 "book/checkpoint.nw"
+#line 304 "book/checkpoint.nw"
     /* <<Check the checksum>> */
-#line 311 "book/checkpoint.nw"
+#line 329 "book/checkpoint.nw"
     char expected[32];
     snprintf(expected, sizeof expected, "%016" PRIx64, safetensors_checksum(file));
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
-        return safetensors_fail(file, path, "checksum mismatch: the file is corrupt");
-#line 280 "book/checkpoint.nw"
-    /* <<Check that the file's configuration and recipe are this run's>> */
-#line 322 "book/checkpoint.nw"
-    {
-        Metadata run;
-        run.count = 0;
-        describe_model(&run, &model->config, adam);
-        for (int i = 0; i < n_recipe; i++) metadata_add(&run, recipe[i][0], "%s", recipe[i][1]);
-        for (int i = 0; i < run.count; i++)
-            if (!safetensors_metadata(file, run.key[i], value, sizeof value)
-                || strcmp(value, run.value[i]) != 0)
-                return safetensors_fail(
-                    file, path, "%s is %s in the checkpoint but %s in this run", run.key[i],
-                    *value ? safetensors_printable(value, value, 80) : "missing", run.value[i]);
+        return safetensors_fail(&file->error, path, "checksum mismatch: the file is corrupt");
+#line 305 "book/checkpoint.nw"
+    return NULL;
+}
+
+#line 340 "book/checkpoint.nw"
+/* Check that the file's configuration and recipe are this run's */
+static const char *check_same_run(Safetensors *file, const char *path, const Model *model,
+                                  const Adam *adam, const char *const (*recipe)[2],
+                                  int n_recipe)
+{
+    char value[128];
+    Metadata run;
+    run.count = 0;
+    describe_model(&run, &model->config, adam);
+    for (int i = 0; i < n_recipe; i++) metadata_add(&run, recipe[i][0], "%s", recipe[i][1]);
+    for (int i = 0; i < run.count; i++) {
+        if (!safetensors_metadata(file, run.key[i], value, sizeof value)) *value = '\0';
+        if (strcmp(value, run.value[i]) != 0)
+            return safetensors_fail(
+                &file->error, path, "%s is %s in the checkpoint but %s in this run",
+                run.key[i], *value ? safetensors_printable(value, value, 80) : "missing",
+                run.value[i]);
     }
-#line 281 "book/checkpoint.nw"
-    const char *prefixes[3] = {"", "adam.m.", "adam.v."};
-    const FlatBuffer *buffers[3] = {&model->parameters, &adam->m, &adam->v};
-    for (int p = 0; p < 3; p++)
-        if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
-            return error;
+    return NULL;
+}
+
+#line 369 "book/checkpoint.nw"
+/* Read the step, the position and the generators */
+static const char *read_progress(Safetensors *file, const char *path, Adam *adam,
+                                 TrainingProgress *progress)
+{
+    char value[128];
     /* <<Read the step, the position and the generators>> */
-#line 343 "book/checkpoint.nw"
+#line 382 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {
@@ -182,15 +192,16 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         if (!safetensors_metadata(file, integer_keys[i], value, sizeof value)) *value = '\0';
         integers[i] = strtoll(value, &end, 10);
         if (*value == '\0' || *end != '\0' || integers[i] < 0 || integers[i] > INT_MAX)
-            return safetensors_fail(file, path, "bad or missing '%s'", integer_keys[i]);
+            return safetensors_fail(&file->error, path, "bad or missing '%s'",
+                                    integer_keys[i]);
     }
     char *end;
     if (!safetensors_metadata(file, "progress.loss_sum", value, sizeof value)) *value = '\0';
     double loss_sum = strtod(value, &end);
     if (*value == '\0' || *end != '\0' || !isfinite(loss_sum) || loss_sum < 0)
-        return safetensors_fail(file, path, "bad 'progress.loss_sum'");
+        return safetensors_fail(&file->error, path, "bad 'progress.loss_sum'");
     if (integers[1] < 1 || integers[2] > integers[0])
-        return safetensors_fail(file, path,
+        return safetensors_fail(&file->error, path,
                                 "epoch %lld, batch %lld and step %lld do not fit together",
                                 integers[1], integers[2], integers[0]);
     Rng streams[2];
@@ -200,7 +211,8 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         if (!safetensors_metadata(file, stream_keys[i], value, sizeof value)) *value = '\0';
         const uint64_t number = strtoull(value, &end, 16);
         if (strlen(value) != 16 || *end != '\0' || (i % 2 == 1 && number % 2 == 0))
-            return safetensors_fail(file, path, "bad or missing '%s'", stream_keys[i]);
+            return safetensors_fail(&file->error, path, "bad or missing '%s'",
+                                    stream_keys[i]);
         if (i % 2 == 0) streams[i / 2].state = number;
         else streams[i / 2].increment = number;
     }
@@ -213,10 +225,30 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if (safetensors_metadata(file, "progress.last_epoch", value, sizeof value)) {
         const long number = strtol(value, &end, 10);
         if (*value == '\0' || *end != '\0' || number < 1 || number > INT_MAX)
-            return safetensors_fail(file, path, "bad 'progress.last_epoch'");
+            return safetensors_fail(&file->error, path, "bad 'progress.last_epoch'");
         progress->last_epoch = (int)number;
     }
-#line 287 "book/checkpoint.nw"
+#line 375 "book/checkpoint.nw"
+    return NULL;
+}
+
+/* <<checkpoint.c loading>> */
+#line 275 "book/checkpoint.nw"
+const char *checkpoint_load(const char *path, Model *model, Adam *adam,
+                            TrainingProgress *progress, const char *const (*recipe)[2],
+                            int n_recipe, Safetensors *file)
+{
+    const char *error = safetensors_read(file, path);
+    if (error || (error = check_identity(file, path))
+        || (error = check_same_run(file, path, model, adam, recipe, n_recipe)))
+        return error;
+    const char *prefixes[3] = {"", "adam.m.", "adam.v."};
+    const FlatBuffer *buffers[3] = {&model->parameters, &adam->m, &adam->v};
+    for (int p = 0; p < 3; p++)
+        if ((error = safetensors_load_prefixed(file, buffers[p], prefixes[p], path)))
+            return error;
+    if ((error = read_progress(file, path, adam, progress))) return error;
+    char value[128];
     /* <<Warn if the checkpoint was written with another number of threads>> */
 #line 665 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
@@ -229,6 +261,6 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         fprintf(stderr, "transformer: warning: %s was written by a run in %s and this one "
                         "computes in %s: it continues, but not bit for bit\n", path, value,
                 precision_name(compute.precision));
-#line 288 "book/checkpoint.nw"
+#line 291 "book/checkpoint.nw"
     return NULL;
 }

@@ -112,17 +112,7 @@ static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
 #line 136 "book/copy-command.nw"
         PRECISION_OPTION(flags->precision),
         MODEL_SIZE_OPTIONS(flags->config),
-        /* <<The checkpoint options>> */
-#line 389 "book/checkpoint.nw"
-        {"checkpoint", OPTION_TEXT, &flags->run.checkpoint_path, 0, 0, NULL,
-         "FILE training state"},
-        {"resume", OPTION_TEXT, &flags->resume_path, 0, 0, NULL,
-         "FILE continue the run saved in FILE, bit for bit"},
-        {"checkpoint-every", OPTION_LONG, &flags->run.checkpoint_every, 1, 1e9, NULL,
-         "N also save every N steps, if not 0"},
-        {"stop-after", OPTION_LONG, &flags->run.stop_after, 1, 1e9, NULL,
-         "STEP save and stop after step STEP (default: never)"},
-#line 139 "book/copy-command.nw"
+        CHECKPOINT_OPTIONS(flags->run, flags->resume_path),
     };
     no_operands("copy", parse_options("copy", options, sizeof options / sizeof *options, argc,
                                       argv), argc, argv);
@@ -181,7 +171,7 @@ int run_copy(int argc, char **argv)
     const BatchSource source = {&copy, flags.batches, NULL, copy_fill, copy_validate, NULL,
                                 NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 472 "book/checkpoint.nw"
+#line 520 "book/checkpoint.nw"
     Recipe *recipe = &flags.run.recipe;
     recipe_add(recipe, "recipe.task", "copy");
     recipe_add(recipe, "recipe.batch_size", "%d", flags.batch_size);
@@ -264,7 +254,7 @@ static double translation_validate(void *task, Trainer *trainer)
 static const char *translation_save_best(void *task, const Model *model)
 {
     TranslationTask *t = task;
-    Safetensors scratch;
+    Error scratch;
     const char *error = translation_model_save(t->model_path, model, t->src_vocab,
                                                t->tgt_vocab, false, &scratch);
     if (error) snprintf(t->error, sizeof t->error, "%s", error);
@@ -287,7 +277,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     TranslationTask *t = task;
     char path[4096];
     epoch_model_path(path, sizeof path, t->model_path, epoch);
-    Safetensors scratch;
+    Error scratch;
     const char *error = translation_model_save(path, model, t->src_vocab, t->tgt_vocab,
                                                false, &scratch);
     if (error) {
@@ -389,17 +379,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
          "S seed of the weights, the order of the batches and dropout"},
         PRECISION_OPTION(flags->precision),
         MODEL_SIZE_OPTIONS(*config),
-        /* <<The checkpoint options>> */
-#line 389 "book/checkpoint.nw"
-        {"checkpoint", OPTION_TEXT, &flags->run.checkpoint_path, 0, 0, NULL,
-         "FILE training state"},
-        {"resume", OPTION_TEXT, &flags->resume_path, 0, 0, NULL,
-         "FILE continue the run saved in FILE, bit for bit"},
-        {"checkpoint-every", OPTION_LONG, &flags->run.checkpoint_every, 1, 1e9, NULL,
-         "N also save every N steps, if not 0"},
-        {"stop-after", OPTION_LONG, &flags->run.stop_after, 1, 1e9, NULL,
-         "STEP save and stop after step STEP (default: never)"},
-#line 552 "book/translate.nw"
+        CHECKPOINT_OPTIONS(flags->run, flags->resume_path),
     };
     no_operands("train", parse_options("train", options, sizeof options / sizeof *options,
                                        argc, argv), argc, argv);
@@ -415,8 +395,8 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
 /* Check at once that the model can be saved. */
 static void check_model_can_be_saved(const char *model_path)
 {
-    Safetensors probe;
-    if (safetensors_can_write(model_path, &probe)) die("%s", probe.error);
+    Error probe;
+    if (safetensors_can_write(model_path, &probe)) die("%s", probe.message);
     safetensors_remove_temporaries(model_path);
 }
 

@@ -170,8 +170,8 @@ int run_average(int argc, char **argv)
     const int count = argc - first;
     if (count < 1) usage_error("average", "expects one or more model files");
     if (!output) usage_error("average", "expects --output FILE");
-    Safetensors probe;
-    if (safetensors_can_write(output, &probe)) die("%s", probe.error);
+    Error probe;
+    if (safetensors_can_write(output, &probe)) die("%s", probe.message);
     Model mean, model;
     Vocab src_vocab, tgt_vocab, other_src, other_tgt;
     load_translator(argv[first], &mean, &src_vocab, &tgt_vocab);

@@ -39,6 +39,19 @@ int run_benchmark(int argc, char **argv);
 
 void check_model_size(const char *command, const Config *config);
 
+#line 434 "book/checkpoint.nw"
+/* The options --checkpoint, --resume, --checkpoint-every and --stop-after for a table:
+   into the RunSettings run, and the char * resume_path. */
+#define CHECKPOINT_OPTIONS(run, resume_path)                                     \
+    {"checkpoint", OPTION_TEXT, &(run).checkpoint_path, 0, 0, NULL,              \
+     "FILE training state"},                                                     \
+    {"resume", OPTION_TEXT, &(resume_path), 0, 0, NULL,                          \
+     "FILE continue the run saved in FILE, bit for bit"},                        \
+    {"checkpoint-every", OPTION_LONG, &(run).checkpoint_every, 1, 1e9, NULL,     \
+     "N also save every N steps, if not 0"},                                     \
+    {"stop-after", OPTION_LONG, &(run).stop_after, 1, 1e9, NULL,                 \
+     "STEP save and stop after step STEP (default: never)"}
+
 #line 2010 "book/fast.nw"
 /* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
 #define PRECISION_OPTION(choice) \

@@ -1,4 +1,4 @@
-#line 245 "book/translate-files.nw"
+#line 255 "book/translate-files.nw"
 /* Saving a translation model (weights, configuration, vocabularies) as one file, and
    loading it back with every field checked against the model it claims to be --
    generated from the book's chapters by notangle: edit the book, not this file. */
@@ -9,15 +9,121 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "beam.h"
 
 /* <<modelfile.c definitions>> */
-#line 278 "book/translate-files.nw"
+#line 291 "book/translate-files.nw"
 static const char model_format[] = "annotated-transformer-c model";
-enum { MODEL_FILE_VERSION = 2, MODEL_MAX_LEN = 10000, MODEL_MAX_NUMBER = 10000000 };
+enum { MODEL_FILE_VERSION = 3, MODEL_OLDEST_VERSION = 2, MODEL_MAX_LEN = 10000,
+       MODEL_MAX_NUMBER = 10000000 };
 static const char *const number_keys[7] = {"src_vocab", "tgt_vocab", "layers", "d_model",
                                            "d_ff", "heads", "max_len"};
 
-#line 287 "book/translate-files.nw"
+#line 307 "book/translate-files.nw"
+enum { DESCRIPTION_MAX = 40 };
+typedef struct {
+    int count, first_text;     /* entries; the first that is compared as text */
+    char key[DESCRIPTION_MAX][24];
+    char value[DESCRIPTION_MAX][200];
+} ModelDescription;
+
+static void describe(ModelDescription *d, const char *key, const char *value)
+{
+    ENSURE(d->count < DESCRIPTION_MAX && strlen(key) < sizeof d->key[0]
+           && strlen(value) < sizeof d->value[0], "model description: no room for '%s'", key);
+    strcpy(d->key[d->count], key);
+    strcpy(d->value[d->count++], value);
+}
+
+#line 328 "book/translate-files.nw"
+static void describe_configuration(ModelDescription *d, const Config *c)
+{
+    char number[32];
+    describe(d, "format", model_format);
+    snprintf(number, sizeof number, "%d", MODEL_FILE_VERSION);
+    describe(d, "version", number);
+    const int values[7] = {c->src_vocab, c->tgt_vocab, c->layers, c->d_model, c->d_ff,
+                           c->heads, c->max_len};
+    for (int i = 0; i < 7; i++) {
+        snprintf(number, sizeof number, "%d", values[i]);
+        describe(d, number_keys[i], number);
+    }
+    describe(d, "norm", c->norm == NORM_PRE ? "pre" : "post");
+    describe(d, "layernorm", c->layernorm == LAYERNORM_ANNOTATED ? "annotated" : "standard");
+    snprintf(number, sizeof number, "%g", (double)c->layernorm_eps);
+    describe(d, "layernorm.epsilon", number);
+    describe(d, "tied", c->tie_generator ? "1" : "0");
+    describe(d, "tied_source", c->tie_source ? "1" : "0");
+}
+
+#line 356 "book/translate-files.nw"
+static void describe_model(ModelDescription *d, const Config *c)
+{
+    describe(d, "norm.formula", c->norm == NORM_PRE
+             ? "x + dropout(sublayer(LayerNorm(x))) in every sublayer; a LayerNorm "
+               "(encoder.norm, decoder.norm) after the last layer of each stack"
+             : "LayerNorm(x + dropout(sublayer(x))) in every sublayer; no LayerNorm after "
+               "the stacks");
+    describe(d, "layernorm.formula", c->layernorm == LAYERNORM_ANNOTATED
+             ? "a_2 * (x - mean) / (std + epsilon) + b_2, std = sqrt(sum((x - mean)^2) / "
+               "(d_model - 1))"
+             : "a_2 * (x - mean) / sqrt(var + epsilon) + b_2, var = sum((x - mean)^2) / "
+               "d_model (torch.nn.LayerNorm)");
+    describe(d, "embedding.formula", "lut.weight[token] * sqrt(d_model) + the sinusoidal "
+             "positional encoding of position (max_len rows)");
+    char tied[160] = "";
+    if (c->tie_generator)
+        strcat(tied, "generator.proj.weight=tgt_embed.0.lut.weight");
+    if (c->tie_source)
+        strcat(tied, ",src_embed.0.lut.weight=tgt_embed.0.lut.weight");
+    describe(d, "tied.tensors", tied);
+}
+
+#line 386 "book/translate-files.nw"
+static void describe_pipeline(ModelDescription *d, const Config *c, bool subwords)
+{
+    static const char *const special_keys[VOCAB_SPECIALS] = {
+        "special.start", "special.end", "special.pad", "special.unknown"};
+    for (int k = 0; k < VOCAB_SPECIALS; k++) {
+        describe(d, special_keys[k], vocab_specials[k]);
+        char key[24], id[8];
+        snprintf(key, sizeof key, "%s.id", special_keys[k]);
+        snprintf(id, sizeof id, "%d", k);
+        describe(d, key, id);
+    }
+    char text[200];
+    describe(d, "source.form", "<s> pieces </s>, at most max_len numbers (the pieces cut "
+             "short)");
+    describe(d, "decode.start", vocab_specials[VOCAB_START]);
+    const DecodeSettings limits = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK,
+                                                  c->max_len);
+    snprintf(text, sizeof text, "at most min(max_len - 1, source numbers + %d) tokens after "
+             "the start symbol; greedy: the most probable (of equal ones the lowest number) "
+             "until the end symbol", limits.max_extra);
+    describe(d, "decode.limit", text);
+    describe(d, "tokenizer", "annotated-transformer-c: the Moses-style rules of the book's "
+             "chapter on text");
+    describe(d, "tokenizer.source", "de");
+    describe(d, "tokenizer.target", "en");
+    describe(d, "tokenizer.lowercase", "1");
+    describe(d, "subword.marker", subwords ? "@@" : "");
+    describe(d, "subword.cut", subwords
+             ? "greedy longest match from the left; a piece that does not end its word ends "
+               "in the marker; a character with no piece is <unk>"
+             : "none: a token is one number, <unk> when absent");
+}
+
+#line 423 "book/translate-files.nw"
+static void describe_model_file(ModelDescription *d, const Config *c, bool subwords)
+{
+    d->count = 0;
+    describe_configuration(d, c);
+    d->first_text = d->count;
+    describe_model(d, c);
+    describe_pipeline(d, c, subwords);
+}
+
+#line 436 "book/translate-files.nw"
 static char *join_tokens(const Vocab *vocab)
 {
     size_t bytes = 1;
@@ -28,72 +134,74 @@ static char *join_tokens(const Vocab *vocab)
     return joined;
 }
 
-#line 302 "book/translate-files.nw"
+#line 451 "book/translate-files.nw"
 const char *translation_model_save(const char *path, const Model *model, Vocab *src_vocab,
-                                   Vocab *tgt_vocab, bool bf16_weights,
-                                   Safetensors *scratch)
+                                   Vocab *tgt_vocab, bool bf16_weights, Error *error)
 {
-    const Config *c = &model->config;
-    char numbers[8][32];
-    const int values[8] = {c->src_vocab, c->tgt_vocab, c->layers, c->d_model, c->d_ff,
-                           c->heads, c->max_len, MODEL_FILE_VERSION};
-    for (int i = 0; i < 8; i++) snprintf(numbers[i], sizeof numbers[i], "%d", values[i]);
+    ModelDescription d;
+    describe_model_file(&d, &model->config, src_vocab->subwords);
     char *vocabs[2] = {join_tokens(src_vocab), join_tokens(tgt_vocab)};
-    char checksum[32];
-    const char *metadata[16][2] = {
-        {"format", model_format}, {"version", numbers[7]},
-        {"src_vocab", numbers[0]}, {"tgt_vocab", numbers[1]}, {"layers", numbers[2]},
-        {"d_model", numbers[3]}, {"d_ff", numbers[4]}, {"heads", numbers[5]},
-        {"max_len", numbers[6]}, {"norm", c->norm == NORM_PRE ? "pre" : "post"},
-        {"layernorm", c->layernorm == LAYERNORM_ANNOTATED ? "annotated" : "standard"},
-        {"tied", c->tie_generator ? "1" : "0"},
-        {"vocab.src", vocabs[0]}, {"vocab.tgt", vocabs[1]}, {"checksum", checksum},
-        {"tied_source", "1"}};   /* written only for a shared source embedding */
-    const int count = c->tie_source ? 16 : 15;
+    const char *metadata[DESCRIPTION_MAX + 3][2];
+    int n = 0;
+    for (; n < d.count; n++) metadata[n][0] = d.key[n], metadata[n][1] = d.value[n];
+    metadata[n][0] = "vocab.src", metadata[n++][1] = vocabs[0];
+    metadata[n][0] = "vocab.tgt", metadata[n++][1] = vocabs[1];
     const SafetensorsPart part = {"", &model->parameters, bf16_weights};
+    char checksum[32];
     snprintf(checksum, sizeof checksum, "%016" PRIx64,
-             safetensors_checksum_parts(&part, 1, (const char *const (*)[2])metadata, count));
-    const char *error = safetensors_write_parts(path, &part, 1,
-                                                (const char *const (*)[2])metadata, count,
-                                                scratch);
+             safetensors_content_checksum_parts(&part, 1, (const char *const (*)[2])metadata,
+                                                n));
+    metadata[n][0] = "checksum", metadata[n++][1] = checksum;
+    const char *failed = safetensors_write_parts(path, &part, 1,
+                                                 (const char *const (*)[2])metadata, n, error);
     free(vocabs[0]), free(vocabs[1]);
-    return error;
+    return failed;
 }
 
-#line 344 "book/translate-files.nw"
-const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
-                                   Vocab *tgt_vocab, Safetensors *file)
+/* <<modelfile.c loading steps>> */
+#line 510 "book/translate-files.nw"
+/* Check the model file's format, version and checksum */
+static const char *check_model_identity(Safetensors *file, const char *path, int *version)
 {
-    memset(model, 0, sizeof *model);
-    memset(src_vocab, 0, sizeof *src_vocab), memset(tgt_vocab, 0, sizeof *tgt_vocab);
-    const char *error = safetensors_read(file, path);
-    if (error) return error;
     char value[64];
     /* <<Check the model file's format, version and checksum>> */
-#line 368 "book/translate-files.nw"
+#line 522 "book/translate-files.nw"
     if (!safetensors_metadata(file, "format", value, sizeof value)
         || strcmp(value, model_format) != 0)
         return safetensors_metadata(file, "src_vocab", value, sizeof value)
-               ? safetensors_fail(file, path,
+               ? safetensors_fail(&file->error, path,
                                   "a model file of an older version (vocabularies in separate "
                                   "files, no checksum); train it again")
-               : safetensors_fail(file, path,
+               : safetensors_fail(&file->error, path,
                                   "not a translation model of this program (no format '%s')",
                                   model_format);
-    if (!safetensors_metadata(file, "version", value, sizeof value)
-        || strtol(value, NULL, 10) != MODEL_FILE_VERSION)
-        return safetensors_fail(file, path,
-                                "model file version '%s'; this program reads version %d",
-                                safetensors_printable(value, value, 24), MODEL_FILE_VERSION);
+    char *end;
+    if (!safetensors_metadata(file, "version", value, sizeof value)) *value = '\0';
+    const long number = strtol(value, &end, 10);
+    if (!*value || *end || number < MODEL_OLDEST_VERSION || number > MODEL_FILE_VERSION)
+        return safetensors_fail(&file->error, path,
+                                "model file version '%s'; this program reads versions %d to %d",
+                                safetensors_printable(value, value, 24), MODEL_OLDEST_VERSION,
+                                MODEL_FILE_VERSION);
+    *version = (int)number;
     char expected[32];
-    snprintf(expected, sizeof expected, "%016" PRIx64, safetensors_checksum(file));
+    snprintf(expected, sizeof expected, "%016" PRIx64,
+             *version >= 3 ? safetensors_content_checksum(file) : safetensors_checksum(file));
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
-        return safetensors_fail(file, path, "checksum mismatch: the file is corrupt");
-#line 353 "book/translate-files.nw"
-    Config config;
+        return safetensors_fail(&file->error, path, "checksum mismatch: the file is corrupt");
+#line 515 "book/translate-files.nw"
+    return NULL;
+}
+
+#line 553 "book/translate-files.nw"
+/* Read the configuration */
+static const char *read_configuration(Safetensors *file, const char *path, int version,
+                                      Config *config)
+{
+    char value[64];
     /* <<Read the configuration, each number within its bounds>> */
-#line 393 "book/translate-files.nw"
+#line 569 "book/translate-files.nw"
     int numbers[7];
     for (int i = 0; i < 7; i++) {
         char *end;
@@ -101,17 +209,17 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
         const long number = strtol(value, &end, 10);
         const long most = i == 6 ? MODEL_MAX_LEN : MODEL_MAX_NUMBER;
         if (!*value || *end || number < 1 || number > most)
-            return safetensors_fail(file, path,
+            return safetensors_fail(&file->error, path,
                                     "'%s' must be a whole number from 1 to %ld, not '%s'",
                                     number_keys[i], most, safetensors_printable(value, value, 24));
         numbers[i] = (int)number;
     }
-    config = config_default(numbers[0], numbers[1], numbers[2]);
-    config.d_model = numbers[3], config.d_ff = numbers[4], config.heads = numbers[5];
-    config.max_len = numbers[6];
-#line 355 "book/translate-files.nw"
+    *config = config_default(numbers[0], numbers[1], numbers[2]);
+    config->d_model = numbers[3], config->d_ff = numbers[4], config->heads = numbers[5];
+    config->max_len = numbers[6];
+#line 559 "book/translate-files.nw"
     /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-#line 415 "book/translate-files.nw"
+#line 591 "book/translate-files.nw"
     static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
     static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
                                                      {"0", "1"}};
@@ -119,60 +227,83 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     for (int k = 0; k < 3; k++) {
         if (!safetensors_metadata(file, settings_keys[k], value, sizeof value)) *value = '\0';
         if (strcmp(value, settings_words[k][0]) != 0 && strcmp(value, settings_words[k][1]) != 0)
-            return safetensors_fail(file, path,
+            return safetensors_fail(&file->error, path,
                                     "'%s' must be '%s' or '%s', not '%s'", settings_keys[k],
                                     settings_words[k][0], settings_words[k][1],
                                     safetensors_printable(value, value, 44));
         chosen[k] = strcmp(value, settings_words[k][1]) == 0;
     }
-    config.norm = chosen[0] ? NORM_POST : NORM_PRE;
-    config.layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
-    config.tie_generator = chosen[2];
+    config->norm = chosen[0] ? NORM_POST : NORM_PRE;
+    config->layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
+    config->tie_generator = chosen[2];
     /* <<Read whether the source embedding is shared, absent meaning not>> */
-#line 439 "book/translate-files.nw"
+#line 615 "book/translate-files.nw"
     if (!safetensors_metadata(file, "tied_source", value, sizeof value)) strcpy(value, "0");
     if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-        return safetensors_fail(file, path, "'tied_source' must be '0' or '1', not '%s'",
+        return safetensors_fail(&file->error, path, "'tied_source' must be '0' or '1', not '%s'",
                                 safetensors_printable(value, value, 44));
-    config.tie_source = value[0] == '1';
-#line 356 "book/translate-files.nw"
+    config->tie_source = value[0] == '1';
+#line 560 "book/translate-files.nw"
+    /* <<Read the layer norm's epsilon, from version 3 on>> */
+#line 625 "book/translate-files.nw"
+    if (version >= 3) {
+        char *end;
+        if (!safetensors_metadata(file, "layernorm.epsilon", value, sizeof value)) *value = '\0';
+        const float epsilon = strtof(value, &end);
+        if (!*value || *end || !(epsilon > 0.0f && epsilon < 1.0f))
+            return safetensors_fail(&file->error, path,
+                                    "'layernorm.epsilon' must be a number between 0 and 1, "
+                                    "not '%s'", safetensors_printable(value, value, 24));
+        config->layernorm_eps = epsilon;
+    }
+#line 561 "book/translate-files.nw"
+    return NULL;
+}
+
+#line 648 "book/translate-files.nw"
+/* Check the configuration against itself and against the file's size */
+static const char *check_configuration(Safetensors *file, const char *path,
+                                       const Config *config)
+{
     /* <<Check the configuration against itself and against the file's size>> */
-#line 457 "book/translate-files.nw"
-    if (config.max_len < 3)
-        return safetensors_fail(file, path,
-                                "max_len %d is too small (at least 3)", config.max_len);
-    if (config.d_model % config.heads)
-        return safetensors_fail(file, path,
-                                "d_model %d is not a multiple of %d heads", config.d_model,
-                                config.heads);
-    if (config.src_vocab < VOCAB_SPECIALS || config.tgt_vocab < VOCAB_SPECIALS)
-        return safetensors_fail(file, path, "a vocabulary of fewer than the %d special tokens",
-                                VOCAB_SPECIALS);
+#line 660 "book/translate-files.nw"
+    if (config->max_len < 3)
+        return safetensors_fail(&file->error, path,
+                                "max_len %d is too small (at least 3)", config->max_len);
+    if (config->d_model % config->heads)
+        return safetensors_fail(&file->error, path,
+                                "d_model %d is not a multiple of %d heads", config->d_model,
+                                config->heads);
+    if (config->src_vocab < VOCAB_SPECIALS || config->tgt_vocab < VOCAB_SPECIALS)
+        return safetensors_fail(&file->error, path,
+                                "a vocabulary of fewer than the %d special tokens", VOCAB_SPECIALS);
     char problem[128];
-    if (config_problem(&config, problem, sizeof problem))
-        return safetensors_fail(file, path, "%s", problem);
-    const double d = config.d_model;
-    const double needed = (double)((config.tie_source ? 0 : config.src_vocab) + config.tgt_vocab) * d
-                          + config.layers * (4 * d * d + 2 * d * config.d_ff);
+    if (config_problem(config, problem, sizeof problem))
+        return safetensors_fail(&file->error, path, "%s", problem);
+    const double d = config->d_model;
+    const double needed = (double)((config->tie_source ? 0 : config->src_vocab)
+                                   + config->tgt_vocab) * d
+                          + config->layers * (4 * d * d + 2 * d * config->d_ff);
     if (needed > (double)(file->data_size / 2))   /* 2 bytes: a bfloat16 number */
-        return safetensors_fail(file, path,
+        return safetensors_fail(&file->error, path,
                                 "the configuration needs at least %.0f numbers but the file "
                                 "holds at most %zu", needed, file->data_size / 2);
-#line 357 "book/translate-files.nw"
-    model_init(model, config);
-    /* <<Check that the file holds exactly the model's tensors, and load them>> */
-#line 484 "book/translate-files.nw"
-    if (file->count != model->parameters.count)
-        return safetensors_fail(file, path,
-                                "%d tensors, but the model it describes has %d", file->count,
-                                model->parameters.count);
-    if ((error = safetensors_load(file, &model->parameters, path))) return error;
-#line 359 "book/translate-files.nw"
+#line 653 "book/translate-files.nw"
+    return NULL;
+}
+
+#line 702 "book/translate-files.nw"
+/* Read both vocabularies and check their sizes */
+static const char *read_vocabularies(Safetensors *file, const char *path,
+                                     const Config *config, Vocab *src_vocab,
+                                     Vocab *tgt_vocab)
+{
+    const char *error = NULL;
     /* <<Read both vocabularies and check their sizes>> */
-#line 498 "book/translate-files.nw"
+#line 716 "book/translate-files.nw"
     cJSON *meta = cJSON_Parse(file->metadata_json);
     Vocab *vocabs[2] = {src_vocab, tgt_vocab};
-    const int sizes[2] = {config.src_vocab, config.tgt_vocab};
+    const int sizes[2] = {config->src_vocab, config->tgt_vocab};
     for (int v = 0; v < 2 && error == NULL; v++) {
         const char *key = v ? "vocab.tgt" : "vocab.src";
         const cJSON *item = cJSON_GetObjectItemCaseSensitive(meta, key);
@@ -180,20 +311,65 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
                    ? fmemopen(item->valuestring, strlen(item->valuestring), "r") : NULL;
         char name[64];
         snprintf(name, sizeof name, "%s", key);
-        if (in == NULL) error = safetensors_fail(file, path, "no vocabulary '%s'", key);
+        if (in == NULL) error = safetensors_fail(&file->error, path, "no vocabulary '%s'", key);
         else if (vocab_read(vocabs[v], in, name))
-            error = safetensors_fail(file, path, "%s", vocabs[v]->error);
+            error = safetensors_fail(&file->error, path, "%s", vocabs[v]->error);
         else if (vocabs[v]->size != sizes[v])
-            error = safetensors_fail(file, path, "'%s' has %d tokens but the model %d", key,
-                                     vocabs[v]->size, sizes[v]);
+            error = safetensors_fail(&file->error, path, "'%s' has %d tokens but the model %d",
+                                     key, vocabs[v]->size, sizes[v]);
         if (in) fclose(in);
     }
     cJSON_Delete(meta);
-    for (int v = 0; error == NULL && config.tie_source && v < src_vocab->size; v++)
+    for (int v = 0; error == NULL && config->tie_source && v < src_vocab->size; v++)
         if (strcmp(src_vocab->token[v], tgt_vocab->token[v]) != 0)
-            error = safetensors_fail(file, path, "a shared source embedding, but the "
+            error = safetensors_fail(&file->error, path, "a shared source embedding, but the "
                                      "vocabularies differ at token %d", v);
-    if (error) return error;
-#line 360 "book/translate-files.nw"
+#line 709 "book/translate-files.nw"
+    return error;
+}
+
+#line 748 "book/translate-files.nw"
+/* Check that the file describes the model as this program computes it */
+static const char *check_description(Safetensors *file, const char *path,
+                                     const Config *config, bool subwords)
+{
+    ModelDescription d;
+    describe_model_file(&d, config, subwords);
+    char value[256], ours[40];
+    for (int i = d.first_text; i < d.count; i++) {
+        if (!safetensors_metadata(file, d.key[i], value, sizeof value)) strcpy(value, "?");
+        if (strcmp(value, d.value[i]) != 0)
+            return safetensors_fail(&file->error, path,
+                                    "'%s' is '%s', but this program computes '%s'", d.key[i],
+                                    safetensors_printable(value, value, 40),
+                                    safetensors_printable(d.value[i], ours, sizeof ours));
+    }
     return NULL;
+}
+
+/* <<modelfile.c loading>> */
+#line 485 "book/translate-files.nw"
+const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
+                                   Vocab *tgt_vocab, Safetensors *file)
+{
+    memset(model, 0, sizeof *model);
+    memset(src_vocab, 0, sizeof *src_vocab), memset(tgt_vocab, 0, sizeof *tgt_vocab);
+    int version = 0;
+    Config config;
+    const char *error = safetensors_read(file, path);
+    if (error || (error = check_model_identity(file, path, &version))
+        || (error = read_configuration(file, path, version, &config))
+        || (error = check_configuration(file, path, &config)))
+        return error;
+    model_init(model, config);
+    /* <<Check that the file holds exactly the model's tensors, and load them>> */
+#line 688 "book/translate-files.nw"
+    if (file->count != model->parameters.count)
+        return safetensors_fail(&file->error, path,
+                                "%d tensors, but the model it describes has %d", file->count,
+                                model->parameters.count);
+    if ((error = safetensors_load(file, &model->parameters, path))) return error;
+#line 499 "book/translate-files.nw"
+    if ((error = read_vocabularies(file, path, &config, src_vocab, tgt_vocab))) return error;
+    return version >= 3 ? check_description(file, path, &config, src_vocab->subwords) : NULL;
 }

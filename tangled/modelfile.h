@@ -1,4 +1,4 @@
-#line 230 "book/translate-files.nw"
+#line 239 "book/translate-files.nw"
 /* The translation model's file: weights, configuration and both vocabularies as one
    safetensors file. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -9,15 +9,15 @@
 #include "vocab.h"
 
 /* <<modelfile.h declarations>> */
-#line 261 "book/translate-files.nw"
+#line 274 "book/translate-files.nw"
 /* Save the weights (as bfloat16 if bf16_weights, else as floats), configuration and
    vocabularies to PATH as one file, atomically. NULL on success, else a one-line message
-   (in scratch's error buffer). */
+   (in error). */
 const char *translation_model_save(const char *path, const Model *model, Vocab *src_vocab,
-                                   Vocab *tgt_vocab, bool bf16_weights,
-                                   Safetensors *scratch);
-/* Load what translation_model_save wrote: model_init's the model. NULL, or a message. */
+                                   Vocab *tgt_vocab, bool bf16_weights, Error *error);
+/* Load what translation_model_save wrote (version 3, or 2): model_init's the model. NULL,
+   or a message. */
 const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file);
-#line 239 "book/translate-files.nw"
+#line 248 "book/translate-files.nw"
 #endif

@@ -15,13 +15,13 @@
 #include <unistd.h>
 
 /* <<safetensors.c helpers>> */
-#line 290 "book/safetensors.nw"
+#line 322 "book/safetensors.nw"
 static size_t dtype_bytes(Dtype dtype)
 {
     return dtype == DTYPE_BF16 ? 2 : 4;
 }
 
-#line 587 "book/safetensors.nw"
+#line 673 "book/safetensors.nw"
 /* The bytes the file holds for view i of part (their count in bytes): NULL for the floats
    themselves, or a bfloat16 copy, which the caller frees. */
 static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
@@ -36,7 +36,7 @@ static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
 }
 
 /* <<safetensors.c definitions>> */
-#line 118 "book/safetensors.nw"
+#line 126 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -50,20 +50,20 @@ static bool is_count(const cJSON *item, double limit)
            && item->valuedouble == (double)(uint64_t)item->valuedouble;
 }
 
-const char *safetensors_vfail(Safetensors *file, const char *path, const char *format,
+const char *safetensors_vfail(Error *error, const char *path, const char *format,
                               va_list arguments)
 {
-    char reason[sizeof file->error / 2];
+    char reason[sizeof error->message / 2];
     vsnprintf(reason, sizeof reason, format, arguments);
-    const int room = (int)(sizeof file->error - strlen(reason)) - 8;   /* ": ", "...", NUL */
+    const int room = (int)(sizeof error->message - strlen(reason)) - 8;   /* ": ", "...", \0 */
     if ((int)strlen(path) <= room)
-        snprintf(file->error, sizeof file->error, "%s: %s", path, reason);
+        snprintf(error->message, sizeof error->message, "%s: %s", path, reason);
     else   /* a path of any length: its start, then the reason */
-        snprintf(file->error, sizeof file->error, "%.*s...: %s", room, path, reason);
-    return file->error;
+        snprintf(error->message, sizeof error->message, "%.*s...: %s", room, path, reason);
+    return error->message;
 }
 
-#line 153 "book/safetensors.nw"
+#line 161 "book/safetensors.nw"
 const char *safetensors_printable(const char *text, char *out, size_t size)
 {
     size_t n = 0;   /* out may be text itself: each byte is read before it is written */
@@ -75,17 +75,17 @@ const char *safetensors_printable(const char *text, char *out, size_t size)
     return out;
 }
 
-#line 169 "book/safetensors.nw"
-const char *safetensors_fail(Safetensors *file, const char *path, const char *format, ...)
+#line 177 "book/safetensors.nw"
+const char *safetensors_fail(Error *error, const char *path, const char *format, ...)
 {
     va_list arguments;
     va_start(arguments, format);
-    safetensors_vfail(file, path, format, arguments);
+    safetensors_vfail(error, path, format, arguments);
     va_end(arguments);
-    return file->error;
+    return error->message;
 }
 
-#line 183 "book/safetensors.nw"
+#line 191 "book/safetensors.nw"
 static int compare_places(const void *a, const void *b)
 {
     const SafetensorsEntry *x = *(const SafetensorsEntry *const *)a;
@@ -94,133 +94,7 @@ static int compare_places(const void *a, const void *b)
     return (x->size > y->size) - (x->size < y->size);
 }
 
-#line 196 "book/safetensors.nw"
-const char *safetensors_read(Safetensors *file, const char *path)
-{
-    memset(file, 0, sizeof *file);
-    /* <<Read the whole file into file->bytes>> */
-#line 213 "book/safetensors.nw"
-    FILE *in = fopen(path, "rb");
-    if (in == NULL) return safetensors_fail(file, path, "cannot open: %s", strerror(errno));
-    size_t length = 0, capacity = 0;
-    file->bytes = xgrow(NULL, &capacity, 1 << 16, 1);
-    for (size_t got; (got = fread(file->bytes + length, 1, capacity - length, in)) > 0; ) {
-        length += got;
-        file->bytes = xgrow(file->bytes, &capacity, length + 1, 1);   /* room to read on */
-    }
-    const int read_error = ferror(in) ? errno : 0;   /* a directory, say: EISDIR */
-    fclose(in);
-    if (read_error) return safetensors_fail(file, path,
-                                            "cannot read: %s", strerror(read_error));
-#line 200 "book/safetensors.nw"
-    /* <<Read the header length and parse the header>> */
-#line 232 "book/safetensors.nw"
-    ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
-    if (length < 8)
-        return safetensors_fail(file, path,
-                                "too short for a safetensors file (%zu bytes)", length);
-    uint64_t header_length = 0;
-    for (int i = 7; i >= 0; i--) header_length = header_length << 8 | file->bytes[i];
-    if (header_length > length - 8)
-        return safetensors_fail(file, path,
-                                "header of %llu bytes does not fit in %zu bytes (truncated?)",
-                                (unsigned long long)header_length, length);
-    const unsigned char *data = file->bytes + 8 + header_length;
-    const size_t data_size = length - 8 - (size_t)header_length;
-    cJSON *header = cJSON_ParseWithLength((const char *)file->bytes + 8, (size_t)header_length);
-    if (header == NULL || !cJSON_IsObject(header)) {
-        cJSON_Delete(header);
-        return safetensors_fail(file, path, "the header is not a JSON object");
-    }
-#line 201 "book/safetensors.nw"
-    /* <<Read every tensor's entry from the header>> */
-#line 258 "book/safetensors.nw"
-    file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
-    for (const cJSON *item = header->child; item; item = item->next) {
-        if (strcmp(item->string, "__metadata__") == 0) {
-            if (file->metadata_json) {
-                cJSON_Delete(header);
-                return safetensors_fail(file, path, "the header has '__metadata__' twice");
-            }
-            file->metadata_json = cJSON_PrintUnformatted(item);
-            continue;
-        }
-        SafetensorsEntry *entry = &file->entries[file->count];
-        const char *problem = NULL;
-        /* <<Check one entry and fill entry, or set problem>> */
-#line 300 "book/safetensors.nw"
-        const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
-        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
-        const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
-        memset(entry, 0, sizeof *entry);
-        if (strlen(item->string) >= TENSOR_NAME_MAX) problem = "name too long";
-        else if (!cJSON_IsString(dtype)) problem = "no dtype";
-        else if (strcmp(dtype->valuestring, "F32") == 0) entry->dtype = DTYPE_F32;
-        else if (strcmp(dtype->valuestring, "I32") == 0) entry->dtype = DTYPE_I32;
-        else if (strcmp(dtype->valuestring, "BF16") == 0) entry->dtype = DTYPE_BF16;
-        else problem = "unsupported dtype (only F32, BF16 and I32)";
-        if (!problem && (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > TENSOR_MAX_DIMS))
-            problem = "bad shape";
-        if (!problem && (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2))
-            problem = "bad data_offsets";
-        if (!problem) {
-            strcpy(entry->name, item->string);
-            entry->size = 1;
-            for (const cJSON *s = shape->child; s && !problem; s = s->next) {
-                if (!is_count(s, INT32_MAX)
-                    || (s->valueint > 0
-                        && entry->size > data_size / dtype_bytes(entry->dtype) / (size_t)s->valueint))
-                    problem = "bad shape (or larger than the file)";
-                else entry->size *= (size_t)(entry->shape[entry->ndim++] = s->valueint);
-            }
-            const cJSON *begin = cJSON_GetArrayItem(offsets, 0);
-            const cJSON *end = cJSON_GetArrayItem(offsets, 1);
-            if (!problem && !(is_count(begin, (double)data_size) && is_count(end, (double)data_size)
-                              && begin->valuedouble <= end->valuedouble))
-                problem = "data_offsets outside the data (truncated file?)";
-            else if (!problem && (size_t)(end->valuedouble - begin->valuedouble)
-                                 != entry->size * dtype_bytes(entry->dtype))
-                problem = "data_offsets disagree with the shape";
-            if (!problem) entry->data = data + (size_t)begin->valuedouble;
-        }
-        for (int i = 0; i < file->count && !problem; i++)   /* a name twice: which one is meant? */
-            if (strcmp(file->entries[i].name, entry->name) == 0) problem = "named twice";
-#line 271 "book/safetensors.nw"
-        if (problem) {
-            char name[48];
-            safetensors_fail(file, path,
-                             "tensor '%s': %s", safetensors_printable(item->string, name, sizeof name),
-                             problem);
-            cJSON_Delete(header);
-            return file->error;
-        }
-        file->count++;
-    }
-#line 202 "book/safetensors.nw"
-    cJSON_Delete(header);
-    file->data = data, file->data_size = data_size;
-    /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 345 "book/safetensors.nw"
-    const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
-    for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
-    qsort(order, (size_t)file->count, sizeof *order, compare_places);
-    size_t covered = 0;   /* the data up to here belongs to the tensors seen so far */
-    for (int i = 0; i < file->count && covered != SIZE_MAX; i++)
-        if ((size_t)(order[i]->data - data) == covered)
-            covered += order[i]->size * dtype_bytes(order[i]->dtype);
-        else covered = SIZE_MAX;
-    free(order);
-    if (covered == SIZE_MAX)
-        return safetensors_fail(file, path, "tensors overlap, or leave a gap between them");
-    if (covered != data_size)
-        return safetensors_fail(file, path,
-                                "%zu bytes after the last tensor (two files glued together?)",
-                                data_size - covered);
-#line 205 "book/safetensors.nw"
-    return NULL;
-}
-
-#line 366 "book/safetensors.nw"
+#line 426 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -247,7 +121,7 @@ void safetensors_free(Safetensors *file)
     memset(file, 0, sizeof *file);
 }
 
-#line 413 "book/safetensors.nw"
+#line 473 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -261,13 +135,14 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
         char name[2 * TENSOR_NAME_MAX];
         snprintf(name, sizeof name, "%s%s", prefix, view->name);
         const SafetensorsEntry *entry = safetensors_find(file, name);
-        if (entry == NULL) return safetensors_fail(file, path, "missing tensor '%s'", name);
+        if (entry == NULL)
+            return safetensors_fail(&file->error, path, "missing tensor '%s'", name);
         bool same = (entry->dtype == DTYPE_F32 || entry->dtype == DTYPE_BF16)
                     && entry->ndim == view->ndim;
         for (int d = 0; same && d < view->ndim; d++)
             same = entry->shape[d] == view->shape[d];
         if (!same)
-            return safetensors_fail(file, path,
+            return safetensors_fail(&file->error, path,
                                     "tensor '%s' has the wrong dtype or shape", name);
         float *out = flat_view(buffer, i);
         if (entry->dtype == DTYPE_F32) memcpy(out, entry->data, view->size * sizeof(float));
@@ -281,7 +156,7 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     return NULL;
 }
 
-#line 471 "book/safetensors.nw"
+#line 534 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -297,104 +172,7 @@ static void sync_directory(const char *path)
     }
 }
 
-#line 513 "book/safetensors.nw"
-const char *safetensors_write(const char *path, const FlatBuffer *buffer,
-                              const char *const (*metadata)[2], int n_metadata,
-                              Safetensors *scratch)
-{
-    const SafetensorsPart part = {"", buffer, false};
-    return safetensors_write_parts(path, &part, 1, metadata, n_metadata, scratch);
-}
-
-const char *safetensors_write_parts(const char *path, const SafetensorsPart *parts,
-                                    int n_parts, const char *const (*metadata)[2],
-                                    int n_metadata, Safetensors *scratch)
-{
-    memset(scratch, 0, sizeof *scratch);
-    ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
-    /* <<Build the header, tensors in layout order>> */
-#line 537 "book/safetensors.nw"
-    cJSON *header = cJSON_CreateObject();
-    if (n_metadata > 0) {
-        cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
-        for (int i = 0; i < n_metadata; i++)
-            cJSON_AddStringToObject(meta, metadata[i][0], metadata[i][1]);
-    }
-    size_t offset = 0;
-    for (int p = 0; p < n_parts; p++)
-    for (int i = 0; i < parts[p].buffer->count; i++) {
-        const TensorView *view = &parts[p].buffer->views[i];
-        char name[2 * TENSOR_NAME_MAX];
-        snprintf(name, sizeof name, "%s%s", parts[p].prefix, view->name);
-        cJSON *entry = cJSON_AddObjectToObject(header, name);
-        cJSON_AddStringToObject(entry, "dtype", parts[p].bf16 ? "BF16" : "F32");
-        cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
-        for (int d = 0; d < view->ndim; d++)
-            cJSON_AddItemToArray(shape, cJSON_CreateNumber(view->shape[d]));
-        cJSON *offsets = cJSON_AddArrayToObject(entry, "data_offsets");
-        cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
-        offset += view->size * (parts[p].bf16 ? 2 : sizeof(float));
-        cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
-    }
-    char *json = cJSON_PrintUnformatted(header);
-    cJSON_Delete(header);
-    size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
-#line 528 "book/safetensors.nw"
-    /* <<Write header and data to a temporary file, sync it, and rename it>> */
-    /* <<Refuse to replace anything but a regular file>> */
-#line 576 "book/safetensors.nw"
-    struct stat existing;
-    if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
-        free(json);
-        return safetensors_fail(scratch, path, "not a regular file; refusing to replace it");
-    }
-#line 606 "book/safetensors.nw"
-    char temporary[4096];
-    if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
-        free(json);
-        return safetensors_fail(scratch, path, "file name too long");
-    }
-    const int fd = mkstemp(temporary);   /* a new file of a name no other writer has */
-    const mode_t mask = umask(0);
-    umask(mask);
-    FILE *out = fd >= 0 && fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
-    if (out == NULL) {
-        const int failure = errno;
-        if (fd >= 0) close(fd), unlink(temporary);
-        free(json);
-        return safetensors_fail(scratch, path, "cannot create a temporary file beside it: %s",
-                                strerror(failure));
-    }
-    unsigned char length_bytes[8];
-    for (int i = 0; i < 8; i++) length_bytes[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-    int error = 0;   /* the errno of the first failure */
-    if (fwrite(length_bytes, 1, 8, out) != 8 || fwrite(json, 1, json_length, out) != json_length)
-        error = errno;
-    for (size_t i = json_length; !error && i < padded; i++)
-        if (fputc(' ', out) == EOF) error = errno;
-    for (int p = 0; p < n_parts; p++)
-    for (int i = 0; !error && i < parts[p].buffer->count; i++) {
-        size_t bytes;
-        void *stored = stored_bytes(&parts[p], i, &bytes);
-        if (fwrite(stored ? stored : flat_view(parts[p].buffer, i), 1, bytes, out) != bytes)
-            error = errno;
-        free(stored);
-    }
-    free(json);
-    if (!error && (fflush(out) != 0 || fsync(fileno(out)) != 0)) error = errno;
-    if (fclose(out) != 0 && !error) error = errno;
-    if (!error && rename(temporary, path) != 0) error = errno;
-    if (error) {
-        unlink(temporary);
-        return safetensors_fail(scratch, path,
-                                "cannot write: %s", strerror(error ? error : EIO));
-    }
-    sync_directory(path);
-#line 529 "book/safetensors.nw"
-    return NULL;
-}
-
-#line 664 "book/safetensors.nw"
+#line 747 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -428,27 +206,27 @@ void safetensors_remove_temporaries(const char *path)
     if (dir) closedir(dir);
 }
 
-#line 702 "book/safetensors.nw"
-const char *safetensors_can_write(const char *path, Safetensors *scratch)
+#line 785 "book/safetensors.nw"
+const char *safetensors_can_write(const char *path, Error *error)
 {
-    memset(scratch, 0, sizeof *scratch);
+    error->message[0] = '\0';
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode))
-        return safetensors_fail(scratch, path,
+        return safetensors_fail(error, path,
                                 "not a regular file; refusing to replace it");
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary)
-        return safetensors_fail(scratch, path, "file name too long");
+        return safetensors_fail(error, path, "file name too long");
     const int fd = mkstemp(temporary);
     if (fd < 0)
-        return safetensors_fail(scratch, path,
+        return safetensors_fail(error, path,
                                 "cannot create a file beside it: %s", strerror(errno));
     close(fd);
     unlink(temporary);
     return NULL;
 }
 
-#line 746 "book/safetensors.nw"
+#line 829 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -467,7 +245,7 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     return fnv1a(hash, "\n", 1);
 }
 
-#line 771 "book/safetensors.nw"
+#line 854 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {
@@ -492,4 +270,380 @@ uint64_t safetensors_checksum(const Safetensors *file)
         if (cJSON_IsString(entry)) hash = hash_entry(hash, entry->string, entry->valuestring);
     cJSON_Delete(meta);
     return hash;
+}
+
+#line 917 "book/safetensors.nw"
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp((*(const SafetensorsEntry *const *)a)->name,
+                  (*(const SafetensorsEntry *const *)b)->name);
+}
+
+static int compare_pairs(const void *a, const void *b)
+{
+    const char *const *x = *(const char *const *const *)a;
+    const char *const *y = *(const char *const *const *)b;
+    const int by_key = strcmp(x[0], y[0]);
+    return by_key ? by_key : strcmp(x[1], y[1]);
+}
+
+#line 936 "book/safetensors.nw"
+static const char *const dtype_names[3] = {"F32", "I32", "BF16"};   /* in Dtype's order */
+
+static uint64_t content_checksum(const SafetensorsEntry *entries, int count,
+                                 const char *const (*pairs)[2], int n_pairs)
+{
+    const SafetensorsEntry **tensors = xmalloc((size_t)(count + 1) * sizeof *tensors);
+    for (int i = 0; i < count; i++) tensors[i] = &entries[i];
+    qsort(tensors, (size_t)count, sizeof *tensors, compare_names);
+    uint64_t hash = fnv_offset;
+    for (int i = 0; i < count; i++) {
+        const SafetensorsEntry *e = tensors[i];
+        char shape[TENSOR_MAX_DIMS * 12 + 1] = "";
+        for (int d = 0, used = 0; d < e->ndim; d++)
+            used += snprintf(shape + used, sizeof shape - (size_t)used, d ? ",%d" : "%d",
+                             e->shape[d]);
+        hash = fnv1a(hash, e->name, strlen(e->name) + 1);
+        hash = fnv1a(hash, dtype_names[e->dtype], strlen(dtype_names[e->dtype]) + 1);
+        hash = fnv1a(hash, shape, strlen(shape) + 1);
+        hash = fnv1a(hash, e->data, e->size * dtype_bytes(e->dtype));
+    }
+    free(tensors);
+    const char *const **sorted = xmalloc((size_t)(n_pairs + 1) * sizeof *sorted);
+    for (int i = 0; i < n_pairs; i++) sorted[i] = pairs[i];
+    qsort(sorted, (size_t)n_pairs, sizeof *sorted, compare_pairs);
+    for (int i = 0; i < n_pairs; i++)
+        if (strcmp(sorted[i][0], "checksum") != 0) {
+            hash = fnv1a(hash, sorted[i][0], strlen(sorted[i][0]) + 1);
+            hash = fnv1a(hash, sorted[i][1], strlen(sorted[i][1]) + 1);
+        }
+    free(sorted);
+    return hash;
+}
+
+#line 974 "book/safetensors.nw"
+uint64_t safetensors_content_checksum(const Safetensors *file)
+{
+    cJSON *meta = cJSON_Parse(file->metadata_json ? file->metadata_json : "{}");
+    const char *(*pairs)[2] = xmalloc((size_t)(cJSON_GetArraySize(meta) + 1) * sizeof *pairs);
+    int n = 0;
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, meta)
+        if (cJSON_IsString(entry)) pairs[n][0] = entry->string, pairs[n++][1] = entry->valuestring;
+    const uint64_t hash = content_checksum(file->entries, file->count,
+                                           (const char *const (*)[2])pairs, n);
+    free(pairs);
+    cJSON_Delete(meta);
+    return hash;
+}
+
+#line 994 "book/safetensors.nw"
+uint64_t safetensors_content_checksum_parts(const SafetensorsPart *parts, int n_parts,
+                                            const char *const (*metadata)[2],
+                                            int n_metadata)
+{
+    int count = 0;
+    for (int p = 0; p < n_parts; p++) count += parts[p].buffer->count;
+    SafetensorsEntry *entries = xmalloc((size_t)(count + 1) * sizeof *entries);
+    void **copies = xmalloc((size_t)(count + 1) * sizeof *copies);
+    for (int p = 0, e = 0; p < n_parts; p++)
+        for (int i = 0; i < parts[p].buffer->count; i++, e++) {
+            const TensorView *view = &parts[p].buffer->views[i];
+            SafetensorsEntry *entry = &entries[e];
+            const int n = snprintf(entry->name, sizeof entry->name, "%s%s", parts[p].prefix,
+                                   view->name);
+            ENSURE(n < (int)sizeof entry->name, "tensor name too long: %s", view->name);
+            entry->dtype = parts[p].bf16 ? DTYPE_BF16 : DTYPE_F32;
+            entry->ndim = view->ndim, entry->size = view->size;
+            memcpy(entry->shape, view->shape, sizeof entry->shape);
+            size_t bytes;
+            copies[e] = stored_bytes(&parts[p], i, &bytes);
+            entry->data = copies[e] ? copies[e] : (const void *)flat_view(parts[p].buffer, i);
+        }
+    const uint64_t hash = content_checksum(entries, count, metadata, n_metadata);
+    for (int e = 0; e < count; e++) free(copies[e]);
+    free(copies), free(entries);
+    return hash;
+}
+
+/* <<safetensors.c entry check>> */
+#line 332 "book/safetensors.nw"
+/* Check one entry and fill entry: NULL, or what is wrong with it */
+static const char *check_entry(const Safetensors *file, const cJSON *item,
+                               SafetensorsEntry *entry, const unsigned char *data,
+                               size_t data_size)
+{
+    const char *problem = NULL;
+    /* <<Check one entry and fill entry, or set problem>> */
+#line 346 "book/safetensors.nw"
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
+    const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+    memset(entry, 0, sizeof *entry);
+    if (strlen(item->string) >= TENSOR_NAME_MAX) problem = "name too long";
+    else if (!cJSON_IsString(dtype)) problem = "no dtype";
+    else if (strcmp(dtype->valuestring, "F32") == 0) entry->dtype = DTYPE_F32;
+    else if (strcmp(dtype->valuestring, "I32") == 0) entry->dtype = DTYPE_I32;
+    else if (strcmp(dtype->valuestring, "BF16") == 0) entry->dtype = DTYPE_BF16;
+    else problem = "unsupported dtype (only F32, BF16 and I32)";
+    if (!problem && (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > TENSOR_MAX_DIMS))
+        problem = "bad shape";
+    if (!problem && (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2))
+        problem = "bad data_offsets";
+    if (!problem) {
+        strcpy(entry->name, item->string);
+        entry->size = 1;
+        for (const cJSON *s = shape->child; s && !problem; s = s->next) {
+            if (!is_count(s, INT32_MAX)
+                || (s->valueint > 0
+                    && entry->size > data_size / dtype_bytes(entry->dtype) / (size_t)s->valueint))
+                problem = "bad shape (or larger than the file)";
+            else entry->size *= (size_t)(entry->shape[entry->ndim++] = s->valueint);
+        }
+        const cJSON *begin = cJSON_GetArrayItem(offsets, 0);
+        const cJSON *end = cJSON_GetArrayItem(offsets, 1);
+        if (!problem && !(is_count(begin, (double)data_size) && is_count(end, (double)data_size)
+                          && begin->valuedouble <= end->valuedouble))
+            problem = "data_offsets outside the data (truncated file?)";
+        else if (!problem && (size_t)(end->valuedouble - begin->valuedouble)
+                             != entry->size * dtype_bytes(entry->dtype))
+            problem = "data_offsets disagree with the shape";
+        if (!problem) entry->data = data + (size_t)begin->valuedouble;
+    }
+    for (int i = 0; i < file->count && !problem; i++)   /* a name twice: which one is meant? */
+        if (strcmp(file->entries[i].name, entry->name) == 0) problem = "named twice";
+#line 339 "book/safetensors.nw"
+    return problem;
+}
+
+/* <<safetensors.c reading steps>> */
+#line 224 "book/safetensors.nw"
+/* Read the whole file into file->bytes, its length into size */
+static const char *read_whole_file(Safetensors *file, const char *path, size_t *size)
+{
+    /* <<Read the whole file into file->bytes>> */
+#line 236 "book/safetensors.nw"
+    FILE *in = fopen(path, "rb");
+    if (in == NULL)
+        return safetensors_fail(&file->error, path, "cannot open: %s", strerror(errno));
+    size_t length = 0, capacity = 0;
+    file->bytes = xgrow(NULL, &capacity, 1 << 16, 1);
+    for (size_t got; (got = fread(file->bytes + length, 1, capacity - length, in)) > 0; ) {
+        length += got;
+        file->bytes = xgrow(file->bytes, &capacity, length + 1, 1);   /* room to read on */
+    }
+    const int read_error = ferror(in) ? errno : 0;   /* a directory, say: EISDIR */
+    fclose(in);
+    if (read_error) return safetensors_fail(&file->error, path,
+                                            "cannot read: %s", strerror(read_error));
+#line 228 "book/safetensors.nw"
+    *size = length;
+    return NULL;
+}
+
+#line 282 "book/safetensors.nw"
+/* Read every tensor's entry from the header */
+static const char *read_entries(Safetensors *file, const char *path, const cJSON *header,
+                                const unsigned char *data, size_t data_size)
+{
+    /* <<Read every tensor's entry from the header>> */
+#line 294 "book/safetensors.nw"
+    file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
+    for (const cJSON *item = header->child; item; item = item->next) {
+        if (strcmp(item->string, "__metadata__") == 0) {
+            if (file->metadata_json)
+                return safetensors_fail(&file->error, path,
+                                        "the header has '__metadata__' twice");
+            file->metadata_json = cJSON_PrintUnformatted(item);
+            continue;
+        }
+        SafetensorsEntry *entry = &file->entries[file->count];
+        const char *problem = check_entry(file, item, entry, data, data_size);
+        if (problem) {
+            char name[48];
+            return safetensors_fail(&file->error, path, "tensor '%s': %s",
+                                    safetensors_printable(item->string, name, sizeof name),
+                                    problem);
+        }
+        file->count++;
+    }
+#line 287 "book/safetensors.nw"
+    return NULL;
+}
+
+#line 391 "book/safetensors.nw"
+/* Refuse tensors that overlap or leave bytes of the data unused */
+static const char *check_tiling(Safetensors *file, const char *path)
+{
+    const unsigned char *data = file->data;
+    const size_t data_size = file->data_size;
+    /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
+#line 404 "book/safetensors.nw"
+    const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
+    for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
+    qsort(order, (size_t)file->count, sizeof *order, compare_places);
+    size_t covered = 0;   /* the data up to here belongs to the tensors seen so far */
+    for (int i = 0; i < file->count && covered != SIZE_MAX; i++)
+        if ((size_t)(order[i]->data - data) == covered)
+            covered += order[i]->size * dtype_bytes(order[i]->dtype);
+        else covered = SIZE_MAX;
+    free(order);
+    if (covered == SIZE_MAX)
+        return safetensors_fail(&file->error, path,
+                                "tensors overlap, or leave a gap between them");
+    if (covered != data_size)
+        return safetensors_fail(&file->error, path,
+                                "%zu bytes after the last tensor (two files glued together?)",
+                                data_size - covered);
+#line 397 "book/safetensors.nw"
+    return NULL;
+}
+
+/* <<safetensors.c reading>> */
+#line 205 "book/safetensors.nw"
+const char *safetensors_read(Safetensors *file, const char *path)
+{
+    memset(file, 0, sizeof *file);
+    size_t length = 0;
+    const char *error = read_whole_file(file, path, &length);
+    if (error) return error;
+    /* <<Read the header length and parse the header>> */
+#line 256 "book/safetensors.nw"
+    ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
+    if (length < 8)
+        return safetensors_fail(&file->error, path,
+                                "too short for a safetensors file (%zu bytes)", length);
+    uint64_t header_length = 0;
+    for (int i = 7; i >= 0; i--) header_length = header_length << 8 | file->bytes[i];
+    if (header_length > length - 8)
+        return safetensors_fail(&file->error, path,
+                                "header of %llu bytes does not fit in %zu bytes (truncated?)",
+                                (unsigned long long)header_length, length);
+    const unsigned char *data = file->bytes + 8 + header_length;
+    const size_t data_size = length - 8 - (size_t)header_length;
+    cJSON *header = cJSON_ParseWithLength((const char *)file->bytes + 8, (size_t)header_length);
+    if (header == NULL || !cJSON_IsObject(header)) {
+        cJSON_Delete(header);
+        return safetensors_fail(&file->error, path, "the header is not a JSON object");
+    }
+#line 212 "book/safetensors.nw"
+    error = read_entries(file, path, header, data, data_size);
+    cJSON_Delete(header);
+    if (error) return error;
+    file->data = data, file->data_size = data_size;
+    return check_tiling(file, path);
+}
+
+/* <<safetensors.c writing steps>> */
+#line 602 "book/safetensors.nw"
+/* Build the header, tensors in layout order */
+static char *header_json(const SafetensorsPart *parts, int n_parts,
+                         const char *const (*metadata)[2], int n_metadata)
+{
+    /* <<Build the header, tensors in layout order>> */
+#line 614 "book/safetensors.nw"
+    cJSON *header = cJSON_CreateObject();
+    if (n_metadata > 0) {
+        cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
+        for (int i = 0; i < n_metadata; i++)
+            cJSON_AddStringToObject(meta, metadata[i][0], metadata[i][1]);
+    }
+    size_t offset = 0;
+    for (int p = 0; p < n_parts; p++)
+    for (int i = 0; i < parts[p].buffer->count; i++) {
+        const TensorView *view = &parts[p].buffer->views[i];
+        char name[2 * TENSOR_NAME_MAX];
+        snprintf(name, sizeof name, "%s%s", parts[p].prefix, view->name);
+        cJSON *entry = cJSON_AddObjectToObject(header, name);
+        cJSON_AddStringToObject(entry, "dtype", parts[p].bf16 ? "BF16" : "F32");
+        cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
+        for (int d = 0; d < view->ndim; d++)
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber(view->shape[d]));
+        cJSON *offsets = cJSON_AddArrayToObject(entry, "data_offsets");
+        cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
+        offset += view->size * (parts[p].bf16 ? 2 : sizeof(float));
+        cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)offset));
+    }
+    char *json = cJSON_PrintUnformatted(header);
+    cJSON_Delete(header);
+#line 607 "book/safetensors.nw"
+    return json;
+}
+
+#line 644 "book/safetensors.nw"
+/* Write header and data to a temporary file, sync it, and rename it */
+static const char *write_atomically(const char *path, const char *json,
+                                    const SafetensorsPart *parts, int n_parts, Error *error)
+{
+    const size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
+    /* <<Write header and data to a temporary file, sync it, and rename it>> */
+    /* <<Refuse to replace anything but a regular file>> */
+#line 663 "book/safetensors.nw"
+    struct stat existing;
+    if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
+        return safetensors_fail(error, path, "not a regular file; refusing to replace it");
+    }
+#line 692 "book/safetensors.nw"
+    char temporary[4096];
+    if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
+        return safetensors_fail(error, path, "file name too long");
+    }
+    const int fd = mkstemp(temporary);   /* a new file of a name no other writer has */
+    const mode_t mask = umask(0);
+    umask(mask);
+    FILE *out = fd >= 0 && fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
+    if (out == NULL) {
+        const int failure = errno;
+        if (fd >= 0) close(fd), unlink(temporary);
+        return safetensors_fail(error, path, "cannot create a temporary file beside it: %s",
+                                strerror(failure));
+    }
+    unsigned char length_bytes[8];
+    for (int i = 0; i < 8; i++) length_bytes[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+    int failed = 0;   /* the errno of the first failure */
+    if (fwrite(length_bytes, 1, 8, out) != 8 || fwrite(json, 1, json_length, out) != json_length)
+        failed = errno;
+    for (size_t i = json_length; !failed && i < padded; i++)
+        if (fputc(' ', out) == EOF) failed = errno;
+    for (int p = 0; p < n_parts; p++)
+    for (int i = 0; !failed && i < parts[p].buffer->count; i++) {
+        size_t bytes;
+        void *stored = stored_bytes(&parts[p], i, &bytes);
+        if (fwrite(stored ? stored : flat_view(parts[p].buffer, i), 1, bytes, out) != bytes)
+            failed = errno;
+        free(stored);
+    }
+    if (!failed && (fflush(out) != 0 || fsync(fileno(out)) != 0)) failed = errno;
+    if (fclose(out) != 0 && !failed) failed = errno;
+    if (!failed && rename(temporary, path) != 0) failed = errno;
+    if (failed) {
+        unlink(temporary);
+        return safetensors_fail(error, path,
+                                "cannot write: %s", strerror(failed ? failed : EIO));
+    }
+    sync_directory(path);
+#line 650 "book/safetensors.nw"
+    return NULL;
+}
+
+/* <<safetensors.c writing>> */
+#line 577 "book/safetensors.nw"
+const char *safetensors_write(const char *path, const FlatBuffer *buffer,
+                              const char *const (*metadata)[2], int n_metadata,
+                              Error *error)
+{
+    const SafetensorsPart part = {"", buffer, false};
+    return safetensors_write_parts(path, &part, 1, metadata, n_metadata, error);
+}
+
+const char *safetensors_write_parts(const char *path, const SafetensorsPart *parts,
+                                    int n_parts, const char *const (*metadata)[2],
+                                    int n_metadata, Error *error)
+{
+    error->message[0] = '\0';
+    ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
+    char *json = header_json(parts, n_parts, metadata, n_metadata);
+    const char *failed = write_atomically(path, json, parts, n_parts, error);
+    free(json);
+    return failed;
 }

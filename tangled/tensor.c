@@ -10,7 +10,7 @@
 #include <string.h>
 #line 449 "book/tensor.nw"
 #include <math.h>
-#line 610 "book/tensor.nw"
+#line 622 "book/tensor.nw"
 #include <cblas.h>
 #line 1289 "book/program.nw"
 #include <time.h>
@@ -192,12 +192,13 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     return x_first < y_end && y_first < x_end;
 }
 
-#line 569 "book/tensor.nw"
-void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
-                      float beta, float *c, int ldc)
+#line 566 "book/tensor.nw"
+/* Stop the program on a product whose sizes, leading dimensions or memory are wrong. */
+static void check_product(int m, int n, int k, MatmulOperand a, MatmulOperand b,
+                          const float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 590 "book/tensor.nw"
+#line 602 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);
@@ -209,7 +210,14 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 573 "book/tensor.nw"
+#line 571 "book/tensor.nw"
+}
+
+#line 581 "book/tensor.nw"
+void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
+                      float beta, float *c, int ldc)
+{
+    check_product(m, n, k, a, b, c, ldc);
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0.0f;
@@ -220,7 +228,7 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
         }
 }
 
-#line 625 "book/tensor.nw"
+#line 637 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
 {
@@ -233,32 +241,19 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
     }
 }
 
-#line 660 "book/tensor.nw"
+#line 672 "book/tensor.nw"
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
-    /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 590 "book/tensor.nw"
-    ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
-    ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
-           a.ld);
-    ENSURE(b.ld >= (b.transposed ? k : n) && b.ld >= 1, "leading dimension ldb=%d too small",
-           b.ld);
-    ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-    ENSURE(!matrices_overlap(c, m, n, ldc, a.data, a.transposed ? k : m, a.transposed ? m : k,
-                             a.ld)
-           && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
-                                b.ld),
-           "the product's result overlaps an operand");
-#line 664 "book/tensor.nw"
+    check_product(m, n, k, a, b, c, ldc);
     if (m == 0 || n == 0) return;
     /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
-#line 643 "book/tensor.nw"
+#line 655 "book/tensor.nw"
     if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
         if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
         return;
     }
-#line 666 "book/tensor.nw"
+#line 678 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
 #line 567 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
@@ -266,11 +261,11 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
         matmul_blas_split(m, n, k, alpha, a, b, beta, c, ldc);
         return;
     }
-#line 667 "book/tensor.nw"
+#line 679 "book/tensor.nw"
     /* <<Clear the result when $\beta = 0$, whatever it held>> */
-#line 653 "book/tensor.nw"
+#line 665 "book/tensor.nw"
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
-#line 668 "book/tensor.nw"
+#line 680 "book/tensor.nw"
     /* <<Multiply a single row by a matrix-vector product>> */
 #line 642 "book/fast.nw"
     if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
@@ -279,13 +274,13 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
                     a.transposed ? a.ld : 1, beta, c, 1);
         return;
     }
-#line 669 "book/tensor.nw"
+#line 681 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
                 b.transposed ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
 }
 
-#line 703 "book/tensor.nw"
+#line 715 "book/tensor.nw"
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
     /* <<Initial values of the compute settings>> */
@@ -301,7 +296,7 @@ ComputeSettings compute = {
     .precision = PRECISION_FP32,
 #line 1934 "book/fast.nw"
     .bf16_min_work = 1e6,
-#line 706 "book/tensor.nw"
+#line 718 "book/tensor.nw"
 };
 
 void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
@@ -313,7 +308,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
         #pragma omp critical(matmul_log)
         matmul_log_add(compute.log, (MatmulShape){a.transposed, b.transposed, beta != 0.0f,
                                                   m, n, k});
-#line 712 "book/tensor.nw"
+#line 724 "book/tensor.nw"
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
@@ -321,7 +316,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
-#line 715 "book/tensor.nw"
+#line 727 "book/tensor.nw"
     else
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
@@ -648,20 +643,7 @@ static Bf16Product *bf16_product(Bf16Product key)
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
-    /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 590 "book/tensor.nw"
-    ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
-    ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
-           a.ld);
-    ENSURE(b.ld >= (b.transposed ? k : n) && b.ld >= 1, "leading dimension ldb=%d too small",
-           b.ld);
-    ENSURE(ldc >= n && ldc >= 1, "leading dimension ldc=%d too small for n=%d", ldc, n);
-    ENSURE(!matrices_overlap(c, m, n, ldc, a.data, a.transposed ? k : m, a.transposed ? m : k,
-                             a.ld)
-           && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
-                                b.ld),
-           "the product's result overlaps an operand");
-#line 1890 "book/fast.nw"
+    check_product(m, n, k, a, b, c, ldc);
     if (m == 0 || n == 0) return;
     if (alpha == 0.0f || k == 0) {
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);

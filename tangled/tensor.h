@@ -117,7 +117,7 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
 
-#line 689 "book/tensor.nw"
+#line 701 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 
 /* <<Types of the compute settings>> */
@@ -127,7 +127,7 @@ typedef struct MatmulLog MatmulLog;
 #line 1467 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
 
-#line 691 "book/tensor.nw"
+#line 703 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
 typedef struct {
     MatmulKernel matmul;    /* the kernel that matmul() forwards to */
@@ -144,7 +144,7 @@ typedef struct {
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
 #line 1927 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
-#line 695 "book/tensor.nw"
+#line 707 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
 

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#line 405 "book/checkpoint.nw"
+#line 453 "book/checkpoint.nw"
 #include <signal.h>
 #include "checkpoint.h"
-#line 526 "book/checkpoint.nw"
+#line 574 "book/checkpoint.nw"
 #include <fcntl.h>
 
 /* <<trainer.c types>> */
@@ -28,7 +28,7 @@ typedef struct {
 } TrainerClock;
 
 /* <<trainer.c checkpoint helpers>> */
-#line 413 "book/checkpoint.nw"
+#line 461 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
 {
@@ -37,7 +37,7 @@ static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
         recipe_add(&recipe, run->recipe.pairs[i][0], "%s", run->recipe.pairs[i][1]);
     recipe_add(&recipe, "best_validation", "%.17g", trainer->best_validation);
     recipe_add(&recipe, "best_epoch", "%d", trainer->best_epoch);
-    Safetensors scratch;
+    Error scratch;
     const char *error = checkpoint_save(run->checkpoint_path, &trainer->model, &trainer->adam,
                                         &trainer->progress,
                                         (const char *const (*)[2])recipe.pairs, recipe.count,
@@ -47,7 +47,7 @@ static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
     return error ? trainer->message : NULL;
 }
 
-#line 500 "book/checkpoint.nw"
+#line 548 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -65,7 +65,7 @@ static void catch_stop_signals(void)
     sigaction(SIGTERM, &action, NULL);
 }
 
-#line 533 "book/checkpoint.nw"
+#line 581 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -85,7 +85,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 
-#line 604 "book/checkpoint.nw"
+#line 652 "book/checkpoint.nw"
 /* Say why the run stopped: its outcome, with the trainer's message for a signal. */
 static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSettings *run,
                                               bool out_of_time, bool impatient)
@@ -190,15 +190,15 @@ static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *
     *clock = (TrainerClock){NULL, isatty(STDOUT_FILENO), seconds_now(), trainer->adam.step, 0,
                             -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 562 "book/checkpoint.nw"
+#line 610 "book/checkpoint.nw"
     if (run->checkpoint_path) {
         clock->lock = lock_checkpoint(run->checkpoint_path, trainer->message,
                                       sizeof trainer->message);
         if (clock->lock < 0) return false;
         safetensors_remove_temporaries(run->checkpoint_path);
-        Safetensors probe;
+        Error probe;
         if (safetensors_can_write(run->checkpoint_path, &probe)) {
-            snprintf(trainer->message, sizeof trainer->message, "%s", probe.error);
+            snprintf(trainer->message, sizeof trainer->message, "%s", probe.message);
             close(clock->lock);
             return false;
         }
@@ -340,7 +340,7 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
                                              bool out_of_time, bool impatient)
 {
     /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 584 "book/checkpoint.nw"
+#line 632 "book/checkpoint.nw"
     const long step = trainer->adam.step;
     const bool stop = stop_signal || out_of_time || impatient
                       || (run->stop_after && step >= run->stop_after);
@@ -510,7 +510,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
     return finish_run(trainer, run, &clock, outcome);
 }
 
-#line 447 "book/checkpoint.nw"
+#line 495 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe)
 {
     Safetensors file;

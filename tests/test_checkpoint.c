@@ -59,7 +59,7 @@ static void temporary_path(char *path, size_t size, const char *name)
 
 static void save_or_fail(const char *path, const State *s)
 {
-    Safetensors scratch;
+    Error scratch;
     const char *error = checkpoint_save(path, &s->model, &s->adam, &s->progress, recipe, 2,
                                         &scratch);
     ck_assert_msg(error == NULL, "%s", error);
@@ -193,7 +193,7 @@ START_TEST(checkpoint_refuses_bad_files)
         assert_refused(bad, &into, edits[e][2]);
     }
     /* a model file that is not a checkpoint */
-    Safetensors scratch;
+    Error scratch;
     ck_assert_ptr_null(safetensors_write(bad, &s.model.parameters, NULL, 0, &scratch));
     assert_refused(bad, &into, "not a checkpoint");
     /* the right file for another run: another size, another recipe */
@@ -253,7 +253,7 @@ START_TEST(checkpoint_is_not_saved_over_with_non_finite_parameters)
     unsigned char *before = slurp(path, &before_size);
     s.model.parameters.data[7] = NAN;
     s.adam.step++;
-    Safetensors scratch;
+    Error scratch;
     const char *error = checkpoint_save(path, &s.model, &s.adam, &s.progress, recipe, 2,
                                         &scratch);
     ck_assert_ptr_nonnull(error);
@@ -524,7 +524,7 @@ START_TEST(saving_over_anything_but_a_regular_file_is_refused)
     State s;
     state_init(&s, copy_config(16, 16, 2), 5);
     for (int p = 0; p < 3; p++) {
-        Safetensors scratch;
+        Error scratch;
         const char *error = checkpoint_save(paths[p], &s.model, &s.adam, &s.progress, recipe, 2,
                                             &scratch);
         ck_assert_msg(error && strstr(error, "not a regular file; refusing to replace it"),

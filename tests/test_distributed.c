@@ -26,8 +26,8 @@ static double parameter_difference(const char *a_path, const char *b_path, doubl
 {
     *key_biases = 0.0;
     Safetensors a, b;
-    ck_assert_msg(safetensors_read(&a, a_path) == NULL, "%s", a.error);
-    ck_assert_msg(safetensors_read(&b, b_path) == NULL, "%s", b.error);
+    ck_assert_msg(safetensors_read(&a, a_path) == NULL, "%s", a.error.message);
+    ck_assert_msg(safetensors_read(&b, b_path) == NULL, "%s", b.error.message);
     ck_assert_int_eq(a.count, b.count);
     double largest = 0.0;
     int compared = 0;

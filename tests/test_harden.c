@@ -3,14 +3,57 @@
    the smaller failures of the issue, each named by its item. */
 #include <cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "beam.h"
+#include "data.h"
 #include "modelfile.h"
+#include "text.h"
 #include "tests.h"
+
+/* The header of the safetensors file read into FILE, parsed. */
+static cJSON *parsed_header(const Safetensors *file)
+{
+    uint64_t length = 0;
+    for (int i = 7; i >= 0; i--) length = length << 8 | file->bytes[i];
+    return cJSON_ParseWithLength((const char *)file->bytes + 8, (size_t)length);
+}
+
+/* Add to META the checksum that FUNCTION computes of FILE with META as its metadata. */
+static void add_checksum(cJSON *meta, const Safetensors *file,
+                         uint64_t (*function)(const Safetensors *))
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "checksum");
+    char *printed = cJSON_PrintUnformatted(meta);
+    Safetensors view = *file;
+    view.metadata_json = printed;
+    char checksum[32];
+    snprintf(checksum, sizeof checksum, "%016" PRIx64, function(&view));
+    free(printed);
+    cJSON_AddStringToObject(meta, "checksum", checksum);
+}
+
+/* Write HEADER (as JSON, formatted if pretty) and the data of FILE to PATH, and free both.
+   0 on success. */
+static int write_with_header(const char *path, cJSON *header, Safetensors *file, bool pretty)
+{
+    char *json = pretty ? cJSON_Print(header) : cJSON_PrintUnformatted(header);
+    const size_t n = strlen(json);
+    FILE *out = fopen(path, "wb");
+    for (int i = 0; i < 8; i++) fputc((int)((uint64_t)n >> (8 * i) & 0xff), out);
+    fwrite(json, 1, n, out);
+    fwrite(file->data, 1, file->data_size, out);
+    const int status = fclose(out);
+    free(json);
+    cJSON_Delete(header);
+    safetensors_free(file);
+    return status;
+}
 
 /* Rewrite the model file at PATH with metadata KEY set to VALUE (NULL: removed), the
    checksum recomputed so that the change is the only thing wrong. 0 on success. */
@@ -18,31 +61,12 @@ int model_file_rewrite(const char *path, const char *key, const char *value)
 {
     Safetensors file;
     if (safetensors_read(&file, path)) return -1;
-    uint64_t length = 0;
-    for (int i = 7; i >= 0; i--) length = length << 8 | file.bytes[i];
-    cJSON *header = cJSON_ParseWithLength((const char *)file.bytes + 8, (size_t)length);
+    cJSON *header = parsed_header(&file);
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(header, "__metadata__");
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, "checksum");
     cJSON_DeleteItemFromObjectCaseSensitive(meta, key);
     if (value) cJSON_AddStringToObject(meta, key, value);
-    char *printed = cJSON_PrintUnformatted(meta);
-    Safetensors view = file;
-    view.metadata_json = printed;
-    char checksum[32];
-    snprintf(checksum, sizeof checksum, "%016" PRIx64, safetensors_checksum(&view));
-    free(printed);
-    cJSON_AddStringToObject(meta, "checksum", checksum);
-    char *json = cJSON_PrintUnformatted(header);
-    const size_t n = strlen(json);
-    FILE *out = fopen(path, "wb");
-    for (int i = 0; i < 8; i++) fputc((int)((uint64_t)n >> (8 * i) & 0xff), out);
-    fwrite(json, 1, n, out);
-    fwrite(file.data, 1, file.data_size, out);
-    const int status = fclose(out);
-    free(json);
-    cJSON_Delete(header);
-    safetensors_free(&file);
-    return status;
+    add_checksum(meta, &file, safetensors_content_checksum);
+    return write_with_header(path, header, &file, false);
 }
 
 /* A small translation model with random weights and vocabularies of 9 and 8 tokens. */
@@ -100,7 +124,7 @@ START_TEST(model_file_is_one_unit)
     char path[128];
     snprintf(path, sizeof path, "%s/m.st", dir);
     Safetensors file;
-    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &file));
+    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &file.error));
     struct stat st;
     char other[160];
     snprintf(other, sizeof other, "%s.src.vocab", path);
@@ -130,7 +154,7 @@ START_TEST(model_file_fields_checked)
     small_model(&model, &src, &tgt);
     char path[128];
     snprintf(path, sizeof path, "%s/m.st", dir);
-    Safetensors scratch;
+    Error scratch;
     static const struct { const char *key, *value, *message; } cases[] = {
         {"heads", "3", "d_model 16 is not a multiple of 3 heads"},
         {"heads", "0", "'heads' must be a whole number from 1 to"},
@@ -150,7 +174,17 @@ START_TEST(model_file_fields_checked)
         {"vocab.src", "<s>\n</s>\n<blank>\n<unk>\nein\nhund\nund\neine\nein\n",
          "vocab.src:9: a token that is already listed"},
         {"vocab.tgt", NULL, "no vocabulary 'vocab.tgt'"},
-        {"version", "1", "model file version '1'; this program reads version 2"},
+        {"version", "1", "model file version '1'; this program reads versions 2 to 3"},
+        {"version", "4", "model file version '4'; this program reads versions 2 to 3"},
+        {"layernorm.epsilon", "1e-5", NULL},   /* another epsilon is a model of its own */
+        {"layernorm.epsilon", "0", "'layernorm.epsilon' must be a number between 0 and 1"},
+        {"layernorm.epsilon", NULL, "'layernorm.epsilon' must be a number between 0 and 1"},
+        {"tokenizer.lowercase", "0",
+         "'tokenizer.lowercase' is '0', but this program computes '1'"},
+        {"special.end.id", "2", "'special.end.id' is '2', but this program computes '1'"},
+        {"layernorm.formula", "a_2 * (x - mean) / (std + epsilon) + b_2",
+         "'layernorm.formula' is 'a_2 * (x - mean) / (std"},
+        {"tied.tensors", NULL, "'tied.tensors' is '?', but this program computes ''"},
         {"format", NULL, "a model file of an older version"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -425,12 +459,232 @@ START_TEST(fuzz_regressions_one_line)
 }
 END_TEST
 
+/* Issue 36, item 2: the model file's checksum covers its contents, not the header's layout.
+   Rewrite the header of the model file at PATH as another program might: every object's
+   members in reverse order, printed with spaces and newlines (a re-serialization, which must
+   still load), or with the data offsets of two tensors of the same shape swapped (which must
+   not). 0 on success. */
+static void reverse_members(cJSON *object)
+{
+    cJSON *reversed = NULL;
+    for (cJSON *item = object->child, *next; item; item = next) {
+        next = item->next;
+        item->next = reversed, item->prev = NULL;
+        if (reversed) reversed->prev = item;
+        reversed = item;
+    }
+    object->child = reversed;
+    if (reversed) {   /* cJSON keeps the last member in the first one's prev */
+        cJSON *last = reversed;
+        while (last->next) last = last->next;
+        reversed->prev = last;
+    }
+    for (cJSON *item = object->child; item; item = item->next)
+        if (cJSON_IsObject(item)) reverse_members(item);
+}
+
+static int header_rewrite(const char *path, const char *swap_a, const char *swap_b)
+{
+    Safetensors file;
+    if (safetensors_read(&file, path)) return -1;
+    cJSON *header = parsed_header(&file);
+    if (swap_a) {
+        cJSON *a = cJSON_GetObjectItemCaseSensitive(header, swap_a);
+        cJSON *b = cJSON_GetObjectItemCaseSensitive(header, swap_b);
+        cJSON *offsets_a = cJSON_DetachItemFromObjectCaseSensitive(a, "data_offsets");
+        cJSON *offsets_b = cJSON_DetachItemFromObjectCaseSensitive(b, "data_offsets");
+        cJSON_AddItemToObject(a, "data_offsets", offsets_b);
+        cJSON_AddItemToObject(b, "data_offsets", offsets_a);
+    } else {
+        reverse_members(header);
+    }
+    return write_with_header(path, header, &file, swap_a == NULL);
+}
+
+START_TEST(model_file_checksum_of_contents)
+{
+    make_dir();
+    Model model, back;
+    Vocab src, tgt, src_back, tgt_back;
+    small_model(&model, &src, &tgt);
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.st", dir);
+    Error scratch;
+    /* another order of keys, other spaces: the same contents, and it loads exactly */
+    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &scratch));
+    ck_assert_int_eq(header_rewrite(path, NULL, NULL), 0);
+    Safetensors file;
+    ck_assert_ptr_null(safetensors_read(&file, path));
+    ck_assert_int_eq(strncmp((const char *)file.bytes + 8, "{\n", 2), 0);   /* rewritten */
+    safetensors_free(&file);
+    const char *error = translation_model_load(path, &back, &src_back, &tgt_back, &file);
+    ck_assert_msg(error == NULL, "%s", error);
+    safetensors_free(&file);
+    ck_assert(memcmp(back.parameters.data, model.parameters.data,
+                     model.parameters.total * sizeof(float)) == 0);
+    model_free(&back), vocab_free(&src_back), vocab_free(&tgt_back);
+    /* two tensors of one shape that trade places in the table: caught */
+    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &scratch));
+    ck_assert_int_eq(header_rewrite(path, "encoder.layers.0.self_attn.linears.0.weight",
+                                    "encoder.layers.0.self_attn.linears.1.weight"), 0);
+    ck_assert_msg(strstr(load_error(path), "checksum mismatch"), "%s", load_error(path));
+    model_free(&model), vocab_free(&src), vocab_free(&tgt);
+    remove_dir();
+}
+END_TEST
+
+/* Make the model file at PATH one of version 2, as the program wrote it before version 3:
+   the keys that version 3 added removed, tied_source only when 1, and the checksum of the
+   data section and of the metadata in the file's order. 0 on success. */
+static int model_file_version_2(const char *path)
+{
+    Safetensors file;
+    if (safetensors_read(&file, path)) return -1;
+    cJSON *header = parsed_header(&file);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(header, "__metadata__");
+    static const char *const kept[] = {"format", "src_vocab", "tgt_vocab", "layers", "d_model",
+                                       "d_ff", "heads", "max_len", "norm", "layernorm", "tied",
+                                       "vocab.src", "vocab.tgt", "tied_source"};
+    cJSON *old = cJSON_CreateObject();
+    for (size_t k = 0; k < sizeof kept / sizeof *kept; k++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(meta, kept[k]);
+        if (k == 1) cJSON_AddStringToObject(old, "version", "2");
+        if (strcmp(kept[k], "tied_source") != 0 || strcmp(item->valuestring, "1") == 0)
+            cJSON_AddStringToObject(old, kept[k], item->valuestring);
+    }
+    add_checksum(old, &file, safetensors_checksum);
+    cJSON_ReplaceItemInObjectCaseSensitive(header, "__metadata__", old);
+    return write_with_header(path, header, &file, false);
+}
+
+/* Issue 36, item 1: the file written today says everything a reader in another language
+   needs (the shipped model too), and a file of version 2 still loads, to the same model. */
+START_TEST(model_file_says_everything)
+{
+    make_dir();
+    Model model;
+    Vocab src, tgt;
+    small_model(&model, &src, &tgt);
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.st", dir);
+    Error scratch;
+    ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &scratch));
+    Safetensors file;
+    ck_assert_ptr_null(safetensors_read(&file, path));
+    static const char *const keys[] = {
+        "format", "version", "src_vocab", "tgt_vocab", "layers", "d_model", "d_ff", "heads",
+        "max_len", "norm", "layernorm", "layernorm.epsilon", "tied", "tied_source",
+        "norm.formula", "layernorm.formula", "embedding.formula", "tied.tensors",
+        "special.start", "special.start.id", "special.end", "special.end.id", "special.pad",
+        "special.pad.id", "special.unknown", "special.unknown.id", "source.form",
+        "decode.start", "decode.limit", "tokenizer", "tokenizer.source", "tokenizer.target",
+        "tokenizer.lowercase", "subword.marker", "subword.cut", "vocab.src", "vocab.tgt",
+        "checksum"};
+    char value[256];
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        ck_assert_msg(safetensors_metadata(&file, keys[k], value, sizeof value)
+                      || strncmp(keys[k], "vocab.", 6) == 0, "no '%s'", keys[k]);
+    ck_assert(safetensors_metadata(&file, "version", value, sizeof value));
+    ck_assert_str_eq(value, "3");
+    ck_assert(safetensors_metadata(&file, "layernorm.epsilon", value, sizeof value));
+    ck_assert_str_eq(value, "1e-06");
+    const char *checksum = strstr(file.metadata_json, "\"checksum\"");   /* the last key */
+    ck_assert(checksum && checksum > strstr(file.metadata_json, "\"vocab.tgt\""));
+    safetensors_free(&file);
+    ck_assert_str_eq(load_error("data/multi30k-de-en.safetensors"), "");
+    ck_assert_ptr_null(safetensors_read(&file, "data/multi30k-de-en.safetensors"));
+    ck_assert(safetensors_metadata(&file, "subword.marker", value, sizeof value));
+    ck_assert_str_eq(value, "@@");
+    safetensors_free(&file);
+    ck_assert_int_eq(model_file_version_2(path), 0);
+    ck_assert_ptr_null(safetensors_read(&file, path));
+    ck_assert(safetensors_metadata(&file, "version", value, sizeof value));
+    ck_assert_str_eq(value, "2");
+    ck_assert(!safetensors_metadata(&file, "layernorm.epsilon", value, sizeof value));
+    safetensors_free(&file);
+    Model back;
+    Vocab src_back, tgt_back;
+    const char *error = translation_model_load(path, &back, &src_back, &tgt_back, &file);
+    ck_assert_msg(error == NULL, "%s", error);
+    ck_assert(back.config.layernorm_eps == 1e-6f && back.config.norm == model.config.norm);
+    ck_assert(memcmp(back.parameters.data, model.parameters.data,
+                     model.parameters.total * sizeof(float)) == 0);
+    safetensors_free(&file), model_free(&back), vocab_free(&src_back), vocab_free(&tgt_back);
+    model_free(&model), vocab_free(&src), vocab_free(&tgt);
+    remove_dir();
+}
+END_TEST
+
+/* Issue 36, item 5: the shipped model read by tools/transformer_torch.py (plain PyTorch, the
+   Annotated Transformer's modules) decodes the first sentence of test2016 greedily to the
+   program's tokens, and the sum of the chosen tokens' log-probabilities agrees within 1e-4
+   (float32 in both, over 12 tokens, the operations in other orders: they differ by 5e-6 on
+   the machine where the test was written). Skipped, with a line on standard error, where
+   /usr/bin/python3 has no torch; tests/interop.sh compares 100 sentences. */
+START_TEST(model_file_read_by_pytorch)
+{
+    if (system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
+        fprintf(stderr, "model_file_read_by_pytorch: skipped (no python3-torch)\n");
+        return;
+    }
+    Model model;
+    Vocab src_vocab, tgt_vocab;
+    Safetensors file;
+    const char *path = "data/multi30k-de-en.safetensors";
+    const char *error = translation_model_load(path, &model, &src_vocab, &tgt_vocab, &file);
+    ck_assert_msg(error == NULL, "%s", error);
+    safetensors_free(&file);
+    static const char sentence[] = "Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.";
+    static TextLine tokens;
+    ck_assert_ptr_null(tokenize_line((TextOptions){TEXT_GERMAN, true}, sentence,
+                                     strlen(sentence), &tokens));
+    char tokenized[sizeof tokens.text];
+    snprintf(tokenized, sizeof tokenized, "%s", tokens.text);
+    const int max_len = model.config.max_len;
+    int src[512], out[512], out_len;
+    const int src_len = number_sentence(src, tokens.text, &src_vocab, max_len);
+    uint8_t keep[512];
+    memset(keep, 1, sizeof keep);
+    model_prepare(&model, 1, max_len, 1);
+    KVCache cache;
+    decoder_cache_init(&cache, &model, 1, max_len, max_len - 1);
+    DecodeSettings settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
+    double sum = 0.0;
+    greedy_translate(&model, &cache, out, &out_len, &sum,
+                     &(SourceBatch){src, keep, 1, src_len}, &settings);
+    decoder_cache_free(&cache);
+    char ours[1024] = "";
+    for (int i = 1; i < out_len && out[i] != VOCAB_END; i++)
+        snprintf(ours + strlen(ours), sizeof ours - strlen(ours), "%s%s", i > 1 ? " " : "",
+                 vocab_token(&tgt_vocab, out[i]));
+    vocab_join_subwords(ours, strlen(ours));
+    char command[sizeof tokenized + 256];
+    snprintf(command, sizeof command, "echo '%s' | /usr/bin/python3 tools/transformer_torch.py "
+             "translate %s --logprobs", tokenized, path);
+    FILE *pipe = popen(command, "r");
+    ck_assert_ptr_nonnull(pipe);
+    double theirs_sum = 0.0;
+    char theirs[1024] = "";
+    ck_assert_int_eq(fscanf(pipe, "%lf\t%1023[^\n]", &theirs_sum, theirs), 2);
+    ck_assert_int_eq(pclose(pipe), 0);
+    ck_assert_str_eq(theirs, ours);
+    ck_assert_msg(fabs(theirs_sum - sum) <= 1e-4, "log-probabilities %.9f (C) and %.9f (PyTorch)",
+                  sum, theirs_sum);
+    fprintf(stderr, "model_file_read_by_pytorch: '%s', log-probability %.6f here, %.6f in "
+            "PyTorch\n", ours, sum, theirs_sum);
+    model_free(&model), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+}
+END_TEST
+
 Suite *harden_suite(void)
 {
     Suite *suite = suite_create("harden");
     TCase *model_file = tcase_create("model file");
     tcase_add_test(model_file, model_file_is_one_unit);
     tcase_add_test(model_file, model_file_fields_checked);
+    tcase_add_test(model_file, model_file_checksum_of_contents);
+    tcase_add_test(model_file, model_file_says_everything);
+    tcase_add_test(model_file, model_file_read_by_pytorch);
     tcase_add_test(model_file, safetensors_overlap_refused);
     tcase_add_test(model_file, fuzz_regressions_one_line);
     suite_add_tcase(suite, model_file);

@@ -431,7 +431,8 @@ END_TEST
 START_TEST(safetensors_round_trip)
 {
     Model model;
-    Safetensors file, scratch;
+    Safetensors file;
+    Error scratch;
     load_fixture(&model, &file, "post-standard");
     char path[] = "/tmp/transformer-test-XXXXXX";
     int fd = mkstemp(path);
@@ -475,7 +476,7 @@ START_TEST(safetensors_bf16_round_trip)
     char path[] = "/tmp/transformer-test-XXXXXX";
     close(mkstemp(path));
     const SafetensorsPart part = {"", &model.parameters, true};
-    const char *error = safetensors_write_parts(path, &part, 1, NULL, 0, &scratch);
+    const char *error = safetensors_write_parts(path, &part, 1, NULL, 0, &scratch.error);
     ck_assert_msg(error == NULL, "%s", error);
     ck_assert_ptr_null(safetensors_read(&again, path));
     ck_assert_int_eq(again.entries[0].dtype, DTYPE_BF16);

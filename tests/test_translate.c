@@ -224,17 +224,17 @@ START_TEST(cli_train_and_translate_overfit_64_pairs)
         flat_view(&model.parameters, bias)[VOCAB_END] = 1e4f;   /* </s> always wins */
         snprintf(command, sizeof command, "%s/ends.st", dir);
         ck_assert_ptr_null(translation_model_save(command, &model, &src_vocab, &tgt_vocab, false,
-                                                  &file));
+                                                  &file.error));
         /* a model file whose settings are out of range is refused with one line (issue 19,
            items 2 and 9): a max_len too short for a sentence, an unknown norm placement */
         model.config.max_len = 1;
         snprintf(command, sizeof command, "%s/short.st", dir);
         ck_assert_ptr_null(translation_model_save(command, &model, &src_vocab, &tgt_vocab, false,
-                                                  &file));
+                                                  &file.error));
         model.config.max_len = 100;
         snprintf(command, sizeof command, "%s/sideways.st", dir);
         ck_assert_ptr_null(translation_model_save(command, &model, &src_vocab, &tgt_vocab, false,
-                                                  &file));
+                                                  &file.error));
         ck_assert_int_eq(model_file_rewrite(command, "norm", "sideways"), 0);
         model_free(&model), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
         static const char *const refused[2][2] = {
