@@ -100,7 +100,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
         metadata_add(&meta, "progress.last_epoch", "%d", progress->last_epoch);
 #line 192 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
-#line 661 "book/fast.nw"
+#line 693 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", compute.threads);
     metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
 #line 193 "book/checkpoint.nw"
@@ -213,7 +213,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     }
 #line 287 "book/checkpoint.nw"
     /* <<Warn if the checkpoint was written with another number of threads>> */
-#line 669 "book/fast.nw"
+#line 701 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
         && strtol(value, NULL, 10) != compute.threads)
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "

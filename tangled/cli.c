@@ -194,7 +194,7 @@ void check_model_size(const char *command, const Config *config)
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
 }
-#line 2030 "book/fast.nw"
+#line 2118 "book/fast.nw"
 int default_precision(void)
 {
     return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32;

@@ -63,7 +63,7 @@ void print_options(FILE *out, const Option *options, int count);
     {"heads", OPTION_INT, &(config).heads, 1, 64, NULL, "N attention heads"}
 
 void check_model_size(const char *command, const Config *config);
-#line 2013 "book/fast.nw"
+#line 2101 "book/fast.nw"
 /* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
 #define PRECISION_OPTION(choice) \
     {"precision", OPTION_CHOICE, &(choice), 0, 0, "fp32|bf16", \

@@ -202,7 +202,7 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 1979 "book/fast.nw"
+#line 2067 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
 #line 378 "book/fast.nw"

@@ -107,7 +107,7 @@ int run_translate(int argc, char **argv)
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 1979 "book/fast.nw"
+#line 2067 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
 #line 150 "book/translate-commands.nw"

@@ -161,9 +161,9 @@ static double layer_run(LayerProblem *p, bool backward)
 #line 324 "book/gradcheck.nw"
     if (strcmp(name, "log-softmax") == 0) {   /* vars: logits [n][d] */
         memcpy(p->out, xs(p, 0), (size_t)p->n * p->d * sizeof(float));
-        log_softmax_rows(p->out, p->n, p->d);
+        compute.kernels->log_softmax(p->out, p->n, p->d);
         if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
-        log_softmax_backward(gs(p, 0), p->w, p->out, p->n, p->d);
+        compute.kernels->log_softmax_backward(gs(p, 0), p->w, p->out, p->n, p->d);
         return 0;
     }
 #line 206 "book/gradcheck.nw"

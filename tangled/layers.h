@@ -96,7 +96,12 @@ typedef struct { int batch, len_q, len_k, d_model, heads; bool unscaled; } Atten
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
-#line 460 "book/attention.nw"
+#line 410 "book/attention.nw"
+/* p[i] = softmax(p[i]) after mask_scores with keep, in place; p: [rows][cols] scores in,
+   weights out; keep as in mask_scores. */
+void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
+                         int cols);
+#line 478 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -109,7 +114,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const AttentionWeights *w, const AttentionSaved *saved,
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
-#line 578 "book/attention.nw"
+#line 596 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -127,13 +132,16 @@ typedef struct { float *mean, *rstd; } LayerNormSaved;
    saved's arrays. */
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps);
-#line 143 "book/layernorm.nw"
+#line 97 "book/layernorm.nw"
+/* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in double precision. */
+void row_moments(const float *x, int d, double *mean, double *squares);
+#line 160 "book/layernorm.nw"
 /* Gradients of layernorm_forward, added into d_in: [n][d] and d_w's arrays, from
    d_out: [n][d]; in: [n][d] and saved as in the forward. */
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps);
-#line 283 "book/layernorm.nw"
+#line 300 "book/layernorm.nw"
 /* The two linear layers (or their gradients): w_1: [d_ff][d_model], b_1: [d_ff],
    w_2: [d_model][d_ff], b_2: [d_model]. */
 typedef struct { float *w_1, *b_1, *w_2, *b_2; } FeedForwardWeights;
@@ -145,7 +153,7 @@ typedef struct { float *hidden; const float *hidden_keep; } FeedForwardSaved;
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff);
-#line 355 "book/layernorm.nw"
+#line 372 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and d_w's arrays, from
    d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; in: [n][d_model], w and saved as in
    the forward. */
@@ -153,7 +161,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff);
-#line 1075 "book/model.nw"
+#line 1076 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
 #line 1191 "book/model.nw"
@@ -163,18 +171,17 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
                 int vocab, int pad);
 /* d_x = d_y - softmax(x) * sum(d_y), per row, from y = log_softmax(x); all [rows][cols]. */
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols);
-#line 765 "book/fast.nw"
+#line 855 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
-#line 867 "book/fast.nw"
-/* softmax_rows after mask_scores, in place: p: [rows][cols] scores in, weights out;
-   keep as in mask_scores. */
-void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
-                         int cols);
-#line 903 "book/fast.nw"
-/* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in one pass. */
-void row_moments(const float *x, int d, double *mean, double *squares);
-#line 948 "book/fast.nw"
+#line 958 "book/fast.nw"
+/* masked_softmax_rows in one pass over each row. */
+void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
+                              int rows, int cols);
+#line 993 "book/fast.nw"
+/* row_moments in one pass over x. */
+void row_moments_fast(const float *x, int d, double *mean, double *squares);
+#line 1038 "book/fast.nw"
 /* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
    Plain arithmetic, so that a loop of it runs in vector registers. */
 static inline float vector_expf(float x)
@@ -197,7 +204,7 @@ static inline float vector_expf(float x)
     const float e_x = x < -87.0f ? 0.0f : e_r * two_n.value;
     return x == x ? e_x : x;   /* NaN in, NaN out */
 }
-#line 977 "book/fast.nw"
+#line 1067 "book/fast.nw"
 /* log_softmax_rows and log_softmax_backward with vector_expf; x, d_x, d_y, y:
    [rows][cols]. */
 void log_softmax_rows_fast(float *x, int rows, int cols);

@@ -383,15 +383,15 @@ float *model_activation(const Model *model, int view)
     return flat_view(&model->activations, view);
 }
 /* <<Sublayer helpers>> */
-#line 795 "book/model.nw"
+#line 796 "book/model.nw"
 static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
 {
     const size_t per_row = size / (size_t)model->batch;
     rng_advance(rng, per_row * (size_t)model->dropout_rows_before);
-    dropout_mask(keep, size, model->config.dropout, rng);
+    compute.kernels->dropout_mask(keep, size, model->config.dropout, rng);
     rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
 }
-#line 808 "book/model.nw"
+#line 809 "book/model.nw"
 static LayerNormSaved layernorm_saved(const Model *model, int mean, int rstd)
 {
     return (LayerNormSaved){model_activation(model, mean), model_activation(model, rstd)};
@@ -435,7 +435,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     }
     return stream;
 }
-#line 860 "book/model.nw"
+#line 861 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -476,7 +476,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
     const FeedForwardSaved saved = {model_activation(model, hidden), keep};
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
-#line 906 "book/model.nw"
+#line 907 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -504,7 +504,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 1279 "book/model.nw"
+#line 1275 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -551,7 +551,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1331 "book/model.nw"
+#line 1327 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -584,7 +584,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
-#line 1370 "book/model.nw"
+#line 1366 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -612,7 +612,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
 /* <<The encoder>> */
-#line 940 "book/model.nw"
+#line 941 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -640,7 +640,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
                       model->memory_rstd, x, rows);
 }
 /* <<The decoder>> */
-#line 973 "book/model.nw"
+#line 974 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -689,7 +689,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = rng != NULL;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 1987 "book/fast.nw"
+#line 2075 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
 #line 774 "book/model.nw"
@@ -703,11 +703,11 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
                    model_parameter(model, model->generator.bias), batch * tgt_len, c->d_model,
                    c->tgt_vocab);
-    log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
+    compute.kernels->log_softmax(logprobs, batch * tgt_len, c->tgt_vocab);
     return logprobs;
 #line 778 "book/model.nw"
 }
-#line 1258 "book/model.nw"
+#line 1254 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -717,12 +717,13 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1403 "book/model.nw"
+#line 1400 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
-    log_softmax_backward(model_logits_gradient(model), d_logprobs,
-                         model_activation(model, model->logprobs),
-                         model->batch * model->tgt_len, model->config.tgt_vocab);
+    compute.kernels->log_softmax_backward(model_logits_gradient(model), d_logprobs,
+                                          model_activation(model, model->logprobs),
+                                          model->batch * model->tgt_len,
+                                          model->config.tgt_vocab);
     model_backward_from_logits(model, src, tgt);
 }
 
@@ -730,7 +731,7 @@ float *model_logits_gradient(const Model *model)
 {
     return model_activation(model, model->d_logits);
 }
-#line 1422 "book/model.nw"
+#line 1420 "book/model.nw"
 void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
@@ -743,7 +744,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1445 "book/model.nw"
+#line 1443 "book/model.nw"
     const float *d_logits = model_logits_gradient(model);
     float *d_decoded = model_activation(model, model->d_output);
     memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
@@ -757,9 +758,9 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1434 "book/model.nw"
+#line 1432 "book/model.nw"
     /* <<Back through the decoder's layers>> */
-#line 1465 "book/model.nw"
+#line 1463 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -785,10 +786,10 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1435 "book/model.nw"
+#line 1433 "book/model.nw"
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     /* <<Back through the encoder>> */
-#line 1496 "book/model.nw"
+#line 1494 "book/model.nw"
     const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -810,7 +811,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1437 "book/model.nw"
+#line 1435 "book/model.nw"
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 82 "book/fast.nw"

@@ -14,9 +14,9 @@
 #include <cblas.h>
 #line 1282 "book/program.nw"
 #include <time.h>
-#line 1521 "book/fast.nw"
+#line 1609 "book/fast.nw"
 #include <immintrin.h>
-#line 1754 "book/fast.nw"
+#line 1842 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 /* <<tensor.c definitions>> */
@@ -256,12 +256,10 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
 #line 653 "book/tensor.nw"
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 668 "book/tensor.nw"
-    /* <<Multiply a single row by a matrix-vector product>> */
-#line 646 "book/fast.nw"
-    if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
-        cblas_sgemv(CblasRowMajor, b.transposed ? CblasNoTrans : CblasTrans,
-                    b.transposed ? n : k, b.transposed ? k : n, alpha, b.data, b.ld, a.data,
-                    a.transposed ? a.ld : 1, beta, c, 1);
+    /* <<Multiply a single row by the kernel table's product of one row>> */
+#line 647 "book/fast.nw"
+    if (m == 1) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
+        compute.kernels->row_product(n, k, alpha, a, b, beta, c, ldc);
         return;
     }
 #line 669 "book/tensor.nw"
@@ -279,11 +277,11 @@ ComputeSettings compute = {
     .threads = 1,
 #line 588 "book/fast.nw"
     .split_products = true,
-#line 694 "book/fast.nw"
-    .fast_kernels = true,
-#line 1484 "book/fast.nw"
+#line 755 "book/fast.nw"
+    .kernels = &fast_kernels,
+#line 1572 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 1938 "book/fast.nw"
+#line 2026 "book/fast.nw"
     .bf16_min_work = 1e6,
 #line 706 "book/tensor.nw"
 };
@@ -301,7 +299,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 1945 "book/fast.nw"
+#line 2033 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
@@ -370,7 +368,23 @@ void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, Matmul
         }
     }
 }
-#line 746 "book/fast.nw"
+#line 669 "book/fast.nw"
+void row_product_sgemm(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
+                       float beta, float *c, int ldc)
+{
+    cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
+                b.transposed ? CblasTrans : CblasNoTrans,
+                1, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
+}
+
+void row_product_sgemv(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
+                       float beta, float *c, int ldc)
+{
+    cblas_sgemv(CblasRowMajor, b.transposed ? CblasNoTrans : CblasTrans,
+                b.transposed ? n : k, b.transposed ? k : n, alpha, b.data, b.ld, a.data,
+                a.transposed ? a.ld : 1, beta, c, 1);
+}
+#line 836 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -385,7 +399,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     }
     rng->state = total_multiplier * rng->state + total_increment;
 }
-#line 1529 "book/fast.nw"
+#line 1617 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -407,7 +421,7 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     }
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
-#line 1556 "book/fast.nw"
+#line 1644 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -415,7 +429,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
     for (int r = 0; r < rows; r++)
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
-#line 1589 "book/fast.nw"
+#line 1677 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 enum { BF16_HELD = 3 };   /* at most held at once: a layer's two inputs and a gradient */
@@ -445,7 +459,7 @@ typedef struct {
 } Bf16State;
 
 static Bf16State bf16;
-#line 1624 "book/fast.nw"
+#line 1712 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -470,7 +484,7 @@ void bf16_weights_forget(void)
 {
     bf16.weights = NULL, bf16.weight_count = 0;
 }
-#line 1655 "book/fast.nw"
+#line 1743 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -479,7 +493,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         && end <= weights + bf16.weight_count * sizeof(float))
         return bf16.weights_bf16 + (x - bf16.weights);
     /* <<Read a held operand from its copy, rounded at its first product>> */
-#line 1732 "book/fast.nw"
+#line 1820 "book/fast.nw"
     for (int i = 0; i < BF16_HELD; i++) {
         Bf16Held *h = &bf16.held[i];
         if (h->x != x || h->rows != rows || h->cols != cols || *ld != cols) continue;
@@ -490,13 +504,13 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         }
         return h->copy;
     }
-#line 1663 "book/fast.nw"
+#line 1751 "book/fast.nw"
     bf16_reserve(&bf16.scratch[which], &bf16.scratch_capacity[which], (size_t)rows * cols);
     bf16_round_matrix(bf16.scratch[which], x, rows, cols, *ld);
     *ld = cols;
     return bf16.scratch[which];
 }
-#line 1697 "book/fast.nw"
+#line 1785 "book/fast.nw"
 void bf16_operand_hold(const float *x, int rows, int cols)
 {
     if (omp_in_parallel()) return;   /* products there stay in float, and this state is shared */
@@ -526,7 +540,7 @@ void bf16_operand_release(const float *x)
     }
     ENSURE(false, "a bfloat16 operand released that was not held");
 }
-#line 1762 "book/fast.nw"
+#line 1850 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -534,7 +548,7 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
-#line 1780 "book/fast.nw"
+#line 1868 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -574,7 +588,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1835 "book/fast.nw"
+#line 1923 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -585,14 +599,14 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1819 "book/fast.nw"
+#line 1907 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
-#line 1851 "book/fast.nw"
+#line 1939 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -614,7 +628,7 @@ static Bf16Product *bf16_product(Bf16Product key)
     bf16_make_product(p);
     return p;
 }
-#line 1890 "book/fast.nw"
+#line 1978 "book/fast.nw"
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
@@ -631,7 +645,7 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 1894 "book/fast.nw"
+#line 1982 "book/fast.nw"
     if (m == 0 || n == 0) return;
     if (alpha == 0.0f || k == 0) {
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
@@ -655,14 +669,14 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
-#line 1967 "book/fast.nw"
+#line 2055 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
-#line 2053 "book/fast.nw"
+#line 2141 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

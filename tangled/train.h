@@ -15,9 +15,9 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
    *tokens); writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab]. */
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens);
-#line 301 "book/training.nw"
+#line 300 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup);
-#line 455 "book/training.nw"
+#line 454 "book/training.nw"
 typedef struct {
     double beta1, beta2, eps;
     long step;                  /* steps taken */
@@ -62,7 +62,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
                       float *d_logprobs);
-#line 174 "book/copy.nw"
+#line 175 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
@@ -70,6 +70,13 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
+#line 224 "book/copy.nw"
+/* The loss of label_smoothing_loss (returned: per token; *tokens: the rows that are not
+   padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
+   with respect to the logits whose log-softmax is logprobs [rows][vocab]. */
+double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
+                                       const int *targets, int rows, int vocab, int pad,
+                                       float smoothing, double norm, int *tokens);
 #line 202 "book/copy-command.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
@@ -84,17 +91,15 @@ typedef struct {
 /* The rate of update step: the settings' constant rate if they have one, else learning_rate;
    times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const TrainSettings *settings);
-#line 1076 "book/fast.nw"
+#line 1166 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens);
-#line 1208 "book/fast.nw"
-/* The loss of label_smoothing_loss_fast (returned: per token; *tokens: the rows that are not
-   padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
-   with respect to the logits whose log-softmax is logprobs [rows][vocab]. */
-double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
-                                       const int *targets, int rows, int vocab, int pad,
-                                       float smoothing, double norm, int *tokens);
+#line 1298 "book/fast.nw"
+/* label_smoothing_logits_gradient with the loss of label_smoothing_loss_fast, in one pass. */
+double label_smoothing_logits_gradient_fast(float *d_logits, const float *logprobs,
+                                            const int *targets, int rows, int vocab, int pad,
+                                            float smoothing, double norm, int *tokens);
 #line 19 "book/training.nw"
 #endif

@@ -168,13 +168,13 @@ START_TEST(single_row_products_use_sgemv_correctly)
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
             for (int j = 0; j < N; j++) with_gemv[j] = with_gemm[j] = (float)j;
-            compute.fast_kernels = true;
+            compute.kernels = &fast_kernels;
             matmul_blas(1, N, K, 0.5f, (MatmulOperand){a, ta ? 1 : K, ta},
                         (MatmulOperand){b, tb ? K : N, tb}, 1.0f, with_gemv, N);
-            compute.fast_kernels = false;
+            compute.kernels = &reference_kernels;
             matmul_blas(1, N, K, 0.5f, (MatmulOperand){a, ta ? 1 : K, ta},
                         (MatmulOperand){b, tb ? K : N, tb}, 1.0f, with_gemm, N);
-            compute.fast_kernels = true;
+            compute.kernels = &fast_kernels;
             assert_within_dot_bound(with_gemv, with_gemm, ta, tb, 1, N, K, 0.5f, a, b);
         }
     set_threads(2);
@@ -213,13 +213,10 @@ START_TEST(vector_log_softmax_equals_first_version)
         x[i] = reference[i] = 5.0f * rng_normal(&rng);
         d_y[i] = rng_uniform(&rng) < 0.01f ? -0.1f : -0.001f;
     }
-    compute.fast_kernels = true;
-    log_softmax_rows(x, ROWS, COLS);
-    log_softmax_backward(d_fast, d_y, x, ROWS, COLS);
-    compute.fast_kernels = false;
-    log_softmax_rows(reference, ROWS, COLS);
-    log_softmax_backward(d_reference, d_y, reference, ROWS, COLS);
-    compute.fast_kernels = true;
+    fast_kernels.log_softmax(x, ROWS, COLS);
+    fast_kernels.log_softmax_backward(d_fast, d_y, x, ROWS, COLS);
+    reference_kernels.log_softmax(reference, ROWS, COLS);
+    reference_kernels.log_softmax_backward(d_reference, d_y, reference, ROWS, COLS);
     for (int r = 0; r < ROWS; r++) {
         float sum = 0.0f;   /* the backward's term p_j * sum of the row's d_y */
         for (int j = 0; j < COLS; j++) sum += fabsf(d_y[r * COLS + j]);
@@ -261,10 +258,8 @@ START_TEST(parallel_dropout_equals_serial)
             Rng a, b;
             rng_seed(&a, 3, 7);
             b = a;
-            compute.fast_kernels = false;
-            dropout_mask(serial, sizes[z], probabilities[p], &a);
-            compute.fast_kernels = true;
-            dropout_mask(parallel, sizes[z], probabilities[p], &b);
+            reference_kernels.dropout_mask(serial, sizes[z], probabilities[p], &a);
+            fast_kernels.dropout_mask(parallel, sizes[z], probabilities[p], &b);
             ck_assert(memcmp(serial, parallel, sizeof(float) * sizes[z]) == 0);
             ck_assert_uint_eq(a.state, b.state);
         }
@@ -388,7 +383,7 @@ START_TEST(masked_softmax_equals_mask_then_softmax)
         if (trial % 2 == 0) memset(keep + 2 * COLS, 0, COLS);   /* an all-masked row */
         mask_scores(reference, keep, COLS, ROWS, COLS);
         softmax_rows(reference, reference, ROWS, COLS);
-        masked_softmax_rows(scores, keep, COLS, ROWS, COLS);
+        fast_kernels.masked_softmax(scores, keep, COLS, ROWS, COLS);
         ck_assert(memcmp(scores, reference, sizeof scores) == 0);
     }
 }
@@ -409,7 +404,7 @@ START_TEST(one_pass_moments_equal_two_pass)
         for (int i = 0; i < D; i++) sum += x[i];
         const double mu = sum / D;
         for (int i = 0; i < D; i++) squares += (x[i] - mu) * (x[i] - mu);
-        row_moments(x, D, &mean, &one_pass);
+        fast_kernels.row_moments(x, D, &mean, &one_pass);
         ck_assert_double_eq_tol(mean, mu, 1e-12 * (fabs(mu) + 1));
         ck_assert_double_eq_tol(one_pass, squares, 1e-12 * squares * offset * offset + 1e-12);
     }
@@ -431,12 +426,10 @@ START_TEST(closed_form_loss_equals_word_sums)
     for (int s = 0; s < 3; s++) {
         const float smoothing = s == 0 ? 0.0f : s == 1 ? 0.1f : 0.4f;
         int tokens_reference, tokens_fast;
-        compute.fast_kernels = false;
-        const double loss_reference = label_smoothing_loss(reference, logprobs, targets, ROWS,
-                                                           V, 0, smoothing, &tokens_reference);
-        compute.fast_kernels = true;
-        const double loss_fast = label_smoothing_loss(fast, logprobs, targets, ROWS, V, 0,
-                                                      smoothing, &tokens_fast);
+        const double loss_reference = reference_kernels.smoothed_loss(
+            reference, logprobs, targets, ROWS, V, 0, smoothing, &tokens_reference);
+        const double loss_fast = fast_kernels.smoothed_loss(fast, logprobs, targets, ROWS, V, 0,
+                                                            smoothing, &tokens_fast);
         ck_assert_int_eq(tokens_fast, tokens_reference);
         ck_assert(isfinite(loss_fast));
         ck_assert_double_eq_tol(loss_fast, loss_reference, 1e-12 * fabs(loss_reference));
@@ -447,7 +440,8 @@ START_TEST(closed_form_loss_equals_word_sums)
     /* a target with probability 0 costs infinitely much, in both */
     logprobs[3 * V + 1] = -INFINITY;
     int tokens;
-    ck_assert(isinf(label_smoothing_loss(fast, logprobs, targets, ROWS, V, 0, 0.1f, &tokens)));
+    ck_assert(isinf(fast_kernels.smoothed_loss(fast, logprobs, targets, ROWS, V, 0, 0.1f,
+                                               &tokens)));
 }
 END_TEST
 
@@ -468,17 +462,16 @@ START_TEST(fused_loss_gradient_equals_separate_passes)
     Rng rng;
     rng_seed(&rng, 21, 21);
     for (int i = 0; i < ROWS * V; i++) logprobs[i] = 8.0f * rng_uniform(&rng) - 4.0f;
-    compute.fast_kernels = true;
-    log_softmax_rows(logprobs, ROWS, V);
+    fast_kernels.log_softmax(logprobs, ROWS, V);
     for (int s = 0; s < 2; s++) {
         const float smoothing = s == 0 ? 0.0f : 0.1f;
         int tokens_separate, tokens_fused;
-        const double loss_separate = label_smoothing_loss(d_y, logprobs, targets, ROWS, V, 0,
-                                                          smoothing, &tokens_separate);
+        const double loss_separate = fast_kernels.smoothed_loss(d_y, logprobs, targets, ROWS, V,
+                                                                0, smoothing, &tokens_separate);
         const float rescale = (float)(tokens_separate / norm);
         for (int i = 0; i < ROWS * V; i++) d_y[i] *= rescale;
-        log_softmax_backward(separate, d_y, logprobs, ROWS, V);
-        const double loss_fused = label_smoothing_logits_gradient(
+        fast_kernels.log_softmax_backward(separate, d_y, logprobs, ROWS, V);
+        const double loss_fused = fast_kernels.smoothed_logits_gradient(
             fused, logprobs, targets, ROWS, V, 0, smoothing, norm, &tokens_fused);
         ck_assert_int_eq(tokens_fused, 4);
         ck_assert_int_eq(tokens_separate, 4);
@@ -543,10 +536,10 @@ END_TEST
 START_TEST(fast_and_reference_kernels_train_alike)
 {
     Trainer fast, reference;
-    compute.fast_kernels = false;
+    compute.kernels = &reference_kernels;
     trainer_init(&reference);
     const double loss_reference = trainer_step(&reference);
-    compute.fast_kernels = true;
+    compute.kernels = &fast_kernels;
     trainer_init(&fast);
     const double loss_fast = trainer_step(&fast);
     ck_assert_double_eq_tol(loss_fast, loss_reference, 1e-6 * loss_reference);
