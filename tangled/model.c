@@ -287,32 +287,15 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     return acts;
 }
 #line 644 "book/model.nw"
-void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
-{
-    model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
-                         max_batch * max_src_len, max_batch * max_tgt_len);
-}
-
-void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
-                          int max_src_tokens, int max_tgt_tokens)
+static void lay_out_encoder_activations(Model *model)
 {
     const Config *c = &model->config;
-    ENSURE(max_src_len <= c->max_len && max_tgt_len <= c->max_len,
-           "sequences of %d tokens exceed the model's max_len %d",   /* the caller checks */
-           max_src_len > max_tgt_len ? max_src_len : max_tgt_len, c->max_len);
-    flat_free(&model->activations);
-    free(model->encoder_acts);
-    free(model->decoder_acts);
     FlatBuffer *a = &model->activations;
-    const size_t src_rows = (size_t)max_src_tokens, tgt_rows = (size_t)max_tgt_tokens;
-    const int d = c->d_model;
+    const size_t src_rows = (size_t)model->max_src_tokens;
+    const int d = c->d_model, max_src_len = model->max_src_len;
     char prefix[TENSOR_NAME_MAX];
-    model->max_batch = max_batch;
-    model->max_src_len = max_src_len;
-    model->max_tgt_len = max_tgt_len;
-    model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
     /* <<Lay out the encoder's activations>> */
-#line 680 "book/model.nw"
+#line 707 "book/model.nw"
     model->src_input = add_act(a, "src_embed", "output", src_rows, d);
     model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
     model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
@@ -332,9 +315,20 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->memory = add_act(a, "encoder", "output", src_rows, d);
     model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
     model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
-#line 669 "book/model.nw"
+#line 652 "book/model.nw"
+}
+
+static void lay_out_decoder_activations(Model *model)
+{
+    const Config *c = &model->config;
+    FlatBuffer *a = &model->activations;
+    const size_t src_rows = (size_t)model->max_src_tokens;
+    const size_t tgt_rows = (size_t)model->max_tgt_tokens;
+    const int d = c->d_model, max_src_len = model->max_src_len;
+    const int max_tgt_len = model->max_tgt_len;
+    char prefix[TENSOR_NAME_MAX];
     /* <<Lay out the decoder's activations>> */
-#line 704 "book/model.nw"
+#line 731 "book/model.nw"
     model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
     model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
     model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
@@ -357,10 +351,37 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
     model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
     model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 670 "book/model.nw"
+#line 664 "book/model.nw"
+}
+#line 672 "book/model.nw"
+void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
+{
+    model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
+                         max_batch * max_src_len, max_batch * max_tgt_len);
+}
+
+void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
+                          int max_src_tokens, int max_tgt_tokens)
+{
+    const Config *c = &model->config;
+    ENSURE(max_src_len <= c->max_len && max_tgt_len <= c->max_len,
+           "sequences of %d tokens exceed the model's max_len %d",   /* the caller checks */
+           max_src_len > max_tgt_len ? max_src_len : max_tgt_len, c->max_len);
+    flat_free(&model->activations);
+    free(model->encoder_acts);
+    free(model->decoder_acts);
+    FlatBuffer *a = &model->activations;
+    const size_t src_rows = (size_t)max_src_tokens, tgt_rows = (size_t)max_tgt_tokens;
+    const int d = c->d_model;
+    model->max_batch = max_batch;
+    model->max_src_len = max_src_len;
+    model->max_tgt_len = max_tgt_len;
+    model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
+    lay_out_encoder_activations(model);
+    lay_out_decoder_activations(model);
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     /* <<Lay out the scratch of the backward pass>> */
-#line 1169 "book/model.nw"
+#line 1196 "book/model.nw"
     const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
     const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
     model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -374,16 +395,16 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->d_k = add_act(a, "grad", "k", rows, d);
     model->d_v = add_act(a, "grad", "v", rows, d);
     model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
-#line 672 "book/model.nw"
+#line 699 "book/model.nw"
     flat_allocate(a);
 }
-#line 731 "book/model.nw"
+#line 758 "book/model.nw"
 float *model_activation(const Model *model, int view)
 {
     return flat_view(&model->activations, view);
 }
 /* <<Sublayer helpers>> */
-#line 796 "book/model.nw"
+#line 823 "book/model.nw"
 static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
 {
     const size_t per_row = size / (size_t)model->batch;
@@ -391,7 +412,7 @@ static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
     compute.kernels->dropout_mask(keep, size, model->config.dropout, rng);
     rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
 }
-#line 809 "book/model.nw"
+#line 836 "book/model.nw"
 static LayerNormSaved layernorm_saved(const Model *model, int mean, int rstd)
 {
     return (LayerNormSaved){model_activation(model, mean), model_activation(model, rstd)};
@@ -435,7 +456,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     }
     return stream;
 }
-#line 861 "book/model.nw"
+#line 888 "book/model.nw"
 static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
 {
     if (rng == NULL) return NULL;
@@ -476,7 +497,7 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
     const FeedForwardSaved saved = {model_activation(model, hidden), keep};
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
-#line 907 "book/model.nw"
+#line 934 "book/model.nw"
 static const float *embed(Model *model, int table, int output, int keep_view,
                           const int *tokens, int vocab, int batch, int len, Rng *rng)
 {
@@ -504,7 +525,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     layernorm_forward(y, &w, &saved, x, rows, c->d_model, c->layernorm, c->layernorm_eps);
     return y;
 }
-#line 1275 "book/model.nw"
+#line 1302 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -551,7 +572,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 {
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
-#line 1327 "book/model.nw"
+#line 1354 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -584,7 +605,7 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
 }
-#line 1366 "book/model.nw"
+#line 1393 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
                                 const float *x, const float *d_out, int rows)
 {
@@ -612,7 +633,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d);
 }
 /* <<The encoder>> */
-#line 941 "book/model.nw"
+#line 968 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -640,7 +661,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
                       model->memory_rstd, x, rows);
 }
 /* <<The decoder>> */
-#line 974 "book/model.nw"
+#line 1001 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -677,7 +698,7 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 763 "book/model.nw"
+#line 790 "book/model.nw"
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng)
@@ -692,12 +713,12 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
 #line 2075 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
-#line 774 "book/model.nw"
+#line 801 "book/model.nw"
     const float *memory = encode(model, src, src_keep, batch, src_len, rng);
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     /* <<Project to the vocabulary and take the log-softmax>> */
-#line 1103 "book/model.nw"
+#line 1130 "book/model.nw"
     const Config *c = &model->config;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -705,9 +726,9 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
                    c->tgt_vocab);
     compute.kernels->log_softmax(logprobs, batch * tgt_len, c->tgt_vocab);
     return logprobs;
-#line 778 "book/model.nw"
+#line 805 "book/model.nw"
 }
-#line 1254 "book/model.nw"
+#line 1281 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -717,7 +738,7 @@ float *model_gradient(const Model *model, int view)
 {
     return flat_view(&model->gradients, view);
 }
-#line 1400 "book/model.nw"
+#line 1427 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     compute.kernels->log_softmax_backward(model_logits_gradient(model), d_logprobs,
@@ -731,36 +752,18 @@ float *model_logits_gradient(const Model *model)
 {
     return model_activation(model, model->d_logits);
 }
-#line 1420 "book/model.nw"
-void model_backward_from_logits(Model *model, const int *src, const int *tgt)
+#line 1448 "book/model.nw"
+static void decoder_backward(Model *model, float *d_memory)
 {
     const Config *c = &model->config;
     const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
-    const int src_rows = batch * src_len, tgt_rows = batch * tgt_len;
-    const AttentionShape encoder_shape = {batch, src_len, src_len, c->d_model, c->heads,
-                                          c->unscaled_attention};
+    const int tgt_rows = batch * tgt_len;
     const AttentionShape self_shape = {batch, tgt_len, tgt_len, c->d_model, c->heads,
                                        c->unscaled_attention};
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
-    /* <<Back through the generator and the decoder's final norm>> */
-#line 1443 "book/model.nw"
-    const float *d_logits = model_logits_gradient(model);
-    float *d_decoded = model_activation(model, model->d_output);
-    memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
-    linear_backward(d_decoded, model_gradient(model, model->generator.weight),
-                    model_gradient(model, model->generator.bias), d_logits,
-                    model_activation(model, model->decoded),
-                    model_parameter(model, model->generator.weight), tgt_rows, c->d_model,
-                    c->tgt_vocab);
-    const int last_decoder_stream = model->decoder_acts[c->layers - 1].sub[2].stream;
-    final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->decoded_rstd,
-                        model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
-    float *d_memory = model_activation(model, model->d_memory);
-    memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1432 "book/model.nw"
     /* <<Back through the decoder's layers>> */
-#line 1463 "book/model.nw"
+#line 1511 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -786,10 +789,17 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1433 "book/model.nw"
-    embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
+#line 1458 "book/model.nw"
+}
+
+static void encoder_backward(Model *model, float *d_memory)
+{
+    const Config *c = &model->config;
+    const int batch = model->batch, src_len = model->src_len, src_rows = batch * src_len;
+    const AttentionShape encoder_shape = {batch, src_len, src_len, c->d_model, c->heads,
+                                          c->unscaled_attention};
     /* <<Back through the encoder>> */
-#line 1494 "book/model.nw"
+#line 1542 "book/model.nw"
     const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -811,7 +821,33 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1435 "book/model.nw"
+#line 1467 "book/model.nw"
+}
+#line 1474 "book/model.nw"
+void model_backward_from_logits(Model *model, const int *src, const int *tgt)
+{
+    const Config *c = &model->config;
+    const int src_rows = model->batch * model->src_len;
+    const int tgt_rows = model->batch * model->tgt_len;
+    /* <<Back through the generator and the decoder's final norm>> */
+#line 1491 "book/model.nw"
+    const float *d_logits = model_logits_gradient(model);
+    float *d_decoded = model_activation(model, model->d_output);
+    memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
+    linear_backward(d_decoded, model_gradient(model, model->generator.weight),
+                    model_gradient(model, model->generator.bias), d_logits,
+                    model_activation(model, model->decoded),
+                    model_parameter(model, model->generator.weight), tgt_rows, c->d_model,
+                    c->tgt_vocab);
+    const int last_decoder_stream = model->decoder_acts[c->layers - 1].sub[2].stream;
+    final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->decoded_rstd,
+                        model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
+    float *d_memory = model_activation(model, model->d_memory);
+    memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
+#line 1480 "book/model.nw"
+    decoder_backward(model, d_memory);
+    embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
+    encoder_backward(model, d_memory);
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 #line 82 "book/fast.nw"

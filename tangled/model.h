@@ -84,7 +84,7 @@ typedef struct {
     int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
     int logprobs;                              /* [B][T_tgt][tgt_vocab] */
     /* <<Gradient scratch views>> */
-#line 1160 "book/model.nw"
+#line 1187 "book/model.nw"
     int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     int d_context, d_q, d_k, d_v, d_p;
 #line 578 "book/model.nw"
@@ -120,14 +120,14 @@ void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len
 void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
                           int max_src_tokens, int max_tgt_tokens);
 float *model_activation(const Model *model, int view);
-#line 747 "book/model.nw"
+#line 774 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
    tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
 const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
-#line 1203 "book/model.nw"
+#line 1230 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
