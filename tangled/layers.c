@@ -435,7 +435,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
 #line 402 "book/layernorm.nw"
     linear_backward(d_in, d_w->w_1, NULL, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
-#line 1111 "book/model.nw"
+#line 1132 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)
@@ -449,7 +449,7 @@ void log_softmax_rows(float *x, int rows, int cols)
         for (int j = 0; j < cols; j++) x_r[j] = x_r[j] - m - log_sum;
     }
 }
-#line 1245 "book/model.nw"
+#line 1266 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -463,7 +463,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     }
     return loss;
 }
-#line 1264 "book/model.nw"
+#line 1285 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)
