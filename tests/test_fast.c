@@ -527,6 +527,36 @@ START_TEST(training_with_threads_is_deterministic)
 }
 END_TEST
 
+/* The reference table's loss and logits' gradient is the chapters' three passes (the loss's
+   gradient, its rescaling to norm, the log-softmax backward, here written in place): the
+   same bits, with padding rows and with and without smoothing. */
+START_TEST(reference_logits_gradient_is_the_three_passes)
+{
+    enum { ROWS = 5, V = 40 };
+    const int targets[ROWS] = {3, 0, 39, 1, 0};
+    const double norm = 7.0;
+    float logprobs[ROWS * V], d_y[ROWS * V], separate[ROWS * V], in_one[ROWS * V];
+    Rng rng;
+    rng_seed(&rng, 5, 9);
+    for (int i = 0; i < ROWS * V; i++) logprobs[i] = 6.0f * rng_uniform(&rng) - 3.0f;
+    reference_kernels.log_softmax(logprobs, ROWS, V);
+    for (int s = 0; s < 2; s++) {
+        const float smoothing = s == 0 ? 0.0f : 0.1f;
+        int tokens_separate, tokens;
+        const double loss_separate = label_smoothing_loss(d_y, logprobs, targets, ROWS, V, 0,
+                                                          smoothing, &tokens_separate);
+        const float rescale = (float)(tokens_separate / norm);
+        for (int i = 0; i < ROWS * V; i++) d_y[i] *= rescale;
+        log_softmax_backward(separate, d_y, logprobs, ROWS, V);
+        const double loss = reference_kernels.smoothed_logits_gradient(
+            in_one, logprobs, targets, ROWS, V, 0, smoothing, norm, &tokens);
+        ck_assert_int_eq(tokens, tokens_separate);
+        ck_assert(loss == loss_separate);
+        ck_assert(memcmp(in_one, separate, sizeof separate) == 0);
+    }
+}
+END_TEST
+
 /* The faster kernels against the first versions, on a whole step with the same dropout
    and masks: the loss within 1e-6 relatively, and every gradient within 1e-5 of the
    largest one. The kernels differ by a few units in the last place (2^-24 = 6e-8) per
@@ -745,6 +775,7 @@ Suite *fast_suite(void)
     tcase_add_test(kernels, one_pass_moments_equal_two_pass);
     tcase_add_test(kernels, closed_form_loss_equals_word_sums);
     tcase_add_test(kernels, fused_loss_gradient_equals_separate_passes);
+    tcase_add_test(kernels, reference_logits_gradient_is_the_three_passes);
     suite_add_tcase(suite, kernels);
     TCase *steps = tcase_create("training steps");
     tcase_add_test(steps, training_with_threads_is_deterministic);
