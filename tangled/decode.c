@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<decode.c definitions>> */
-#line 276 "book/copy.nw"
+#line 275 "book/copy.nw"
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start)
 {

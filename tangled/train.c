@@ -141,13 +141,12 @@ double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *set
     const float *logprobs = model_forward(model, batch->src, batch->tgt, batch->src_keep,
                                           batch->tgt_keep, batch->batch, batch->src_len,
                                           batch->tgt_len, NULL);
-    int tokens;
-    return compute.kernels->smoothed_loss(d_logprobs, logprobs, batch->tgt_y,
-                                          batch->batch * batch->tgt_len,
+    int tokens, rows = batch->batch * batch->tgt_len;
+    return compute.kernels->smoothed_loss(d_logprobs, logprobs, batch->tgt_y, rows,
                                           model->config.tgt_vocab, settings->pad,
                                           settings->smoothing, &tokens);
 }
-#line 191 "book/copy.nw"
+#line 190 "book/copy.nw"
 double train_accumulate(Model *model, const Batch *part, const TrainSettings *settings,
                         float *d_logprobs, Rng *dropout_rng, double norm)
 {
@@ -170,7 +169,7 @@ void train_update(Model *model, Adam *adam, const TrainSettings *settings)
     adam_step(adam, &model->parameters, &model->gradients,
               scheduled_rate(adam->step, model->config.d_model, settings));
 }
-#line 235 "book/copy.nw"
+#line 234 "book/copy.nw"
 double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
                                        const int *targets, int rows, int vocab, int pad,
                                        float smoothing, double norm, int *tokens)

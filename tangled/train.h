@@ -62,7 +62,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const TrainSettings *settings,
                       float *d_logprobs);
-#line 175 "book/copy.nw"
+#line 174 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
@@ -70,7 +70,7 @@ double train_accumulate(Model *model, const Batch *part, const TrainSettings *se
                         float *d_logprobs, Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const TrainSettings *settings);
-#line 224 "book/copy.nw"
+#line 223 "book/copy.nw"
 /* The loss of label_smoothing_loss (returned: per token; *tokens: the rows that are not
    padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
    with respect to the logits whose log-softmax is logprobs [rows][vocab]. */

@@ -1,8 +1,8 @@
-#line 330 "book/copy.nw"
+#line 329 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 343 "book/copy.nw"
+#line 342 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #line 533 "book/checkpoint.nw"
 #include <fcntl.h>
 /* <<trainer.c types>> */
-#line 601 "book/copy.nw"
+#line 600 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -83,7 +83,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 /* <<trainer.c helpers>> */
-#line 442 "book/copy.nw"
+#line 441 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -92,7 +92,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
-#line 461 "book/copy.nw"
+#line 460 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -116,14 +116,14 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
-#line 490 "book/copy.nw"
+#line 489 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
     for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
     return tokens;
 }
-#line 503 "book/copy.nw"
+#line 502 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     const Batch *batch = trainer->batch;
@@ -133,7 +133,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     train_update(trainer->model, trainer->adam, trainer->settings);
     return loss / tokens;
 }
-#line 641 "book/copy.nw"
+#line 640 "book/copy.nw"
 /* The epoch the run ends with: the settings', unless a time budget brought it forward. */
 static int last_epoch(const TrainingProgress *progress, const TrainerSettings *settings)
 {
@@ -164,7 +164,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
-#line 702 "book/copy.nw"
+#line 701 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -234,7 +234,7 @@ static bool agree(DataParallel *parallel, bool flag)
     return count > 0;
 }
 /* <<trainer.c definitions>> */
-#line 525 "book/copy.nw"
+#line 524 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const TrainerSettings *settings)
 {
@@ -243,7 +243,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
     TrainSettings *train = trainer->settings;
     TrainerOutcome outcome = TRAINER_FINISHED;
     /* <<Prepare the run: the log, the clock, the signals>> */
-#line 616 "book/copy.nw"
+#line 615 "book/copy.nw"
     TrainerClock clock = {NULL, isatty(STDOUT_FILENO), seconds_now(), adam->step, 0, -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
 #line 569 "book/checkpoint.nw"
@@ -260,7 +260,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         }
         catch_stop_signals();
     }
-#line 618 "book/copy.nw"
+#line 617 "book/copy.nw"
     if (settings->log_path) {
         clock.log = fopen(settings->log_path, adam->step > 0 ? "a" : "w");
         if (clock.log == NULL) {
@@ -273,7 +273,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             fprintf(clock.log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                "tokens_per_second\n");
     }
-#line 533 "book/copy.nw"
+#line 532 "book/copy.nw"
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
                  "the run is at batch %d of an epoch of %d batches", progress->batch,
@@ -286,7 +286,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 1188 "book/translate.nw"
     if (progress->last_epoch && train->cooldown > 0)
         train->cooldown_end = (long)progress->last_epoch * source->batches;
-#line 542 "book/copy.nw"
+#line 541 "book/copy.nw"
     while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, settings)) {
         source->fill(source->task, trainer);
         const int parts = settings->accumulate > 1 ? settings->accumulate : 1;
@@ -295,7 +295,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             ? parallel_step(trainer, settings->parallel, parts, tokens)
             : accumulated_step(trainer, parts, tokens);
         /* <<Stop if the loss is not finite>> */
-#line 584 "book/copy.nw"
+#line 583 "book/copy.nw"
         if (!isfinite(loss)) {
             const bool kept = settings->checkpoint_path && access(settings->checkpoint_path, F_OK) == 0;
             snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
@@ -306,7 +306,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
             outcome = TRAINER_FAILED;
             break;
         }
-#line 550 "book/copy.nw"
+#line 549 "book/copy.nw"
         clock.tokens_seen += tokens;
         progress->loss_sum += loss, progress->batch++;
         if (clock.terminal) print_progress(trainer, source, settings, &clock);
@@ -344,7 +344,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                     fflush(stdout);
                 }
             }
-#line 567 "book/copy.nw"
+#line 566 "book/copy.nw"
             if (source->start_epoch && progress->epoch <= last_epoch(progress, settings))
                 source->start_epoch(source->task, progress->epoch);
         }
@@ -387,10 +387,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
 #line 602 "book/checkpoint.nw"
             break;
         }
-#line 571 "book/copy.nw"
+#line 570 "book/copy.nw"
     }
     /* <<Finish the run: close the log>> */
-#line 743 "book/copy.nw"
+#line 742 "book/copy.nw"
     if (clock.terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED)) putchar('\n');
     if (clock.log && (ferror(clock.log) | fclose(clock.log)) && outcome != TRAINER_FAILED) {
         snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
@@ -398,7 +398,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
         outcome = TRAINER_FAILED;
     }
     if (clock.lock >= 0) close(clock.lock);
-#line 573 "book/copy.nw"
+#line 572 "book/copy.nw"
     return outcome;
 }
 #line 452 "book/checkpoint.nw"

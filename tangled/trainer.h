@@ -1,4 +1,4 @@
-#line 315 "book/copy.nw"
+#line 314 "book/copy.nw"
 /* The training loop of every task: steps, progress line, CSV log, validation, best model,
    checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -6,7 +6,7 @@
 #define TRAINER_H
 #include "train.h"
 /* <<trainer.h declarations>> */
-#line 356 "book/copy.nw"
+#line 355 "book/copy.nw"
 typedef struct {
     Model *model;
     Adam *adam;
@@ -20,7 +20,7 @@ typedef struct {
     int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
     int best_epoch;                  /* the epoch of best_validation; 0 before the first */
 } Trainer;
-#line 376 "book/copy.nw"
+#line 375 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -36,7 +36,7 @@ typedef struct {
        few): NULL, or a one-line error. NULL: keep none. */
     const char *(*save_epoch)(void *task, const Model *model, int epoch);
 } BatchSource;
-#line 401 "book/copy.nw"
+#line 400 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -85,5 +85,5 @@ typedef struct DataParallel {
     double compute_seconds;               /* in them: forward, backward and update */
     double communication_seconds;         /* in sum, waiting for the others included */
 } DataParallel;
-#line 322 "book/copy.nw"
+#line 321 "book/copy.nw"
 #endif
