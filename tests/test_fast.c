@@ -445,6 +445,21 @@ START_TEST(closed_form_loss_equals_word_sums)
 }
 END_TEST
 
+/* The three passes of a table's kernels that its smoothed_logits_gradient stands for: the
+   loss's gradient into d_y, its rescaling from the tokens to norm, the log-softmax backward
+   into d_logits. Returns the loss; *tokens as the loss sets it. */
+static double three_passes(const Kernels *table, float *d_logits, float *d_y,
+                           const float *logprobs, const int *targets, int rows, int vocab,
+                           float smoothing, double norm, int *tokens)
+{
+    const double loss = table->smoothed_loss(d_y, logprobs, targets, rows, vocab, 0, smoothing,
+                                             tokens);
+    const float rescale = (float)(*tokens / norm);
+    for (int i = 0; i < rows * vocab; i++) d_y[i] *= rescale;
+    table->log_softmax_backward(d_logits, d_y, logprobs, rows, vocab);
+    return loss;
+}
+
 /* The fused loss and logits' gradient against the three passes it replaces (the loss's
    gradient, its rescaling from the part's tokens to the batch's, the log-softmax backward):
    the loss the same bits (the same sums in the same order), every gradient within 2^-20 of
@@ -459,6 +474,7 @@ START_TEST(fused_loss_gradient_equals_separate_passes)
     const double norm = 9.0;   /* tokens of the whole batch: more than these 4 */
     float *logprobs = malloc(sizeof(float) * ROWS * V), *d_y = malloc(sizeof(float) * ROWS * V);
     float *separate = malloc(sizeof(float) * ROWS * V), *fused = malloc(sizeof(float) * ROWS * V);
+    float *reference = malloc(sizeof(float) * ROWS * V);
     Rng rng;
     rng_seed(&rng, 21, 21);
     for (int i = 0; i < ROWS * V; i++) logprobs[i] = 8.0f * rng_uniform(&rng) - 4.0f;
@@ -466,11 +482,17 @@ START_TEST(fused_loss_gradient_equals_separate_passes)
     for (int s = 0; s < 2; s++) {
         const float smoothing = s == 0 ? 0.0f : 0.1f;
         int tokens_separate, tokens_fused;
-        const double loss_separate = fast_kernels.smoothed_loss(d_y, logprobs, targets, ROWS, V,
-                                                                0, smoothing, &tokens_separate);
-        const float rescale = (float)(tokens_separate / norm);
-        for (int i = 0; i < ROWS * V; i++) d_y[i] *= rescale;
-        fast_kernels.log_softmax_backward(separate, d_y, logprobs, ROWS, V);
+        const double loss_separate = three_passes(&fast_kernels, separate, d_y, logprobs,
+                                                  targets, ROWS, V, smoothing, norm,
+                                                  &tokens_separate);
+        /* the reference table's entry is its three passes, to the bit */
+        int tokens_reference;
+        const double loss_reference = reference_kernels.smoothed_logits_gradient(
+            fused, logprobs, targets, ROWS, V, 0, smoothing, norm, &tokens_reference);
+        ck_assert(loss_reference == three_passes(&reference_kernels, reference, d_y, logprobs,
+                                                 targets, ROWS, V, smoothing, norm,
+                                                 &tokens_reference));
+        ck_assert(memcmp(fused, reference, sizeof(float) * ROWS * V) == 0);
         const double loss_fused = fast_kernels.smoothed_logits_gradient(
             fused, logprobs, targets, ROWS, V, 0, smoothing, norm, &tokens_fused);
         ck_assert_int_eq(tokens_fused, 4);
@@ -489,7 +511,7 @@ START_TEST(fused_loss_gradient_equals_separate_passes)
             else ck_assert_msg(fabs(sum) <= 1e-5 / norm, "row %d sums to %g", r, sum);
         }
     }
-    free(logprobs), free(d_y), free(separate), free(fused);
+    free(logprobs), free(d_y), free(separate), free(fused), free(reference);
 }
 END_TEST
 
@@ -524,36 +546,6 @@ START_TEST(training_with_threads_is_deterministic)
     ck_assert_float_le(difference, 1e-4f * largest);
     for (int r = 0; r < 3; r++) trainer_free(&runs[r]);
     set_threads(2);
-}
-END_TEST
-
-/* The reference table's loss and logits' gradient is the chapters' three passes (the loss's
-   gradient, its rescaling to norm, the log-softmax backward, here written in place): the
-   same bits, with padding rows and with and without smoothing. */
-START_TEST(reference_logits_gradient_is_the_three_passes)
-{
-    enum { ROWS = 5, V = 40 };
-    const int targets[ROWS] = {3, 0, 39, 1, 0};
-    const double norm = 7.0;
-    float logprobs[ROWS * V], d_y[ROWS * V], separate[ROWS * V], in_one[ROWS * V];
-    Rng rng;
-    rng_seed(&rng, 5, 9);
-    for (int i = 0; i < ROWS * V; i++) logprobs[i] = 6.0f * rng_uniform(&rng) - 3.0f;
-    reference_kernels.log_softmax(logprobs, ROWS, V);
-    for (int s = 0; s < 2; s++) {
-        const float smoothing = s == 0 ? 0.0f : 0.1f;
-        int tokens_separate, tokens;
-        const double loss_separate = label_smoothing_loss(d_y, logprobs, targets, ROWS, V, 0,
-                                                          smoothing, &tokens_separate);
-        const float rescale = (float)(tokens_separate / norm);
-        for (int i = 0; i < ROWS * V; i++) d_y[i] *= rescale;
-        log_softmax_backward(separate, d_y, logprobs, ROWS, V);
-        const double loss = reference_kernels.smoothed_logits_gradient(
-            in_one, logprobs, targets, ROWS, V, 0, smoothing, norm, &tokens);
-        ck_assert_int_eq(tokens, tokens_separate);
-        ck_assert(loss == loss_separate);
-        ck_assert(memcmp(in_one, separate, sizeof separate) == 0);
-    }
 }
 END_TEST
 
@@ -775,7 +767,6 @@ Suite *fast_suite(void)
     tcase_add_test(kernels, one_pass_moments_equal_two_pass);
     tcase_add_test(kernels, closed_form_loss_equals_word_sums);
     tcase_add_test(kernels, fused_loss_gradient_equals_separate_passes);
-    tcase_add_test(kernels, reference_logits_gradient_is_the_three_passes);
     suite_add_tcase(suite, kernels);
     TCase *steps = tcase_create("training steps");
     tcase_add_test(steps, training_with_threads_is_deterministic);
