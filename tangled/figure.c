@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<figure.c includes>> */
-#line 244 "book/training.nw"
+#line 243 "book/training.nw"
 #include <math.h>
 #include "train.h"
 
@@ -403,7 +403,7 @@ static const char *emit_positional_encoding(FILE *out, const FigureValue *option
     return NULL;
 }
 
-#line 165 "book/training.nw"
+#line 164 "book/training.nw"
 static const char *emit_smoothing_distribution(FILE *out, const FigureValue *option)
 {
     enum { ROWS = 5, MAX_V = 64 };
@@ -427,7 +427,7 @@ static const char *emit_smoothing_distribution(FILE *out, const FigureValue *opt
     return NULL;
 }
 
-#line 202 "book/training.nw"
+#line 201 "book/training.nw"
 static const char *emit_smoothing_confidence(FILE *out, const FigureValue *option)
 {
     enum { MAX_V = 64 };
@@ -452,7 +452,7 @@ static const char *emit_smoothing_confidence(FILE *out, const FigureValue *optio
     return NULL;
 }
 
-#line 321 "book/training.nw"
+#line 320 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const FigureValue *option)
 {
     const FigureValue *curve = &option[0];
@@ -466,7 +466,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
         if (w < 1 || w != floor(w)) return "--curve: w (warm-up steps) must be a positive integer";
     }
     /* <<Print the curves' settings for the legend and the caption>> */
-#line 356 "book/training.nw"
+#line 355 "book/training.nw"
     static const char *const symbol[3] = {"d_\\mathrm{model}", "f", "w"};
     bool differs[3] = {false, false, false}, any = false;
     for (int k = 0; k < 3; k++) {
@@ -492,7 +492,7 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     for (int i = 0; i < length; i++)
         fprintf(out, "%s%c", i > 0 && length > 4 && (length - i) % 3 == 0 ? "\\," : "", digits[i]);
     fputs("}\n", out);
-#line 334 "book/training.nw"
+#line 333 "book/training.nw"
     fputs("# learning rate: step, then one column per curve [d_model, factor, warmup]:", out);
     for (int c = 0; c < curves; c++)
         fprintf(out, " [%g, %g, %g]", curve->number[3 * c], curve->number[3 * c + 1],
@@ -582,7 +582,7 @@ const FigureKind figure_kinds[] = {
       {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
       {"--count", FIGURE_INTEGER, 1, 8, "4", "how many dimensions", NULL}},
      emit_positional_encoding},
-#line 231 "book/training.nw"
+#line 230 "book/training.nw"
     {"smoothing distribution", "the smoothed targets of the course's example",
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.4", "epsilon, the smoothing", NULL},
       {"--vocab", FIGURE_INTEGER, 4, 64, "5", "V, words in the vocabulary", NULL}},
@@ -591,7 +591,7 @@ const FigureKind figure_kinds[] = {
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.1", "epsilon, the smoothing", NULL},
       {"--vocab", FIGURE_INTEGER, 3, 64, "5", "V, words in the vocabulary", NULL}},
      emit_smoothing_confidence},
-#line 386 "book/training.nw"
+#line 385 "book/training.nw"
     {"lr", "the learning-rate schedule, one curve per setting",
      {{"--curve", FIGURE_RECORD, 0, 1e7, "d=512,f=1,w=4000 d=512,f=1,w=8000 d=256,f=1,w=4000",
        "one curve: d_model, factor, warm-up; repeat for more", "dfw"},

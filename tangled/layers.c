@@ -6,7 +6,7 @@
 /* <<layers.c includes>> */
 #line 33 "book/attention.nw"
 #include <string.h>
-#line 786 "book/fast.nw"
+#line 876 "book/fast.nw"
 #include <immintrin.h>
 
 /* <<layers.c definitions>> */
@@ -196,7 +196,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head a of sequence b>> */
-#line 409 "book/attention.nw"
+#line 432 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -204,12 +204,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         matmul(len_q, len_k, d_k, scale, matrix(q + q_offset, d_model),
                transposed(k + k_offset, d_model), 0.0f, p, len_k);
         const uint8_t *keep = mask->keep + (size_t)b * mask->batch_stride;
-        if (compute.fast_kernels) {   /* the same numbers in one pass (the speed chapter) */
-            masked_softmax_rows(p, keep, mask->row_stride, len_q, len_k);
-        } else {
-            mask_scores(p, keep, mask->row_stride, len_q, len_k);
-            softmax_rows(p, p, len_q, len_k);
-        }
+        compute.kernels->masked_softmax(p, keep, mask->row_stride, len_q, len_k);
         const float *weights = p;
         if (saved->probs_keep) {   /* keep p itself: the softmax's backward needs it */
             const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -225,7 +220,15 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
 
-#line 478 "book/attention.nw"
+#line 419 "book/attention.nw"
+void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
+                         int cols)
+{
+    mask_scores(p, keep, keep_row_stride, rows, cols);
+    softmax_rows(p, p, rows, cols);
+}
+
+#line 496 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -247,7 +250,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head a of sequence b>> */
-#line 516 "book/attention.nw"
+#line 534 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -266,13 +269,13 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                scratch->d_q + q_offset, d_model);
         matmul(len_k, d_k, len_q, scale, transposed(d_p, len_k), matrix(saved->q + q_offset, d_model),
                1.0f, scratch->d_k + k_offset, d_model);
-#line 499 "book/attention.nw"
+#line 517 "book/attention.nw"
     }
     /* <<Hold the inputs, which two or three products read>> */
 #line 400 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 501 "book/attention.nw"
+#line 519 "book/attention.nw"
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
     linear_backward(d_memory_in, d_w->w_k, d_w->b_k, scratch->d_k, memory_in, w->w_k,
@@ -282,14 +285,10 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     bf16_operand_release(memory_in), bf16_operand_release(query_in);
 }
 
-#line 588 "book/attention.nw"
+#line 609 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
-    if (compute.fast_kernels) {   /* the speed chapter */
-        dropout_mask_parallel(keep_scale, n, p, rng);
-        return;
-    }
     const float scale = 1.0f / (1.0f - p);
     for (size_t i = 0; i < n; i++) keep_scale[i] = rng_uniform(rng) < p ? 0.0f : scale;
 }
@@ -300,7 +299,17 @@ void dropout_apply(float *x, const float *keep_scale, size_t n)
     for (size_t i = 0; i < n; i++) x[i] *= keep_scale[i];
 }
 
-#line 96 "book/layernorm.nw"
+#line 104 "book/layernorm.nw"
+void row_moments(const float *x, int d, double *mean, double *squares)
+{
+    double sum = 0.0, deviations = 0.0;
+    for (int i = 0; i < d; i++) sum += x[i];
+    const double mu = sum / d;
+    for (int i = 0; i < d; i++) deviations += (x[i] - mu) * (x[i] - mu);
+    *mean = mu, *squares = deviations;
+}
+
+#line 119 "book/layernorm.nw"
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps)
 {
@@ -311,14 +320,8 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
     for (int r = 0; r < n; r++) {
         const float *x = in + (size_t)r * d;
         float *y = out + (size_t)r * d;
-        double sum = 0.0, squares = 0.0, mu;
-        if (compute.fast_kernels) {   /* one pass over x for both sums (the speed chapter) */
-            row_moments(x, d, &mu, &squares);
-        } else {
-            for (int i = 0; i < d; i++) sum += x[i];
-            mu = sum / d;
-            for (int i = 0; i < d; i++) squares += (x[i] - mu) * (x[i] - mu);
-        }
+        double mu, squares;
+        compute.kernels->row_moments(x, d, &mu, &squares);
         const double r_factor = formula == LAYERNORM_STANDARD
                                     ? 1.0 / sqrt(squares / d + eps)
                                     : 1.0 / (sqrt(squares / (d - 1)) + eps);
@@ -329,7 +332,7 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
     }
 }
 
-#line 154 "book/layernorm.nw"
+#line 171 "book/layernorm.nw"
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps)
@@ -348,7 +351,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             gc_sum += g * (x[i] - mu);
         }
         /* <<Find dr_per_c, the derivative of the factor over c_i>> */
-#line 205 "book/layernorm.nw"
+#line 222 "book/layernorm.nw"
         double dr_per_c;
         if (formula == LAYERNORM_STANDARD) {
             dr_per_c = -factor * factor * factor / d;
@@ -356,7 +359,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             const double s = 1.0 / factor - eps;
             dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
         }
-#line 172 "book/layernorm.nw"
+#line 189 "book/layernorm.nw"
         for (int i = 0; i < d; i++) {
             const double c = x[i] - mu;
             dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
@@ -364,7 +367,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
         }
     }
     /* <<Add the gain's and the bias's gradients, row after row>> */
-#line 187 "book/layernorm.nw"
+#line 204 "book/layernorm.nw"
     PARALLEL_FOR((size_t)n * d)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         const int first = block_start(block, d), end = block_start(block + 1, d);
@@ -377,10 +380,10 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             }
         }
     }
-#line 179 "book/layernorm.nw"
+#line 196 "book/layernorm.nw"
 }
 
-#line 308 "book/layernorm.nw"
+#line 325 "book/layernorm.nw"
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff)
@@ -389,7 +392,7 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
     matmul(n, d_ff, d_model, 1.0f, matrix(in, d_model), transposed(w->w_1, d_model), 0.0f,
            hidden, d_ff);
     /* <<Add the bias, apply the ReLU and the dropout, in one pass>> */
-#line 325 "book/layernorm.nw"
+#line 342 "book/layernorm.nw"
     const float *keep = saved->hidden_keep, *bias = w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int r = 0; r < n; r++) {
@@ -406,11 +409,11 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
                 h[j] = z < 0.0f ? 0.0f : z;
             }
     }
-#line 316 "book/layernorm.nw"
+#line 333 "book/layernorm.nw"
     linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
 }
 
-#line 373 "book/layernorm.nw"
+#line 390 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
@@ -423,7 +426,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
     linear_backward(NULL, d_w->w_2, d_w->b_2, d_out, hidden, w->w_2, n, d_ff, d_model);
     bf16_operand_release(d_out);
     /* <<Mask the hidden layer's gradient and sum the first bias's, in one pass>> */
-#line 395 "book/layernorm.nw"
+#line 412 "book/layernorm.nw"
     float *d_bias = d_w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -451,14 +454,13 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
             memcpy(d_bias + first, partial, (size_t)width * sizeof *partial);
         }
     }
-#line 385 "book/layernorm.nw"
+#line 402 "book/layernorm.nw"
     linear_backward(d_in, d_w->w_1, NULL, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
 
-#line 1139 "book/model.nw"
+#line 1188 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
-    if (compute.fast_kernels) { log_softmax_rows_fast(x, rows, cols); return; }   /* speed */
     PARALLEL_FOR((size_t)rows * cols)
     for (int r = 0; r < rows; r++) {
         float *x_r = x + (size_t)r * cols;
@@ -471,7 +473,7 @@ void log_softmax_rows(float *x, int rows, int cols)
     }
 }
 
-#line 1274 "book/model.nw"
+#line 1322 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -486,13 +488,9 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     return loss;
 }
 
-#line 1293 "book/model.nw"
+#line 1341 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
-    if (compute.fast_kernels) {
-        log_softmax_backward_fast(d_x, d_y, y, rows, cols);
-        return;
-    }
     PARALLEL_FOR((size_t)rows * cols)
     for (int r = 0; r < rows; r++) {
         const float *d_y_r = d_y + (size_t)r * cols, *y_r = y + (size_t)r * cols;
@@ -503,7 +501,7 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
     }
 }
 
-#line 790 "book/fast.nw"
+#line 880 "book/fast.nw"
 enum { DROPOUT_LANES = 16 };
 
 /* keep_scale[first..end) as dropout_mask draws them, from stream standing at draw first:
@@ -542,9 +540,10 @@ static void dropout_mask_block_avx512(float *keep_scale, size_t first, size_t en
     for (; i < end; i++) keep_scale[i] = rng_next(&rest) >> 8 < threshold ? 0.0f : scale;
 }
 
-#line 833 "book/fast.nw"
+#line 923 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
+    ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
     const float scale = 1.0f / (1.0f - p);
     const uint32_t threshold = (uint32_t)ceilf(p * 0x1p24f);   /* exact: p < 1 */
     const bool avx512 = __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
@@ -564,9 +563,9 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     rng_advance(rng, n);
 }
 
-#line 873 "book/fast.nw"
-void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
-                         int cols)
+#line 963 "book/fast.nw"
+void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
+                              int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
         const uint8_t *keep_i = keep + (size_t)i * keep_row_stride;
@@ -581,8 +580,8 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
     }
 }
 
-#line 907 "book/fast.nw"
-void row_moments(const float *x, int d, double *mean, double *squares)
+#line 997 "book/fast.nw"
+void row_moments_fast(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
     for (int i = 0; i < d; i++) {
@@ -593,7 +592,7 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
 
-#line 984 "book/fast.nw"
+#line 1074 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

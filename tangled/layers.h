@@ -111,7 +111,13 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
 
-#line 460 "book/attention.nw"
+#line 410 "book/attention.nw"
+/* p[i] = softmax(p[i]) after mask_scores with keep, in place; p: [rows][cols] scores in,
+   weights out; keep as in mask_scores. */
+void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
+                         int cols);
+
+#line 478 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -125,7 +131,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
 
-#line 578 "book/attention.nw"
+#line 596 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -145,14 +151,18 @@ typedef struct { float *mean, *rstd; } LayerNormSaved;
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps);
 
-#line 143 "book/layernorm.nw"
+#line 97 "book/layernorm.nw"
+/* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in double precision. */
+void row_moments(const float *x, int d, double *mean, double *squares);
+
+#line 160 "book/layernorm.nw"
 /* Gradients of layernorm_forward, added into d_in: [n][d] and d_w's arrays, from
    d_out: [n][d]; in: [n][d] and saved as in the forward. */
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps);
 
-#line 283 "book/layernorm.nw"
+#line 300 "book/layernorm.nw"
 /* The two linear layers (or their gradients): w_1: [d_ff][d_model], b_1: [d_ff],
    w_2: [d_model][d_ff], b_2: [d_model]. */
 typedef struct { float *w_1, *b_1, *w_2, *b_2; } FeedForwardWeights;
@@ -165,7 +175,7 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff);
 
-#line 355 "book/layernorm.nw"
+#line 372 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and d_w's arrays, from
    d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; in: [n][d_model], w and saved as in
    the forward. */
@@ -174,11 +184,11 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
                            const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff);
 
-#line 1131 "book/model.nw"
+#line 1180 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
 
-#line 1247 "book/model.nw"
+#line 1295 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
@@ -186,21 +196,20 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
 /* d_x = d_y - softmax(x) * sum(d_y), per row, from y = log_softmax(x); all [rows][cols]. */
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols);
 
-#line 761 "book/fast.nw"
+#line 851 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
 
-#line 863 "book/fast.nw"
-/* softmax_rows after mask_scores, in place: p: [rows][cols] scores in, weights out;
-   keep as in mask_scores. */
-void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
-                         int cols);
+#line 954 "book/fast.nw"
+/* masked_softmax_rows in one pass over each row. */
+void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
+                              int rows, int cols);
 
-#line 899 "book/fast.nw"
-/* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in one pass. */
-void row_moments(const float *x, int d, double *mean, double *squares);
+#line 989 "book/fast.nw"
+/* row_moments in one pass over x. */
+void row_moments_fast(const float *x, int d, double *mean, double *squares);
 
-#line 944 "book/fast.nw"
+#line 1034 "book/fast.nw"
 /* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
    Plain arithmetic, so that a loop of it runs in vector registers. */
 static inline float vector_expf(float x)
@@ -224,7 +233,7 @@ static inline float vector_expf(float x)
     return x == x ? e_x : x;   /* NaN in, NaN out */
 }
 
-#line 973 "book/fast.nw"
+#line 1063 "book/fast.nw"
 /* log_softmax_rows and log_softmax_backward with vector_expf; x, d_x, d_y, y:
    [rows][cols]. */
 void log_softmax_rows_fast(float *x, int rows, int cols);

@@ -218,12 +218,11 @@ int main(int argc, char **argv)
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 697 "book/fast.nw"
-        const char *kernels = getenv("TRANSFORMER_KERNELS");
-        if (kernels && strcmp(kernels, "reference") == 0) compute.fast_kernels = false;
-        else if (kernels && *kernels && strcmp(kernels, "fast") != 0)
-            usage_error(NULL, "TRANSFORMER_KERNELS must be 'fast' or 'reference', not '%s'",
-                        kernels);
+#line 787 "book/fast.nw"
+        const char *table = getenv("TRANSFORMER_KERNELS");
+        if (table && strcmp(table, "reference") == 0) compute.kernels = &reference_kernels;
+        else if (table && *table && strcmp(table, "fast") != 0)
+            usage_error(NULL, "TRANSFORMER_KERNELS must be 'fast' or 'reference', not '%s'", table);
         const char *products = getenv("TRANSFORMER_PRODUCTS");
         if (products && strcmp(products, "openblas") == 0) compute.split_products = false;
         else if (products && *products && strcmp(products, "split") != 0)

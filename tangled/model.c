@@ -5,10 +5,10 @@
 #include "model.h"
 #include <string.h>
 /* <<model.c includes>> */
-#line 150 "book/model.nw"
+#line 158 "book/model.nw"
 #include <stdio.h>
 #include <stdlib.h>
-#line 158 "book/model.nw"
+#line 166 "book/model.nw"
 #include <stdarg.h>
 
 /* <<model.c definitions>> */
@@ -22,7 +22,7 @@ Config config_default(int src_vocab, int tgt_vocab, int layers)
                     .unscaled_attention = false};
 }
 
-#line 165 "book/model.nw"
+#line 173 "book/model.nw"
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
@@ -34,15 +34,15 @@ static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     ENSURE(n >= 0 && n < TENSOR_NAME_MAX, "tensor name too long: %s...", name);
 }
 
-#line 181 "book/model.nw"
+#line 189 "book/model.nw"
 static LinearViews add_linear(FlatBuffer *p, const char *prefix, int out, int in)
 {
     char name[TENSOR_NAME_MAX];
     LinearViews views;
     format_name(name, "%s.weight", prefix);
-    views.weight = flat_add(p, name, 2, (int[]){out, in});
+    views.weight = (ParameterView){flat_add(p, name, 2, (int[]){out, in})};
     format_name(name, "%s.bias", prefix);
-    views.bias = flat_add(p, name, 1, (int[]){out});
+    views.bias = (ParameterView){flat_add(p, name, 1, (int[]){out})};
     return views;
 }
 
@@ -51,9 +51,9 @@ static NormViews add_norm(FlatBuffer *p, const char *prefix, int d)
     char name[TENSOR_NAME_MAX];
     NormViews views;
     format_name(name, "%s.a_2", prefix);
-    views.gain = flat_add(p, name, 1, (int[]){d});
+    views.gain = (ParameterView){flat_add(p, name, 1, (int[]){d})};
     format_name(name, "%s.b_2", prefix);
-    views.bias = flat_add(p, name, 1, (int[]){d});
+    views.bias = (ParameterView){flat_add(p, name, 1, (int[]){d})};
     return views;
 }
 
@@ -79,7 +79,7 @@ static FeedForwardViews add_feed_forward(FlatBuffer *p, const char *prefix, int 
     return views;
 }
 
-#line 231 "book/model.nw"
+#line 239 "book/model.nw"
 static void add_encoder_layer(Model *model, int l)
 {
     FlatBuffer *p = &model->parameters;
@@ -114,38 +114,38 @@ static void add_decoder_layer(Model *model, int l)
     }
 }
 
-#line 272 "book/model.nw"
+#line 280 "book/model.nw"
 void model_init(Model *model, Config config)
 {
     /* <<Check the configuration>> */
-#line 345 "book/model.nw"
+#line 353 "book/model.nw"
     char problem[128];
     ENSURE(config_problem(&config, problem, sizeof problem) == NULL, "model configuration: %s",
            problem);
-#line 275 "book/model.nw"
+#line 283 "book/model.nw"
     memset(model, 0, sizeof *model);
     model->config = config;
     FlatBuffer *p = &model->parameters;
     model->encoder = xmalloc((size_t)config.layers * sizeof *model->encoder);
     model->decoder = xmalloc((size_t)config.layers * sizeof *model->decoder);
     for (int l = 0; l < config.layers; l++) add_encoder_layer(model, l);
-    model->encoder_norm = (NormViews){-1, -1};
+    model->encoder_norm = (NormViews){{-1}, {-1}};
     if (config.norm == NORM_PRE)
         model->encoder_norm = add_norm(p, "encoder.norm", config.d_model);
     for (int l = 0; l < config.layers; l++) add_decoder_layer(model, l);
-    model->decoder_norm = (NormViews){-1, -1};
+    model->decoder_norm = (NormViews){{-1}, {-1}};
     if (config.norm == NORM_PRE)
         model->decoder_norm = add_norm(p, "decoder.norm", config.d_model);
     if (!config.tie_source)
-        model->src_embedding = flat_add(p, "src_embed.0.lut.weight", 2,
-                                        (int[]){config.src_vocab, config.d_model});
-    model->tgt_embedding = flat_add(p, "tgt_embed.0.lut.weight", 2,
-                                    (int[]){config.tgt_vocab, config.d_model});
+        model->src_embedding = (ParameterView){flat_add(
+            p, "src_embed.0.lut.weight", 2, (int[]){config.src_vocab, config.d_model})};
+    model->tgt_embedding = (ParameterView){flat_add(
+        p, "tgt_embed.0.lut.weight", 2, (int[]){config.tgt_vocab, config.d_model})};
     if (config.tie_source) model->src_embedding = model->tgt_embedding;
     if (config.tie_generator) {
         model->generator.weight = model->tgt_embedding;
-        model->generator.bias = flat_add(p, "generator.proj.bias", 1,
-                                         (int[]){config.tgt_vocab});
+        model->generator.bias = (ParameterView){flat_add(p, "generator.proj.bias", 1,
+                                                         (int[]){config.tgt_vocab})};
     } else {
         model->generator = add_linear(p, "generator.proj", config.tgt_vocab, config.d_model);
     }
@@ -155,7 +155,7 @@ void model_init(Model *model, Config config)
     positional_encoding_table(model->positional, config.max_len, config.d_model);
 }
 
-#line 315 "book/model.nw"
+#line 323 "book/model.nw"
 const char *config_problem(const Config *config, char *message, size_t size)
 {
     const Config c = *config;
@@ -181,10 +181,10 @@ const char *config_problem(const Config *config, char *message, size_t size)
     return message;
 }
 
-#line 354 "book/model.nw"
-float *model_parameter(const Model *model, int view)
+#line 362 "book/model.nw"
+float *model_parameter(const Model *model, ParameterView view)
 {
-    return flat_view(&model->parameters, view);
+    return flat_view(&model->parameters, view.index);
 }
 
 void model_free(Model *model)
@@ -200,31 +200,37 @@ void model_free(Model *model)
     memset(model, 0, sizeof *model);
 }
 
-#line 392 "book/model.nw"
+#line 401 "book/model.nw"
+static float *parameter_in(const FlatBuffer *buffer, ParameterView view)
+{
+    return flat_view(buffer, view.index);
+}
+
 AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views)
 {
     const LinearViews *l = views->linears;
     return (AttentionWeights){
-        flat_view(buffer, l[0].weight), flat_view(buffer, l[0].bias),
-        flat_view(buffer, l[1].weight), flat_view(buffer, l[1].bias),
-        flat_view(buffer, l[2].weight), flat_view(buffer, l[2].bias),
-        flat_view(buffer, l[3].weight), flat_view(buffer, l[3].bias)};
+        parameter_in(buffer, l[0].weight), parameter_in(buffer, l[0].bias),
+        parameter_in(buffer, l[1].weight), parameter_in(buffer, l[1].bias),
+        parameter_in(buffer, l[2].weight), parameter_in(buffer, l[2].bias),
+        parameter_in(buffer, l[3].weight), parameter_in(buffer, l[3].bias)};
 }
 
 FeedForwardWeights feed_forward_weights(const FlatBuffer *buffer,
                                         const FeedForwardViews *views)
 {
     return (FeedForwardWeights){
-        flat_view(buffer, views->w_1.weight), flat_view(buffer, views->w_1.bias),
-        flat_view(buffer, views->w_2.weight), flat_view(buffer, views->w_2.bias)};
+        parameter_in(buffer, views->w_1.weight), parameter_in(buffer, views->w_1.bias),
+        parameter_in(buffer, views->w_2.weight), parameter_in(buffer, views->w_2.bias)};
 }
 
 LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views)
 {
-    return (LayerNormWeights){flat_view(buffer, views.gain), flat_view(buffer, views.bias)};
+    return (LayerNormWeights){parameter_in(buffer, views.gain),
+                              parameter_in(buffer, views.bias)};
 }
 
-#line 451 "book/model.nw"
+#line 466 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng)
 {
     const FlatBuffer *p = &model->parameters;
@@ -241,17 +247,17 @@ void model_initialize_parameters(Model *model, Rng *rng)
             memset(x, 0, view->size * sizeof *x);
         } else {   /* a linear layer's bias: its weight is the view before it */
             /* <<Draw a bias uniformly in plus or minus one over the square root of its fan-in>> */
-#line 476 "book/model.nw"
+#line 491 "book/model.nw"
             int fan_in = model->config.d_model;
             if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
             float bound = 1.0f / sqrtf((float)fan_in);
             for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
-#line 467 "book/model.nw"
+#line 482 "book/model.nw"
         }
     }
 }
 
-#line 486 "book/model.nw"
+#line 501 "book/model.nw"
 size_t model_parameter_count(const Model *model)
 {
     size_t count = 0;
@@ -260,14 +266,14 @@ size_t model_parameter_count(const Model *model)
     return count;
 }
 
-#line 601 "book/model.nw"
-static int add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
+#line 618 "book/model.nw"
+static ActivationView add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
                    int cols)
 {
     char name[TENSOR_NAME_MAX];
     format_name(name, "%s.%s", prefix, what);
     ENSURE(rows > 0 && rows <= INT32_MAX, "activation %s has %zu rows", name, rows);
-    return flat_add(a, name, 2, (int[]){(int)rows, cols});
+    return (ActivationView){flat_add(a, name, 2, (int[]){(int)rows, cols})};
 }
 
 /* rows_q, rows_k: query and key positions of the whole batch; len_k: the longest key
@@ -298,33 +304,16 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     return acts;
 }
 
-#line 644 "book/model.nw"
-void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
-{
-    model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
-                         max_batch * max_src_len, max_batch * max_tgt_len);
-}
-
-void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
-                          int max_src_tokens, int max_tgt_tokens)
+#line 661 "book/model.nw"
+static void lay_out_encoder_activations(Model *model)
 {
     const Config *c = &model->config;
-    ENSURE(max_src_len <= c->max_len && max_tgt_len <= c->max_len,
-           "sequences of %d tokens exceed the model's max_len %d",   /* the caller checks */
-           max_src_len > max_tgt_len ? max_src_len : max_tgt_len, c->max_len);
-    flat_free(&model->activations);
-    free(model->encoder_acts);
-    free(model->decoder_acts);
     FlatBuffer *a = &model->activations;
-    const size_t src_rows = (size_t)max_src_tokens, tgt_rows = (size_t)max_tgt_tokens;
-    const int d = c->d_model;
+    const size_t src_rows = (size_t)model->max_src_tokens;
+    const int d = c->d_model, max_src_len = model->max_src_len;
     char prefix[TENSOR_NAME_MAX];
-    model->max_batch = max_batch;
-    model->max_src_len = max_src_len;
-    model->max_tgt_len = max_tgt_len;
-    model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
     /* <<Lay out the encoder's activations>> */
-#line 680 "book/model.nw"
+#line 724 "book/model.nw"
     model->src_input = add_act(a, "src_embed", "output", src_rows, d);
     model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
     model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
@@ -345,8 +334,19 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
     model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
 #line 669 "book/model.nw"
+}
+
+static void lay_out_decoder_activations(Model *model)
+{
+    const Config *c = &model->config;
+    FlatBuffer *a = &model->activations;
+    const size_t src_rows = (size_t)model->max_src_tokens;
+    const size_t tgt_rows = (size_t)model->max_tgt_tokens;
+    const int d = c->d_model, max_src_len = model->max_src_len;
+    const int max_tgt_len = model->max_tgt_len;
+    char prefix[TENSOR_NAME_MAX];
     /* <<Lay out the decoder's activations>> */
-#line 704 "book/model.nw"
+#line 748 "book/model.nw"
     model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
     model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
     model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
@@ -369,10 +369,38 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
     model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
     model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 670 "book/model.nw"
+#line 681 "book/model.nw"
+}
+
+#line 689 "book/model.nw"
+void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
+{
+    model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
+                         max_batch * max_src_len, max_batch * max_tgt_len);
+}
+
+void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
+                          int max_src_tokens, int max_tgt_tokens)
+{
+    const Config *c = &model->config;
+    ENSURE(max_src_len <= c->max_len && max_tgt_len <= c->max_len,
+           "sequences of %d tokens exceed the model's max_len %d",   /* the caller checks */
+           max_src_len > max_tgt_len ? max_src_len : max_tgt_len, c->max_len);
+    flat_free(&model->activations);
+    free(model->encoder_acts);
+    free(model->decoder_acts);
+    FlatBuffer *a = &model->activations;
+    const size_t src_rows = (size_t)max_src_tokens, tgt_rows = (size_t)max_tgt_tokens;
+    const int d = c->d_model;
+    model->max_batch = max_batch;
+    model->max_src_len = max_src_len;
+    model->max_tgt_len = max_tgt_len;
+    model->max_src_tokens = max_src_tokens, model->max_tgt_tokens = max_tgt_tokens;
+    lay_out_encoder_activations(model);
+    lay_out_decoder_activations(model);
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     /* <<Lay out the scratch of the backward pass>> */
-#line 1225 "book/model.nw"
+#line 1273 "book/model.nw"
     const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
     const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
     model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -386,28 +414,29 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->d_k = add_act(a, "grad", "k", rows, d);
     model->d_v = add_act(a, "grad", "v", rows, d);
     model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
-#line 672 "book/model.nw"
+#line 716 "book/model.nw"
     flat_allocate(a);
 }
 
-#line 731 "book/model.nw"
-float *model_activation(const Model *model, int view)
+#line 775 "book/model.nw"
+float *model_activation(const Model *model, ActivationView view)
 {
-    return flat_view(&model->activations, view);
+    return flat_view(&model->activations, view.index);
 }
 
 /* <<Sublayer helpers>> */
-#line 819 "book/model.nw"
+#line 864 "book/model.nw"
 static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
 {
     const size_t per_row = size / (size_t)model->batch;
     rng_advance(rng, per_row * (size_t)model->dropout_rows_before);
-    dropout_mask(keep, size, model->config.dropout, rng);
+    compute.kernels->dropout_mask(keep, size, model->config.dropout, rng);
     rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
 }
 
-#line 849 "book/model.nw"
-static LayerNormSaved layernorm_saved(const Model *model, int mean, int rstd)
+#line 894 "book/model.nw"
+static LayerNormSaved layernorm_saved(const Model *model, ActivationView mean,
+                                     ActivationView rstd)
 {
     return (LayerNormSaved){model_activation(model, mean), model_activation(model, rstd)};
 }
@@ -466,8 +495,9 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     return stream;
 }
 
-#line 916 "book/model.nw"
-static const float *maybe_dropout(Model *model, int view, size_t size, Rng *rng)
+#line 962 "book/model.nw"
+static const float *maybe_dropout(Model *model, ActivationView view, size_t size,
+                                  Rng *rng)
 {
     if (rng == NULL) return NULL;
     float *keep = model_activation(model, view);
@@ -497,9 +527,9 @@ static void attention_sublayer(Model *model, const AttentionActs *acts,
     attention_forward(out, &w, &saved, query_in, memory_in, mask, shape);
 }
 
-static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
-                                  const FeedForwardViews *views, float *out,
-                                  const float *in, int rows, Rng *rng)
+static void feed_forward_sublayer(Model *model, ActivationView hidden,
+                                  ActivationView hidden_keep, const FeedForwardViews *views,
+                                  float *out, const float *in, int rows, Rng *rng)
 {
     const Config *c = &model->config;
     const FeedForwardWeights w = feed_forward_weights(&model->parameters, views);
@@ -508,9 +538,10 @@ static void feed_forward_sublayer(Model *model, int hidden, int hidden_keep,
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
 
-#line 962 "book/model.nw"
-static const float *embed(Model *model, int table, int output, int keep_view,
-                          const int *tokens, int vocab, int batch, int len, Rng *rng)
+#line 1009 "book/model.nw"
+static const float *embed(Model *model, ParameterView table, ActivationView output,
+                          ActivationView keep_view, const int *tokens, int vocab, int batch,
+                          int len, Rng *rng)
 {
     const int d = model->config.d_model;
     float *x = model_activation(model, output);
@@ -522,8 +553,9 @@ static const float *embed(Model *model, int table, int output, int keep_view,
 }
 
 /* The final norm of a pre-norm stack; a post-norm stack's output is already normalized. */
-static const float *final_norm(Model *model, NormViews norm, int out, int mean, int rstd,
-                               const float *x, int rows)
+static const float *final_norm(Model *model, NormViews norm, ActivationView out,
+                               ActivationView mean, ActivationView rstd, const float *x,
+                               int rows)
 {
     const Config *c = &model->config;
     float *y = model_activation(model, out);
@@ -537,7 +569,7 @@ static const float *final_norm(Model *model, NormViews norm, int out, int mean, 
     return y;
 }
 
-#line 1335 "book/model.nw"
+#line 1379 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -585,7 +617,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
 
-#line 1387 "book/model.nw"
+#line 1431 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -604,7 +636,8 @@ static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                        memory_in, shape);
 }
 
-static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_keep,
+static void feed_forward_sublayer_backward(Model *model, ActivationView hidden,
+                                           ActivationView hidden_keep,
                                            const FeedForwardViews *views, float *d_in,
                                            const float *in, int rows)
 {
@@ -619,9 +652,10 @@ static void feed_forward_sublayer_backward(Model *model, int hidden, int hidden_
                           c->d_model, c->d_ff);
 }
 
-#line 1426 "book/model.nw"
-static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd,
-                                const float *x, const float *d_out, int rows)
+#line 1471 "book/model.nw"
+static void final_norm_backward(Model *model, NormViews norm, ActivationView mean,
+                                ActivationView rstd, const float *x, const float *d_out,
+                                int rows)
 {
     const Config *c = &model->config;
     float *d_stream = model_activation(model, model->d_stream);
@@ -638,7 +672,8 @@ static void final_norm_backward(Model *model, NormViews norm, int mean, int rstd
                        c->layernorm_eps);
 }
 
-static void embed_backward(Model *model, int table, int keep, const int *tokens, int rows)
+static void embed_backward(Model *model, ParameterView table, ActivationView keep,
+                           const int *tokens, int rows)
 {
     const int d = model->config.d_model;
     float *d_stream = model_activation(model, model->d_stream);
@@ -648,7 +683,7 @@ static void embed_backward(Model *model, int table, int keep, const int *tokens,
 }
 
 /* <<The encoder>> */
-#line 996 "book/model.nw"
+#line 1045 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -677,7 +712,7 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
 }
 
 /* <<The decoder>> */
-#line 1029 "book/model.nw"
+#line 1078 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -714,7 +749,7 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 774 "book/model.nw"
+#line 818 "book/model.nw"
 /* Begin a pass of batch sequences of src_len and tgt_len tokens, with dropout or not. */
 static void begin_pass(Model *model, int batch, int src_len, int tgt_len, bool dropout)
 {
@@ -725,10 +760,10 @@ static void begin_pass(Model *model, int batch, int src_len, int tgt_len, bool d
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = dropout;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 1983 "book/fast.nw"
+#line 2071 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
-#line 784 "book/model.nw"
+#line 828 "book/model.nw"
 }
 
 const float *model_encode(Model *model, const int *src, const uint8_t *src_keep, int batch,
@@ -747,34 +782,35 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     /* <<Project to the vocabulary and take the log-softmax>> */
-#line 1159 "book/model.nw"
+#line 1207 "book/model.nw"
     const Config *c = &model->config;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
                    model_parameter(model, model->generator.bias), batch * tgt_len, c->d_model,
                    c->tgt_vocab);
-    log_softmax_rows(logprobs, batch * tgt_len, c->tgt_vocab);
+    compute.kernels->log_softmax(logprobs, batch * tgt_len, c->tgt_vocab);
     return logprobs;
-#line 802 "book/model.nw"
+#line 846 "book/model.nw"
 }
 
-#line 1314 "book/model.nw"
+#line 1358 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
 }
 
-float *model_gradient(const Model *model, int view)
+float *model_gradient(const Model *model, ParameterView view)
 {
-    return flat_view(&model->gradients, view);
+    return flat_view(&model->gradients, view.index);
 }
 
-#line 1459 "book/model.nw"
+#line 1507 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
-    log_softmax_backward(model_logits_gradient(model), d_logprobs,
-                         model_activation(model, model->logprobs),
-                         model->batch * model->tgt_len, model->config.tgt_vocab);
+    compute.kernels->log_softmax_backward(model_logits_gradient(model), d_logprobs,
+                                          model_activation(model, model->logprobs),
+                                          model->batch * model->tgt_len,
+                                          model->config.tgt_vocab);
     model_backward_from_logits(model, src, tgt);
 }
 
@@ -783,41 +819,23 @@ float *model_logits_gradient(const Model *model)
     return model_activation(model, model->d_logits);
 }
 
-#line 1478 "book/model.nw"
-void model_backward_from_logits(Model *model, const int *src, const int *tgt)
+#line 1528 "book/model.nw"
+static void decoder_backward(Model *model, float *d_memory)
 {
     const Config *c = &model->config;
     const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
-    const int src_rows = batch * src_len, tgt_rows = batch * tgt_len;
-    const AttentionShape encoder_shape = {batch, src_len, src_len, c->d_model, c->heads,
-                                          c->unscaled_attention};
+    const int tgt_rows = batch * tgt_len;
     const AttentionShape self_shape = {batch, tgt_len, tgt_len, c->d_model, c->heads,
                                        c->unscaled_attention};
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
-    /* <<Back through the generator and the decoder's final norm>> */
-#line 1501 "book/model.nw"
-    const float *d_logits = model_logits_gradient(model);
-    float *d_decoded = model_activation(model, model->d_output);
-    memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
-    linear_backward(d_decoded, model_gradient(model, model->generator.weight),
-                    model_gradient(model, model->generator.bias), d_logits,
-                    model_activation(model, model->decoded),
-                    model_parameter(model, model->generator.weight), tgt_rows, c->d_model,
-                    c->tgt_vocab);
-    const int last_decoder_stream = model->decoder_acts[c->layers - 1].sub[2].stream;
-    final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->decoded_rstd,
-                        model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
-    float *d_memory = model_activation(model, model->d_memory);
-    memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1490 "book/model.nw"
     /* <<Back through the decoder's layers>> */
-#line 1521 "book/model.nw"
+#line 1591 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
         const DecoderActs *acts = &model->decoder_acts[l];
-        const int input_view = l == 0 ? model->tgt_input
+        const ActivationView input_view = l == 0 ? model->tgt_input
                                       : model->decoder_acts[l - 1].sub[2].stream;
         const float *layer_input = model_activation(model, input_view);
         const float *x2 = model_activation(model, acts->sub[1].stream);
@@ -838,17 +856,24 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1491 "book/model.nw"
-    embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
+#line 1538 "book/model.nw"
+}
+
+static void encoder_backward(Model *model, float *d_memory)
+{
+    const Config *c = &model->config;
+    const int batch = model->batch, src_len = model->src_len, src_rows = batch * src_len;
+    const AttentionShape encoder_shape = {batch, src_len, src_len, c->d_model, c->heads,
+                                          c->unscaled_attention};
     /* <<Back through the encoder>> */
-#line 1552 "book/model.nw"
-    const int last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
+#line 1622 "book/model.nw"
+    const ActivationView last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
     for (int l = c->layers - 1; l >= 0; l--) {
         const EncoderLayerViews *views = &model->encoder[l];
         const EncoderActs *acts = &model->encoder_acts[l];
-        const int input_view = l == 0 ? model->src_input
+        const ActivationView input_view = l == 0 ? model->src_input
                                       : model->encoder_acts[l - 1].sub[1].stream;
         const float *layer_input = model_activation(model, input_view);
         const float *x1 = model_activation(model, acts->sub[0].stream);
@@ -863,7 +888,34 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1493 "book/model.nw"
+#line 1547 "book/model.nw"
+}
+
+#line 1554 "book/model.nw"
+void model_backward_from_logits(Model *model, const int *src, const int *tgt)
+{
+    const Config *c = &model->config;
+    const int src_rows = model->batch * model->src_len;
+    const int tgt_rows = model->batch * model->tgt_len;
+    /* <<Back through the generator and the decoder's final norm>> */
+#line 1571 "book/model.nw"
+    const float *d_logits = model_logits_gradient(model);
+    float *d_decoded = model_activation(model, model->d_output);
+    memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
+    linear_backward(d_decoded, model_gradient(model, model->generator.weight),
+                    model_gradient(model, model->generator.bias), d_logits,
+                    model_activation(model, model->decoded),
+                    model_parameter(model, model->generator.weight), tgt_rows, c->d_model,
+                    c->tgt_vocab);
+    const ActivationView last_decoder_stream = model->decoder_acts[c->layers - 1].sub[2].stream;
+    final_norm_backward(model, model->decoder_norm, model->decoded_mean, model->decoded_rstd,
+                        model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
+    float *d_memory = model_activation(model, model->d_memory);
+    memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
+#line 1560 "book/model.nw"
+    decoder_backward(model, d_memory);
+    embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
+    encoder_backward(model, d_memory);
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 

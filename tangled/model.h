@@ -27,9 +27,11 @@ typedef struct {
    N; the standard layer-norm formula (LAYERNORM_ANNOTATED gives the reference's). */
 Config config_default(int src_vocab, int tgt_vocab, int layers);
 
-#line 100 "book/model.nw"
-typedef struct { int weight, bias; } LinearViews;
-typedef struct { int gain, bias; } NormViews;             /* the reference's a_2, b_2 */
+#line 106 "book/model.nw"
+typedef struct { int index; } ParameterView;    /* a view of parameters and gradients */
+typedef struct { int index; } ActivationView;   /* a view of the activations */
+typedef struct { ParameterView weight, bias; } LinearViews;
+typedef struct { ParameterView gain, bias; } NormViews;   /* the reference's a_2, b_2 */
 typedef struct { LinearViews linears[4]; } AttentionViews;
 typedef struct { LinearViews w_1, w_2; } FeedForwardViews;
 typedef struct {
@@ -44,27 +46,29 @@ typedef struct {
 } DecoderLayerViews;
 
 /* <<Activation views>> */
-#line 544 "book/model.nw"
-typedef struct { int q, k, v, probs, probs_keep, probs_dropped, context; } AttentionActs;
+#line 559 "book/model.nw"
 typedef struct {
-    int normed;      /* pre: LN(x), the sublayer's input; post: x + dropout(F(x)) */
-    int mean, rstd;  /* the norm's saved statistics */
-    int output;      /* F(...) */
-    int keep;        /* its dropout pattern */
-    int stream;      /* the residual stream after the sublayer */
+    ActivationView q, k, v, probs, probs_keep, probs_dropped, context;
+} AttentionActs;
+typedef struct {
+    ActivationView normed;      /* pre: LN(x), the sublayer's input; post: x + dropout(F(x)) */
+    ActivationView mean, rstd;  /* the norm's saved statistics */
+    ActivationView output;      /* F(...) */
+    ActivationView keep;        /* its dropout pattern */
+    ActivationView stream;      /* the residual stream after the sublayer */
 } SublayerActs;
 typedef struct {
     AttentionActs self_attn;
     SublayerActs sub[2];
-    int hidden, hidden_keep;
+    ActivationView hidden, hidden_keep;
 } EncoderActs;
 typedef struct {
     AttentionActs self_attn, src_attn;
     SublayerActs sub[3];
-    int hidden, hidden_keep;
+    ActivationView hidden, hidden_keep;
 } DecoderActs;
 
-#line 122 "book/model.nw"
+#line 130 "book/model.nw"
 typedef struct {
     Config config;
     FlatBuffer parameters;
@@ -72,29 +76,29 @@ typedef struct {
     EncoderLayerViews *encoder;          /* [layers] */
     DecoderLayerViews *decoder;          /* [layers] */
     NormViews encoder_norm, decoder_norm; /* pre-norm only; -1 otherwise */
-    int src_embedding, tgt_embedding;    /* [vocab][d_model] */
+    ParameterView src_embedding, tgt_embedding;   /* [vocab][d_model] */
     LinearViews generator;               /* weight = tgt_embedding when tied */
     float *positional;                   /* [max_len][d_model], not a parameter */
     /* <<Activation fields of the model>> */
-#line 568 "book/model.nw"
+#line 585 "book/model.nw"
     FlatBuffer activations;
     int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
     int max_src_tokens, max_tgt_tokens;        /* ... and at most this many rows in all */
     EncoderActs *encoder_acts;                 /* [layers] */
     DecoderActs *decoder_acts;                 /* [layers] */
-    int src_input, src_input_keep, tgt_input, tgt_input_keep;   /* embedded + positions */
-    int memory, memory_mean, memory_rstd;      /* the encoder's output (after its norm) */
-    int decoded, decoded_mean, decoded_rstd;   /* the decoder's output (after its norm) */
-    int logprobs;                              /* [B][T_tgt][tgt_vocab] */
+    ActivationView src_input, src_input_keep, tgt_input, tgt_input_keep;   /* embedded, + PE */
+    ActivationView memory, memory_mean, memory_rstd;   /* the encoder's output (after its norm) */
+    ActivationView decoded, decoded_mean, decoded_rstd;   /* the decoder's (after its norm) */
+    ActivationView logprobs;                           /* [B][T_tgt][tgt_vocab] */
     /* <<Gradient scratch views>> */
-#line 1216 "book/model.nw"
-    int d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
-    int d_context, d_q, d_k, d_v, d_p;
-#line 578 "book/model.nw"
+#line 1264 "book/model.nw"
+    ActivationView d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
+    ActivationView d_context, d_q, d_k, d_v, d_p;
+#line 595 "book/model.nw"
     int batch, src_len, tgt_len;               /* of the last forward pass */
     bool dropout_on;                           /* whether it drew dropout patterns */
     long dropout_rows_before, dropout_rows_after;   /* rows of other processes or parts */
-#line 133 "book/model.nw"
+#line 141 "book/model.nw"
 } Model;
 
 /* NULL if config describes a model, else what is wrong with it, written into message
@@ -103,9 +107,9 @@ const char *config_problem(const Config *config, char *message, size_t size);
 /* Lay out and allocate, all zero; config must be one that config_problem accepts. */
 void model_init(Model *model, Config config);
 void model_free(Model *model);
-float *model_parameter(const Model *model, int view);
+float *model_parameter(const Model *model, ParameterView view);
 
-#line 381 "book/model.nw"
+#line 389 "book/model.nw"
 /* A layer's weights from its views in buffer: model->parameters for the weights,
    model->gradients for their gradients. */
 AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views);
@@ -113,11 +117,11 @@ FeedForwardWeights feed_forward_weights(const FlatBuffer *buffer,
                                         const FeedForwardViews *views);
 LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views);
 
-#line 442 "book/model.nw"
+#line 457 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng);
 size_t model_parameter_count(const Model *model);
 
-#line 587 "book/model.nw"
+#line 604 "book/model.nw"
 /* Lay out and allocate the activations for batches of up to max_batch sequences. */
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
 /* The same for batches that also hold at most max_src_tokens and max_tgt_tokens positions
@@ -125,9 +129,9 @@ void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len
    batches and short ones in large batches (as in the translation chapter). */
 void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_tgt_len,
                           int max_src_tokens, int max_tgt_tokens);
-float *model_activation(const Model *model, int view);
+float *model_activation(const Model *model, ActivationView view);
 
-#line 747 "book/model.nw"
+#line 791 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
    tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
@@ -135,13 +139,13 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
 
-#line 759 "book/model.nw"
+#line 803 "book/model.nw"
 /* The encoder's pass alone, in evaluation: the memory [B][T_src][d_model], returned (a view
    of the activations). src: [B][T_src], src_keep: [B][T_src] padding mask. */
 const float *model_encode(Model *model, const int *src, const uint8_t *src_keep, int batch,
                           int src_len);
 
-#line 836 "book/model.nw"
+#line 881 "book/model.nw"
 /* What a sublayer F reads: LN(x) into normed, its statistics into saved (pre-norm), or x
    itself (post-norm); x, normed: [rows][d_model]. */
 const float *model_sublayer_input(const Model *model, NormViews norm, float *normed,
@@ -153,7 +157,7 @@ void model_sublayer_residual(const Model *model, NormViews norm, float *stream,
                              float *scratch, const LayerNormSaved *saved, const float *x,
                              float *f, const float *keep, int rows);
 
-#line 1259 "book/model.nw"
+#line 1307 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
@@ -162,7 +166,7 @@ void model_backward(Model *model, const float *d_logprobs, const int *src, const
    model_logits_gradient(model) ([B][T_tgt][tgt_vocab]). */
 void model_backward_from_logits(Model *model, const int *src, const int *tgt);
 float *model_logits_gradient(const Model *model);
-float *model_gradient(const Model *model, int view);
+float *model_gradient(const Model *model, ParameterView view);
 
 #line 73 "book/fast.nw"
 /* The floating-point operations of the matrix products of one training step (forward and

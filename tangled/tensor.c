@@ -14,9 +14,9 @@
 #include <cblas.h>
 #line 1289 "book/program.nw"
 #include <time.h>
-#line 1517 "book/fast.nw"
+#line 1605 "book/fast.nw"
 #include <immintrin.h>
-#line 1750 "book/fast.nw"
+#line 1838 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 
@@ -266,12 +266,10 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
 #line 665 "book/tensor.nw"
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
 #line 680 "book/tensor.nw"
-    /* <<Multiply a single row by a matrix-vector product>> */
-#line 642 "book/fast.nw"
-    if (m == 1 && compute.fast_kernels) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
-        cblas_sgemv(CblasRowMajor, b.transposed ? CblasNoTrans : CblasTrans,
-                    b.transposed ? n : k, b.transposed ? k : n, alpha, b.data, b.ld, a.data,
-                    a.transposed ? a.ld : 1, beta, c, 1);
+    /* <<Multiply a single row by the kernel table's product of one row>> */
+#line 643 "book/fast.nw"
+    if (m == 1) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
+        compute.kernels->row_product(n, k, alpha, a, b, beta, c, ldc);
         return;
     }
 #line 681 "book/tensor.nw"
@@ -290,11 +288,11 @@ ComputeSettings compute = {
     .threads = 1,
 #line 584 "book/fast.nw"
     .split_products = true,
-#line 690 "book/fast.nw"
-    .fast_kernels = true,
-#line 1480 "book/fast.nw"
+#line 751 "book/fast.nw"
+    .kernels = &fast_kernels,
+#line 1568 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 1934 "book/fast.nw"
+#line 2022 "book/fast.nw"
     .bf16_min_work = 1e6,
 #line 718 "book/tensor.nw"
 };
@@ -312,7 +310,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 1941 "book/fast.nw"
+#line 2029 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
@@ -385,7 +383,24 @@ void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, Matmul
     }
 }
 
-#line 742 "book/fast.nw"
+#line 665 "book/fast.nw"
+void row_product_sgemm(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
+                       float beta, float *c, int ldc)
+{
+    cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
+                b.transposed ? CblasTrans : CblasNoTrans,
+                1, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
+}
+
+void row_product_sgemv(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
+                       float beta, float *c, int ldc)
+{
+    cblas_sgemv(CblasRowMajor, b.transposed ? CblasNoTrans : CblasTrans,
+                b.transposed ? n : k, b.transposed ? k : n, alpha, b.data, b.ld, a.data,
+                a.transposed ? a.ld : 1, beta, c, 1);
+}
+
+#line 832 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -401,7 +416,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     rng->state = total_multiplier * rng->state + total_increment;
 }
 
-#line 1525 "book/fast.nw"
+#line 1613 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -424,7 +439,7 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
 
-#line 1552 "book/fast.nw"
+#line 1640 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -433,7 +448,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
 
-#line 1585 "book/fast.nw"
+#line 1673 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 enum { BF16_HELD = 3 };   /* at most held at once: a layer's two inputs and a gradient */
@@ -464,7 +479,7 @@ typedef struct {
 
 static Bf16State bf16;
 
-#line 1620 "book/fast.nw"
+#line 1708 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -490,7 +505,7 @@ void bf16_weights_forget(void)
     bf16.weights = NULL, bf16.weight_count = 0;
 }
 
-#line 1651 "book/fast.nw"
+#line 1739 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -499,7 +514,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         && end <= weights + bf16.weight_count * sizeof(float))
         return bf16.weights_bf16 + (x - bf16.weights);
     /* <<Read a held operand from its copy, rounded at its first product>> */
-#line 1728 "book/fast.nw"
+#line 1816 "book/fast.nw"
     for (int i = 0; i < BF16_HELD; i++) {
         Bf16Held *h = &bf16.held[i];
         if (h->x != x || h->rows != rows || h->cols != cols || *ld != cols) continue;
@@ -510,14 +525,14 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         }
         return h->copy;
     }
-#line 1659 "book/fast.nw"
+#line 1747 "book/fast.nw"
     bf16_reserve(&bf16.scratch[which], &bf16.scratch_capacity[which], (size_t)rows * cols);
     bf16_round_matrix(bf16.scratch[which], x, rows, cols, *ld);
     *ld = cols;
     return bf16.scratch[which];
 }
 
-#line 1693 "book/fast.nw"
+#line 1781 "book/fast.nw"
 void bf16_operand_hold(const float *x, int rows, int cols)
 {
     if (omp_in_parallel()) return;   /* products there stay in float, and this state is shared */
@@ -548,7 +563,7 @@ void bf16_operand_release(const float *x)
     ENSURE(false, "a bfloat16 operand released that was not held");
 }
 
-#line 1758 "book/fast.nw"
+#line 1846 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -557,7 +572,7 @@ struct Bf16Product {
     dnnl_memory_t a, b, c, scratchpad;
 };
 
-#line 1776 "book/fast.nw"
+#line 1864 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -597,7 +612,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1831 "book/fast.nw"
+#line 1919 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -608,7 +623,7 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1815 "book/fast.nw"
+#line 1903 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
@@ -616,7 +631,7 @@ static void bf16_make_product(Bf16Product *p)
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
 
-#line 1847 "book/fast.nw"
+#line 1935 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -639,7 +654,7 @@ static Bf16Product *bf16_product(Bf16Product key)
     return p;
 }
 
-#line 1886 "book/fast.nw"
+#line 1974 "book/fast.nw"
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
@@ -668,7 +683,7 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
 
-#line 1963 "book/fast.nw"
+#line 2051 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
@@ -676,7 +691,7 @@ bool bf16_hardware(void)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
 
-#line 2050 "book/fast.nw"
+#line 2138 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

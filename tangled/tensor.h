@@ -124,7 +124,28 @@ typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 #line 109 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
 
-#line 1467 "book/fast.nw"
+#line 720 "book/fast.nw"
+/* The kernels that exist in two versions, which compute the same numbers: the chapters'
+   first versions (reference_kernels) and the speed chapter's (fast_kernels). */
+typedef struct {
+    void (*row_product)(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
+                        float beta, float *c, int ldc);
+    void (*masked_softmax)(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
+                           int cols);
+    void (*dropout_mask)(float *keep_scale, size_t n, float p, Rng *rng);
+    void (*row_moments)(const float *x, int d, double *mean, double *squares);
+    void (*log_softmax)(float *x, int rows, int cols);
+    void (*log_softmax_backward)(float *d_x, const float *d_y, const float *y, int rows,
+                                 int cols);
+    double (*smoothed_loss)(float *d_logprobs, const float *logprobs, const int *targets,
+                            int rows, int vocab, int pad, float smoothing, int *tokens);
+    double (*smoothed_logits_gradient)(float *d_logits, const float *logprobs,
+                                       const int *targets, int rows, int vocab, int pad,
+                                       float smoothing, double norm, int *tokens);
+} Kernels;
+extern const Kernels reference_kernels, fast_kernels;
+
+#line 1555 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
 
 #line 703 "book/tensor.nw"
@@ -138,11 +159,11 @@ typedef struct {
     int threads;            /* threads in use: set_threads() changes it */
 #line 578 "book/fast.nw"
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
-#line 684 "book/fast.nw"
-    bool fast_kernels;      /* false: the chapters' first versions of the kernels */
-#line 1473 "book/fast.nw"
+#line 745 "book/fast.nw"
+    const Kernels *kernels; /* the table of kernels the program calls */
+#line 1561 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 1927 "book/fast.nw"
+#line 2015 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
 #line 707 "book/tensor.nw"
 } ComputeSettings;
@@ -189,11 +210,19 @@ void set_threads(int n);
 void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc);
 
-#line 734 "book/fast.nw"
+#line 653 "book/fast.nw"
+/* c[0][j] = alpha sum_p op(a)[0][p] op(b)[p][j] + beta c[0][j]: the product of one row
+   (m = 1) by cblas_sgemm, as any product, or by cblas_sgemv, the matrix-vector product. */
+void row_product_sgemm(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
+                       float beta, float *c, int ldc);
+void row_product_sgemv(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
+                       float beta, float *c, int ldc);
+
+#line 824 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 
-#line 1490 "book/fast.nw"
+#line 1578 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -207,28 +236,28 @@ static inline float float_from_bf16(uint16_t x)
     return u.value;
 }
 
-#line 1573 "book/fast.nw"
+#line 1661 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
 
-#line 1682 "book/fast.nw"
+#line 1770 "book/fast.nw"
 /* x[rows][cols] (no gaps between rows) will be read by several products and will not
    change until bf16_operand_release(x): the bfloat16 products round it once. */
 void bf16_operand_hold(const float *x, int rows, int cols);
 void bf16_operand_release(const float *x);
 
-#line 1876 "book/fast.nw"
+#line 1964 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
 
-#line 1955 "book/fast.nw"
+#line 2043 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
 
-#line 2044 "book/fast.nw"
+#line 2132 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 19 "book/tensor.nw"
 #endif

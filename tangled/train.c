@@ -24,13 +24,10 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
     }
 }
 
-#line 138 "book/training.nw"
+#line 140 "book/training.nw"
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens)
 {
-    if (compute.fast_kernels)   /* the same sums, no logarithm per word (the speed chapter) */
-        return label_smoothing_loss_fast(d_logprobs, logprobs, targets, rows, vocab, pad,
-                                         smoothing, tokens);
     label_smoothing_distribution(d_logprobs, targets, rows, vocab, pad, smoothing);
     int n = 0;
     for (int r = 0; r < rows; r++) n += targets[r] != pad;
@@ -44,14 +41,14 @@ double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int 
     return n > 0 ? sum / n : 0.0;
 }
 
-#line 308 "book/training.nw"
+#line 307 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup)
 {
     const double s = step < 1 ? 1.0 : (double)step;
     return factor * pow(d_model, -0.5) * fmin(pow(s, -0.5), s * pow((double)warmup, -1.5));
 }
 
-#line 472 "book/training.nw"
+#line 471 "book/training.nw"
 void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double beta2,
                double eps)
 {
@@ -157,13 +154,13 @@ double evaluate_batch(Model *model, const Batch *batch, const StepSettings *sett
     const float *logprobs = model_forward(model, batch->src, batch->tgt, batch->src_keep,
                                           batch->tgt_keep, batch->batch, batch->src_len,
                                           batch->tgt_len, NULL);
-    int tokens;
-    return label_smoothing_loss(d_logprobs, logprobs, batch->tgt_y,
-                                batch->batch * batch->tgt_len, model->config.tgt_vocab,
-                                settings->pad, settings->smoothing, &tokens);
+    int tokens, rows = batch->batch * batch->tgt_len;
+    return compute.kernels->smoothed_loss(d_logprobs, logprobs, batch->tgt_y, rows,
+                                          model->config.tgt_vocab, settings->pad,
+                                          settings->smoothing, &tokens);
 }
 
-#line 218 "book/copy.nw"
+#line 217 "book/copy.nw"
 double train_accumulate(Model *model, const Batch *part, const StepSettings *settings,
                         float *d_logprobs, Rng *dropout_rng, double norm)
 {
@@ -173,19 +170,9 @@ double train_accumulate(Model *model, const Batch *part, const StepSettings *set
                                           part->tgt_keep, part->batch, part->src_len,
                                           part->tgt_len, dropout_rng);
     int tokens;
-    double loss;
-    if (compute.fast_kernels) {
-        loss = label_smoothing_logits_gradient(model_logits_gradient(model), logprobs,
-                                               part->tgt_y, rows, c->tgt_vocab, settings->pad,
-                                               settings->smoothing, norm, &tokens);
-    } else {
-        loss = label_smoothing_loss(d_logprobs, logprobs, part->tgt_y, rows, c->tgt_vocab,
-                                    settings->pad, settings->smoothing, &tokens);
-        const float rescale = (float)(tokens / norm);
-        for (size_t i = 0; i < (size_t)rows * c->tgt_vocab; i++) d_logprobs[i] *= rescale;
-        log_softmax_backward(model_logits_gradient(model), d_logprobs, logprobs, rows,
-                             c->tgt_vocab);
-    }
+    const double loss = compute.kernels->smoothed_logits_gradient(
+        model_logits_gradient(model), logprobs, part->tgt_y, rows, c->tgt_vocab, settings->pad,
+        settings->smoothing, norm, &tokens);
     if (tokens == 0) return 0.0;
     model_backward_from_logits(model, part->src, part->tgt);
     return loss * tokens;
@@ -195,6 +182,19 @@ void train_update(Model *model, Adam *adam, const StepSettings *settings)
 {
     adam_step(adam, &model->parameters, &model->gradients,
               scheduled_rate(adam->step, model->config.d_model, settings));
+}
+
+#line 261 "book/copy.nw"
+double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
+                                       const int *targets, int rows, int vocab, int pad,
+                                       float smoothing, double norm, int *tokens)
+{
+    const double loss = label_smoothing_loss(d_logits, logprobs, targets, rows, vocab, pad,
+                                             smoothing, tokens);
+    const float rescale = (float)(*tokens / norm);
+    for (size_t i = 0; i < (size_t)rows * vocab; i++) d_logits[i] *= rescale;
+    log_softmax_backward(d_logits, d_logits, logprobs, rows, vocab);
+    return loss;
 }
 
 #line 1116 "book/translate.nw"
@@ -208,7 +208,30 @@ double scheduled_rate(long step, int d_model, const StepSettings *settings)
     return rate * fmax(0.0, fmin(1.0, left));
 }
 
-#line 1082 "book/fast.nw"
+#line 760 "book/fast.nw"
+const Kernels reference_kernels = {
+    .row_product = row_product_sgemm,
+    .masked_softmax = masked_softmax_rows,
+    .dropout_mask = dropout_mask,
+    .row_moments = row_moments,
+    .log_softmax = log_softmax_rows,
+    .log_softmax_backward = log_softmax_backward,
+    .smoothed_loss = label_smoothing_loss,
+    .smoothed_logits_gradient = label_smoothing_logits_gradient,
+};
+
+const Kernels fast_kernels = {
+    .row_product = row_product_sgemv,
+    .masked_softmax = masked_softmax_rows_fast,
+    .dropout_mask = dropout_mask_parallel,
+    .row_moments = row_moments_fast,
+    .log_softmax = log_softmax_rows_fast,
+    .log_softmax_backward = log_softmax_backward_fast,
+    .smoothed_loss = label_smoothing_loss_fast,
+    .smoothed_logits_gradient = label_smoothing_logits_gradient_fast,
+};
+
+#line 1172 "book/fast.nw"
 static double sum_of_floats(const float *x, int n)
 {
     double partial[4] = {0.0, 0.0, 0.0, 0.0};
@@ -219,7 +242,7 @@ static double sum_of_floats(const float *x, int n)
     return (partial[0] + partial[1]) + (partial[2] + partial[3]);
 }
 
-#line 1100 "book/fast.nw"
+#line 1190 "book/fast.nw"
 typedef enum { OF_LOGPROBS, OF_LOGITS } GradientOf;   /* the gradient a loss writes */
 
 static double smoothed_loss(float *gradient, GradientOf of, const float *logprobs,
@@ -235,14 +258,14 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
     const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
     const double confidence = 1.0f - smoothing;
     /* <<Set the per-row constants of the closed form>> */
-#line 1148 "book/fast.nw"
+#line 1238 "book/fast.nw"
     const double divisor = of == OF_LOGITS ? norm : n;
     const float per_token = n > 0 ? (float)(1.0 / divisor) : 0.0f;
     const float spread_share = n > 0 ? (float)(spread / divisor) : 0.0f;
     const float confidence_share = n > 0 ? (float)(confidence / divisor) : 0.0f;
     const double row_constant = confidence * log(confidence)
                               + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
-#line 1115 "book/fast.nw"
+#line 1205 "book/fast.nw"
     double block_loss[PARALLEL_BLOCKS];
     PARALLEL_FOR((size_t)rows * vocab)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -250,7 +273,7 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
         for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
             float *g = gradient + (size_t)r * vocab;
             /* <<Add row r's loss to its block's; for padding, clear its gradient g and go on>> */
-#line 1162 "book/fast.nw"
+#line 1252 "book/fast.nw"
             const float *y = logprobs + (size_t)r * vocab;
             const int target = targets[r];
             if (target == pad) { memset(g, 0, (size_t)vocab * sizeof *g); continue; }
@@ -262,22 +285,22 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
                                   + sum_of_floats(y + high + 1, vocab - high - 1));
             }
             block_loss[block] += loss;
-#line 1122 "book/fast.nw"
+#line 1212 "book/fast.nw"
             if (of == OF_LOGITS) {
                 /* <<Write row r's probabilities minus its smoothed target, over norm>> */
-#line 1230 "book/fast.nw"
+#line 1318 "book/fast.nw"
                 #pragma omp simd
                 for (int w = 0; w < vocab; w++) g[w] = vector_expf(y[w]) * per_token - spread_share;
                 g[pad] = vector_expf(y[pad]) * per_token;
                 g[target] = vector_expf(y[target]) * per_token - confidence_share;
-#line 1124 "book/fast.nw"
+#line 1214 "book/fast.nw"
             } else {
                 /* <<Write row r's smoothed target, negated and over its tokens>> */
-#line 1178 "book/fast.nw"
+#line 1268 "book/fast.nw"
                 for (int w = 0; w < vocab; w++) g[w] = -spread_share;
                 g[pad] = 0.0f;
                 g[target] = -confidence_share;
-#line 1126 "book/fast.nw"
+#line 1216 "book/fast.nw"
             }
         }
     }
@@ -294,10 +317,10 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                          smoothing, 0.0, tokens);
 }
 
-#line 1216 "book/fast.nw"
-double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
-                                       const int *targets, int rows, int vocab, int pad,
-                                       float smoothing, double norm, int *tokens)
+#line 1304 "book/fast.nw"
+double label_smoothing_logits_gradient_fast(float *d_logits, const float *logprobs,
+                                            const int *targets, int rows, int vocab, int pad,
+                                            float smoothing, double norm, int *tokens)
 {
     ENSURE(norm > 0.0, "normalizer %g", norm);
     return smoothed_loss(d_logits, OF_LOGITS, logprobs, targets, rows, vocab, pad, smoothing,

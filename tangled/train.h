@@ -17,10 +17,10 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens);
 
-#line 301 "book/training.nw"
+#line 300 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup);
 
-#line 455 "book/training.nw"
+#line 454 "book/training.nw"
 typedef struct {
     double beta1, beta2, eps;
     long step;                  /* steps taken */
@@ -87,6 +87,14 @@ double train_accumulate(Model *model, const Batch *part, const StepSettings *set
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const StepSettings *settings);
 
+#line 250 "book/copy.nw"
+/* The loss of label_smoothing_loss (returned: per token; *tokens: the rows that are not
+   padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
+   with respect to the logits whose log-softmax is logprobs [rows][vocab]. */
+double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
+                                       const int *targets, int rows, int vocab, int pad,
+                                       float smoothing, double norm, int *tokens);
+
 #line 171 "book/copy-command.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
@@ -103,18 +111,16 @@ typedef struct {
    times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const StepSettings *settings);
 
-#line 1072 "book/fast.nw"
+#line 1162 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens);
 
-#line 1204 "book/fast.nw"
-/* The loss of label_smoothing_loss_fast (returned: per token; *tokens: the rows that are not
-   padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
-   with respect to the logits whose log-softmax is logprobs [rows][vocab]. */
-double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
-                                       const int *targets, int rows, int vocab, int pad,
-                                       float smoothing, double norm, int *tokens);
+#line 1294 "book/fast.nw"
+/* label_smoothing_logits_gradient with the loss of label_smoothing_loss_fast, in one pass. */
+double label_smoothing_logits_gradient_fast(float *d_logits, const float *logprobs,
+                                            const int *targets, int rows, int vocab, int pad,
+                                            float smoothing, double norm, int *tokens);
 #line 19 "book/training.nw"
 #endif

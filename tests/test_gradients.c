@@ -86,7 +86,7 @@ START_TEST(gradients_match_pytorch)
         snprintf(name, sizeof name, "grad.%s", model.parameters.views[v].name);
         const SafetensorsEntry *want = safetensors_find(&file, name);
         ck_assert_msg(want != NULL, "fixture lacks %s", name);
-        const float *g = model_gradient(&model, v), *t = (const float *)want->data;
+        const float *g = model_gradient(&model, (ParameterView){v}), *t = (const float *)want->data;
         double diff = 0, norm = 0;
         for (size_t j = 0; j < want->size; j++) {
             diff += ((double)g[j] - t[j]) * ((double)g[j] - t[j]);

@@ -9,6 +9,12 @@
 #include "safetensors.h"
 #include "tests.h"
 
+/* A parameter's view and an activation's are types C does not mix: model_parameter(model,
+   an_activation_view) does not compile (checked here when the tests compile). */
+_Static_assert(_Generic((ParameterView){0}, ActivationView: 0, default: 1)
+                   && _Generic((ActivationView){0}, ParameterView: 0, default: 1),
+               "parameter and activation views are distinct types");
+
 /* ---------------------------------------------------------------- small layers */
 
 START_TEST(embedding_scales_rows)
@@ -362,7 +368,7 @@ START_TEST(parameters_have_pytorch_names_and_shapes)
     model_init(&model, config);
     ck_assert_int_eq(flat_find(&model.parameters, "generator.proj.weight"), -1);
     ck_assert_int_eq(flat_find(&model.parameters, "encoder.norm.a_2"), -1);
-    ck_assert_int_eq(model.generator.weight, model.tgt_embedding);
+    ck_assert_int_eq(model.generator.weight.index, model.tgt_embedding.index);
     model_free(&model);
 }
 END_TEST
@@ -407,7 +413,7 @@ START_TEST(initialization_follows_xavier)
     model_initialize_parameters(&model, &rng);
     for (int i = 0; i < model.parameters.count; i++) {
         const TensorView *view = &model.parameters.views[i];
-        const float *x = model_parameter(&model, i);
+        const float *x = model_parameter(&model, (ParameterView){i});
         if (view->ndim != 2) continue;
         double a = sqrt(6.0 / (view->shape[0] + view->shape[1])), sum2 = 0;
         for (size_t j = 0; j < view->size; j++) {
