@@ -149,19 +149,18 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
         copy_task_batch(full, batch, len, vocab, &trainer.progress.data_rng);
         batch_fill(&trainer.batch, full, full, 0);
         compute.log = step == 0 ? &log : NULL;
-        train_step(model, &trainer.adam, &trainer.batch, &settings, trainer.d_logprobs,
-                   &trainer.progress.dropout_rng);
+        train_step(model, &trainer.adam, &trainer.batch, &settings, &trainer.progress.dropout_rng);
         compute.log = NULL;
     }
 #line 298 "book/fast.nw"
     /* <<Time the training steps>> */
-#line 347 "book/fast.nw"
+#line 346 "book/fast.nw"
     double loss = 0.0;
     const double start = seconds_now();
     for (int step = 0; step < s->steps; step++) {
         copy_task_batch(full, batch, len, vocab, &trainer.progress.data_rng);
         batch_fill(&trainer.batch, full, full, 0);
-        loss = train_step(model, &trainer.adam, &trainer.batch, &settings, trainer.d_logprobs,
+        loss = train_step(model, &trainer.adam, &trainer.batch, &settings,
                           &trainer.progress.dropout_rng);
     }
     const double elapsed = seconds_now() - start;
@@ -177,7 +176,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
            model_parameter_count(model), s->threads, precision_name(compute.precision),
            matmul_log_flops(&log), replay_gflops(&log, matmul_blas));
     /* <<Print the rate of bfloat16 products on the logged shapes, where the processor has them>> */
-#line 335 "book/fast.nw"
+#line 334 "book/fast.nw"
     if (bf16_hardware()) {
         const Precision precision = compute.precision;
         compute.precision = PRECISION_BF16;
@@ -192,7 +191,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     return finish_output();
 }
 
-#line 364 "book/fast.nw"
+#line 363 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
     const int len = s->len;
@@ -203,10 +202,10 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 2063 "book/fast.nw"
+#line 2062 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 374 "book/fast.nw"
+#line 373 "book/fast.nw"
     model_prepare(&model, 1, len, len);
     KVCache cache;
     decoder_cache_init(&cache, &model, 1, len, len);
@@ -228,14 +227,14 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     return finish_output();
 }
 
-#line 400 "book/fast.nw"
+#line 399 "book/fast.nw"
 int run_benchmark(int argc, char **argv)
 {
     BenchmarkSettings s = {.batch = 80, .len = 10, .steps = 20, .warmup_steps = 3,
                            .sentences = 10, .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     /* <<Read the benchmark's flags>> */
-#line 415 "book/fast.nw"
+#line 414 "book/fast.nw"
     int vocab = config.tgt_vocab, precision = default_precision();
     const Option options[] = {
         {"vocab", OPTION_INT, &vocab, 3, 1000000, NULL, "V vocabulary size"},
@@ -260,12 +259,12 @@ int run_benchmark(int argc, char **argv)
     check_model_size("benchmark", &config);
     set_precision("benchmark", precision);
     config.src_vocab = config.tgt_vocab = vocab;
-#line 406 "book/fast.nw"
+#line 405 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }
 
-#line 2115 "book/fast.nw"
+#line 2114 "book/fast.nw"
 int default_precision(void)
 {
     return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* <<decode.c definitions>> */
-#line 302 "book/copy.nw"
+#line 300 "book/copy.nw"
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start)
 {

@@ -149,7 +149,7 @@ static const Command commands[] = {
      "token labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
      "columnheaders).\n",
      NULL, run_attention},
-#line 444 "book/fast.nw"
+#line 443 "book/fast.nw"
     {"benchmark", "time training or decoding, for comparison with PyTorch",
      "usage: transformer benchmark train|decode [OPTIONS]\n"
      "\n"
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 787 "book/fast.nw"
+#line 786 "book/fast.nw"
         const char *table = getenv("TRANSFORMER_KERNELS");
         if (table && strcmp(table, "reference") == 0) compute.kernels = &reference_kernels;
         else if (table && *table && strcmp(table, "fast") != 0)

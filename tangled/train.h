@@ -70,24 +70,23 @@ typedef struct {
                                       cooldown steps before step cooldown_end (Getting to 41) */
 } StepSettings;
 
-/* One update on the batch; returns the loss per target token. d_logprobs: scratch
-   [batch][tgt_len][tgt_vocab]. */
+/* One update on the batch; returns the loss per target token. */
 double train_step(Model *model, Adam *adam, const Batch *batch,
-                  const StepSettings *settings, float *d_logprobs, Rng *dropout_rng);
+                  const StepSettings *settings, Rng *dropout_rng);
 /* The loss per target token without dropout or update. */
 double evaluate_batch(Model *model, const Batch *batch, const StepSettings *settings,
                       float *d_logprobs);
 
-#line 201 "book/copy.nw"
+#line 199 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
 double train_accumulate(Model *model, const Batch *part, const StepSettings *settings,
-                        float *d_logprobs, Rng *dropout_rng, double norm);
+                        Rng *dropout_rng, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const StepSettings *settings);
 
-#line 250 "book/copy.nw"
+#line 248 "book/copy.nw"
 /* The loss of label_smoothing_loss (returned: per token; *tokens: the rows that are not
    padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
    with respect to the logits whose log-softmax is logprobs [rows][vocab]. */
@@ -111,13 +110,13 @@ typedef struct {
    times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const StepSettings *settings);
 
-#line 1162 "book/fast.nw"
+#line 1161 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens);
 
-#line 1294 "book/fast.nw"
+#line 1293 "book/fast.nw"
 /* label_smoothing_logits_gradient with the loss of label_smoothing_loss_fast, in one pass. */
 double label_smoothing_logits_gradient_fast(float *d_logits, const float *logprobs,
                                             const int *targets, int rows, int vocab, int pad,

@@ -1,8 +1,8 @@
-#line 356 "book/copy.nw"
+#line 354 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 369 "book/copy.nw"
+#line 367 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -17,7 +17,7 @@
 #include <fcntl.h>
 
 /* <<trainer.c types>> */
-#line 720 "book/copy.nw"
+#line 717 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -115,7 +115,7 @@ static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSetting
 }
 
 /* <<trainer.c helpers>> */
-#line 560 "book/copy.nw"
+#line 558 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -125,7 +125,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
 
-#line 579 "book/copy.nw"
+#line 577 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -143,14 +143,13 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
         *dropout_rng = start;
         const Batch part = batch_rows(whole, from, to);
         model->dropout_rows_before = from, model->dropout_rows_after = whole->batch - to;
-        loss += train_accumulate(model, &part, &trainer->settings, trainer->d_logprobs,
-                                 dropout_rng, tokens);
+        loss += train_accumulate(model, &part, &trainer->settings, dropout_rng, tokens);
     }
     model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
 }
 
-#line 608 "book/copy.nw"
+#line 605 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
@@ -158,7 +157,7 @@ static int batch_tokens(const Batch *batch, int pad)
     return tokens;
 }
 
-#line 621 "book/copy.nw"
+#line 618 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     if (tokens == 0) return 0.0;   /* nothing to learn from: no step */
@@ -168,7 +167,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     return loss / tokens;
 }
 
-#line 701 "book/copy.nw"
+#line 698 "book/copy.nw"
 /* Stop if the loss is not finite: a failure, with the message. */
 static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run, double loss)
 {
@@ -182,7 +181,7 @@ static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run,
     return TRAINER_FAILED;
 }
 
-#line 736 "book/copy.nw"
+#line 733 "book/copy.nw"
 /* Prepare the run: the log, the clock, the signals. False, with the trainer's message, when
    one of them fails. */
 static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *clock)
@@ -204,7 +203,7 @@ static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *
         }
         catch_stop_signals();
     }
-#line 743 "book/copy.nw"
+#line 740 "book/copy.nw"
     if (run->log_path) {
         clock->log = fopen(run->log_path, trainer->adam.step > 0 ? "a" : "w");
         if (clock->log == NULL) {
@@ -220,7 +219,7 @@ static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *
     return true;
 }
 
-#line 768 "book/copy.nw"
+#line 765 "book/copy.nw"
 /* The epoch the run ends with: the settings', unless a time budget brought it forward. */
 static int last_epoch(const TrainingProgress *progress, const RunSettings *run)
 {
@@ -252,7 +251,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
     fflush(stdout);
 }
 
-#line 829 "book/copy.nw"
+#line 826 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -290,7 +289,7 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     return error == NULL;
 }
 
-#line 874 "book/copy.nw"
+#line 871 "book/copy.nw"
 /* Fit the run's end to the time budget (Getting to 41). */
 static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                                    const RunSettings *run, const TrainerClock *clock)
@@ -317,7 +316,7 @@ static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                clock->terminal ? "\n" : "", fits, fits);
         fflush(stdout);
     }
-#line 879 "book/copy.nw"
+#line 876 "book/copy.nw"
 }
 
 /* Begin the next epoch: its counts from zero, the run's end fitted to a time budget, and
@@ -332,7 +331,7 @@ static void begin_next_epoch(Trainer *trainer, const BatchSource *source,
         source->start_epoch(source->task, progress->epoch);
 }
 
-#line 900 "book/copy.nw"
+#line 897 "book/copy.nw"
 /* Decide whether to stop, saving a checkpoint when one is due: TRAINER_FINISHED to go on,
    else the run's outcome (the checkpoint chapter). */
 static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings *run,
@@ -351,10 +350,10 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
     if (!stop) return TRAINER_FINISHED;
     if (clock->terminal) putchar('\n');
     return say_why_the_run_stopped(trainer, run, out_of_time, impatient);
-#line 907 "book/copy.nw"
+#line 904 "book/copy.nw"
 }
 
-#line 914 "book/copy.nw"
+#line 911 "book/copy.nw"
 /* Finish the run: close the log and the checkpoint's lock. The outcome, a failure if the log
    could not be written. */
 static TrainerOutcome finish_run(Trainer *trainer, const RunSettings *run,
@@ -405,7 +404,7 @@ static bool agree(DataParallel *parallel, bool flag)
 }
 
 /* <<trainer.c definitions>> */
-#line 413 "book/copy.nw"
+#line 411 "book/copy.nw"
 void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
                    const StepSettings *settings)
 {
@@ -432,7 +431,7 @@ void trainer_free(Trainer *trainer)
     model_free(&trainer->model);
 }
 
-#line 485 "book/copy.nw"
+#line 483 "book/copy.nw"
 void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
 {
     va_list args, again;
@@ -458,7 +457,7 @@ void recipe_free(Recipe *recipe)
     *recipe = (Recipe){NULL, 0};
 }
 
-#line 645 "book/copy.nw"
+#line 642 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const RunSettings *run)
 {
     TrainingProgress *progress = &trainer->progress;
@@ -477,7 +476,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
 #line 1214 "book/translate.nw"
     if (progress->last_epoch && trainer->settings.cooldown > 0)
         trainer->settings.cooldown_end = (long)progress->last_epoch * source->batches;
-#line 660 "book/copy.nw"
+#line 657 "book/copy.nw"
     const int parts = run->accumulate > 1 ? run->accumulate : 1;
     while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, run)) {
         source->fill(source->task, trainer);

@@ -1,4 +1,4 @@
-#line 341 "book/copy.nw"
+#line 339 "book/copy.nw"
 /* The training loop of every task: steps, progress line, CSV log, validation, best model,
    checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -7,7 +7,7 @@
 #include "train.h"
 
 /* <<trainer.h declarations>> */
-#line 384 "book/copy.nw"
+#line 382 "book/copy.nw"
 typedef struct {
     Model model;
     Adam adam;
@@ -15,7 +15,7 @@ typedef struct {
     StepSettings settings;           /* the loss and the schedule; a time budget may move
                                         the cool-down's end (Getting to 41) */
     Batch batch;                     /* holds each step's batch */
-    float *d_logprobs;               /* [batch tokens][tgt_vocab]: train_step's scratch */
+    float *d_logprobs;               /* [batch tokens][tgt_vocab]: evaluate_batch's scratch */
     double best_validation;          /* lowest validation loss so far; INFINITY at first */
     char message[4400];              /* why trainer_run stopped early */
     int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
@@ -29,7 +29,7 @@ void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBo
                    const StepSettings *settings);
 void trainer_free(Trainer *trainer);
 
-#line 445 "book/copy.nw"
+#line 443 "book/copy.nw"
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -46,7 +46,7 @@ typedef struct {
     const char *(*save_epoch)(void *task, const Model *model, int epoch);
 } BatchSource;
 
-#line 469 "book/copy.nw"
+#line 467 "book/copy.nw"
 /* The recipe of a run: what a resumed run must repeat, as keys and their values' text. */
 typedef struct {
     char *(*pairs)[2];   /* [count]: key, value */
@@ -58,7 +58,7 @@ void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 void recipe_free(Recipe *recipe);
 
-#line 520 "book/copy.nw"
+#line 518 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -108,5 +108,5 @@ typedef struct DataParallel {
     double compute_seconds;               /* in them: forward, backward and update */
     double communication_seconds;         /* in sum, waiting for the others included */
 } DataParallel;
-#line 348 "book/copy.nw"
+#line 346 "book/copy.nw"
 #endif

@@ -93,7 +93,7 @@ double copy_task_step(Trainer *trainer, int *full, int vocab, bool padding)
     if (padding) full[len - 1] = 0, full[len - 2] = 0;
     batch_fill(batch, full, full, 0);
     return train_step(&trainer->model, &trainer->adam, batch, &trainer->settings,
-                      trainer->d_logprobs, &trainer->progress.dropout_rng);
+                      &trainer->progress.dropout_rng);
 }
 
 int fixture_metadata_int(const Safetensors *file, const char *key, int fallback)
