@@ -94,6 +94,14 @@ static void make_dir(void)
     ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
+/* The small model and its vocabularies, and the path of its file in the test directory. */
+static void small_model_file(char *path, size_t size, Model *model, Vocab *src, Vocab *tgt)
+{
+    make_dir();
+    small_model(model, src, tgt);
+    snprintf(path, size, "%s/m.st", dir);
+}
+
 static void remove_dir(void)
 {
     char command[128];
@@ -117,12 +125,10 @@ static const char *load_error(const char *path)
 /* Issue 19, item 4: the weights and both vocabularies are one file; it loads back exactly. */
 START_TEST(model_file_is_one_unit)
 {
-    make_dir();
     Model model, back;
     Vocab src, tgt, src_back, tgt_back;
-    small_model(&model, &src, &tgt);
     char path[128];
-    snprintf(path, sizeof path, "%s/m.st", dir);
+    small_model_file(path, sizeof path, &model, &src, &tgt);
     Safetensors file;
     ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &file.error));
     struct stat st;
@@ -148,12 +154,10 @@ END_TEST
 /* Issue 19, item 9: every field is checked against the model the file claims to be. */
 START_TEST(model_file_fields_checked)
 {
-    make_dir();
     Model model;
     Vocab src, tgt;
-    small_model(&model, &src, &tgt);
     char path[128];
-    snprintf(path, sizeof path, "%s/m.st", dir);
+    small_model_file(path, sizeof path, &model, &src, &tgt);
     Error scratch;
     static const struct { const char *key, *value, *message; } cases[] = {
         {"heads", "3", "d_model 16 is not a multiple of 3 heads"},
@@ -503,12 +507,10 @@ static int header_rewrite(const char *path, const char *swap_a, const char *swap
 
 START_TEST(model_file_checksum_of_contents)
 {
-    make_dir();
     Model model, back;
     Vocab src, tgt, src_back, tgt_back;
-    small_model(&model, &src, &tgt);
     char path[128];
-    snprintf(path, sizeof path, "%s/m.st", dir);
+    small_model_file(path, sizeof path, &model, &src, &tgt);
     Error scratch;
     /* another order of keys, other spaces: the same contents, and it loads exactly */
     ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &scratch));
@@ -561,12 +563,10 @@ static int model_file_version_2(const char *path)
    needs (the shipped model too), and a file of version 2 still loads, to the same model. */
 START_TEST(model_file_says_everything)
 {
-    make_dir();
     Model model;
     Vocab src, tgt;
-    small_model(&model, &src, &tgt);
     char path[128];
-    snprintf(path, sizeof path, "%s/m.st", dir);
+    small_model_file(path, sizeof path, &model, &src, &tgt);
     Error scratch;
     ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &scratch));
     Safetensors file;
