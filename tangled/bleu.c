@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <wctype.h>
 #include "utf8.h"
-#line 515 "book/bleu-engine.nw"
+#line 526 "book/bleu-engine.nw"
 #include <stdint.h>
 
 /* <<bleu.c definitions>> */
@@ -24,7 +24,8 @@ typedef struct {
 
 static void text_put(TextBuffer *t, const char *bytes, size_t n)
 {
-    t->text = xgrow(t->text, &t->capacity, t->length + n + 1, 1);
+    if (t->length + n + 1 > t->capacity)   /* most puts fit: no call */
+        t->text = xgrow(t->text, &t->capacity, t->length + n + 1, 1);
     memcpy(t->text + t->length, bytes, n);
     t->length += n;
     t->text[t->length] = '\0';
@@ -36,7 +37,7 @@ static char *text_finish(TextBuffer *t)   /* the text, "" if nothing was put */
     return t->text;
 }
 
-#line 107 "book/bleu-engine.nw"
+#line 108 "book/bleu-engine.nw"
 static char *replace_all(char *line, const char *from, const char *to)
 {
     TextBuffer out = {0};
@@ -51,7 +52,7 @@ static char *replace_all(char *line, const char *from, const char *to)
     return text_finish(&out);
 }
 
-#line 126 "book/bleu-engine.nw"
+#line 127 "book/bleu-engine.nw"
 static bool is_13a_symbol(unsigned char c)
 {
     return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&')
@@ -73,7 +74,7 @@ static char *pad_symbols(char *line)
     return text_finish(&out);
 }
 
-#line 152 "book/bleu-engine.nw"
+#line 153 "book/bleu-engine.nw"
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static bool is_not_digit(unsigned char c) { return !is_digit(c); }
 static bool is_period_or_comma(unsigned char c) { return c == '.' || c == ','; }
@@ -108,7 +109,7 @@ static char *apply_pair_rule(char *line, const PairRule *rule)
     return text_finish(&out);
 }
 
-#line 194 "book/bleu-engine.nw"
+#line 195 "book/bleu-engine.nw"
 static uint32_t character_at(const char *text, int *length)
 {
     uint32_t c;
@@ -118,7 +119,7 @@ static uint32_t character_at(const char *text, int *length)
     return c;
 }
 
-#line 210 "book/bleu-engine.nw"
+#line 211 "book/bleu-engine.nw"
 static bool python_space(uint32_t c)
 {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0
@@ -145,7 +146,7 @@ static char *join_words(char *line)
     return text_finish(&out);
 }
 
-#line 249 "book/bleu-engine.nw"
+#line 250 "book/bleu-engine.nw"
 char *bleu_tokenize_13a(const char *line)
 {
     TextBuffer copy = {0};
@@ -165,7 +166,7 @@ char *bleu_tokenize_13a(const char *line)
     return join_words(s);
 }
 
-#line 300 "book/bleu-engine.nw"
+#line 301 "book/bleu-engine.nw"
 static bool case_ignorable(uint32_t c)
 {
     static const uint32_t ranges[][2] = {
@@ -190,7 +191,7 @@ static bool is_cased(uint32_t c, locale_t utf8)
         || iswupper_l(w, utf8);
 }
 
-#line 331 "book/bleu-engine.nw"
+#line 332 "book/bleu-engine.nw"
 static locale_t utf8_locale(void)   /* (locale_t)0 if the system has none */
 {
     static locale_t utf8 = (locale_t)0;
@@ -205,7 +206,7 @@ const char *bleu_lowercase_ready(char *error, size_t size)
     return error;
 }
 
-#line 368 "book/bleu-engine.nw"
+#line 369 "book/bleu-engine.nw"
 char *bleu_lowercase(const char *line)
 {
     const locale_t utf8 = utf8_locale();
@@ -226,14 +227,14 @@ char *bleu_lowercase(const char *line)
                                     + utf8_encode(0x307, encoded + 1);
         else if (c[i] == 0x3A3) {
             /* <<Choose final or medial sigma>> */
-#line 400 "book/bleu-engine.nw"
+#line 401 "book/bleu-engine.nw"
             size_t before = i, after = i + 1;
             while (before > 0 && case_ignorable(c[before - 1])) before--;
             while (after < n && case_ignorable(c[after])) after++;
             const bool final = before > 0 && is_cased(c[before - 1], utf8)
                                && !(after < n && is_cased(c[after], utf8));
             length = utf8_encode(final ? 0x3C2 : 0x3C3, encoded);
-#line 388 "book/bleu-engine.nw"
+#line 389 "book/bleu-engine.nw"
         } else length = utf8_encode((uint32_t)towlower_l((wint_t)c[i], utf8), encoded);
         text_put(&out, encoded, (size_t)length);
     }
@@ -241,7 +242,7 @@ char *bleu_lowercase(const char *line)
     return text_finish(&out);
 }
 
-#line 421 "book/bleu-engine.nw"
+#line 422 "book/bleu-engine.nw"
 char *bleu_preprocess(const char *line, bool lowercase)
 {
     char *s = lowercase ? bleu_lowercase(line) : strcpy(xmalloc(strlen(line) + 1), line);
@@ -257,8 +258,8 @@ char *bleu_preprocess(const char *line, bool lowercase)
     return words;
 }
 
-#line 468 "book/bleu-engine.nw"
-typedef struct { const char *text; size_t length; } Token;
+#line 470 "book/bleu-engine.nw"
+typedef struct { const char *text; size_t length; uint64_t hash; } Token;
 typedef struct { const Token *first; int n; } NGram;
 
 typedef struct {
@@ -266,6 +267,14 @@ typedef struct {
     Token *tokens;
     size_t count;
 } Words;
+
+/* FNV-1a over a word's bytes and then its length. */
+static uint64_t hash_word(const char *text, size_t length)
+{
+    uint64_t h = 14695981039346656037u;   /* FNV-1a's offset basis and prime */
+    for (size_t i = 0; i < length; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211u;
+    return (h ^ length) * 1099511628211u;
+}
 
 static Words words_of(const char *sentence, bool lowercase)
 {
@@ -275,7 +284,7 @@ static Words words_of(const char *sentence, bool lowercase)
     w.tokens = xmalloc((spaces + 1) * sizeof *w.tokens);
     for (const char *p = w.line; *p; ) {
         const size_t length = strcspn(p, " ");
-        w.tokens[w.count++] = (Token){p, length};
+        w.tokens[w.count++] = (Token){p, length, hash_word(p, length)};
         p += length + (p[length] == ' ');
     }
     return w;
@@ -294,7 +303,7 @@ static int compare_ngrams(const void *a, const void *b)
     return 0;
 }
 
-#line 519 "book/bleu-engine.nw"
+#line 530 "book/bleu-engine.nw"
 typedef struct {
     NGram gram;                  /* gram.first == NULL: an empty slot */
     uint64_t hash;               /* hash_ngram(&gram): most slots are told apart by it alone */
@@ -308,13 +317,9 @@ typedef struct {
 
 static uint64_t hash_ngram(const NGram *g)
 {
-    uint64_t h = 14695981039346656037u;   /* FNV-1a's offset basis and prime */
-    for (int k = 0; k < g->n; k++) {
-        for (size_t i = 0; i < g->first[k].length; i++)
-            h = (h ^ (unsigned char)g->first[k].text[i]) * 1099511628211u;
-        h = (h ^ g->first[k].length) * 1099511628211u;
-    }
-    return h;
+    uint64_t h = 14695981039346656037u;
+    for (int k = 0; k < g->n; k++) h = (h ^ g->first[k].hash) * 1099511628211u;
+    return h ^ (h >> 32);
 }
 
 /* An empty table with room for COUNT n-grams at most half full. */
@@ -338,7 +343,7 @@ static NGramCount *ngram_slot(const NGramTable *t, const NGram *g)
     }
 }
 
-#line 568 "book/bleu-engine.nw"
+#line 575 "book/bleu-engine.nw"
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
 {
@@ -347,7 +352,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
     for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase);
     /* <<Add the hypothesis length and the closest reference length>> */
-#line 588 "book/bleu-engine.nw"
+#line 595 "book/bleu-engine.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
     for (int r = 0; r < n_refs; r++) {
         const size_t len = refs[r].count;
@@ -357,10 +362,10 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     }
     stats->hyp_len += (long long)hyp.count;
     stats->ref_len += (long long)closest;
-#line 576 "book/bleu-engine.nw"
+#line 583 "book/bleu-engine.nw"
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
         /* <<Add the clipped matches of order n>> */
-#line 605 "book/bleu-engine.nw"
+#line 612 "book/bleu-engine.nw"
         const size_t hyp_count = hyp.count >= (size_t)n ? hyp.count - (size_t)n + 1 : 0;
         NGramTable table = ngram_table(hyp_count);
         for (size_t i = 0; i < hyp_count; i++) {
@@ -388,13 +393,13 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                                                  ? entry->in_hypothesis : entry->most);
         }
         free(table.slot);
-#line 578 "book/bleu-engine.nw"
+#line 585 "book/bleu-engine.nw"
     }
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
     free(hyp.line), free(hyp.tokens), free(refs);
 }
 
-#line 668 "book/bleu-engine.nw"
+#line 675 "book/bleu-engine.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
     BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
@@ -407,7 +412,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
     /* <<Compute the smoothed precisions and the order to average>> */
-#line 692 "book/bleu-engine.nw"
+#line 699 "book/bleu-engine.nw"
     double smooth = 1.0;
     int order = BLEU_MAX_ORDER;
     for (int n = 0; n < BLEU_MAX_ORDER; n++) {
@@ -418,7 +423,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
             s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
         } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
     }
-#line 680 "book/bleu-engine.nw"
+#line 687 "book/bleu-engine.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
         log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
@@ -426,7 +431,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
     return s;
 }
 
-#line 715 "book/bleu-engine.nw"
+#line 722 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
 {
@@ -440,7 +445,7 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     return bleu_compute(&stats, effective_order);
 }
 
-#line 748 "book/bleu-engine.nw"
+#line 755 "book/bleu-engine.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
     snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
@@ -449,7 +454,7 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->stats.hyp_len, s->stats.ref_len);
 }
 
-#line 777 "book/bleu-engine.nw"
+#line 784 "book/bleu-engine.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
 {
@@ -458,7 +463,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              BLEU_SACREBLEU_VERSION);
 }
 
-#line 820 "book/bleu-engine.nw"
+#line 827 "book/bleu-engine.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
@@ -479,7 +484,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 868 "book/bleu-engine.nw"
+#line 875 "book/bleu-engine.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -498,7 +503,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         free(text);
         return error;
     }
-#line 840 "book/bleu-engine.nw"
+#line 847 "book/bleu-engine.nw"
     file->text = text;
     file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */
     for (size_t i = 0; i < t.length; i++)
