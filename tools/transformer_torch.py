@@ -272,6 +272,277 @@ def numbered(line, index, subwords, max_len):
     return ids + [1]
 
 
+# ---- Text: the program's tokenizer and detokenizer (the book's chapter on text) -----------
+# A port of tangled/text.c, rule for rule: normalize the characters (lowercased for the
+# translator), move quotes past full stops and commas, split the punctuation off, cut a final
+# full stop off unless its word is an abbreviation; and the detokenizer's joining rules.
+MAX_LINE_BYTES = 1000
+
+
+def is_space(c):
+    return (c == 0x20 or 0x09 <= c <= 0x0D or c in (0x85, 0xA0, 0x1680) or 0x2000 <= c <= 0x200A
+            or c in (0x2028, 0x2029, 0x202F, 0x205F, 0x3000))
+
+
+def is_invisible(c):
+    return c < 0x20 or 0x7F <= c < 0xA0 or 0x200B <= c <= 0x200F or c in (0x2060, 0xFEFF)
+
+
+def is_number(c):
+    return 0x30 <= c <= 0x39 or c in (0xB2, 0xB3, 0xB9) or 0xBC <= c <= 0xBE
+
+
+def is_letter(c):
+    if c < 0x80:
+        return 0x61 <= c <= 0x7A or 0x41 <= c <= 0x5A
+    if c < 0x100:
+        return c in (0xAA, 0xB5, 0xBA) or (c >= 0xC0 and c not in (0xD7, 0xF7))
+    return not (is_space(c) or is_invisible(c) or 0x2000 <= c <= 0x2BFF or 0x2E00 <= c <= 0x2E7F
+                or 0x3000 <= c <= 0x303F or 0xFE30 <= c <= 0xFE6F or 0xFF01 <= c <= 0xFF20
+                or 0x1F000 <= c <= 0x1FAFF)
+
+
+def to_lowercase(c):
+    return c + 0x20 if 0x41 <= c <= 0x5A or (0xC0 <= c <= 0xDE and c != 0xD7) else c
+
+
+def is_lowercase(c):
+    return 0x61 <= c <= 0x7A or c in (0xAA, 0xB5, 0xBA) or (0xDF <= c <= 0xFF and c != 0xF7)
+
+
+def normalize_characters(p, language, lowercase):
+    out = []
+
+    def space():
+        if out and out[-1] != 0x20:
+            out.append(0x20)
+    n, i, Q, A = len(p), 0, ord('"'), ord("'")
+    while i < n:
+        c = to_lowercase(p[i]) if lowercase else p[i]
+        before, after = p[i - 1] if i > 0 else 0, p[i + 1] if i + 1 < n else 0
+        if c == ord('&') and i + 4 < n and p[i + 1:i + 5] == [ord(x) for x in "amp;"]:
+            out.append(c)
+            i += 4
+        elif c == 0xA0 and 0x30 <= before <= 0x39 and 0x30 <= after <= 0x39:
+            out.append(ord(',' if language == "de" else '.'))
+        elif is_space(c):
+            space()
+        elif is_invisible(c):
+            i += 1
+            continue
+        elif c in (A, 0x60) and after in (A, 0x60):
+            space()
+            out += [Q, 0x20]
+            i += 1
+        elif c in (0x201E, 0x201C, 0x201D, 0x201A):
+            out.append(Q)
+        elif c in (0x2018, 0x2019):
+            out.append(A if is_letter(before) and is_letter(after) else Q)
+        elif c in (0x60, 0xB4):
+            out.append(A)
+        elif c == 0x2013:
+            out.append(ord('-'))
+        elif c == 0x2014:
+            space()
+            out += [ord('-'), 0x20]
+        elif c == 0x2026:
+            out += [ord('.')] * 3
+        else:
+            out.append(c)
+        if len(out) >= 2 and out[-1] == A and out[-2] == A:
+            out.pop()
+            out[-1] = Q
+        i += 1
+    if out and out[-1] == 0x20:
+        out.pop()
+    return out
+
+
+def rotate(p, frm, to):
+    p.insert(frm, p.pop(to))
+
+
+def move_quotes(p, language):
+    n, Q, S = len(p), ord('"'), ord('.')
+    if language == "en":
+        i = 0
+        while i < n:
+            if p[i] == Q:
+                end = i
+                while end + 1 < n and p[end + 1] in (ord(','), S):
+                    end += 1
+                rotate(p, end, i)
+                i = end
+            i += 1
+        return
+    i = 0
+    while i + 1 < n:
+        if p[i] == ord(',') and p[i + 1] == Q:
+            p[i], p[i + 1] = Q, ord(',')
+            i += 1
+        i += 1
+    i = 0
+    while i < n:
+        if p[i] == S:
+            end = i
+            while end + 1 < n and p[end + 1] == S:
+                end += 1
+            if end + 1 < n and p[end + 1] == Q:
+                end += 1
+                rotate(p, i, end)
+            i = end
+        i += 1
+
+
+def separate_punctuation(p, language):
+    out, n, i = [], len(p), 0
+    while i < n:
+        c, before, after = p[i], p[i - 1] if i > 0 else 0, p[i + 1] if i + 1 < n else 0
+        spaced = [0x20, c, 0x20]
+        if c in (0x20, ord('-')) or is_letter(c) or is_number(c):
+            out.append(c)
+        elif c == ord('.'):
+            end = i
+            while end + 1 < n and p[end + 1] == c:
+                end += 1
+            out += ([0x20] if end > i else []) + [c] * (end - i + 1) + ([0x20] if end > i else [])
+            i = end
+        elif c == ord(','):
+            if ((before and not is_number(before)) or (after and not is_number(after))
+                    or (before and not after)):
+                out += spaced
+            else:
+                out.append(c)
+        elif c == ord("'") and language == "en":
+            lb, la = is_letter(before), is_letter(after)
+            if (lb and la) or (is_number(before) and after == ord('s')):
+                out += [0x20, c]
+            elif ((before and after and not lb and not la)
+                  or (before and not lb and not is_number(before) and la)
+                  or (lb and after and not la)):
+                out += spaced
+            else:
+                out.append(c)
+        else:
+            out += spaced
+        i += 1
+    return out
+
+
+ABBREVIATIONS = {
+    "en": "Mr Mrs Ms Dr Prof Rev St Sr Jr Gen Capt Lt Col Sgt Jan Feb Mar Apr Jun Jul Aug Sep "
+          "Oct Nov Dec Nr v vs i.e e.g".split(),
+    "en before numbers": "No Art pp".split(),
+    "de": "Nr Mr Mrs Ms Dr Prof St Mio Mrd bzw usw vgl ca pp etc evtl ggf sog usf zzt dgl ff v "
+          "vs".split()}
+
+
+def abbreviation(word, language):
+    """1: a full stop after word stays with it; 2 (English): it does before a number; 0."""
+    if len(word) >= 8 or any(c >= 0x80 for c in word):
+        return 0
+    text = "".join(map(chr, word))
+    if language == "en":
+        return (1 if (len(text) == 1 and "A" <= text <= "Z") or text in ABBREVIATIONS["en"]
+                else 2 if text in ABBREVIATIONS["en before numbers"] else 0)
+    number = text.isdigit() and len(text) <= 2 and text[0] != "0"
+    roman = set(text) <= set("ivx") or set(text) <= set("IVX")
+    return int((len(word) == 1 and is_letter(word[0])) or number or (roman and len(text) <= 5)
+               or text in ABBREVIATIONS["de"])
+
+
+def write_tokens(p, language):
+    tokens, n, i, S = [], len(p), 0, ord('.')
+    while i < n:
+        while i < n and p[i] == 0x20:
+            i += 1
+        if i == n:
+            break
+        end = i
+        while end < n and p[end] != 0x20:
+            end += 1
+        nxt = end
+        while nxt < n and p[nxt] == 0x20:
+            nxt += 1
+        keep, length = end, end - i
+        only_periods = all(c == S for c in p[i:end])
+        has_period = S in p[i:end - 1]
+        has_letter = any(is_letter(c) for c in p[i:end - 1])
+        if length >= 2 and p[end - 1] == S and not only_periods:
+            kind = abbreviation(p[i:end - 1], language)
+            following = p[nxt] if nxt < n else 0
+            if (not (has_period and has_letter) and kind != 1 and not is_lowercase(following)
+                    and not (kind == 2 and 0x30 <= following <= 0x39)):
+                keep = end - 1
+        elif length >= 2 and nxt == n and p[end - 2] == S and p[end - 1] == ord("'"):
+            keep = end - 2
+        for a, b in ((i, keep), (keep, min(keep + 1, end)), (min(keep + 1, end), end)):
+            if a < b:
+                tokens.append("".join(map(chr, p[a:b])))
+        i = end
+    return tokens
+
+
+def tokenize(line, language="de", lowercase=True):
+    """A line (bytes, no newline) as the program's tokens separated by single spaces; "" for
+    a blank line; ValueError for a line the program refuses."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ValueError("line too long: %d bytes (at most %d)" % (len(line), MAX_LINE_BYTES))
+    if b"\0" in line:
+        raise ValueError("a NUL byte at byte %d" % (line.index(b"\0") + 1))
+    p = normalize_characters([ord(c) for c in line.decode("utf-8")], language, lowercase)
+    move_quotes(p, language)
+    return " ".join(write_tokens(separate_punctuation(p, language), language))
+
+
+def detokenize(line, language="en"):
+    """Tokens (str, separated by spaces or tabs) joined back into text as the program does."""
+    apostrophes = sum(1 for i, c in enumerate(line) if c == "'" and (i == 0 or line[i - 1] == " ")
+                      and (i + 1 == len(line) or line[i + 1] == " "))
+    tokens = [t for t in line.replace("\t", " ").split(" ") if t]
+    out, last, glue_next, double_open, single_open = [], "", True, False, False
+    for k, token in enumerate(tokens):
+        following = tokens[k + 1] if k + 1 < len(tokens) else ""
+        glue, glue_next = glue_next, False
+        if token == ":" and "0" <= last <= "9" and "0" <= following[:1] <= "9":
+            glue = glue_next = True                     # 11:27
+        elif token in (".", ",", "!", "?", ";", ":", "%", ")", "]", "}", "..."):
+            glue = True
+        elif token in ("(", "[", "{", "$", "#"):
+            glue_next = True
+        elif token == '"':
+            if double_open:
+                glue = True
+            else:
+                glue_next = True
+            double_open = not double_open
+        elif token == "'" and apostrophes % 2 == 1:
+            if following in ("s", "re", "ve", "ll", "m", "d", "t", "em"):
+                glue_next = True                        # they 're
+            else:
+                glue = True                             # the dogs' bowls
+        elif token == "'":
+            if single_open:
+                glue = True
+            else:
+                glue_next = True
+            single_open = not single_open
+        elif language == "en" and token[0] == "'" and len(token) > 1 and token[1] < "\x80" \
+                and is_letter(ord(token[1])):
+            glue = True                                 # 's 're 't
+        out.append(token if glue else " " + token)
+        last = token.encode()[-1:]
+        last = chr(last[0]) if last else ""
+    return "".join(out)
+
+
+def input_lines(stream):
+    """The lines of a byte stream as the program reads them: LF, CR or CR LF ends a line."""
+    data = stream.read()
+    lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    return lines[:-1] if lines[-1] == b"" else lines
+
+
 @torch.no_grad()
 def greedy(model, src):
     """The start symbol, then the most probable token after each prefix until </s>; the
@@ -292,18 +563,46 @@ def greedy(model, src):
     return ys[1:], total
 
 
-def translate(path, show_logprobs):
+def translate(path, show_logprobs, raw):
+    """Tokenized German in, English tokens out; with raw, text in and text out, tokenized and
+    detokenized as `transformer translate` does."""
+    sys.stdout.reconfigure(encoding="utf-8", newline="\n")
     model, (src_vocab, tgt_vocab), _ = load(path)
     index = {token: i for i, token in enumerate(src_vocab)}
     subwords = any(t.endswith("@@") for t in src_vocab)
-    for line in sys.stdin:
+    lines = input_lines(sys.stdin.buffer) if raw else sys.stdin
+    for number, line in enumerate(lines, 1):
+        if raw:
+            try:
+                line = tokenize(line, "de", True)
+            except ValueError as error:
+                sys.exit("standard input:%d: %s" % (number, error))
         if not line.strip():
             print()
             continue
         ids, total = greedy(model, numbered(line, index, subwords, model.settings["max_len"]))
         words = " ".join(tgt_vocab[i] for i in ids if i != 1)
         text = (words + " ").replace("@@ ", "").rstrip(" ")
+        if raw and text:
+            text = detokenize(text, "en")
         print(("%.6f\t" % total if show_logprobs else "") + text, flush=True)
+
+
+def text_filter(arguments):
+    """tokenize LANGUAGE [--lowercase], detokenize LANGUAGE: standard input to output, a line
+    a line, as `transformer tokenize --language LANGUAGE [--lowercase | --detokenize]`."""
+    sys.stdout.reconfigure(encoding="utf-8", newline="\n")
+    for number, line in enumerate(input_lines(sys.stdin.buffer), 1):
+        try:
+            if arguments[0] == "detokenize":
+                out = detokenize(line.decode("utf-8"), arguments[1])
+            else:
+                out = tokenize(line, arguments[1], "--lowercase" in arguments[2:])
+        except ValueError as error:
+            sys.exit("standard input:%d: %s" % (number, error))
+        if not out:
+            sys.exit("standard input:%d: empty line" % number)
+        print(out)
 
 
 # ---- Saving: a PyTorch model as a model file of version 3 ----------------------------------
@@ -399,9 +698,11 @@ def check(path):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "translate":
-        translate(sys.argv[2], "--logprobs" in sys.argv[3:])
+        translate(sys.argv[2], "--logprobs" in sys.argv[3:], "--raw" in sys.argv[3:])
+    elif len(sys.argv) >= 3 and sys.argv[1] in ("tokenize", "detokenize"):
+        text_filter(sys.argv[1:])
     elif len(sys.argv) == 3 and sys.argv[1] == "check":
         sys.exit(0 if check(sys.argv[2]) else 1)
     else:
-        sys.exit(__doc__ or "usage: transformer_torch.py translate MODEL [--logprobs] | "
-                 "check MODEL")
+        sys.exit(__doc__ or "usage: transformer_torch.py translate MODEL [--raw] [--logprobs] | "
+                 "tokenize de|en [--lowercase] | detokenize en|de | check MODEL")
