@@ -1,9 +1,13 @@
 #!/bin/sh
 # The model file as an interchange format (issue 36), both ways, with plain PyTorch:
-# 1. tools/transformer_torch.py loads the shipped model into the Annotated Transformer's
-#    modules and decodes the first 100 lines of test2016 greedily: the same 100 translations
-#    as `transformer translate --beam 1` (the log-probabilities are compared in the Check test
-#    model_file_read_by_pytorch, within 1e-4);
+# 0. tools/transformer_torch.py tokenizes as the program does: the German of test2016 and val
+#    as `transformer tokenize --language de --lowercase` (what translate does to its input),
+#    and joins the English tokens of test2016 back as `transformer tokenize --detokenize`,
+#    byte for byte;
+# 1. it loads the shipped model into the Annotated Transformer's modules and translates the
+#    first 100 lines of test2016 greedily, raw German in and English text out: the same 100
+#    translations as `transformer translate --beam 1` (the log-probabilities are compared in
+#    the Check test model_file_read_by_pytorch, within 1e-4);
 # 2. a small Annotated Transformer trained in PyTorch for a few steps and saved by the
 #    reader's save() translates with `transformer translate --model`, to the reader's own
 #    greedy translations of it.
@@ -19,12 +23,31 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 fi
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 
-# 1. The shipped model, read by PyTorch.
+# 0. The tokenizer and the detokenizer, in Python.
+for f in test2016.de val.de; do
+  "$T" tokenize --language de --lowercase < "data/multi30k/$f" > "$W/program.tok"
+  "$PY" tools/transformer_torch.py tokenize de --lowercase < "data/multi30k/$f" > "$W/pytorch.tok"
+  if ! cmp -s "$W/program.tok" "$W/pytorch.tok"; then
+    diff "$W/program.tok" "$W/pytorch.tok" | head -20 >&2
+    echo "interop: $f tokenized otherwise in Python" >&2
+    exit 1
+  fi
+done
+f=data/multi30k/test2016.lc.norm.tok.en
+"$T" tokenize --language en --detokenize < "$f" > "$W/program.txt"
+"$PY" tools/transformer_torch.py detokenize en < "$f" > "$W/pytorch.txt"
+if ! cmp -s "$W/program.txt" "$W/pytorch.txt"; then
+  diff "$W/program.txt" "$W/pytorch.txt" | head -20 >&2
+  echo "interop: $f detokenized otherwise in Python" >&2
+  exit 1
+fi
+echo "interop: test2016.de ($(wc -l < data/multi30k/test2016.de) lines) and val.de ($(wc -l < data/multi30k/val.de)) tokenized, and $(wc -l < "$f") lines of English detokenized, in Python as by the program"
+
+# 1. The shipped model, read by PyTorch: raw German in, English text out.
 head -100 data/multi30k/test2016.de > "$W/t.de"
 "$T" translate --beam 1 < "$W/t.de" > "$W/program.en"
-"$T" tokenize --language de --lowercase < "$W/t.de" \
-  | "$PY" tools/transformer_torch.py translate data/multi30k-de-en.safetensors \
-  | "$T" tokenize --language en --detokenize > "$W/pytorch.en"
+"$PY" tools/transformer_torch.py translate data/multi30k-de-en.safetensors --raw \
+  < "$W/t.de" > "$W/pytorch.en"
 same=$(paste -d '\n' "$W/program.en" "$W/pytorch.en" | awk 'NR % 2 { a = $0; next } a == $0' | wc -l)
 if ! cmp -s "$W/program.en" "$W/pytorch.en"; then
   diff "$W/program.en" "$W/pytorch.en" | head -20 >&2
@@ -72,9 +95,8 @@ print("interop: a model trained in PyTorch for 30 steps (last loss %.2f), saved"
 EOF
 head -20 data/multi30k/val.de > "$W/v.de"
 "$T" translate --model "$W/pytorch.safetensors" --beam 1 < "$W/v.de" > "$W/program2.en"
-"$T" tokenize --language de --lowercase < "$W/v.de" \
-  | "$PY" tools/transformer_torch.py translate "$W/pytorch.safetensors" \
-  | "$T" tokenize --language en --detokenize > "$W/pytorch2.en"
+"$PY" tools/transformer_torch.py translate "$W/pytorch.safetensors" --raw < "$W/v.de" \
+  > "$W/pytorch2.en"
 "$PY" tools/transformer_torch.py check "$W/pytorch.safetensors" > /dev/null
 if ! cmp -s "$W/program2.en" "$W/pytorch2.en" || [ "$(wc -l < "$W/program2.en")" -ne 20 ]; then
   diff "$W/program2.en" "$W/pytorch2.en" | head -20 >&2

@@ -2,18 +2,24 @@
 # A model file of "The Annotated Transformer in C" in plain PyTorch: load any model file of
 # the program (format versions 2 and 3, weights F32 or BF16, tied tensors filled in, either
 # LayerNorm, pre- or post-norm) into the Annotated Transformer's modules, and translate
-# greedily as `transformer translate --beam 1` does; and save such a model as a model file
-# (version 3, every key of data/FORMAT.md, the checksum of its contents) that the program
-# loads. PyTorch and the standard library only.
+# greedily as `transformer translate --beam 1` does, tokenizing and detokenizing as the program
+# does (its tokenizer, the rules of the book's chapter on text, ported rule for rule); and save
+# such a model as a model file (version 3, every key of data/FORMAT.md, the checksum of its
+# contents) that the program loads. PyTorch and the standard library only.
 #
-#   transformer tokenize --language de --lowercase < in.de \
-#     | tools/transformer_torch.py translate MODEL [--logprobs] \
-#     | transformer tokenize --language en --detokenize
+#   tools/transformer_torch.py translate MODEL --raw [--logprobs] < in.de > out.en
+#   tools/transformer_torch.py translate MODEL [--logprobs] < in.tok.de > out.tok.en
+#   tools/transformer_torch.py tokenize de|en [--lowercase] < in > in.tok
+#   tools/transformer_torch.py detokenize en|de < tokens > text
+#   tools/transformer_torch.py check MODEL
 #
-# Standard input: tokenized German, a sentence a line (the program's tokenizer: the rules of
-# the book's chapter on text are not repeated here); standard output: the English tokens,
-# subword pieces joined, a sentence a line (with --logprobs, the sum of the chosen tokens'
-# log-probabilities before each, and a tab). `check MODEL` verifies the checksum.
+# translate --raw: German text in, a sentence a line, lowercased and tokenized as
+# `transformer translate` does; English text out, detokenized as it does (a blank line gives a
+# blank line). Without --raw: the program's German tokens in, the English tokens out, subword
+# pieces joined. With --logprobs, the sum of the chosen tokens' log-probabilities before each
+# line, and a tab. tokenize and detokenize: `transformer tokenize --language L [--lowercase]`
+# and `transformer tokenize --language L --detokenize`, byte for byte. check verifies the
+# checksum.
 import json
 import math
 import struct
