@@ -116,7 +116,7 @@ decode-speedup|timings depend on the machine (about 40 s); the solution reads fi
 attention-no-scale|two runs of the full copy model, a few minutes on two cores
 dist-speed|timings depend on the machine and its load (bench/distributed.sh, about 3 min)
 norm-experiment|four runs of the full copy model, about ten minutes on two cores; its solution reads the recorded runs of figures/copy/experiments and figures/copy/warmup50
-copy-multi30k|six training runs on Multi30k, an hour and a half or more; the book reads the recorded logs of figures/norm-warmup/multi30k
+copy-multi30k|two or more training runs on Multi30k, a quarter of an hour or more each on two quiet cores; the book records no run of its arm
 profile|a profile depends on the machine, its load and perf; the solution states an order, not shares
 spin|timings on an idle and on a busy machine
 bandwidth|the machine's memory bandwidth and decoding speed
