@@ -570,12 +570,14 @@ fuzz-seeds: build/fuzz/fuzz-model build/fuzz/fuzz-checkpoint
 # ---------------------------------------------------------------- exercises
 # The book's exercises that need the repository: `make exercise-NAME` runs one (NAME is the
 # exercise's label in the book without ex:, e.g. exercise-mask-count), in build/exercises/NAME/;
-# `make exercises` runs the quick ones (about a minute) and checks each printed result against
-# the number its solution states (tests/exercises.sh holds both); `tests/exercises.sh list`.
+# `make exercises` runs the quick ones (about a minute), then the slow ones (minutes each), and
+# checks each printed result against the number its solution states (tests/exercises.sh holds
+# both); `make check` runs only the quick ones; `tests/exercises.sh list`.
 # Exercises that change the book apply tests/exercises/NAME.patch to a copy of the repository.
 .PHONY: exercises run-exercises gradcheck
 exercises: deps
 	$(MAKE) run-exercises
+	tests/exercises.sh check-slow
 run-exercises: transformer build/run-tests build/exercises/activations $(FIGURE_DATA)
 	tests/exercises.sh check
 exercise-%: transformer build/run-tests build/exercises/activations $(FIGURE_DATA)

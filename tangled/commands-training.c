@@ -13,7 +13,7 @@
 #line 10 "book/copy-command.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 358 "book/translate-commands.nw"
+#line 360 "book/translate-commands.nw"
 #include "modelfile.h"
 #line 392 "book/distributed.nw"
 #include <limits.h>

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 348 "book/translate-commands.nw"
+#line 350 "book/translate-commands.nw"
 #include <sys/stat.h>
 #include <unistd.h>
 #include "data.h"
@@ -15,7 +15,7 @@
 #include "translator.h"
 
 /* <<commands-translation.c functions>> */
-#line 369 "book/translate-commands.nw"
+#line 371 "book/translate-commands.nw"
 /* The translator that ships with the book: SHIPPED_MODEL in the current directory, else
    beside the program (its own directory found through /proc/self/exe). */
 #define SHIPPED_MODEL "data/multi30k-de-en.safetensors"
@@ -32,7 +32,7 @@ static const char *shipped_model(void)
     return access(path, R_OK) == 0 ? path : SHIPPED_MODEL;
 }
 
-#line 396 "book/translate-commands.nw"
+#line 398 "book/translate-commands.nw"
 /* The live line of translate: when it started, whether it is shown, the input's size. */
 typedef struct {
     double start;
@@ -74,7 +74,7 @@ static void translate_progress_end(const TranslateProgress *progress, long lines
             lines / elapsed, "");
 }
 
-#line 442 "book/translate-commands.nw"
+#line 444 "book/translate-commands.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -85,7 +85,7 @@ static void load_translator(const char *path, Model *model, Vocab *src_vocab,
     safetensors_free(&file);
 }
 
-#line 457 "book/translate-commands.nw"
+#line 459 "book/translate-commands.nw"
 int run_translate(int argc, char **argv)
 {
     const char *model_path = NULL;   /* the shipped translator */
@@ -112,7 +112,7 @@ int run_translate(int argc, char **argv)
                                         &(TranslatorSettings){beam_size, batch_limit, alpha});
     if (error) die("%s", error);
     /* <<Read, translate and print standard input, a window at a time>> */
-#line 495 "book/translate-commands.nw"
+#line 497 "book/translate-commands.nw"
     const int window = translator.window;
     LineReader *lines = xmalloc((size_t)window * sizeof *lines);   /* one reader a line */
     memset(lines, 0, (size_t)window * sizeof *lines);
@@ -151,7 +151,7 @@ int run_translate(int argc, char **argv)
     if (*refusal) die("%s", refusal);
     for (int i = 0; i < window; i++) free(lines[i].text);
     free(lines), free(texts), free(line_texts), free(sizes);
-#line 483 "book/translate-commands.nw"
+#line 485 "book/translate-commands.nw"
     translator_close(&translator);
     return finish_output();
 }

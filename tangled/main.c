@@ -111,7 +111,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 538 "book/translate-commands.nw"
+#line 540 "book/translate-commands.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"

@@ -86,7 +86,7 @@ static void describe_pipeline(ModelDescription *d, const Config *c, bool subword
         "special.start", "special.end", "special.pad", "special.unknown"};
     for (int k = 0; k < VOCAB_SPECIALS; k++) {
         describe(d, special_keys[k], vocab_specials[k]);
-        char key[24], id[8];
+        char key[24], id[12];
         snprintf(key, sizeof key, "%s.id", special_keys[k]);
         snprintf(id, sizeof id, "%d", k);
         describe(d, key, id);

@@ -16,8 +16,10 @@ const char *translator_open(Translator *t, const char *path, const TranslatorSet
     Safetensors file;
     const char *error = translation_model_load(path, &model, &t->src_vocab, &t->tgt_vocab,
                                                &file);
-    if (error) {
+    if (error) {   /* the message first: it may live in the file */
         snprintf(t->error, sizeof t->error, "%s", error);
+        safetensors_free(&file), model_free(&model);
+        vocab_free(&t->src_vocab), vocab_free(&t->tgt_vocab);
         return t->error;
     }
     safetensors_free(&file);
@@ -25,7 +27,7 @@ const char *translator_open(Translator *t, const char *path, const TranslatorSet
 #line 2062 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 105 "book/translate-commands.nw"
+#line 107 "book/translate-commands.nw"
     t->model = model;
     const int max_len = t->max_len = model.config.max_len, batch_limit = s->batch_limit;
     t->beam_size = s->beam_size, t->batch_limit = batch_limit;
@@ -61,7 +63,7 @@ void translator_close(Translator *t)
 }
 
 /* <<Read, tokenize and number up to a window of lines>> */
-#line 187 "book/translate-commands.nw"
+#line 189 "book/translate-commands.nw"
 /* Read, tokenize and number up to a window of lines: how many can be translated. */
 static int number_window(Translator *t, const char *const *lines, const size_t *sizes,
                          int count)
@@ -84,7 +86,7 @@ static int number_window(Translator *t, const char *const *lines, const size_t *
 }
 
 /* <<Order the window's lines by length>> */
-#line 214 "book/translate-commands.nw"
+#line 216 "book/translate-commands.nw"
 /* Order the window's lines by length: order[0 .. count) */
 static void order_by_length(Translator *t, int count)
 {
@@ -97,7 +99,7 @@ static void order_by_length(Translator *t, int count)
 }
 
 /* <<Gather the batch's sources, padded to the longest>> */
-#line 230 "book/translate-commands.nw"
+#line 232 "book/translate-commands.nw"
 /* Gather the batch's sources, padded to the longest: the lines order[first ..
    first + batch), with their mask. */
 static SourceBatch gather_batch(Translator *t, int first, int batch)
@@ -117,7 +119,7 @@ static SourceBatch gather_batch(Translator *t, int first, int batch)
 }
 
 /* <<Decode the window's lines, in batches of similar lengths>> */
-#line 254 "book/translate-commands.nw"
+#line 256 "book/translate-commands.nw"
 /* Decode the window's lines, in batches of similar lengths: out and lengths by line. */
 static void decode_window(Translator *t, int count)
 {
@@ -144,7 +146,7 @@ static void decode_window(Translator *t, int count)
 }
 
 /* <<Turn each output into text>> */
-#line 288 "book/translate-commands.nw"
+#line 290 "book/translate-commands.nw"
 /* Keep text, of length bytes, as the translation of line: at its offset in storage. */
 static void keep_text(Translator *t, int line, const char *text, size_t length, size_t *used)
 {
@@ -186,7 +188,7 @@ static int write_window(Translator *t, int count, int first, size_t *used)
     return count;
 }
 
-#line 157 "book/translate-commands.nw"
+#line 159 "book/translate-commands.nw"
 int translator_translate(Translator *t, const char *const *lines, const size_t *sizes,
                          int count, const char **out)
 {

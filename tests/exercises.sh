@@ -2,6 +2,7 @@
 # The book's exercises that need the repository, as commands and as checks.
 #   tests/exercises.sh run NAME     run one exercise (make exercise-NAME calls this)
 #   tests/exercises.sh check        run the quick ones, compare with the expectations below
+#   tests/exercises.sh check-slow   the same for the slow ones (minutes each)
 #   tests/exercises.sh list         the exercises, quick or slow, and what each checks
 #   tests/exercises.sh record NAME  run one and keep its output in figures/exercises/NAME.txt
 # Each expectation is a literal that the exercise's output must contain and that the
@@ -106,14 +107,20 @@ dist-gpu|50 ms, 100 Gbit/s: efficiency 0.566|and \exDistGpuEffHundred{} over
 dist-gpu|3150 ms, 10 Gbit/s: efficiency 0.900|the last row shows \exDistGpuEffNinety
 END
 )
+# The slow ones (minutes each on two cores): `make exercises` checks them after the quick
+# ones; `make check` runs only the quick ones.
+SLOW_EXPECTATIONS=$(cat <<'END'
+copy-epochs|lr 1.10e-03|$1.1\cdot 10^{-3}$
+copy-epochs|lr 9.02e-04|$9.0\cdot 10^{-4}$
+attention-no-scale|the run without the scale ends above the scaled run: yes|ends far above
+END
+)
 # Exercises with a command or target but no check in `make exercises`, and why.
 UNCHECKED=$(cat <<'END'
 reference-kernel|timings depend on the machine (about 30 s); the solution reads figures/exercises/reference-kernel.txt (record)
 gradcheck-h|the solution describes a trend, not numbers (about 20 s)
-copy-epochs|the full model for 600 steps, about 5 minutes on two cores
 ckpt-crash|a random kill; the test cli_kill_9_leaves_a_loadable_checkpoint checks it in make check
 decode-speedup|timings depend on the machine (about 40 s); the solution reads figures/exercises/decode-speedup.txt (record)
-attention-no-scale|two runs of the full copy model, a few minutes on two cores
 dist-speed|timings depend on the machine and its load (bench/distributed.sh, about 3 min)
 norm-experiment|four runs of the full copy model, about ten minutes on two cores; its solution reads the recorded runs of figures/copy/experiments and figures/copy/warmup50
 copy-multi30k|two or more training runs on Multi30k, a quarter of an hour or more each on two quiet cores; the book records no run of its arm
@@ -297,7 +304,9 @@ ex_attention-no-scale() {
   "$T" copy --precision fp32 --no-scale --log "$SCRATCH/unscaled.csv" > /dev/null || true
   paste -d, "$SCRATCH/scaled.csv" "$SCRATCH/unscaled.csv" \
     | awk -F, 'NR == 1 { print "epoch  validation (scaled)  validation (no scale)"; next }
-               { printf "%5d  %19.4f  %21.4f\n", $1, $4, $11 }'
+               { printf "%5d  %19.4f  %21.4f\n", $1, $4, $11; scaled = $4; unscaled = $11 }
+               END { printf "the run without the scale ends above the scaled run: %s\n",
+                            unscaled > scaled ? "yes" : "no" }'
 }
 ex_copy-epochs() { "$T" copy --epochs 30 || true; }
 ex_copy-reverse() {
@@ -419,8 +428,9 @@ run() {   # run exercise $1 in its scratch directory
   mkdir -p "$SCRATCH/$1" && cd "$SCRATCH/$1" && "ex_$1"
 }
 
-check() {
-  local names; names=$(echo "$EXPECTATIONS" | sed -n 's/^\([a-z0-9-]*\)|.*/\1/p' | uniq)
+check() {   # the exercises of $TABLE (default: the quick ones), or those named
+  local table=${TABLE:-$EXPECTATIONS}
+  local names; names=$(echo "$table" | sed -n 's/^\([a-z0-9-]*\)|.*/\1/p' | uniq)
   [ $# -gt 0 ] && names="$*"
   local passed=0 failed=0 name
   for name in $names; do
@@ -434,7 +444,7 @@ check() {
       grep -qF -- "$literal" "$out" || { echo "  $name: the output lacks '$literal'"; ok=0; }
       grep -qF -- "${book:-$literal}" <<< "$solution" \
         || { echo "  $name: the solution lacks '${book:-$literal}'"; ok=0; }
-    done <<< "$EXPECTATIONS"
+    done <<< "$table"
     if [ $ok = 1 ]; then passed=$((passed + 1)); echo "ok    $name ($((SECONDS - start)) s)"
     else failed=$((failed + 1)); echo "FAIL  $name (output in ${out#$ROOT/})"; fi
   done
@@ -458,10 +468,13 @@ case "${1:-}" in
   record) [ $# = 2 ] || { echo "usage: tests/exercises.sh record NAME" >&2; exit 2; }; record "$2" ;;
   run) [ $# = 2 ] || { echo "usage: tests/exercises.sh run NAME" >&2; exit 2; }; run "$2" ;;
   check) shift; check "$@" ;;
+  check-slow) shift; TABLE=$SLOW_EXPECTATIONS check "$@" ;;
   list)
-    echo "checked by make exercises:"
+    echo "checked by make exercises (and make check):"
     echo "$EXPECTATIONS" | sed -n 's/^\([a-z0-9-]*\)|.*/  \1/p' | uniq
+    echo "checked by make exercises after the others (minutes each):"
+    echo "$SLOW_EXPECTATIONS" | sed -n 's/^\([a-z0-9-]*\)|.*/  \1/p' | uniq
     echo "not checked (run them with make exercise-NAME):"
     echo "$UNCHECKED" | sed -n 's/^\([a-z0-9-]*\)|\(.*\)/  \1: \2/p' ;;
-  *) echo "usage: tests/exercises.sh run NAME | check [NAME...] | list | record NAME" >&2; exit 2 ;;
+  *) echo "usage: tests/exercises.sh run NAME | check [NAME...] | check-slow [NAME...] | list | record NAME" >&2; exit 2 ;;
 esac
