@@ -113,6 +113,8 @@ SLOW_EXPECTATIONS=$(cat <<'END'
 copy-epochs|lr 1.10e-03|$1.1\cdot 10^{-3}$
 copy-epochs|lr 9.03e-04|$9.0\cdot 10^{-4}$
 attention-no-scale|the run without the scale ends above the scaled run: yes|ends far above
+norm-experiment|pre-norm, warm-up 50 against 400 over seeds 1-3: lower|Both learn faster
+norm-experiment|post-norm, warm-up 50 against 400 over seeds 1-3: lower|Both learn faster
 END
 )
 # Exercises with a command or target but no check in `make exercises`, and why.
@@ -122,7 +124,6 @@ gradcheck-h|the solution describes a trend, not numbers (about 20 s)
 ckpt-crash|a random kill; the test cli_kill_9_leaves_a_loadable_checkpoint checks it in make check
 decode-speedup|timings depend on the machine (about 40 s); the solution reads figures/exercises/decode-speedup.txt (record)
 dist-speed|timings depend on the machine and its load (bench/distributed.sh, about 3 min)
-norm-experiment|four runs of the full copy model, about ten minutes on two cores; its solution reads the recorded runs of figures/copy/experiments and figures/copy/warmup50
 copy-multi30k|two or more training runs on Multi30k, a quarter of an hour or more each on two quiet cores; the book records no run of its arm
 profile|a profile depends on the machine, its load and perf; the solution states an order, not shares
 spin|timings on an idle and on a busy machine
@@ -307,6 +308,21 @@ ex_attention-no-scale() {
                { printf "%5d  %19.4f  %21.4f\n", $1, $4, $11; scaled = $4; unscaled = $11 }
                END { printf "the run without the scale ends above the scaled run: %s\n",
                             unscaled > scaled ? "yes" : "no" }'
+}
+ex_norm-experiment() {   # the small copy model, each placement, warm-up 400 and 50, seeds 1-3
+  local norm w seed
+  for norm in pre post; do
+    for w in 400 50; do
+      for seed in 1 2 3; do
+        "$T" copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 --norm $norm --warmup $w \
+          --seed $seed --log "$SCRATCH/norm-experiment/$norm-w$w-s$seed.csv" > /dev/null || true
+        tail -n 1 "$SCRATCH/norm-experiment/$norm-w$w-s$seed.csv" | cut -d, -f4
+      done | awk -v norm=$norm -v w=$w '{ s += $1 } END { printf "%s %s %.4f\n", norm, w, s / NR }'
+    done
+  done | awk '{ mean[$1, $2] = $3; print }
+              END { for (n = 1; n <= 2; n++) { norm = n == 1 ? "pre" : "post"
+                      printf "%s-norm, warm-up 50 against 400 over seeds 1-3: %s\n", norm,
+                             mean[norm, 50] < mean[norm, 400] ? "lower" : "not lower" } }'
 }
 ex_copy-epochs() { "$T" copy --epochs 30 || true; }
 ex_copy-reverse() {
