@@ -22,9 +22,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     adam.step = 3;
     TrainingProgress progress = {.epoch = 1, .batch = 2, .loss_sum = 1.5};
     rng_seed(&progress.data_rng, 1, 2), rng_seed(&progress.dropout_rng, 1, 3);
-    Safetensors scratch;
+    Error scratch;
     if (checkpoint_save(seed, &model, &adam, &progress, recipe, 2, &scratch)) {
-        fprintf(stderr, "%s\n", scratch.error);
+        fprintf(stderr, "%s\n", scratch.message);
         exit(1);
     }
     exit(0);

@@ -20,9 +20,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     Rng rng;
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
-    Safetensors scratch;
+    Error scratch;
     if (translation_model_save(seed, &model, &src, &tgt, false, &scratch)) {
-        fprintf(stderr, "%s\n", scratch.error);
+        fprintf(stderr, "%s\n", scratch.message);
         exit(1);
     }
     exit(0);
