@@ -307,7 +307,7 @@ static int compare_ngrams(const void *a, const void *b)
 typedef struct {
     NGram gram;                  /* gram.first == NULL: an empty slot */
     uint64_t hash;               /* hash_ngram(&gram): most slots are told apart by it alone */
-    size_t in_hypothesis, in_reference, most;   /* its counts; most: over the references */
+    uint32_t in_hypothesis, in_reference, most;   /* its counts; most: over the references */
 } NGramCount;
 
 typedef struct {
@@ -352,7 +352,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
     for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase);
     /* <<Add the hypothesis length and the closest reference length>> */
-#line 595 "book/bleu-engine.nw"
+#line 597 "book/bleu-engine.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
     for (int r = 0; r < n_refs; r++) {
         const size_t len = refs[r].count;
@@ -363,11 +363,11 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     stats->hyp_len += (long long)hyp.count;
     stats->ref_len += (long long)closest;
 #line 583 "book/bleu-engine.nw"
+    NGramTable table = ngram_table(hyp.count);   /* one table, emptied after each order */
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
         /* <<Add the clipped matches of order n>> */
-#line 612 "book/bleu-engine.nw"
+#line 616 "book/bleu-engine.nw"
         const size_t hyp_count = hyp.count >= (size_t)n ? hyp.count - (size_t)n + 1 : 0;
-        NGramTable table = ngram_table(hyp_count);
         for (size_t i = 0; i < hyp_count; i++) {
             const NGram g = {hyp.tokens + i, n};
             NGramCount *entry = ngram_slot(&table, &g);
@@ -392,14 +392,15 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
             stats->correct[n - 1] += (long long)(entry->in_hypothesis < entry->most
                                                  ? entry->in_hypothesis : entry->most);
         }
-        free(table.slot);
-#line 585 "book/bleu-engine.nw"
+        memset(table.slot, 0, (table.mask + 1) * sizeof *table.slot);
+#line 586 "book/bleu-engine.nw"
     }
+    free(table.slot);
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
     free(hyp.line), free(hyp.tokens), free(refs);
 }
 
-#line 675 "book/bleu-engine.nw"
+#line 678 "book/bleu-engine.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
     BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
@@ -412,7 +413,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
     /* <<Compute the smoothed precisions and the order to average>> */
-#line 699 "book/bleu-engine.nw"
+#line 702 "book/bleu-engine.nw"
     double smooth = 1.0;
     int order = BLEU_MAX_ORDER;
     for (int n = 0; n < BLEU_MAX_ORDER; n++) {
@@ -423,7 +424,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
             s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
         } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
     }
-#line 687 "book/bleu-engine.nw"
+#line 690 "book/bleu-engine.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
         log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
@@ -431,7 +432,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
     return s;
 }
 
-#line 722 "book/bleu-engine.nw"
+#line 725 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
 {
@@ -445,7 +446,7 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     return bleu_compute(&stats, effective_order);
 }
 
-#line 755 "book/bleu-engine.nw"
+#line 758 "book/bleu-engine.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
     snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
@@ -454,7 +455,7 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->stats.hyp_len, s->stats.ref_len);
 }
 
-#line 784 "book/bleu-engine.nw"
+#line 787 "book/bleu-engine.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
 {
@@ -463,7 +464,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              BLEU_SACREBLEU_VERSION);
 }
 
-#line 827 "book/bleu-engine.nw"
+#line 830 "book/bleu-engine.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
@@ -484,7 +485,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 875 "book/bleu-engine.nw"
+#line 878 "book/bleu-engine.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -503,7 +504,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         free(text);
         return error;
     }
-#line 847 "book/bleu-engine.nw"
+#line 850 "book/bleu-engine.nw"
     file->text = text;
     file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */
     for (size_t i = 0; i < t.length; i++)

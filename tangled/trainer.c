@@ -32,7 +32,7 @@ typedef struct {
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
 {
-    Recipe recipe = {NULL, 0};
+    Recipe recipe = {NULL, 0, 0};
     for (int i = 0; i < run->recipe.count; i++)
         recipe_add(&recipe, run->recipe.pairs[i][0], "%s", run->recipe.pairs[i][1]);
     recipe_add(&recipe, "best_validation", "%.17g", trainer->best_validation);
@@ -431,7 +431,7 @@ void trainer_free(Trainer *trainer)
     model_free(&trainer->model);
 }
 
-#line 483 "book/copy.nw"
+#line 484 "book/copy.nw"
 void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
 {
     va_list args, again;
@@ -442,19 +442,18 @@ void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
     vsnprintf(value, size, format, again);
     va_end(again);
     va_end(args);
-    char *(*pairs)[2] = xmalloc((size_t)(recipe->count + 1) * sizeof *pairs);
-    if (recipe->count > 0) memcpy(pairs, recipe->pairs, (size_t)recipe->count * sizeof *pairs);
-    free(recipe->pairs);
-    pairs[recipe->count][0] = strcpy(xmalloc(strlen(key) + 1), key);
-    pairs[recipe->count][1] = value;
-    recipe->pairs = pairs, recipe->count++;
+    recipe->pairs = xgrow(recipe->pairs, &recipe->capacity, (size_t)recipe->count + 1,
+                          sizeof *recipe->pairs);
+    recipe->pairs[recipe->count][0] = strcpy(xmalloc(strlen(key) + 1), key);
+    recipe->pairs[recipe->count][1] = value;
+    recipe->count++;
 }
 
 void recipe_free(Recipe *recipe)
 {
     for (int i = 0; i < recipe->count; i++) free(recipe->pairs[i][0]), free(recipe->pairs[i][1]);
     free(recipe->pairs);
-    *recipe = (Recipe){NULL, 0};
+    *recipe = (Recipe){NULL, 0, 0};
 }
 
 #line 642 "book/copy.nw"

@@ -51,6 +51,7 @@ typedef struct {
 typedef struct {
     char *(*pairs)[2];   /* [count]: key, value */
     int count;
+    size_t capacity;     /* pairs allocated, for xgrow */
 } Recipe;
 
 /* Append key with the value that format makes of the rest, as printf would. */
