@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <wctype.h>
 #include "utf8.h"
-#line 526 "book/bleu-engine.nw"
+#line 591 "book/bleu-engine.nw"
 #include <stdint.h>
 
 /* <<bleu.c definitions>> */
@@ -63,18 +63,23 @@ static char *pad_symbols(char *line)
 {
     TextBuffer out = {0};
     const char *padded[] = {" ", line, " "};
-    for (int part = 0; part < 3; part++)
-        for (const char *c = padded[part]; *c; c++) {
+    for (int part = 0; part < 3; part++) {
+        const char *copied = padded[part];   /* [copied, c) is unchanged and not yet written */
+        const char *c = copied;
+        for (; *c; c++)
             if (is_13a_symbol((unsigned char)*c)) {
                 const char around[3] = {' ', *c, ' '};
+                text_put(&out, copied, (size_t)(c - copied));
                 text_put(&out, around, 3);
-            } else text_put(&out, c, 1);
-        }
+                copied = c + 1;
+            }
+        text_put(&out, copied, (size_t)(c - copied));
+    }
     free(line);
     return text_finish(&out);
 }
 
-#line 153 "book/bleu-engine.nw"
+#line 158 "book/bleu-engine.nw"
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static bool is_not_digit(unsigned char c) { return !is_digit(c); }
 static bool is_period_or_comma(unsigned char c) { return c == '.' || c == ','; }
@@ -94,24 +99,29 @@ static const PairRule pair_rules[3] = {
 static char *apply_pair_rule(char *line, const PairRule *rule)
 {
     TextBuffer out = {0};
-    for (size_t i = 0; line[i]; ) {
+    size_t copied = 0;   /* line[copied..i) is unchanged and not yet written */
+    size_t i = 0;
+    while (line[i]) {
         const unsigned char a = (unsigned char)line[i], b = (unsigned char)line[i + 1];
         if (b != '\0' && rule->first(a) && rule->second(b)) {
+            text_put(&out, line + copied, i - copied);
             text_put(&out, rule->before, strlen(rule->before));
             text_put(&out, line + i, 1);
             text_put(&out, rule->between, strlen(rule->between));
             text_put(&out, line + i + 1, 1);
             text_put(&out, rule->after, strlen(rule->after));
-            i += 2;
-        } else text_put(&out, line + i++, 1);
+            copied = i += 2;
+        } else i++;
     }
+    text_put(&out, line + copied, i - copied);
     free(line);
     return text_finish(&out);
 }
 
-#line 195 "book/bleu-engine.nw"
+#line 205 "book/bleu-engine.nw"
 static uint32_t character_at(const char *text, int *length)
 {
+    if ((unsigned char)text[0] < 0x80) return *length = 1, (unsigned char)text[0];
     uint32_t c;
     const char *problem;
     *length = utf8_decode(text, strnlen(text, 4), &c, &problem);
@@ -119,7 +129,7 @@ static uint32_t character_at(const char *text, int *length)
     return c;
 }
 
-#line 211 "book/bleu-engine.nw"
+#line 222 "book/bleu-engine.nw"
 static bool python_space(uint32_t c)
 {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0
@@ -146,7 +156,7 @@ static char *join_words(char *line)
     return text_finish(&out);
 }
 
-#line 250 "book/bleu-engine.nw"
+#line 261 "book/bleu-engine.nw"
 char *bleu_tokenize_13a(const char *line)
 {
     TextBuffer copy = {0};
@@ -166,7 +176,7 @@ char *bleu_tokenize_13a(const char *line)
     return join_words(s);
 }
 
-#line 301 "book/bleu-engine.nw"
+#line 312 "book/bleu-engine.nw"
 static bool case_ignorable(uint32_t c)
 {
     static const uint32_t ranges[][2] = {
@@ -191,7 +201,7 @@ static bool is_cased(uint32_t c, locale_t utf8)
         || iswupper_l(w, utf8);
 }
 
-#line 332 "book/bleu-engine.nw"
+#line 343 "book/bleu-engine.nw"
 static locale_t utf8_locale(void)   /* (locale_t)0 if the system has none */
 {
     static locale_t utf8 = (locale_t)0;
@@ -206,7 +216,7 @@ const char *bleu_lowercase_ready(char *error, size_t size)
     return error;
 }
 
-#line 369 "book/bleu-engine.nw"
+#line 380 "book/bleu-engine.nw"
 char *bleu_lowercase(const char *line)
 {
     const locale_t utf8 = utf8_locale();
@@ -227,14 +237,14 @@ char *bleu_lowercase(const char *line)
                                     + utf8_encode(0x307, encoded + 1);
         else if (c[i] == 0x3A3) {
             /* <<Choose final or medial sigma>> */
-#line 401 "book/bleu-engine.nw"
+#line 412 "book/bleu-engine.nw"
             size_t before = i, after = i + 1;
             while (before > 0 && case_ignorable(c[before - 1])) before--;
             while (after < n && case_ignorable(c[after])) after++;
             const bool final = before > 0 && is_cased(c[before - 1], utf8)
                                && !(after < n && is_cased(c[after], utf8));
             length = utf8_encode(final ? 0x3C2 : 0x3C3, encoded);
-#line 389 "book/bleu-engine.nw"
+#line 400 "book/bleu-engine.nw"
         } else length = utf8_encode((uint32_t)towlower_l((wint_t)c[i], utf8), encoded);
         text_put(&out, encoded, (size_t)length);
     }
@@ -242,7 +252,7 @@ char *bleu_lowercase(const char *line)
     return text_finish(&out);
 }
 
-#line 422 "book/bleu-engine.nw"
+#line 433 "book/bleu-engine.nw"
 char *bleu_preprocess(const char *line, bool lowercase)
 {
     char *s = lowercase ? bleu_lowercase(line) : strcpy(xmalloc(strlen(line) + 1), line);
@@ -258,15 +268,25 @@ char *bleu_preprocess(const char *line, bool lowercase)
     return words;
 }
 
-#line 470 "book/bleu-engine.nw"
-typedef struct { const char *text; size_t length; uint64_t hash; } Token;
-typedef struct { const Token *first; int n; } NGram;
-
+#line 484 "book/bleu-engine.nw"
 typedef struct {
-    char *line;        /* the preprocessed line, which the tokens point into */
-    Token *tokens;
+    char *line;        /* the preprocessed line, which the vocabulary's words point into */
+    uint32_t *ids;     /* its words as ids */
     size_t count;
 } Words;
+
+typedef struct {
+    const char *text;            /* NULL: an empty slot */
+    size_t length;
+    uint64_t hash;               /* hash_word(text, length) */
+    uint32_t id;
+} WordSlot;
+
+typedef struct {
+    WordSlot *slot;
+    size_t mask;                 /* the number of slots less one: a power of two less one */
+    uint32_t count;              /* words seen, the next id */
+} Vocabulary;
 
 /* FNV-1a over a word's bytes and then its length. */
 static uint64_t hash_word(const char *text, size_t length)
@@ -276,50 +296,90 @@ static uint64_t hash_word(const char *text, size_t length)
     return (h ^ length) * 1099511628211u;
 }
 
-static Words words_of(const char *sentence, bool lowercase)
+#line 519 "book/bleu-engine.nw"
+static Vocabulary vocabulary_new(size_t size)   /* SIZE: a power of two */
+{
+    Vocabulary v = {xmalloc(size * sizeof *v.slot), size - 1, 0};
+    memset(v.slot, 0, size * sizeof *v.slot);
+    return v;
+}
+
+static WordSlot *word_slot(const Vocabulary *v, const char *text, size_t length, uint64_t h)
+{
+    for (size_t i = h & v->mask;; i = (i + 1) & v->mask) {
+        WordSlot *slot = &v->slot[i];
+        if (!slot->text) return slot;
+        if (slot->hash == h && slot->length == length && memcmp(slot->text, text, length) == 0)
+            return slot;
+    }
+}
+
+static void vocabulary_grow(Vocabulary *v)
+{
+    Vocabulary bigger = vocabulary_new(2 * (v->mask + 1));
+    for (size_t i = 0; i <= v->mask; i++)
+        if (v->slot[i].text)
+            *word_slot(&bigger, v->slot[i].text, v->slot[i].length, v->slot[i].hash) = v->slot[i];
+    bigger.count = v->count;
+    free(v->slot);
+    *v = bigger;
+}
+
+static uint32_t word_id(Vocabulary *v, const char *text, size_t length)
+{
+    const uint64_t h = hash_word(text, length);
+    WordSlot *slot = word_slot(v, text, length, h);
+    if (slot->text) return slot->id;
+    *slot = (WordSlot){text, length, h, v->count++};
+    if (2 * (size_t)v->count > v->mask) vocabulary_grow(v);
+    return v->count - 1;
+}
+
+#line 563 "book/bleu-engine.nw"
+static Words words_of(const char *sentence, bool lowercase, Vocabulary *vocabulary)
 {
     Words w = {bleu_preprocess(sentence, lowercase), NULL, 0};
     size_t spaces = 0;
     for (const char *p = w.line; *p; p++) spaces += *p == ' ';
-    w.tokens = xmalloc((spaces + 1) * sizeof *w.tokens);
+    w.ids = xmalloc((spaces + 1) * sizeof *w.ids);
     for (const char *p = w.line; *p; ) {
         const size_t length = strcspn(p, " ");
-        w.tokens[w.count++] = (Token){p, length, hash_word(p, length)};
+        w.ids[w.count++] = word_id(vocabulary, p, length);
         p += length + (p[length] == ' ');
     }
     return w;
 }
 
-static int compare_ngrams(const void *a, const void *b)
-{
-    const NGram *x = a, *y = b;
-    for (int k = 0; k < x->n; k++) {
-        const Token *s = &x->first[k], *t = &y->first[k];
-        const size_t common = s->length < t->length ? s->length : t->length;
-        const int c = memcmp(s->text, t->text, common);
-        if (c != 0) return c;
-        if (s->length != t->length) return s->length < t->length ? -1 : 1;
-    }
-    return 0;
-}
-
-#line 530 "book/bleu-engine.nw"
+#line 595 "book/bleu-engine.nw"
 typedef struct {
-    NGram gram;                  /* gram.first == NULL: an empty slot */
-    uint64_t hash;               /* hash_ngram(&gram): most slots are told apart by it alone */
-    uint32_t in_hypothesis, in_reference, most;   /* its counts; most: over the references */
-} NGramCount;
+    uint32_t check;              /* the hash's high half */
+    uint32_t start;              /* 1 + its first position in the hypothesis; 0: empty */
+} NGramSlot;
+
+typedef struct { uint32_t in_hypothesis, in_reference, most; } NGramCount;
 
 typedef struct {
-    NGramCount *slot;
-    size_t mask;                 /* the number of slots less one: a power of two less one */
+    NGramSlot *slot;
+    size_t mask;                 /* the number of slots less one */
+    const uint32_t *hypothesis;  /* the hypothesis's ids, where the slots' starts point */
+    int n;                       /* the order */
 } NGramTable;
 
-static uint64_t hash_ngram(const NGram *g)
+static uint64_t hash_ngram(const uint32_t *ids, int n)
 {
-    uint64_t h = 14695981039346656037u;
-    for (int k = 0; k < g->n; k++) h = (h ^ g->first[k].hash) * 1099511628211u;
-    return h ^ (h >> 32);
+    uint64_t h = 0;
+    for (int k = 0; k < n; k++) {
+        h = (h ^ ids[k]) * 0x9E3779B97F4A7C15u;   /* 2^64 divided by the golden ratio */
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+static bool same_ids(const uint32_t *a, const uint32_t *b, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (a[k] != b[k]) return false;
+    return true;
 }
 
 /* An empty table with room for COUNT n-grams at most half full. */
@@ -327,32 +387,33 @@ static NGramTable ngram_table(size_t count)
 {
     size_t size = 2;
     while (size < 2 * count) size *= 2;
-    NGramTable t = {xmalloc(size * sizeof *t.slot), size - 1};
-    memset(t.slot, 0, size * sizeof *t.slot);
-    return t;
+    return (NGramTable){xmalloc(size * sizeof(NGramSlot)), size - 1, NULL, 0};
 }
 
-/* The slot of G: its entry, or the empty slot where it belongs, its hash already set. */
-static NGramCount *ngram_slot(const NGramTable *t, const NGram *g)
+/* The slot of the n-gram IDS[0..n-1]: its own, or the empty slot where it belongs. */
+static NGramSlot *ngram_slot(const NGramTable *t, const uint32_t *ids)
 {
-    const uint64_t h = hash_ngram(g);
+    const uint64_t h = hash_ngram(ids, t->n);
+    const uint32_t check = (uint32_t)(h >> 32);
     for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
-        NGramCount *slot = &t->slot[i];
-        if (!slot->gram.first) return slot->hash = h, slot;
-        if (slot->hash == h && compare_ngrams(&slot->gram, g) == 0) return slot;
+        NGramSlot *slot = &t->slot[i];
+        if (slot->start == 0) return slot->check = check, slot;
+        if (slot->check == check && same_ids(t->hypothesis + slot->start - 1, ids, t->n))
+            return slot;
     }
 }
 
-#line 575 "book/bleu-engine.nw"
+#line 653 "book/bleu-engine.nw"
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
 {
     ENSURE(n_refs >= 1, "a segment needs a reference, got %d", n_refs);
-    Words hyp = words_of(hypothesis, lowercase);
+    Vocabulary vocabulary = vocabulary_new(64);
+    Words hyp = words_of(hypothesis, lowercase, &vocabulary);
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
-    for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase);
+    for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase, &vocabulary);
     /* <<Add the hypothesis length and the closest reference length>> */
-#line 597 "book/bleu-engine.nw"
+#line 678 "book/bleu-engine.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
     for (int r = 0; r < n_refs; r++) {
         const size_t len = refs[r].count;
@@ -362,45 +423,45 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     }
     stats->hyp_len += (long long)hyp.count;
     stats->ref_len += (long long)closest;
-#line 583 "book/bleu-engine.nw"
-    NGramTable table = ngram_table(hyp.count);   /* one table, emptied after each order */
+#line 662 "book/bleu-engine.nw"
+    NGramTable table = ngram_table(hyp.count);   /* one table, emptied for each order */
+    table.hypothesis = hyp.ids;
+    NGramCount *counts = xmalloc((hyp.count + 1) * sizeof *counts);
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
         /* <<Add the clipped matches of order n>> */
-#line 616 "book/bleu-engine.nw"
+#line 699 "book/bleu-engine.nw"
         const size_t hyp_count = hyp.count >= (size_t)n ? hyp.count - (size_t)n + 1 : 0;
+        table.n = n;
+        memset(table.slot, 0, (table.mask + 1) * sizeof *table.slot);
+        memset(counts, 0, hyp_count * sizeof *counts);
         for (size_t i = 0; i < hyp_count; i++) {
-            const NGram g = {hyp.tokens + i, n};
-            NGramCount *entry = ngram_slot(&table, &g);
-            if (!entry->gram.first) entry->gram = g;
-            entry->in_hypothesis++;
+            NGramSlot *slot = ngram_slot(&table, hyp.ids + i);
+            if (slot->start == 0) slot->start = (uint32_t)i + 1;
+            counts[slot->start - 1].in_hypothesis++;
         }
         for (int r = 0; r < n_refs; r++) {
             const size_t count = refs[r].count >= (size_t)n ? refs[r].count - (size_t)n + 1 : 0;
             for (size_t i = 0; i < count; i++) {
-                NGramCount *entry = ngram_slot(&table, &(NGram){refs[r].tokens + i, n});
-                if (entry->gram.first) entry->in_reference++;   /* not in the hypothesis: no use */
+                const NGramSlot *slot = ngram_slot(&table, refs[r].ids + i);
+                if (slot->start != 0) counts[slot->start - 1].in_reference++;   /* else: no use */
             }
-            for (size_t slot = 0; slot <= table.mask; slot++) {
-                NGramCount *entry = &table.slot[slot];
-                if (entry->in_reference > entry->most) entry->most = entry->in_reference;
-                entry->in_reference = 0;
+            for (size_t i = 0; i < hyp_count; i++) {
+                if (counts[i].in_reference > counts[i].most) counts[i].most = counts[i].in_reference;
+                counts[i].in_reference = 0;
             }
         }
         stats->total[n - 1] += (long long)hyp_count;
-        for (size_t slot = 0; slot <= table.mask; slot++) {
-            const NGramCount *entry = &table.slot[slot];
-            stats->correct[n - 1] += (long long)(entry->in_hypothesis < entry->most
-                                                 ? entry->in_hypothesis : entry->most);
-        }
-        memset(table.slot, 0, (table.mask + 1) * sizeof *table.slot);
-#line 586 "book/bleu-engine.nw"
+        for (size_t i = 0; i < hyp_count; i++)
+            stats->correct[n - 1] += (long long)(counts[i].in_hypothesis < counts[i].most
+                                                 ? counts[i].in_hypothesis : counts[i].most);
+#line 667 "book/bleu-engine.nw"
     }
-    free(table.slot);
-    for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].tokens);
-    free(hyp.line), free(hyp.tokens), free(refs);
+    free(table.slot), free(counts), free(vocabulary.slot);
+    for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].ids);
+    free(hyp.line), free(hyp.ids), free(refs);
 }
 
-#line 678 "book/bleu-engine.nw"
+#line 759 "book/bleu-engine.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
     BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
@@ -413,7 +474,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
     /* <<Compute the smoothed precisions and the order to average>> */
-#line 702 "book/bleu-engine.nw"
+#line 783 "book/bleu-engine.nw"
     double smooth = 1.0;
     int order = BLEU_MAX_ORDER;
     for (int n = 0; n < BLEU_MAX_ORDER; n++) {
@@ -424,7 +485,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
             s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
         } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
     }
-#line 690 "book/bleu-engine.nw"
+#line 771 "book/bleu-engine.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
         log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
@@ -432,7 +493,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
     return s;
 }
 
-#line 725 "book/bleu-engine.nw"
+#line 806 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
 {
@@ -446,7 +507,7 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     return bleu_compute(&stats, effective_order);
 }
 
-#line 758 "book/bleu-engine.nw"
+#line 839 "book/bleu-engine.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
     snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
@@ -455,7 +516,7 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->stats.hyp_len, s->stats.ref_len);
 }
 
-#line 787 "book/bleu-engine.nw"
+#line 868 "book/bleu-engine.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
 {
@@ -464,7 +525,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              BLEU_SACREBLEU_VERSION);
 }
 
-#line 830 "book/bleu-engine.nw"
+#line 911 "book/bleu-engine.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
@@ -485,7 +546,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 878 "book/bleu-engine.nw"
+#line 959 "book/bleu-engine.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -504,7 +565,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         free(text);
         return error;
     }
-#line 850 "book/bleu-engine.nw"
+#line 931 "book/bleu-engine.nw"
     file->text = text;
     file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */
     for (size_t i = 0; i < t.length; i++)

@@ -7,27 +7,27 @@
 #include "tensor.h"
 
 /* <<bleu.h declarations>> */
-#line 241 "book/bleu-engine.nw"
+#line 252 "book/bleu-engine.nw"
 /* The line tokenized by sacreBLEU's 13a rules: words separated by single spaces, no space
    at either end. LINE is UTF-8; free() the result. */
 char *bleu_tokenize_13a(const char *line);
 
-#line 351 "book/bleu-engine.nw"
+#line 362 "book/bleu-engine.nw"
 /* Whether bleu_lowercase can work here (it needs the C.UTF-8 locale): NULL, or why not in
    error (size bytes). */
 const char *bleu_lowercase_ready(char *error, size_t size);
 
-#line 360 "book/bleu-engine.nw"
+#line 371 "book/bleu-engine.nw"
 /* LINE lowercased as Python's str.lower() does (see the book for the one approximation);
    UTF-8 in and out; free() the result. */
 char *bleu_lowercase(const char *line);
 
-#line 413 "book/bleu-engine.nw"
+#line 424 "book/bleu-engine.nw"
 /* sacreBLEU's preprocessing of one segment: optionally lowercase, strip trailing
    whitespace, tokenize with 13a. free() the result. */
 char *bleu_preprocess(const char *line, bool lowercase);
 
-#line 450 "book/bleu-engine.nw"
+#line 461 "book/bleu-engine.nw"
 enum { BLEU_MAX_ORDER = 4 };
 
 typedef struct {
@@ -41,7 +41,7 @@ typedef struct {
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase);
 
-#line 660 "book/bleu-engine.nw"
+#line 741 "book/bleu-engine.nw"
 typedef struct {
     double score;                        /* 0 to 100 */
     double precisions[BLEU_MAX_ORDER];   /* percent, smoothed */
@@ -55,21 +55,21 @@ typedef struct {
    corpus BLEU is false). */
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order);
 
-#line 718 "book/bleu-engine.nw"
+#line 799 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order);
 
-#line 751 "book/bleu-engine.nw"
+#line 832 "book/bleu-engine.nw"
 /* The score line, in sacreBLEU's format. */
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s);
 
-#line 778 "book/bleu-engine.nw"
+#line 859 "book/bleu-engine.nw"
 #define BLEU_SACREBLEU_VERSION "2.6.0"
 /* sacreBLEU's signature of a BLEU score computed with these settings. */
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order);
 
-#line 815 "book/bleu-engine.nw"
+#line 896 "book/bleu-engine.nw"
 typedef struct {
     char *text;       /* the whole file, its line ends replaced by NULs */
     char **lines;

@@ -100,7 +100,7 @@ static const Command commands[] = {
      "the most frequent first, ties in byte order. Print its size. With --subwords,\n"
      "the vocabulary is one of pieces of words learned by byte-pair encoding.\n",
      NULL, run_vocab},
-#line 966 "book/bleu-engine.nw"
+#line 1047 "book/bleu-engine.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [OPTIONS]\n"
      "\n"
