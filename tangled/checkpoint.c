@@ -57,12 +57,14 @@ static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
         metadata_add(meta, "config.tie_source", "1");
     metadata_add(meta, "config.attention_scale", "%s",
                  c->unscaled_attention ? "1" : "1/sqrt(d_k)");
+    metadata_add(meta, "config.embedding_scale", "%s",
+                 c->unscaled_embedding ? "1" : "sqrt(d_model)");
     metadata_add(meta, "adam.beta1", "%.17g", adam->beta1);
     metadata_add(meta, "adam.beta2", "%.17g", adam->beta2);
     metadata_add(meta, "adam.eps", "%.17g", adam->eps);
 }
 
-#line 179 "book/checkpoint.nw"
+#line 181 "book/checkpoint.nw"
 const char *checkpoint_save(const char *path, const Model *model, const Adam *adam,
                             const TrainingProgress *progress,
                             const char *const (*recipe)[2], int n_recipe,
@@ -70,7 +72,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 {
     error->message[0] = '\0';
     /* <<Refuse to save parameters that are not finite>> */
-#line 211 "book/checkpoint.nw"
+#line 213 "book/checkpoint.nw"
     for (size_t i = 0; i < model->parameters.total; i++)
         if (!isfinite(model->parameters.data[i])) {
             snprintf(error->message, sizeof error->message,
@@ -78,7 +80,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                      path);
             return error->message;
         }
-#line 186 "book/checkpoint.nw"
+#line 188 "book/checkpoint.nw"
     Metadata meta;   /* 5 kB on the stack: no state shared between saves */
     meta.count = 0;
     metadata_add(&meta, "magic", "%s", checkpoint_magic);
@@ -87,7 +89,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     for (int i = 0; i < n_recipe; i++)
         metadata_add(&meta, recipe[i][0], "%s", recipe[i][1]);
     /* <<Describe the progress of training>> */
-#line 225 "book/checkpoint.nw"
+#line 227 "book/checkpoint.nw"
     metadata_add(&meta, "progress.step", "%ld", adam->step);
     metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
     metadata_add(&meta, "progress.batch", "%d", progress->batch);
@@ -102,23 +104,23 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 #line 1222 "book/translate.nw"
     if (progress->last_epoch)
         metadata_add(&meta, "progress.last_epoch", "%d", progress->last_epoch);
-#line 194 "book/checkpoint.nw"
+#line 196 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
 #line 688 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", compute.threads);
     metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
-#line 195 "book/checkpoint.nw"
+#line 197 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
         {"", &model->parameters, false}, {"adam.m.", &adam->m, false},
         {"adam.v.", &adam->v, false}};
     /* <<Hash the parts and the metadata, and add the checksum>> */
-#line 242 "book/checkpoint.nw"
+#line 244 "book/checkpoint.nw"
     const char *listed[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) listed[i][0] = meta.key[i], listed[i][1] = meta.value[i];
     metadata_add(&meta, "checksum", "%016" PRIx64,
                  safetensors_checksum_parts(parts, 3, (const char *const (*)[2])listed,
                                             meta.count));
-#line 199 "book/checkpoint.nw"
+#line 201 "book/checkpoint.nw"
     const char *pairs[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) pairs[i][0] = meta.key[i], pairs[i][1] = meta.value[i];
     return safetensors_write_parts(path, parts, 3, (const char *const (*)[2])pairs,
@@ -126,13 +128,13 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 }
 
 /* <<checkpoint.c loading steps>> */
-#line 299 "book/checkpoint.nw"
+#line 301 "book/checkpoint.nw"
 /* Check the magic, the version and the checksum */
 static const char *check_identity(Safetensors *file, const char *path)
 {
     char value[128];
     /* <<Check the magic and the version>> */
-#line 313 "book/checkpoint.nw"
+#line 315 "book/checkpoint.nw"
     if (!safetensors_metadata(file, "magic", value, sizeof value)
         || strcmp(value, checkpoint_magic) != 0)
         return safetensors_fail(&file->error, path,
@@ -143,19 +145,19 @@ static const char *check_identity(Safetensors *file, const char *path)
         return safetensors_fail(&file->error, path,
                                 "checkpoint version '%s'; this program reads version %d",
                                 safetensors_printable(value, value, 24), CHECKPOINT_VERSION);
-#line 304 "book/checkpoint.nw"
+#line 306 "book/checkpoint.nw"
     /* <<Check the checksum>> */
-#line 329 "book/checkpoint.nw"
+#line 331 "book/checkpoint.nw"
     char expected[32];
     snprintf(expected, sizeof expected, "%016" PRIx64, safetensors_checksum(file));
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
         return safetensors_fail(&file->error, path, "checksum mismatch: the file is corrupt");
-#line 305 "book/checkpoint.nw"
+#line 307 "book/checkpoint.nw"
     return NULL;
 }
 
-#line 340 "book/checkpoint.nw"
+#line 342 "book/checkpoint.nw"
 /* Check that the file's configuration and recipe are this run's */
 static const char *check_same_run(Safetensors *file, const char *path, const Model *model,
                                   const Adam *adam, const char *const (*recipe)[2],
@@ -177,14 +179,14 @@ static const char *check_same_run(Safetensors *file, const char *path, const Mod
     return NULL;
 }
 
-#line 369 "book/checkpoint.nw"
+#line 371 "book/checkpoint.nw"
 /* Read the step, the position and the generators */
 static const char *read_progress(Safetensors *file, const char *path, Adam *adam,
                                  TrainingProgress *progress)
 {
     char value[128];
     /* <<Read the step, the position and the generators>> */
-#line 382 "book/checkpoint.nw"
+#line 384 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {
@@ -228,12 +230,12 @@ static const char *read_progress(Safetensors *file, const char *path, Adam *adam
             return safetensors_fail(&file->error, path, "bad 'progress.last_epoch'");
         progress->last_epoch = (int)number;
     }
-#line 375 "book/checkpoint.nw"
+#line 377 "book/checkpoint.nw"
     return NULL;
 }
 
 /* <<checkpoint.c loading>> */
-#line 275 "book/checkpoint.nw"
+#line 277 "book/checkpoint.nw"
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],
                             int n_recipe, Safetensors *file)
@@ -261,6 +263,6 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         fprintf(stderr, "transformer: warning: %s was written by a run in %s and this one "
                         "computes in %s: it continues, but not bit for bit\n", path, value,
                 precision_name(compute.precision));
-#line 291 "book/checkpoint.nw"
+#line 293 "book/checkpoint.nw"
     return NULL;
 }

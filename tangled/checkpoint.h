@@ -7,7 +7,7 @@
 #include "train.h"
 
 /* <<checkpoint.h declarations>> */
-#line 165 "book/checkpoint.nw"
+#line 167 "book/checkpoint.nw"
 /* Save the parameters, Adam's moments and step, the progress and the recipe (n_recipe
    key/value pairs that a resumed run must repeat) to PATH, atomically. NULL on success,
    else a one-line message (in error). */
@@ -16,7 +16,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                             const char *const (*recipe)[2], int n_recipe,
                             Error *error);
 
-#line 261 "book/checkpoint.nw"
+#line 263 "book/checkpoint.nw"
 /* Load the checkpoint at PATH into model (initialized with the run's configuration), adam
    (initialized for it) and progress, checking magic, version, checksum, configuration and
    recipe. NULL on success, else a one-line message. The file is read into FILE: call

@@ -76,16 +76,18 @@ typedef struct {
     int batches, batch_size, len, seed;
     int precision;             /* the speed chapter */
     int norm;                  /* --norm: 0 pre, 1 post */
+    double adam_beta2, adam_eps;   /* Adam's beta_2 and epsilon: the paper's unless set */
 } CopyFlags;
 
-#line 115 "book/copy-command.nw"
+#line 116 "book/copy-command.nw"
 /* Read the copy command's flags. */
 static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
 {
     *flags = (CopyFlags){
         .config = config_default(11, 11, 2), .run = {.epochs = 20, .accumulate = 1},
         .settings = {.smoothing = 0.0f, .factor = 0.5, .warmup = 400, .pad = 0},
-        .batches = 20, .batch_size = 80, .len = 10, .seed = 1, .precision = default_precision()};
+        .batches = 20, .batch_size = 80, .len = 10, .seed = 1, .precision = default_precision(),
+        .adam_beta2 = 0.98, .adam_eps = 1e-9};
     const Option options[] = {
         {"epochs", OPTION_INT, &flags->run.epochs, 0, 10000, NULL,
          "N epochs to train (0: decode untrained)"},
@@ -100,7 +102,7 @@ static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
         {"accumulate", OPTION_INT, &flags->run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         /* <<The copy command's experiment options>> */
-#line 155 "book/copy-command.nw"
+#line 161 "book/copy-command.nw"
         {"norm", OPTION_CHOICE, &flags->norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
         {"warmup", OPTION_LONG, &flags->settings.warmup, 0, 10000000, NULL,
@@ -109,7 +111,13 @@ static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
          "R a constant learning rate R instead of the schedule"},
         {"no-scale", OPTION_SWITCH, &flags->config.unscaled_attention, 0, 0, NULL,
          "attention scores without the 1/sqrt(d_k)"},
-#line 136 "book/copy-command.nw"
+        {"no-embed-scale", OPTION_SWITCH, &flags->config.unscaled_embedding, 0, 0, NULL,
+         "embeddings without the factor sqrt(d_model)"},
+        {"adam-beta2", OPTION_REAL, &flags->adam_beta2, 0.5, 0.999999, NULL,
+         "B Adam's beta_2 (default 0.98)"},
+        {"adam-eps", OPTION_REAL, &flags->adam_eps, 1e-12, 1.0, NULL,
+         "E Adam's epsilon (default 1e-9)"},
+#line 138 "book/copy-command.nw"
         PRECISION_OPTION(flags->precision),
         MODEL_SIZE_OPTIONS(flags->config),
         CHECKPOINT_OPTIONS(flags->run, flags->resume_path),
@@ -121,7 +129,7 @@ static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
     set_precision("copy", flags->precision);
 }
 
-#line 187 "book/copy-command.nw"
+#line 199 "book/copy-command.nw"
 /* Decode examples and report whether they are copies: true if every one is. */
 static bool decode_examples(Trainer *trainer, const CopyTask *copy, double start)
 {
@@ -157,7 +165,7 @@ static bool decode_examples(Trainer *trainer, const CopyTask *copy, double start
     return exact;
 }
 
-#line 230 "book/copy-command.nw"
+#line 242 "book/copy-command.nw"
 int run_copy(int argc, char **argv)
 {
     CopyFlags flags;
@@ -166,12 +174,13 @@ int run_copy(int argc, char **argv)
     const BatchBounds bounds = fixed_bounds(flags.batch_size, flags.len);
     Trainer trainer;
     trainer_setup(&trainer, flags.config, (uint64_t)flags.seed, &bounds, &flags.settings);
+    trainer.adam.beta2 = flags.adam_beta2, trainer.adam.eps = flags.adam_eps;
     CopyTask copy = {flags.batch_size, flags.len, flags.config.src_vocab,
                      xmalloc((size_t)flags.batch_size * flags.len * sizeof(int))};
     const BatchSource source = {&copy, flags.batches, NULL, copy_fill, copy_validate, NULL,
                                 NULL};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 520 "book/checkpoint.nw"
+#line 522 "book/checkpoint.nw"
     Recipe *recipe = &flags.run.recipe;
     recipe_add(recipe, "recipe.task", "copy");
     recipe_add(recipe, "recipe.batch_size", "%d", flags.batch_size);
@@ -189,12 +198,12 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", flags.resume_path,
                trainer.adam.step, trainer.progress.epoch, trainer.progress.batch);
     }
-#line 243 "book/copy-command.nw"
+#line 256 "book/copy-command.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
 #line 371 "book/distributed.nw"
     distributed_join("copy", &flags.run, flags.batch_size, &trainer.model, &trainer.adam,
                      &trainer.progress);
-#line 244 "book/copy-command.nw"
+#line 257 "book/copy-command.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &flags.run);
     int status = trainer_exit_status(&trainer, outcome);

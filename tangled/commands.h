@@ -39,7 +39,7 @@ int run_benchmark(int argc, char **argv);
 
 void check_model_size(const char *command, const Config *config);
 
-#line 434 "book/checkpoint.nw"
+#line 436 "book/checkpoint.nw"
 /* The options --checkpoint, --resume, --checkpoint-every and --stop-after for a table:
    into the RunSettings run, and the char * resume_path. */
 #define CHECKPOINT_OPTIONS(run, resume_path)                                     \

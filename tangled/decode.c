@@ -251,7 +251,7 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     /* <<Embed the newest position>> */
 #line 379 "book/decode.nw"
     const float *table = model_parameter(model, model->tgt_embedding);
-    embedding_forward(cache->x, tokens, table, batch, d, c->tgt_vocab);
+    embedding_forward(cache->x, tokens, table, batch, d, c->tgt_vocab, embedding_scale(c));
     positional_encoding_forward(cache->x, model->positional + (size_t)t * d, batch, 1, d);
 #line 368 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);

@@ -163,14 +163,15 @@ static double run_feed_forward_network(LayerProblem *p, bool backward)
 /* vars: table [d2][d]; tokens repeat */
 static double run_embedding(LayerProblem *p, bool backward)
 {
-    embedding_forward(p->out, p->tokens, xs(p, 0), p->n, p->d, p->d2);
+    const float scale = sqrtf((float)p->d);
+    embedding_forward(p->out, p->tokens, xs(p, 0), p->n, p->d, p->d2, scale);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
-    embedding_backward(gs(p, 0), p->w, p->tokens, p->n, p->d);
+    embedding_backward(gs(p, 0), p->w, p->tokens, p->n, p->d, scale);
     return 0;
 }
 
 /* <<Run a log-softmax>> */
-#line 346 "book/gradcheck.nw"
+#line 347 "book/gradcheck.nw"
 /* vars: logits [n][d] */
 static double run_log_softmax(LayerProblem *p, bool backward)
 {
@@ -199,7 +200,7 @@ static double layer_run(LayerProblem *p, bool backward)
 static double layer_loss(void *context) { return layer_run(context, false); }
 static void layer_gradient(void *context) { layer_run(context, true); }
 
-#line 363 "book/gradcheck.nw"
+#line 364 "book/gradcheck.nw"
 const char *const gradcheck_layer_names[] = {
     "linear", "softmax", "attention", "attention-unscaled", "cross-attention", "layernorm",
     "layernorm-annotated", "feed-forward", "embedding", "log-softmax", NULL};
@@ -216,7 +217,7 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     p->n = 2, p->d = 8, p->d2 = 5, p->heads = 2, p->len_q = 3, p->len_k = 3;
     size_t outputs = (size_t)p->n * p->d;
     /* <<Lay out the variables of the layer>> */
-#line 394 "book/gradcheck.nw"
+#line 395 "book/gradcheck.nw"
     if (strcmp(name, "linear") == 0) {
         add_var(p, "in", p->n, p->d), add_var(p, "weight", p->d2, p->d);
         add_var(p, "bias", 1, p->d2);
@@ -246,13 +247,13 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     } else {   /* softmax, log-softmax */
         add_var(p, "scores", p->n, p->d);
     }
-#line 379 "book/gradcheck.nw"
+#line 380 "book/gradcheck.nw"
     flat_allocate(&p->vars);
     flat_allocate_like(&p->grads, &p->vars);
     for (size_t i = 0; i < p->vars.total; i++)
         p->vars.data[i] = rng_uniform_between(rng, -1, 1);
     /* <<Adjust the variables that need it>> */
-#line 432 "book/gradcheck.nw"
+#line 433 "book/gradcheck.nw"
     for (int i = 0; i < 64; i++) p->keep[i] = 1;
     if (strcmp(name, "softmax") == 0)
         p->keep[1] = p->keep[10] = p->keep[11] = 0;
@@ -262,14 +263,14 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     if (strcmp(name, "cross-attention") == 0) p->keep[3] = 0;   /* sequence 0's last key */
     if (strcmp(name, "embedding") == 0)
         for (int t = 0; t < p->n; t++) p->tokens[t] = (t * 3) % p->d2;   /* 0 3 1 4 2 0 */
-#line 384 "book/gradcheck.nw"
+#line 385 "book/gradcheck.nw"
     p->w = xmalloc(outputs * sizeof *p->w);
     p->out = xmalloc(outputs * sizeof *p->out);
     p->scratch = xmalloc(65536 * sizeof *p->scratch);
     for (size_t i = 0; i < outputs; i++) p->w[i] = rng_uniform_between(rng, -1, 1);
 }
 
-#line 447 "book/gradcheck.nw"
+#line 448 "book/gradcheck.nw"
 double gradcheck_layer(const char *name, int samples, float h, FILE *out)
 {
     bool known = false;
@@ -284,12 +285,12 @@ double gradcheck_layer(const char *name, int samples, float h, FILE *out)
         dropout_mask(p.scratch + (size_t)p.n * p.d2, (size_t)p.n * p.d2, 0.25f, &rng);
     if (strcmp(name, "cross-attention") == 0) {
         /* <<Draw the cross-attention's dropout pattern into its place in the scratch>> */
-#line 473 "book/gradcheck.nw"
+#line 474 "book/gradcheck.nw"
         const size_t rows_q = (size_t)p.n * p.len_q, rows_k = (size_t)p.n * p.len_k;
         const size_t weights = (size_t)p.n * p.heads * p.len_q * p.len_k;
         float *keep_scale = p.scratch + (rows_q + 2 * rows_k) * p.d + 2 * weights + rows_q * p.d;
         dropout_mask(keep_scale, weights, 0.25f, &rng);
-#line 461 "book/gradcheck.nw"
+#line 462 "book/gradcheck.nw"
     }
     GradcheckProblem problem = {&p.vars, &p.grads, layer_loss, layer_gradient, &p};
     double worst = gradcheck(&problem, samples, h, &rng, out);
@@ -298,7 +299,7 @@ double gradcheck_layer(const char *name, int samples, float h, FILE *out)
     return worst;
 }
 
-#line 506 "book/gradcheck.nw"
+#line 507 "book/gradcheck.nw"
 static const float *model_problem_forward(ModelProblem *m)
 {
     Rng rng;
@@ -322,7 +323,7 @@ void model_problem_gradient(void *context)
     model_backward(m->model, m->d_logprobs, m->src, m->tgt);
 }
 
-#line 548 "book/gradcheck.nw"
+#line 549 "book/gradcheck.nw"
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,
                        float h, FILE *out)
 {

@@ -31,7 +31,7 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
 double gradcheck_layer(const char *name, int samples, float h, FILE *out);
 extern const char *const gradcheck_layer_names[];
 
-#line 489 "book/gradcheck.nw"
+#line 490 "book/gradcheck.nw"
 typedef struct {
     Model *model;
     const int *src, *tgt, *tgt_y;          /* [B][T_src], [B][T_tgt], [B][T_tgt] */
@@ -44,7 +44,7 @@ typedef struct {
 double model_problem_loss(void *context);
 void model_problem_gradient(void *context);
 
-#line 536 "book/gradcheck.nw"
+#line 537 "book/gradcheck.nw"
 /* Check model_backward on a small random model of the given variant (tying: 0 none, 1 the
    generator, 2 the generator and the source embedding); returns the worst e. */
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,

@@ -51,11 +51,10 @@ void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
     }
 }
 
-#line 67 "book/embeddings.nw"
+#line 71 "book/embeddings.nw"
 void embedding_forward(float *out, const int *tokens, const float *table,
-                       int n, int d_model, int vocab)
+                       int n, int d_model, int vocab, float scale)
 {
-    const float scale = sqrtf((float)d_model);
     PARALLEL_FOR((size_t)n * d_model)
     for (int p = 0; p < n; p++) {
         ENSURE(tokens[p] >= 0 && tokens[p] < vocab, "token %d of %d", tokens[p], vocab);
@@ -65,11 +64,10 @@ void embedding_forward(float *out, const int *tokens, const float *table,
     }
 }
 
-#line 104 "book/embeddings.nw"
+#line 107 "book/embeddings.nw"
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
-                        int d_model)
+                        int d_model, float scale)
 {
-    const float scale = sqrtf((float)d_model);
     for (int p = 0; p < n; p++) {
         float *row = d_table + (size_t)tokens[p] * d_model;
         const float *d_out_p = d_out + (size_t)p * d_model;
@@ -77,7 +75,7 @@ void embedding_backward(float *d_table, const float *d_out, const int *tokens, i
     }
 }
 
-#line 175 "book/embeddings.nw"
+#line 177 "book/embeddings.nw"
 void positional_encoding_table(float *table, int max_len, int d_model)
 {
     ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
@@ -89,7 +87,7 @@ void positional_encoding_table(float *table, int max_len, int d_model)
         }
 }
 
-#line 201 "book/embeddings.nw"
+#line 203 "book/embeddings.nw"
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model)
 {
@@ -458,7 +456,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
     linear_backward(d_in, d_w->w_1, NULL, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
 
-#line 1188 "book/model.nw"
+#line 1200 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)
@@ -473,7 +471,7 @@ void log_softmax_rows(float *x, int rows, int cols)
     }
 }
 
-#line 1322 "book/model.nw"
+#line 1334 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -488,7 +486,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     return loss;
 }
 
-#line 1341 "book/model.nw"
+#line 1353 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

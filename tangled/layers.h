@@ -33,24 +33,24 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols);
 
-#line 57 "book/embeddings.nw"
-/* out[p][i] = sqrt(d_model) * table[tokens[p]][i]; out: [n][d_model],
-   tokens: [n], table: [vocab][d_model]. */
+#line 61 "book/embeddings.nw"
+/* out[p][i] = scale * table[tokens[p]][i], scale being sqrt(d_model) in the model;
+   out: [n][d_model], tokens: [n], table: [vocab][d_model]. */
 void embedding_forward(float *out, const int *tokens, const float *table,
-                       int n, int d_model, int vocab);
+                       int n, int d_model, int vocab, float scale);
 
-#line 94 "book/embeddings.nw"
-/* d_table[tokens[p]] += sqrt(d_model) * d_out[p]; d_table: [vocab][d_model],
-   d_out: [n][d_model], tokens: [n]. */
+#line 97 "book/embeddings.nw"
+/* d_table[tokens[p]] += scale * d_out[p], with the forward's scale; d_table:
+   [vocab][d_model], d_out: [n][d_model], tokens: [n]. */
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
-                        int d_model);
+                        int d_model, float scale);
 
-#line 167 "book/embeddings.nw"
+#line 169 "book/embeddings.nw"
 /* table[p][2i] = sin(p w_i), table[p][2i+1] = cos(p w_i), w_i = 10000^(-2i/d_model);
    table: [max_len][d_model], d_model even. */
 void positional_encoding_table(float *table, int max_len, int d_model);
 
-#line 193 "book/embeddings.nw"
+#line 195 "book/embeddings.nw"
 /* x[b][p][i] += table[p][i]; x: [batch][len][d_model], table: [>= len][d_model]. */
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model);
@@ -184,11 +184,11 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
                            const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff);
 
-#line 1180 "book/model.nw"
+#line 1192 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
 
-#line 1295 "book/model.nw"
+#line 1307 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,

@@ -56,7 +56,7 @@ static const Command commands[] = {
      "layernorm-annotated, feed-forward, embedding or log-softmax. Exits with\n"
      "status 1 if an error reaches its bound (1e-2 for a layer, 5e-2 for the model).\n",
      NULL, run_gradcheck},
-#line 260 "book/copy-command.nw"
+#line 273 "book/copy-command.nw"
     {"copy", "train the copy task and decode examples (the copy-task chapter)",
      "usage: transformer copy [OPTIONS]\n"
      "\n"

@@ -94,7 +94,7 @@ double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
                                        const int *targets, int rows, int vocab, int pad,
                                        float smoothing, double norm, int *tokens);
 
-#line 171 "book/copy-command.nw"
+#line 183 "book/copy-command.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#line 453 "book/checkpoint.nw"
+#line 455 "book/checkpoint.nw"
 #include <signal.h>
 #include "checkpoint.h"
-#line 574 "book/checkpoint.nw"
+#line 576 "book/checkpoint.nw"
 #include <fcntl.h>
 
 /* <<trainer.c types>> */
@@ -28,7 +28,7 @@ typedef struct {
 } TrainerClock;
 
 /* <<trainer.c checkpoint helpers>> */
-#line 461 "book/checkpoint.nw"
+#line 463 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
 {
@@ -47,7 +47,7 @@ static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
     return error ? trainer->message : NULL;
 }
 
-#line 548 "book/checkpoint.nw"
+#line 550 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -65,7 +65,7 @@ static void catch_stop_signals(void)
     sigaction(SIGTERM, &action, NULL);
 }
 
-#line 581 "book/checkpoint.nw"
+#line 583 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -85,7 +85,7 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 
-#line 652 "book/checkpoint.nw"
+#line 654 "book/checkpoint.nw"
 /* Say why the run stopped: its outcome, with the trainer's message for a signal. */
 static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSettings *run,
                                               bool out_of_time, bool impatient)
@@ -189,7 +189,7 @@ static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *
     *clock = (TrainerClock){NULL, isatty(STDOUT_FILENO), seconds_now(), trainer->adam.step, 0,
                             -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 610 "book/checkpoint.nw"
+#line 612 "book/checkpoint.nw"
     if (run->checkpoint_path) {
         clock->lock = lock_checkpoint(run->checkpoint_path, trainer->message,
                                       sizeof trainer->message);
@@ -339,7 +339,7 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
                                              bool out_of_time, bool impatient)
 {
     /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 632 "book/checkpoint.nw"
+#line 634 "book/checkpoint.nw"
     const long step = trainer->adam.step;
     const bool stop = stop_signal || out_of_time || impatient
                       || (run->stop_after && step >= run->stop_after);
@@ -508,7 +508,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
     return finish_run(trainer, run, &clock, outcome);
 }
 
-#line 495 "book/checkpoint.nw"
+#line 497 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe)
 {
     Safetensors file;

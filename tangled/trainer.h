@@ -84,7 +84,7 @@ typedef enum {
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const RunSettings *run);
 
-#line 484 "book/checkpoint.nw"
+#line 486 "book/checkpoint.nw"
 /* Load the checkpoint at path (which must match recipe) into the trainer's model, optimizer
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe);

@@ -1,7 +1,8 @@
 /* test_experiments.c -- the experiment flags: --norm pre|post and --warmup N of the copy
    command (the placement of the layer norm, the length of the warm-up), --rate R (a constant
    rate, copy and train), train --norm, --no-scale (attention
-   without 1/sqrt(d_k)), and --accumulate K
+   without 1/sqrt(d_k)), --no-embed-scale (embeddings without sqrt(d_model)), --adam-beta2
+   and --adam-eps, and --accumulate K
    (gradient accumulation) of the trainer. */
 #include <math.h>
 #include <stdio.h>
@@ -12,8 +13,24 @@
 
 /* A tiny copy run (d_model 16, 5 steps of 8 sequences, well under a second) with EXTRA
    flags; its one log row's learning rate, and whether the checkpoint FILE names the tensor
-   encoder.norm.a_2 (the final norm of a pre-norm encoder). */
-typedef struct { int status; double rate, loss; bool final_norm, unscaled; } TinyRun;
+   encoder.norm.a_2 (the final norm of a pre-norm encoder), the scales it records and Adam's
+   beta_2 and epsilon. */
+typedef struct {
+    int status;
+    double rate, loss;
+    bool final_norm, unscaled, unscaled_embedding;
+    double beta2, eps;
+} TinyRun;
+
+/* The number after KEY in the header TEXT: "KEY":"number". */
+static double header_number(const char *text, const char *key)
+{
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\":\"", key);
+    const char *at = strstr(text, quoted);
+    ck_assert_msg(at != NULL, "%s not in the checkpoint", key);
+    return strtod(at + strlen(quoted), NULL);
+}
 
 static TinyRun tiny_copy(const char *extra)
 {
@@ -22,7 +39,7 @@ static TinyRun tiny_copy(const char *extra)
     snprintf(command, sizeof command,
              "copy --epochs 1 --batches 5 --batch-size 8 --d-model 16 --d-ff 32 --heads 2 "
              "--log %s/log.csv --checkpoint %s/c.st %s", dir, dir, extra);
-    TinyRun result = {run("", command)->status, NAN, NAN, false, false};
+    TinyRun result = {run("", command)->status, NAN, NAN, false, false, false, NAN, NAN};
     snprintf(path, sizeof path, "%s/log.csv", dir);
     static char text[1 << 20];
     read_text(path, text, sizeof text);
@@ -39,6 +56,9 @@ static TinyRun tiny_copy(const char *extra)
     read_text(path, text, sizeof text);   /* the header (JSON) comes first, after 8 bytes */
     result.final_norm = strstr(text + 8, "\"encoder.norm.a_2\"") != NULL;
     result.unscaled = strstr(text + 8, "\"config.attention_scale\":\"1\"") != NULL;
+    result.unscaled_embedding = strstr(text + 8, "\"config.embedding_scale\":\"1\"") != NULL;
+    result.beta2 = header_number(text + 8, "adam.beta2");
+    result.eps = header_number(text + 8, "adam.eps");
     unlink(path);
     rmdir(dir);
     return result;
@@ -84,6 +104,28 @@ START_TEST(copy_no_scale_flag_drops_the_scale)
     ck_assert(unscaled.unscaled);
     ck_assert_msg(fabs(scaled.loss - unscaled.loss) > 1e-6, "losses %.6f and %.6f",
                   scaled.loss, unscaled.loss);
+}
+END_TEST
+
+/* --no-embed-scale embeds without sqrt(d_model) (the checkpoint records it), which changes
+   the run; --adam-beta2 and --adam-eps reach the Adam that steps (the checkpoint describes
+   that one; over five steps they change the loss by less than the log's digits, since
+   Adam's bias correction makes the first steps nearly independent of beta_2). The defaults
+   are the paper's 0.98 and 1e-9. */
+START_TEST(copy_practical_flags_reach_the_model_and_adam)
+{
+    TinyRun reference = tiny_copy(""), unscaled = tiny_copy("--no-embed-scale"),
+            adam = tiny_copy("--adam-beta2 0.999 --adam-eps 1e-8");
+    ck_assert_int_le(unscaled.status, 1);
+    ck_assert_int_le(adam.status, 1);
+    ck_assert(!reference.unscaled_embedding);
+    ck_assert(unscaled.unscaled_embedding);
+    ck_assert_double_eq(reference.beta2, 0.98);
+    ck_assert_double_eq(reference.eps, 1e-9);
+    ck_assert_double_eq(adam.beta2, 0.999);
+    ck_assert_double_eq(adam.eps, 1e-8);
+    ck_assert_msg(fabs(reference.loss - unscaled.loss) > 1e-6, "losses %.6f and %.6f",
+                  reference.loss, unscaled.loss);
 }
 END_TEST
 
@@ -260,6 +302,7 @@ Suite *experiments_suite(void)
     Suite *suite = suite_create("experiments");
     TCase *flags = tcase_create("experiment flags");
     tcase_add_test(flags, copy_norm_flag_chooses_the_placement);
+    tcase_add_test(flags, copy_practical_flags_reach_the_model_and_adam);
     tcase_add_test(flags, copy_warmup_flag_sets_the_schedule);
     tcase_add_test(flags, copy_rate_flag_holds_the_rate);
     tcase_add_test(flags, train_norm_flag_chooses_the_placement);

@@ -22,7 +22,7 @@ START_TEST(embedding_scales_rows)
     const float table[3][4] = {{1, 2, 3, 4}, {5, 6, 7, 8}, {-1, 0, 1, 2}};
     const int tokens[2] = {2, 0};
     float out[2][4];
-    embedding_forward(&out[0][0], tokens, &table[0][0], 2, 4, 3);
+    embedding_forward(&out[0][0], tokens, &table[0][0], 2, 4, 3, sqrtf(4.0f));
     for (int i = 0; i < 4; i++) {
         ck_assert_float_eq(out[0][i], 2.0f * table[2][i]);   /* sqrt(4) = 2 */
         ck_assert_float_eq(out[1][i], 2.0f * table[0][i]);

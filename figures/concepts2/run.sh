@@ -11,7 +11,10 @@ for seed in 1 2; do
   for run in "ref:--norm pre --warmup 400" \
              "post:--norm post --warmup 400" \
              "cold:--norm pre --warmup 0" \
-             "gentle:--norm pre --warmup 0 --factor $F"; do
+             "gentle:--norm pre --warmup 0 --factor $F" \
+             "unscaled:--norm pre --warmup 400 --no-embed-scale" \
+             "adam:--norm pre --warmup 400 --adam-beta2 0.999 --adam-eps 1e-8" \
+             "practical:--norm post --rate 0.001 --no-embed-scale --adam-beta2 0.999 --adam-eps 1e-8"; do
     name=${run%%:*}; args=${run#*:}
     OMP_NUM_THREADS=1 ./transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 \
       $args --seed $seed --log $D/$name-s$seed.csv > $D/$name-s$seed.txt
