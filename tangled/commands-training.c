@@ -41,7 +41,7 @@ static void copy_fill(void *task, Trainer *trainer)
     batch_fill(&trainer->batch, copy->data, copy->data, 0);
 }
 
-static double copy_validate(void *task, Trainer *trainer)
+static ValidationLoss copy_validate(void *task, Trainer *trainer)
 {
     CopyTask *copy = task;
     Rng validation_rng;
@@ -53,7 +53,7 @@ static double copy_validate(void *task, Trainer *trainer)
         validation += evaluate_batch(&trainer->model, &trainer->batch, &trainer->settings,
                                      trainer->d_logprobs) / 2;
     }
-    return validation;
+    return (ValidationLoss){validation, validation};   /* batches of equal length */
 }
 
 #line 84 "book/copy-command.nw"
@@ -241,11 +241,11 @@ static void translation_fill(void *task, Trainer *trainer)
     batch_fill_span(&trainer->batch, t->train, t->plan, span, VOCAB_BLANK);
 }
 
-static double translation_validate(void *task, Trainer *trainer)
+static ValidationLoss translation_validate(void *task, Trainer *trainer)
 {
     TranslationTask *t = task;
     Batch *batch = &trainer->batch;
-    double validation_sum = 0.0;
+    double validation_sum = 0.0, batch_means = 0.0;
     long validation_tokens = 0;
     for (int b = 0; b < t->validation_plan->count; b++) {
         batch_fill_span(batch, t->validation, t->validation_plan, &t->validation_plan->spans[b],
@@ -253,11 +253,12 @@ static double translation_validate(void *task, Trainer *trainer)
         int tokens = 0;
         for (int i = 0; i < batch->batch * batch->tgt_len; i++)
             tokens += batch->tgt_y[i] != VOCAB_BLANK;
-        validation_sum += evaluate_batch(&trainer->model, batch, &trainer->settings,
-                                         trainer->d_logprobs) * tokens;
-        validation_tokens += tokens;
+        const double loss = evaluate_batch(&trainer->model, batch, &trainer->settings,
+                                           trainer->d_logprobs);
+        validation_sum += loss * tokens, validation_tokens += tokens, batch_means += loss;
     }
-    return validation_sum / (double)validation_tokens;
+    return (ValidationLoss){validation_sum / (double)validation_tokens,
+                            batch_means / t->validation_plan->count};
 }
 
 static const char *translation_save_best(void *task, const Model *model)
@@ -270,7 +271,7 @@ static const char *translation_save_best(void *task, const Model *model)
     return error ? t->error : NULL;
 }
 
-#line 401 "book/translate.nw"
+#line 402 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
 static void epoch_model_path(char *out, size_t size, const char *path, int epoch)
@@ -301,7 +302,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     return NULL;
 }
 
-#line 436 "book/translate.nw"
+#line 437 "book/translate.nw"
 typedef struct {
     Config config;
     RunSettings run;
@@ -312,7 +313,7 @@ typedef struct {
     int precision, norm;
 } TrainFlags;
 
-#line 455 "book/translate.nw"
+#line 456 "book/translate.nw"
 /* The recipe of a translation run, after its flags. */
 static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
 {
@@ -334,7 +335,7 @@ static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
     recipe_add(recipe, "recipe.rate", "%.17g", flags->settings.constant_rate);
 }
 
-#line 498 "book/translate.nw"
+#line 499 "book/translate.nw"
 /* Read the train command's flags. */
 static void read_train_flags(TrainFlags *flags, int argc, char **argv)
 {
@@ -400,7 +401,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
     set_precision("train", flags->precision);
 }
 
-#line 570 "book/translate.nw"
+#line 571 "book/translate.nw"
 /* Check at once that the model can be saved. */
 static void check_model_can_be_saved(const char *model_path)
 {
@@ -409,7 +410,7 @@ static void check_model_can_be_saved(const char *model_path)
     safetensors_remove_temporaries(model_path);
 }
 
-#line 582 "book/translate.nw"
+#line 583 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     TrainFlags flags;
@@ -427,9 +428,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 588 "book/translate.nw"
+#line 589 "book/translate.nw"
     /* <<Set up the trainer and the batches>> */
-#line 637 "book/translate.nw"
+#line 638 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, flags.token_budget);
     batch_plan(&validation_plan, validation, flags.token_budget);
@@ -443,7 +444,7 @@ int run_train(int argc, char **argv)
                             xmalloc((size_t)plan.count * sizeof(int)), flags.model_path,
                             &data.src_vocab, &data.tgt_vocab, "", flags.keep_epochs, flags.seed};
     /* <<Resume the translation run, if asked>> */
-#line 656 "book/translate.nw"
+#line 657 "book/translate.nw"
     translation_recipe(&flags.run.recipe, &flags);
     if (flags.resume_path) {
         if (trainer_resume(&trainer, flags.resume_path, &flags.run.recipe))
@@ -458,9 +459,9 @@ int run_train(int argc, char **argv)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &flags.run, smallest, &trainer.model, &trainer.adam,
                                       &trainer.progress);
-#line 589 "book/translate.nw"
+#line 590 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 670 "book/translate.nw"
+#line 671 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 /* the chapter on many machines: rank 0 saves */
@@ -475,14 +476,14 @@ int run_train(int argc, char **argv)
                flags.run.checkpoint_path);
     /* the chapter on many machines */
     distributed_leave("train", &trainer.model, &trainer.adam, &trainer.progress);
-#line 590 "book/translate.nw"
+#line 591 "book/translate.nw"
     /* <<Free the training run>> */
-#line 689 "book/translate.nw"
+#line 690 "book/translate.nw"
     recipe_free(&flags.run.recipe);
     free(task.order);
     trainer_free(&trainer);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
-#line 591 "book/translate.nw"
+#line 592 "book/translate.nw"
     return status;
 }

@@ -29,7 +29,12 @@ void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBo
                    const StepSettings *settings);
 void trainer_free(Trainer *trainer);
 
-#line 443 "book/copy.nw"
+#line 447 "book/copy.nw"
+typedef struct {
+    double per_token;    /* the summed loss over the summed target tokens */
+    double batch_mean;   /* the mean of the batches' losses per token */
+} ValidationLoss;
+
 typedef struct {
     void *task;
     int batches;   /* per epoch */
@@ -37,8 +42,8 @@ typedef struct {
     void (*start_epoch)(void *task, int epoch);
     /* Fill trainer->batch with the next training batch. */
     void (*fill)(void *task, Trainer *trainer);
-    /* The loss per target token on held-out data, without dropout. */
-    double (*validate)(void *task, Trainer *trainer);
+    /* The loss on held-out data, without dropout. */
+    ValidationLoss (*validate)(void *task, Trainer *trainer);
     /* Save the model, the best so far: NULL, or a one-line error. NULL: keep no model. */
     const char *(*save_best)(void *task, const Model *model);
     /* Keep the model of the epoch just validated, best or not (for averaging the last
@@ -46,7 +51,7 @@ typedef struct {
     const char *(*save_epoch)(void *task, const Model *model, int epoch);
 } BatchSource;
 
-#line 467 "book/copy.nw"
+#line 476 "book/copy.nw"
 /* The recipe of a run: what a resumed run must repeat, as keys and their values' text. */
 typedef struct {
     char *(*pairs)[2];   /* [count]: key, value */
@@ -59,7 +64,7 @@ void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 void recipe_free(Recipe *recipe);
 
-#line 518 "book/copy.nw"
+#line 527 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -89,7 +94,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe);
 
-#line 1156 "book/translate.nw"
+#line 1157 "book/translate.nw"
 /* The last epoch that fits a time budget of budget seconds, elapsed of them spent on
    steps_here updates, at the end of an epoch of batches updates (step of them done in
    all): at most epochs, and late enough for the cool-down's cooldown_epochs to start now

@@ -304,14 +304,16 @@ START_TEST(cli_copy_task_learns)
     char line[256];
     ck_assert_ptr_nonnull(fgets(line, sizeof line, log));
     ck_assert_str_eq(line, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
-                           "tokens_per_second\n");
+                           "tokens_per_second,validation_batch_mean\n");
     int rows = 0, epoch, step;
     double train, validation, lr, seconds, first_train = 0, last_validation = 1e9;
     while (fgets(line, sizeof line, log)) {
-        double tokens_per_second;
-        ck_assert_int_eq(sscanf(line, "%d,%d,%lf,%lf,%lf,%lf,%lf", &epoch, &step, &train,
-                                &validation, &lr, &seconds, &tokens_per_second), 7);
+        double tokens_per_second, batch_mean;
+        ck_assert_int_eq(sscanf(line, "%d,%d,%lf,%lf,%lf,%lf,%lf,%lf", &epoch, &step, &train,
+                                &validation, &lr, &seconds, &tokens_per_second, &batch_mean),
+                         8);
         ck_assert_double_gt(tokens_per_second, 0.0);
+        ck_assert_double_eq(batch_mean, validation);   /* the copy task's batches are equal */
         ck_assert_int_eq(epoch, ++rows);
         ck_assert_int_eq(step, 20 * rows);
         if (rows == 1) first_train = train;

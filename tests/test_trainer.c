@@ -40,10 +40,11 @@ static void recording_fill(void *task, Trainer *trainer)
     batch_fill(&trainer->batch, t->data, t->data, 0);
 }
 
-static double recording_validate(void *task, Trainer *trainer)
+static ValidationLoss recording_validate(void *task, Trainer *trainer)
 {
     RecordingTask *t = task;
-    return t->validation[t->validations++];
+    const double loss = t->validation[t->validations++];
+    return (ValidationLoss){loss, loss};
 }
 
 static const char *recording_save(void *task, const Model *model)
@@ -101,19 +102,21 @@ START_TEST(trainer_calls_the_source_in_order_and_keeps_the_best)
     ck_assert_int_eq(r.adam.step, EPOCHS * BATCHES);
     ck_assert_int_eq(r.progress.epoch, EPOCHS + 1);
     ck_assert_int_eq(r.progress.batch, 0);
-    /* the log: a header of 7 columns, then one row per epoch with the validation loss */
+    /* the log: a header of 8 columns, then one row per epoch with the validation loss, the
+       source's two means (equal here) */
     char text[4096];
     read_text(log_path, text, sizeof text);
     static const char header[] = "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
-                                 "tokens_per_second\n";
+                                 "tokens_per_second,validation_batch_mean\n";
     ck_assert_msg(strncmp(text, header, strlen(header)) == 0, "%s", text);
     const char *row = strchr(text, '\n') + 1;
     for (int e = 1; e <= EPOCHS; e++) {
         int epoch;
         long step;
-        double train, validation, rate, seconds, speed;
-        ck_assert_int_eq(sscanf(row, "%d,%ld,%lf,%lf,%lf,%lf,%lf", &epoch, &step, &train,
-                                &validation, &rate, &seconds, &speed), 7);
+        double train, validation, rate, seconds, speed, batch_mean;
+        ck_assert_int_eq(sscanf(row, "%d,%ld,%lf,%lf,%lf,%lf,%lf,%lf", &epoch, &step, &train,
+                                &validation, &rate, &seconds, &speed, &batch_mean), 8);
+        ck_assert_double_eq(batch_mean, validation);
         ck_assert_int_eq(epoch, e);
         ck_assert_int_eq(step, e * BATCHES);
         ck_assert_double_eq(validation, losses[e - 1]);

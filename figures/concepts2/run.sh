@@ -14,6 +14,9 @@ for seed in 1 2; do
              "gentle:--norm pre --warmup 0 --factor $F" \
              "unscaled:--norm pre --warmup 400 --no-embed-scale" \
              "adam:--norm pre --warmup 400 --adam-beta2 0.999 --adam-eps 1e-8" \
+             "fixed:--norm post --rate 0.001" \
+             "fixedunscaled:--norm post --rate 0.001 --no-embed-scale" \
+             "fixedadam:--norm post --rate 0.001 --adam-beta2 0.999 --adam-eps 1e-8" \
              "practical:--norm post --rate 0.001 --no-embed-scale --adam-beta2 0.999 --adam-eps 1e-8"; do
     name=${run%%:*}; args=${run#*:}
     OMP_NUM_THREADS=1 ./transformer copy --d-model 32 --d-ff 64 --heads 2 --batch-size 40 \

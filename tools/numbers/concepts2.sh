@@ -21,7 +21,7 @@ LIB="$(cat tools/numbers/lib.awk)
 
 # The copy-task runs: the last row of each log (the validation loss after 400 steps) and the
 # number of decoded sequences marked exact, for seeds 1 and 2.
-for name in ref post cold gentle; do
+for name in ref post cold gentle unscaled adam fixed fixedunscaled fixedadam practical; do
   for seed in 1 2; do
     printf '%s %s %s %s\n' "$name" "$seed" \
       "$(tail -n 1 $D/$name-s$seed.csv | cut -d, -f4)" "$(grep -c ' exact$' $D/$name-s$seed.txt || true)"
@@ -29,9 +29,9 @@ for name in ref post cold gentle; do
 done | awk "$LIB"'
   { loss[$1, $2] = $3; copied[$1, $2] = $4 }
   END {
-    split("ref post cold gentle", names, " ")
-    split("Ref Post Cold Gentle", macro, " ")
-    for (i = 1; i <= 4; i++) {
+    split("ref post cold gentle unscaled adam fixed fixedunscaled fixedadam practical", names, " ")
+    split("Ref Post Cold Gentle Unscaled Adam Fixed FixedUnscaled FixedAdam Practical", macro, " ")
+    for (i = 1; i <= 10; i++) {
       n = names[i]
       def("conceptsCopy" macro[i] "Losses", fixed(loss[n, 1], 3) ", " fixed(loss[n, 2], 3))
       def("conceptsCopy" macro[i] "Copied", copied[n, 1] ", " copied[n, 2])
