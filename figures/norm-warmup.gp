@@ -4,7 +4,8 @@
 # warm-up (w400), the schedule without it (w0), the schedule's peak held constant from the
 # first step (rpeak), a constant 10^-3 (r0.001). Data: the runs' logs (transformer copy --log),
 # figures/copy/experiments/NORM-ARM-sSEED.csv, made by figures/copy/run-small.sh
-# (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second).
+# (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second, and in
+# logs of this version validation_batch_mean).
 # `make figure NAME=norm-warmup DATA=DIR/pre-w400-s1.csv` draws the logs of another
 # directory DIR named the same way (OUT=... sh figures/copy/run-small.sh experiments makes
 # one; so does figures/norm-warmup/run-multi30k.sh, whose schedule has a warm-up of 800,
@@ -26,11 +27,13 @@ style(a) = a eq 'w400' || a eq 'w800' ? "lw 2 lc rgb '#000000' pt 7 ps 0.5" : \
            a eq 'rpeak' ? "lw 2 lc rgb '#2b4c7e' pt 5 ps 0.5" : \
            "lw 1.5 dt 3 lc rgb '#555555' pt 9 ps 0.6"
 # The logs of one norm and arm, one name after another, and the plot of their mean: paste
-# puts the seeds' rows side by side, 7 columns each, the validation loss 4th of each.
+# puts the seeds' rows side by side, as many columns each as the first log's header has (7 or
+# 8), the validation loss 4th of each.
 files(norm, a) = system(sprintf("ls %s%s-%s-s*.csv 2>/dev/null | tr '\\n' ' '", logs, norm, a))
-curve(norm, a, key) = sprintf("'< paste -d, %s' using 1:((sum [i=0:%d] column(4 + 7*i))/%d) skip 1 with linespoints %s title \"%s\"", \
-                              files(norm, a), words(files(norm, a)) - 1, words(files(norm, a)), \
-                              style(a), key ? label(a) : '')
+width(f) = int(system(sprintf("head -n 1 %s | awk -F, '{ print NF }'", word(f, 1))))
+curve(norm, a, key) = sprintf("'< paste -d, %s' using 1:((sum [i=0:%d] column(4 + %d*i))/%d) skip 1 with linespoints %s title \"%s\"", \
+                              files(norm, a), words(files(norm, a)) - 1, width(files(norm, a)), \
+                              words(files(norm, a)), style(a), key ? label(a) : '')
 set xlabel 'epoch'
 set xrange [0.5:*]
 set xtics 0,5 out

@@ -2,11 +2,11 @@
 # The arms of the copy chapter's Two experiments on translation: a subset of Multi30k, pre-norm
 # and post-norm, each with the schedule and its warm-up of 800 steps, with the schedule's peak
 # held constant from the first step, and with the course practical's constant 10^-3. The
-# book's table of them reads the arms w800 and rpeak of seed 1, recorded in
-# figures/norm-warmup/multi30k/ (see README.md); the arm r0.001 is an exercise's. From the
+# book's table of them reads the three arms of seed 1, recorded in
+# figures/norm-warmup/multi30k/ (see README.md); other seeds are an exercise's. From the
 # repository's top directory, after `make build` and with data/multi30k/ in place:
 #   sh figures/norm-warmup/run-multi30k.sh
-# Each run takes a quarter of an hour or more on two quiet cores.
+# Each run takes half an hour or more with one thread on a quiet core.
 # Settings by environment: OUT=DIR (default figures/norm-warmup/multi30k), SEEDS="1 2 3"
 # (default 1), NORMS="pre" or "post" (default both), ARMS (default "w800 rpeak r0.001"),
 # SUBSET and EPOCHS (default 10000 and 20), TRANSFORMER (default ./transformer).

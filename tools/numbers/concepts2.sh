@@ -94,3 +94,12 @@ rm -f "${TMPDIR:-/tmp}/concepts2.$$.de"
 # (2 - 2^-23) 2^127, so exp(z) overflows for z above its logarithm.
 awk "$LIB"'BEGIN { def("conceptsFloatLogMin", fixed(149 * log(2), 1))
                    def("conceptsFloatLogMax", fixed(127 * log(2) + log(2 - 2 ^ -23), 1)) }'
+
+# The epoch's loss measured: the validation loss of the last epoch of the starting recipe's
+# recorded run (figures/batch-mean/, its README), per token (4th column) and as a mean over
+# the validation batches (8th), and the trainer's commit.
+B=figures/batch-mean
+tail -n 1 $B/start-recipe.csv | awk -F, "$LIB"'{
+  def("conceptsBatchMeanPerToken", fixed($4, 3)); def("conceptsBatchMeanBatches", fixed($8, 3))
+  def("conceptsBatchMeanWhich", $8 > $4 ? "higher" : "lower") }'
+sed -n 's/^commit: //p' $B/start-recipe.run.txt | awk "$LIB"'{ def("conceptsBatchMeanCommit", $1) }'

@@ -8,11 +8,12 @@ set -eu
 LIB="$(cat "$(dirname "$0")/lib.awk")"
 D=figures/norm-warmup/multi30k
 for norm in pre post; do
-  for arm in w800 rpeak; do
+  for arm in w800 rpeak r0.001; do
     name=$norm-$arm-s1
     epochs=$(sed -n 's/^recipe:.*--epochs \([0-9]*\).*/\1/p' "$D/$name.run.txt")
     Macro=$(echo "$norm $arm" | awk '{ n = toupper(substr($1, 1, 1)) substr($1, 2)
-                                         a = $2 == "w800" ? "Warm" : "Peak"; print n a }')
+                                         a = $2 == "w800" ? "Warm" : $2 == "rpeak" ? "Peak" : "Fixed"
+                                         print n a }')
     awk -F, -v epochs="$epochs" -v name="$Macro" -v file="$D/$name.csv" "$LIB"'
       NR > 1 { last = $4; train = $3; n = $1; if (best == "" || $4 < best) { best = $4; at = $1 } }
       NR > 1 && $1 == 5 { five = $4 }
@@ -31,3 +32,6 @@ awk -F': ' "$LIB"'
   END { gsub(/\(R\)/, "", cpu); def("nwMtCommit", commit); def("nwMtProcessor", cpu)
         def("nwMtThreads", threads); def("nwMtSubset", grouped(subset)); def("nwMtEpochs", epochs) }' \
   "$D/pre-w800-s1.run.txt"
+# The arm at 10^-3 was run later, by another commit of the trainer (which trains as the first
+# did: tools/same-bits), on the same machine.
+awk -F': ' "$LIB"'$1 == "commit" { def("nwMtCommitFixed", $2) }' "$D/pre-r0.001-s1.run.txt"
