@@ -270,7 +270,7 @@ char *bleu_preprocess(const char *line, bool lowercase)
 
 #line 484 "book/bleu-engine.nw"
 typedef struct {
-    char *line;        /* the preprocessed line, which the vocabulary's words point into */
+    char *line;        /* the preprocessed line, which the word table's words point into */
     uint32_t *ids;     /* its words as ids */
     size_t count;
 } Words;
@@ -286,7 +286,7 @@ typedef struct {
     WordSlot *slot;
     size_t mask;                 /* the number of slots less one: a power of two less one */
     uint32_t count;              /* words seen, the next id */
-} Vocabulary;
+} WordTable;
 
 /* FNV-1a over a word's bytes and then its length. */
 static uint64_t hash_word(const char *text, size_t length)
@@ -297,14 +297,14 @@ static uint64_t hash_word(const char *text, size_t length)
 }
 
 #line 519 "book/bleu-engine.nw"
-static Vocabulary vocabulary_new(size_t size)   /* SIZE: a power of two */
+static WordTable word_table_new(size_t size)   /* SIZE: a power of two */
 {
-    Vocabulary v = {xmalloc(size * sizeof *v.slot), size - 1, 0};
+    WordTable v = {xmalloc(size * sizeof *v.slot), size - 1, 0};
     memset(v.slot, 0, size * sizeof *v.slot);
     return v;
 }
 
-static WordSlot *word_slot(const Vocabulary *v, const char *text, size_t length, uint64_t h)
+static WordSlot *word_slot(const WordTable *v, const char *text, size_t length, uint64_t h)
 {
     for (size_t i = h & v->mask;; i = (i + 1) & v->mask) {
         WordSlot *slot = &v->slot[i];
@@ -314,9 +314,9 @@ static WordSlot *word_slot(const Vocabulary *v, const char *text, size_t length,
     }
 }
 
-static void vocabulary_grow(Vocabulary *v)
+static void word_table_grow(WordTable *v)
 {
-    Vocabulary bigger = vocabulary_new(2 * (v->mask + 1));
+    WordTable bigger = word_table_new(2 * (v->mask + 1));
     for (size_t i = 0; i <= v->mask; i++)
         if (v->slot[i].text)
             *word_slot(&bigger, v->slot[i].text, v->slot[i].length, v->slot[i].hash) = v->slot[i];
@@ -325,18 +325,18 @@ static void vocabulary_grow(Vocabulary *v)
     *v = bigger;
 }
 
-static uint32_t word_id(Vocabulary *v, const char *text, size_t length)
+static uint32_t word_id(WordTable *v, const char *text, size_t length)
 {
     const uint64_t h = hash_word(text, length);
     WordSlot *slot = word_slot(v, text, length, h);
     if (slot->text) return slot->id;
     *slot = (WordSlot){text, length, h, v->count++};
-    if (2 * (size_t)v->count > v->mask) vocabulary_grow(v);
+    if (2 * (size_t)v->count > v->mask) word_table_grow(v);
     return v->count - 1;
 }
 
 #line 563 "book/bleu-engine.nw"
-static Words words_of(const char *sentence, bool lowercase, Vocabulary *vocabulary)
+static Words words_of(const char *sentence, bool lowercase, WordTable *words_seen)
 {
     Words w = {bleu_preprocess(sentence, lowercase), NULL, 0};
     size_t spaces = 0;
@@ -344,7 +344,7 @@ static Words words_of(const char *sentence, bool lowercase, Vocabulary *vocabula
     w.ids = xmalloc((spaces + 1) * sizeof *w.ids);
     for (const char *p = w.line; *p; ) {
         const size_t length = strcspn(p, " ");
-        w.ids[w.count++] = word_id(vocabulary, p, length);
+        w.ids[w.count++] = word_id(words_seen, p, length);
         p += length + (p[length] == ' ');
     }
     return w;
@@ -408,10 +408,10 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
 {
     ENSURE(n_refs >= 1, "a segment needs a reference, got %d", n_refs);
-    Vocabulary vocabulary = vocabulary_new(64);
-    Words hyp = words_of(hypothesis, lowercase, &vocabulary);
+    WordTable words_seen = word_table_new(64);
+    Words hyp = words_of(hypothesis, lowercase, &words_seen);
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
-    for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase, &vocabulary);
+    for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase, &words_seen);
     /* <<Add the hypothesis length and the closest reference length>> */
 #line 678 "book/bleu-engine.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
@@ -456,7 +456,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                                                  ? counts[i].in_hypothesis : counts[i].most);
 #line 667 "book/bleu-engine.nw"
     }
-    free(table.slot), free(counts), free(vocabulary.slot);
+    free(table.slot), free(counts), free(words_seen.slot);
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].ids);
     free(hyp.line), free(hyp.ids), free(refs);
 }

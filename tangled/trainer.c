@@ -251,7 +251,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
     fflush(stdout);
 }
 
-#line 835 "book/copy.nw"
+#line 840 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -290,7 +290,7 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     return error == NULL;
 }
 
-#line 881 "book/copy.nw"
+#line 886 "book/copy.nw"
 /* Fit the run's end to the time budget (Getting to 41). */
 static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                                    const RunSettings *run, const TrainerClock *clock)
@@ -317,7 +317,7 @@ static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                clock->terminal ? "\n" : "", fits, fits);
         fflush(stdout);
     }
-#line 886 "book/copy.nw"
+#line 891 "book/copy.nw"
 }
 
 /* Begin the next epoch: its counts from zero, the run's end fitted to a time budget, and
@@ -332,7 +332,7 @@ static void begin_next_epoch(Trainer *trainer, const BatchSource *source,
         source->start_epoch(source->task, progress->epoch);
 }
 
-#line 907 "book/copy.nw"
+#line 912 "book/copy.nw"
 /* Decide whether to stop, saving a checkpoint when one is due: TRAINER_FINISHED to go on,
    else the run's outcome (the checkpoint chapter). */
 static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings *run,
@@ -351,10 +351,10 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
     if (!stop) return TRAINER_FINISHED;
     if (clock->terminal) putchar('\n');
     return say_why_the_run_stopped(trainer, run, out_of_time, impatient);
-#line 914 "book/copy.nw"
+#line 919 "book/copy.nw"
 }
 
-#line 921 "book/copy.nw"
+#line 926 "book/copy.nw"
 /* Finish the run: close the log and the checkpoint's lock. The outcome, a failure if the log
    could not be written. */
 static TrainerOutcome finish_run(Trainer *trainer, const RunSettings *run,
