@@ -124,7 +124,7 @@ gradcheck-h|the solution describes a trend, not numbers (about 20 s)
 ckpt-crash|a random kill; the test cli_kill_9_leaves_a_loadable_checkpoint checks it in make check
 decode-speedup|timings depend on the machine (about 40 s); the solution reads figures/exercises/decode-speedup.txt (record)
 dist-speed|timings depend on the machine and its load (bench/distributed.sh, about 3 min)
-copy-multi30k|three or more training runs on Multi30k, half an hour or more each on one quiet core; the book records seed 1 only, so the answer is the reader's
+copy-multi30k|three or more training runs on Multi30k, half an hour or more each on one quiet core; the book records seed 1 of every arm and seed 2 of two post-norm arms, so seed 3 is the reader's
 profile|a profile depends on the machine, its load and perf; the solution states an order, not shares
 spin|timings on an idle and on a busy machine
 bandwidth|the machine's memory bandwidth and decoding speed

@@ -35,3 +35,16 @@ awk -F': ' "$LIB"'
 # The arm at 10^-3 was run later, by another commit of the trainer (which trains as the first
 # did: tools/same-bits), on the same machine.
 awk -F': ' "$LIB"'$1 == "commit" { def("nwMtCommitFixed", $2) }' "$D/pre-r0.001-s1.run.txt"
+# A second seed of two post-norm arms (the warm-up and 10^-3), run later still: the best
+# validation loss with the warm-up, the last training and validation losses at 10^-3.
+for name in post-w800-s2 post-r0.001-s2; do
+  epochs=$(sed -n 's/^recipe:.*--epochs \([0-9]*\).*/\1/p' "$D/$name.run.txt")
+  awk -F, -v epochs="$epochs" -v name="$name" -v file="$D/$name.csv" "$LIB"'
+    NR > 1 { last = $4; train = $3; n = $1; if (best == "" || $4 < best) best = $4 }
+    END {
+      if (n != epochs) { print "tools/numbers/normwarmup.sh: " file " has " n " of " epochs " epochs" > "/dev/stderr"; exit 1 }
+      if (name ~ /w800/) def("nwMtPostWarmBestSeedTwo", fixed(best, 3))
+      else { def("nwMtPostFixedLastSeedTwo", fixed(last, 3)); def("nwMtPostFixedTrainLastSeedTwo", fixed(train, 3)) }
+    }' "$D/$name.csv"
+done
+awk -F': ' "$LIB"'$1 == "commit" { def("nwMtCommitSeedTwo", $2) }' "$D/post-w800-s2.run.txt"
