@@ -57,6 +57,6 @@ do for [norm in 'pre post'] {
       cmd = cmd.(cmd eq '' ? '' : ', ').curve(norm, a, norm eq 'pre')
     }
   }
-  eval 'plot '.cmd
+  eval 'plot '.(cmd eq '' ? 'NaN notitle' : cmd)   # a directory may lack one placement
 }
 unset multiplot

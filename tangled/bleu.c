@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <wctype.h>
 #include "utf8.h"
-#line 591 "book/bleu-engine.nw"
+#line 592 "book/bleu-engine.nw"
 #include <stdint.h>
 
 /* <<bleu.c definitions>> */
@@ -299,43 +299,44 @@ static uint64_t hash_word(const char *text, size_t length)
 #line 519 "book/bleu-engine.nw"
 static WordTable word_table_new(size_t size)   /* SIZE: a power of two */
 {
-    WordTable v = {xmalloc(size * sizeof *v.slot), size - 1, 0};
-    memset(v.slot, 0, size * sizeof *v.slot);
-    return v;
+    WordTable words = {xmalloc(size * sizeof *words.slot), size - 1, 0};
+    memset(words.slot, 0, size * sizeof *words.slot);
+    return words;
 }
 
-static WordSlot *word_slot(const WordTable *v, const char *text, size_t length, uint64_t h)
+static WordSlot *word_slot(const WordTable *words, const char *text, size_t length, uint64_t h)
 {
-    for (size_t i = h & v->mask;; i = (i + 1) & v->mask) {
-        WordSlot *slot = &v->slot[i];
+    for (size_t i = h & words->mask;; i = (i + 1) & words->mask) {
+        WordSlot *slot = &words->slot[i];
         if (!slot->text) return slot;
         if (slot->hash == h && slot->length == length && memcmp(slot->text, text, length) == 0)
             return slot;
     }
 }
 
-static void word_table_grow(WordTable *v)
+static void word_table_grow(WordTable *words)
 {
-    WordTable bigger = word_table_new(2 * (v->mask + 1));
-    for (size_t i = 0; i <= v->mask; i++)
-        if (v->slot[i].text)
-            *word_slot(&bigger, v->slot[i].text, v->slot[i].length, v->slot[i].hash) = v->slot[i];
-    bigger.count = v->count;
-    free(v->slot);
-    *v = bigger;
+    WordTable bigger = word_table_new(2 * (words->mask + 1));
+    for (size_t i = 0; i <= words->mask; i++) {
+        const WordSlot *old = &words->slot[i];
+        if (old->text) *word_slot(&bigger, old->text, old->length, old->hash) = *old;
+    }
+    bigger.count = words->count;
+    free(words->slot);
+    *words = bigger;
 }
 
-static uint32_t word_id(WordTable *v, const char *text, size_t length)
+static uint32_t word_id(WordTable *words, const char *text, size_t length)
 {
     const uint64_t h = hash_word(text, length);
-    WordSlot *slot = word_slot(v, text, length, h);
+    WordSlot *slot = word_slot(words, text, length, h);
     if (slot->text) return slot->id;
-    *slot = (WordSlot){text, length, h, v->count++};
-    if (2 * (size_t)v->count > v->mask) word_table_grow(v);
-    return v->count - 1;
+    *slot = (WordSlot){text, length, h, words->count++};
+    if (2 * (size_t)words->count > words->mask) word_table_grow(words);
+    return words->count - 1;
 }
 
-#line 563 "book/bleu-engine.nw"
+#line 564 "book/bleu-engine.nw"
 static Words words_of(const char *sentence, bool lowercase, WordTable *words_seen)
 {
     Words w = {bleu_preprocess(sentence, lowercase), NULL, 0};
@@ -350,7 +351,7 @@ static Words words_of(const char *sentence, bool lowercase, WordTable *words_see
     return w;
 }
 
-#line 595 "book/bleu-engine.nw"
+#line 596 "book/bleu-engine.nw"
 typedef struct {
     uint32_t check;              /* the hash's high half */
     uint32_t start;              /* 1 + its first position in the hypothesis; 0: empty */
@@ -403,7 +404,7 @@ static NGramSlot *ngram_slot(const NGramTable *t, const uint32_t *ids)
     }
 }
 
-#line 653 "book/bleu-engine.nw"
+#line 654 "book/bleu-engine.nw"
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
 {
@@ -413,7 +414,7 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
     for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase, &words_seen);
     /* <<Add the hypothesis length and the closest reference length>> */
-#line 678 "book/bleu-engine.nw"
+#line 679 "book/bleu-engine.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
     for (int r = 0; r < n_refs; r++) {
         const size_t len = refs[r].count;
@@ -423,13 +424,13 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     }
     stats->hyp_len += (long long)hyp.count;
     stats->ref_len += (long long)closest;
-#line 662 "book/bleu-engine.nw"
+#line 663 "book/bleu-engine.nw"
     NGramTable table = ngram_table(hyp.count);   /* one table, emptied for each order */
     table.hypothesis = hyp.ids;
     NGramCount *counts = xmalloc((hyp.count + 1) * sizeof *counts);
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
         /* <<Add the clipped matches of order n>> */
-#line 699 "book/bleu-engine.nw"
+#line 700 "book/bleu-engine.nw"
         const size_t hyp_count = hyp.count >= (size_t)n ? hyp.count - (size_t)n + 1 : 0;
         table.n = n;
         memset(table.slot, 0, (table.mask + 1) * sizeof *table.slot);
@@ -454,14 +455,14 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
         for (size_t i = 0; i < hyp_count; i++)
             stats->correct[n - 1] += (long long)(counts[i].in_hypothesis < counts[i].most
                                                  ? counts[i].in_hypothesis : counts[i].most);
-#line 667 "book/bleu-engine.nw"
+#line 668 "book/bleu-engine.nw"
     }
     free(table.slot), free(counts), free(words_seen.slot);
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].ids);
     free(hyp.line), free(hyp.ids), free(refs);
 }
 
-#line 759 "book/bleu-engine.nw"
+#line 760 "book/bleu-engine.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
     BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
@@ -474,7 +475,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
     /* <<Compute the smoothed precisions and the order to average>> */
-#line 783 "book/bleu-engine.nw"
+#line 784 "book/bleu-engine.nw"
     double smooth = 1.0;
     int order = BLEU_MAX_ORDER;
     for (int n = 0; n < BLEU_MAX_ORDER; n++) {
@@ -485,7 +486,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
             s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
         } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
     }
-#line 771 "book/bleu-engine.nw"
+#line 772 "book/bleu-engine.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
         log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
@@ -493,7 +494,7 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
     return s;
 }
 
-#line 806 "book/bleu-engine.nw"
+#line 807 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
 {
@@ -507,7 +508,7 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     return bleu_compute(&stats, effective_order);
 }
 
-#line 839 "book/bleu-engine.nw"
+#line 840 "book/bleu-engine.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
     snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
@@ -516,7 +517,7 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->stats.hyp_len, s->stats.ref_len);
 }
 
-#line 868 "book/bleu-engine.nw"
+#line 869 "book/bleu-engine.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
 {
@@ -525,7 +526,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              BLEU_SACREBLEU_VERSION);
 }
 
-#line 911 "book/bleu-engine.nw"
+#line 912 "book/bleu-engine.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
@@ -546,7 +547,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 959 "book/bleu-engine.nw"
+#line 960 "book/bleu-engine.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -565,7 +566,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         free(text);
         return error;
     }
-#line 931 "book/bleu-engine.nw"
+#line 932 "book/bleu-engine.nw"
     file->text = text;
     file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */
     for (size_t i = 0; i < t.length; i++)

@@ -41,7 +41,7 @@ typedef struct {
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase);
 
-#line 741 "book/bleu-engine.nw"
+#line 742 "book/bleu-engine.nw"
 typedef struct {
     double score;                        /* 0 to 100 */
     double precisions[BLEU_MAX_ORDER];   /* percent, smoothed */
@@ -55,21 +55,21 @@ typedef struct {
    corpus BLEU is false). */
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order);
 
-#line 799 "book/bleu-engine.nw"
+#line 800 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order);
 
-#line 832 "book/bleu-engine.nw"
+#line 833 "book/bleu-engine.nw"
 /* The score line, in sacreBLEU's format. */
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s);
 
-#line 859 "book/bleu-engine.nw"
+#line 860 "book/bleu-engine.nw"
 #define BLEU_SACREBLEU_VERSION "2.6.0"
 /* sacreBLEU's signature of a BLEU score computed with these settings. */
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order);
 
-#line 896 "book/bleu-engine.nw"
+#line 897 "book/bleu-engine.nw"
 typedef struct {
     char *text;       /* the whole file, its line ends replaced by NULs */
     char **lines;

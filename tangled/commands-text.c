@@ -9,7 +9,7 @@
 /* <<commands-text.c includes>> */
 #line 2073 "book/text.nw"
 #include "vocab.h"
-#line 989 "book/bleu-engine.nw"
+#line 990 "book/bleu-engine.nw"
 #include "bleu.h"
 
 /* <<commands-text.c functions>> */
@@ -155,7 +155,7 @@ int run_vocab(int argc, char **argv)
     return 0;
 }
 
-#line 996 "book/bleu-engine.nw"
+#line 997 "book/bleu-engine.nw"
 int run_bleu(int argc, char **argv)
 {
     bool lowercase = false;
@@ -179,7 +179,7 @@ int run_bleu(int argc, char **argv)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
     /* <<Score the lines and print the score and the signature>> */
-#line 1028 "book/bleu-engine.nw"
+#line 1029 "book/bleu-engine.nw"
     const int n_refs = n_paths - 1;
     const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
     BleuStats stats = {0};
@@ -194,7 +194,7 @@ int run_bleu(int argc, char **argv)
     printf("%s\n", line);
     bleu_signature(line, sizeof line, n_refs, lowercase, false);
     printf("%s\n", line);
-#line 1019 "book/bleu-engine.nw"
+#line 1020 "book/bleu-engine.nw"
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files);
     return 0;
