@@ -478,6 +478,7 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	tests/pytorch-loss.sh
 	TRANSFORMER=./transformer tests/interop.sh
 	tests/patches.sh
+	tests/commands.sh
 # The model file read and written by plain PyTorch (tools/transformer_torch.py): skipped, with
 # a line that says so, where /usr/bin/python3 has no torch (tools/install-deps --bench).
 .PHONY: interop

@@ -1,26 +1,31 @@
 #!/bin/bash
 # The README's commands, exactly, on a bare Debian root: the proof that `make` and
-# `make check` need nothing a fresh machine lacks. Run by hand (as root: debootstrap and
-# chroot need it), never by `make check`:
+# `make check` need nothing a fresh machine lacks. .ci/run calls it at each landing (as root:
+# debootstrap and chroot need it); never `make check`:
 #
-#   sudo tests/fresh-debian.sh [--ci] [--keep] [DIRECTORY]
+#   sudo tests/fresh-debian.sh [--ci] [--keep] [--record] [DIRECTORY]
 #
 # 1. debootstrap --variant=minbase builds a minimal Debian root in DIRECTORY (default
 #    build/fresh-debian) from the mirror and release this machine's apt is configured with;
 # 2. inside it, as root and with an empty environment (no OPENBLAS_CORETYPE, no locale: what
 #    a new machine has), it runs the README's bootstrap line, clones this repository's
 #    committed HEAD, and runs `make` and `make check`;
-# 3. with --ci it also runs `bash .ci/run` in a second fresh clone, as CI does.
-# It prints each step's wall time and the last line of `make check`; logs stay in DIRECTORY.
-# --keep leaves the root in place (it is removed at the end otherwise; it takes ~2.5 GB).
+# 3. with --ci it also runs `bash .ci/run` in a second fresh clone, as CI does (whose own
+#    call of this script is skipped inside the root).
+# It prints each step's wall time and the last line of `make check`, and writes the run's
+# record (the commit, the machine, each step's seconds and status) to DIRECTORY/record.txt;
+# --record also copies it to figures/fresh-debian/record.txt, from which
+# tools/fresh-debian-table writes the README's table and the book its provenance row.
+# Logs stay in DIRECTORY. --keep leaves the root in place (removed at the end otherwise; ~2.5 GB).
 set -euo pipefail
 
-run_ci=false keep=false
+run_ci=false keep=false record=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --ci) run_ci=true; shift ;;
     --keep) keep=true; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --record) record=true; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "fresh-debian.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -43,10 +48,7 @@ mirror=$(sed -n 's/^URIs:[[:space:]]*\(http[^[:space:]]*debian\)[[:space:]]*$/\1
 . /etc/os-release
 suite=${VERSION_CODENAME:-bookworm}
 
-command -v debootstrap >/dev/null || {
-  echo "fresh-debian.sh: installing debootstrap"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
-}
+"$repo/tools/install-deps" --fresh-debian
 
 mkdir -p "$work"
 mounted=()
@@ -56,8 +58,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The record: what was run, on what, then a line per step (seconds, status, name).
+rec=$work/record.txt
+{ echo "run: tests/fresh-debian.sh$($run_ci && echo ' --ci')"
+  echo "commit: $(git -C "$repo" rev-parse --short=7 HEAD)"
+  echo "debian: ${VERSION_ID:-?} ($suite)"
+  "$repo/tools/machine-info"
+  echo "started: $(date -u +%Y-%m-%dT%H:%MZ)"; } > "$rec"
+
 timings=()
-step() {   # step NAME LOG COMMAND...: run, log, time
+step() {   # step NAME LOG COMMAND...: run, log, time, record
   local name=$1 log=$2; shift 2
   local start=$SECONDS status=0
   echo "== $name (log: $log)"
@@ -65,6 +75,7 @@ step() {   # step NAME LOG COMMAND...: run, log, time
   local seconds=$((SECONDS - start))
   timings+=("$(printf '%-34s %4d min %02d s  status %d' "$name" $((seconds / 60)) $((seconds % 60)) $status)")
   echo "   ${timings[-1]}"
+  echo "step: $seconds $status $name" >> "$rec"
   if [ $status -ne 0 ]; then tail -30 "$log" >&2; return $status; fi
 }
 
@@ -86,9 +97,10 @@ done
 mkdir -p "$root/mnt/origin"
 mount --bind -o ro "$repo" "$root/mnt/origin"; mounted+=("$root/mnt/origin")
 
-in_root() {   # a login shell of root in the new system, with nothing from this one
+in_root() {   # a login shell of root in the new system, with nothing from this one (but the
+              # mark that tells .ci/run not to start this script again inside it)
   chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    TERM=dumb /bin/bash -euo pipefail -c "$1"
+    TERM=dumb FRESH_DEBIAN_ROOT=1 /bin/bash -euo pipefail -c "$1"
 }
 
 # The README's commands, word for word (the bootstrap line, the clone, the two commands).
@@ -99,12 +111,17 @@ step "git clone" "$work/clone.log" \
 step "make" "$work/make.log" in_root 'cd /root/transformer && make'
 step "make check" "$work/check.log" in_root 'cd /root/transformer && make check'
 summary=$(grep -E '^[0-9]+%: Checks:' "$work/check.log" | tail -1)
+echo "make check: $summary" >> "$rec"
 if $run_ci; then
   step "bash .ci/run (a second clone)" "$work/ci.log" \
     in_root 'cd /root && git clone /mnt/origin ci && cd ci && bash .ci/run'
 fi
+echo "ended: $(date -u +%Y-%m-%dT%H:%MZ)" >> "$rec"
+if $record; then
+  mkdir -p "$repo/figures/fresh-debian" && cp "$rec" "$repo/figures/fresh-debian/record.txt"
+fi
 
 echo
-echo "fresh-debian.sh: Debian $suite from $mirror, $(nproc) cores, $(git -C "$repo" rev-parse --short HEAD)"
+echo "fresh-debian.sh: Debian $suite, $(nproc) cores, $(git -C "$repo" rev-parse --short HEAD)"
 printf '  %s\n' "${timings[@]}"
 echo "  make check: $summary"

@@ -289,7 +289,7 @@ END_TEST
    the run. */
 START_TEST(cli_train_cooldown_ends_at_the_last_epoch)
 {
-    char dir[] = "/tmp/transformer-test-cool-XXXXXX", command[4096], arguments[2048];
+    char dir[] = "/tmp/transformer-test-cool-XXXXXX", command[4096], arguments[2048], said[512];
     make_64_pairs(dir);
     const char *tiny = "--layers 1 --d-model 32 --d-ff 64 --heads 2 --token-budget 300 "
                        "--warmup 50 --factor 3";
@@ -323,9 +323,9 @@ START_TEST(cli_train_cooldown_ends_at_the_last_epoch)
              "--stop-after %ld", dir, tiny, dir, dir, end - 1);
     r = run("", arguments);
     ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
-    snprintf(command, sizeof command, "the cool-down was cut short at step %ld of %ld (--resume %s/c4.st",
+    snprintf(said, sizeof said, "the cool-down was cut short at step %ld of %ld (--resume %s/c4.st",
              end - 1, end, dir);
-    ck_assert_msg(strstr(r->out, command), "%s", r->out);
+    ck_assert_msg(strstr(r->out, said), "%s", r->out);
     snprintf(arguments, sizeof arguments,
              "train --data %s %s --epochs 4 --cooldown 2 --model %s/m2.st --checkpoint %s/c2.st "
              "--resume %s/c.st", dir, tiny, dir, dir, dir);
