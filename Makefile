@@ -36,7 +36,8 @@ READING := book/part-transformer.nw book/intro.nw book/embeddings.nw book/attent
            book/gradcheck-command.nw book/copy-command.nw book/decode-check.nw book/beam-check.nw \
            book/safetensors.nw book/checkpoint.nw book/text.nw book/bleu-engine.nw \
            book/translate-files.nw book/translate-commands.nw book/fast.nw \
-           book/distributed.nw book/refuses.nw book/solutions.nw book/pytorch.nw
+           book/distributed.nw book/refuses.nw book/solutions.nw book/pytorch.nw \
+           book/provenance.nw
 $(if $(filter-out $(READING),$(CHAPTERS)),$(error chapters missing from READING: $(filter-out $(READING),$(CHAPTERS))))
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
@@ -304,7 +305,14 @@ build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers/lib.awk $(RECORDED_FILES) tra
 	  [ -z "$$dup" ] || { echo "build/numbers.tex: defined twice: $$dup" >&2; exit 1; }
 	cpif $@ < $@.new && rm -f $@.new
 
-$(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex $(FIGURE_TEX) $(FIGURE_SETTINGS)
+# The appendix Where each measurement comes from: a row per recorded run, from the runs' own
+# records (tools/provenance).
+build/provenance.tex: tools/provenance $(RECORDED_FILES)
+	@mkdir -p build
+	tools/provenance | cpif $@
+
+$(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/provenance.tex \
+        $(FIGURE_TEX) $(FIGURE_SETTINGS)
 	@mkdir -p build/pdf
 	$(LATEXMK) book/book.tex > build/pdf/latexmk.out 2>&1 || { tail -40 build/pdf/latexmk.out; exit 1; }
 	@# noweb's chunk labels (page numbers) can move after latexmk thinks the run converged;
@@ -324,7 +332,7 @@ $(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex $(FIGU
 HTML_TOOLS := $(wildcard tools/html/*)
 .PHONY: html check-html
 html: build/html/index.html
-build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex \
+build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex build/provenance.tex \
                        $(FIGURE_TEX) $(FIGURE_SETTINGS) $(HTML_TOOLS)
 	@tools/install-deps --html
 	tools/html/build $(READING)
@@ -479,6 +487,7 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	TRANSFORMER=./transformer tests/interop.sh
 	tests/patches.sh
 	tests/commands.sh
+	tools/fresh-debian-table --check
 # The model file read and written by plain PyTorch (tools/transformer_torch.py): skipped, with
 # a line that says so, where /usr/bin/python3 has no torch (tools/install-deps --bench).
 .PHONY: interop
