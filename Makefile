@@ -482,6 +482,7 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	CK_DEFAULT_TIMEOUT=60 MPI_TESTS=$(MPI) TRANSFORMER=./transformer build/run-tests
 	TRANSFORMER=./transformer tests/faults.sh
 	tests/check-numbers.sh
+	tests/check-references.sh
 	TRANSFORMER=./transformer tests/model-card.sh
 	tests/pytorch-loss.sh
 	TRANSFORMER=./transformer tests/interop.sh

@@ -1009,10 +1009,14 @@ class Converter:
         items = split_items(body)
         out = ['<%s%s>' % (tag, ' class="exercises"' if ctx.in_exercises and env == 'enumerate' else '')]
         n = 0
+        # an item's number as \ref prints it in the PDF (book.tex): with its chapter, 9.1,
+        # and a nested item with its parent's, 9.1a
+        outer = getattr(ctx, 'enum_item', None)
         for opt, text in items:
             n += 1
             if env == 'enumerate':
-                ctx.current = str(n)
+                ctx.current = ('%s.%d' % (page['number'], n)) if outer is None else outer + chr(96 + n)
+                ctx.enum_item = ctx.current
             labs = re.findall(r'\\label\{(ex:[^}]*)\}', text)
             h = self.convert(text)
             if env == 'description':
@@ -1027,6 +1031,8 @@ class Converter:
                         extra += ('<details class="solution"><summary>Solution</summary>%s</details>'
                                   % sol_placeholder(lab))
             out.append('<li%s>%s%s</li>\n' % (' value="%d"' % n if env == 'enumerate' else '', h, extra))
+        if env == 'enumerate':
+            ctx.enum_item = outer
         out.append('</%s>\n' % tag)
         return ''.join(out)
 

@@ -52,9 +52,7 @@ log_macros mt $M/log.csv
 awk "$LIB"'
   { key = $1; sub(/:$/, "", key); $1 = ""; sub(/^ /, ""); v[key] = $0 }
   END {
-    gsub(/\(R\)/, "", v["processor"])
-    def("mtCommit", "\\texttt{" v["commit"] "}"); def("mtMachine", v["processor"])
-    def("mtCores", v["cores"]); def("mtStarted", substr(v["started"], 1, 10))
+    # (the run'"'"'s machine, commit and date: the appendix of tools/provenance, not the prose)
     if (v["end_seconds"] != "") def("mtWallMinutes", fixed((v["end_seconds"] - v["start_seconds"]) / 60, 1))
   }' $M/run.txt
 macro mtBleuBeam "$(bleu $M/test2016.beam4.en --lowercase)"
