@@ -360,8 +360,8 @@ copy-full: transformer
 # on the CPU with the recipe that section chose (one vocabulary of 8000 subwords for both
 # languages, all three embeddings tied, dropout 0.3, 31 epochs whose last 10 cool the rate
 # down to 0, the rate twice the schedule's default (factor 1, warm-up 800 steps), early
-# stopping after 5 epochs without progress; no time budget, so that every machine trains the
-# same model, in about an hour on two cores; on a slower machine add --minutes 60 to
+# stopping after 5 epochs without progress; no time budget, so that every machine follows the
+# same recipe, in about an hour on two cores; on a slower machine add --minutes 60 to
 # MT_RECIPE, and train brings the last epoch forward so that the cool-down ends in time),
 # translate the 2016 test set with the model of the best validation loss and a beam of 4 (the
 # length penalty's alpha 2, translate's default), print BLEU, lowercased and cased, and one
@@ -483,6 +483,7 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	TRANSFORMER=./transformer tests/faults.sh
 	tests/check-numbers.sh
 	tests/check-references.sh
+	tests/check-history.sh
 	TRANSFORMER=./transformer tests/model-card.sh
 	tests/pytorch-loss.sh
 	TRANSFORMER=./transformer tests/interop.sh

@@ -106,7 +106,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
         metadata_add(&meta, "progress.last_epoch", "%d", progress->last_epoch);
 #line 196 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
-#line 688 "book/fast.nw"
+#line 689 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", compute.threads);
     metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
 #line 197 "book/checkpoint.nw"
@@ -252,7 +252,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if ((error = read_progress(file, path, adam, progress))) return error;
     char value[128];
     /* <<Warn if the checkpoint was written with another number of threads>> */
-#line 696 "book/fast.nw"
+#line 697 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
         && strtol(value, NULL, 10) != compute.threads)
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "

@@ -11,7 +11,7 @@
 #include "train.h"
 
 /* <<figure.c definitions>> */
-#line 291 "book/masks.nw"
+#line 292 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -19,7 +19,7 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
-#line 304 "book/masks.nw"
+#line 305 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
     ENSURE(size >= 1, "subsequent mask of size %d", size);
@@ -31,7 +31,7 @@ void figure_mask_subsequent(FILE *out, int size)
     free(keep);
 }
 
-#line 324 "book/masks.nw"
+#line 325 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_MAX_BATCH = 8, EXAMPLE_MAX_LEN = 32, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -44,7 +44,7 @@ static const int example_words[EXAMPLE_BATCH][8] = {
     {14, 15, 10, -1},               /* children play .           */
 };
 
-#line 341 "book/masks.nw"
+#line 342 "book/masks.nw"
 static void example_batch(int *tokens, const int *lengths, int batch, int longest)
 {
     for (int b = 0; b < batch; b++) {
@@ -59,7 +59,7 @@ static void example_batch(int *tokens, const int *lengths, int batch, int longes
     }
 }
 
-#line 363 "book/masks.nw"
+#line 364 "book/masks.nw"
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
 {
     ENSURE(batch >= 1 && batch <= EXAMPLE_MAX_BATCH && sentence >= 1 && sentence <= batch,
@@ -92,7 +92,7 @@ void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
     free(keep);
 }
 
-#line 415 "book/masks.nw"
+#line 416 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const FigureValue *option)
 {
     const int size = (int)option[0].number[0];
@@ -556,7 +556,7 @@ static const char *emit_scaling(FILE *out, const FigureValue *option)
 #line 709 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
-#line 400 "book/masks.nw"
+#line 401 "book/masks.nw"
     {"mask subsequent", "the subsequent mask of size T",
      {{"--size", FIGURE_INTEGER, 1, 512, "20", "T, the sequence length", NULL}},
      emit_mask_subsequent},

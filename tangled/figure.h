@@ -42,7 +42,7 @@ extern const FigureKind figure_kinds[];
 extern const int figure_kind_count;
 
 /* <<figure.h declarations>> */
-#line 446 "book/masks.nw"
+#line 447 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 /* Sentence (1 to batch) of a batch of example sentences of the given lengths (2 to 32). */
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence);

@@ -1,4 +1,4 @@
-#line 41 "book/masks.nw"
+#line 42 "book/masks.nw"
 /* The layers of the Transformer, forward and backward, with no knowledge of the model
    that assembles them -- generated from the book's chapters by notangle: edit the book,
    not this file. */
@@ -6,11 +6,11 @@
 /* <<layers.c includes>> */
 #line 33 "book/attention.nw"
 #include <string.h>
-#line 875 "book/fast.nw"
+#line 876 "book/fast.nw"
 #include <immintrin.h>
 
 /* <<layers.c definitions>> */
-#line 90 "book/masks.nw"
+#line 91 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "padding mask of %d x %d", batch, len);
@@ -18,7 +18,7 @@ void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
         keep[bj] = tokens[bj] != pad;
 }
 
-#line 125 "book/masks.nw"
+#line 126 "book/masks.nw"
 void subsequent_mask(uint8_t *keep, int len)
 {
     ENSURE(len >= 0, "subsequent mask of length %d", len);
@@ -27,7 +27,7 @@ void subsequent_mask(uint8_t *keep, int len)
             keep[(size_t)i * len + j] = j <= i;
 }
 
-#line 168 "book/masks.nw"
+#line 169 "book/masks.nw"
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "target mask of %d x %d", batch, len);
@@ -38,7 +38,7 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
                     tokens[(size_t)b * len + j] != pad && j <= i;
 }
 
-#line 260 "book/masks.nw"
+#line 261 "book/masks.nw"
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols)
 {
@@ -499,7 +499,7 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
     }
 }
 
-#line 879 "book/fast.nw"
+#line 880 "book/fast.nw"
 enum { DROPOUT_LANES = 16 };
 
 /* keep_scale[first..end) as dropout_mask draws them, from stream standing at draw first:
@@ -538,7 +538,7 @@ static void dropout_mask_block_avx512(float *keep_scale, size_t first, size_t en
     for (; i < end; i++) keep_scale[i] = rng_next(&rest) >> 8 < threshold ? 0.0f : scale;
 }
 
-#line 922 "book/fast.nw"
+#line 923 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -561,7 +561,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     rng_advance(rng, n);
 }
 
-#line 962 "book/fast.nw"
+#line 963 "book/fast.nw"
 void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
                               int rows, int cols)
 {
@@ -578,7 +578,7 @@ void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_str
     }
 }
 
-#line 996 "book/fast.nw"
+#line 997 "book/fast.nw"
 void row_moments_fast(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -590,7 +590,7 @@ void row_moments_fast(const float *x, int d, double *mean, double *squares)
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
 
-#line 1073 "book/fast.nw"
+#line 1074 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

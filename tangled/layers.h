@@ -1,4 +1,4 @@
-#line 25 "book/masks.nw"
+#line 26 "book/masks.nw"
 /* The Transformer's layers: masks, embeddings, attention, layer norm, feed-forward, the
    log-softmax and the loss, each a forward function and its backward, and their faster
    twins of the speed chapter.
@@ -9,21 +9,21 @@
 #include "tensor.h"
 
 /* <<layers.h declarations>> */
-#line 83 "book/masks.nw"
+#line 84 "book/masks.nw"
 /* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
 
-#line 117 "book/masks.nw"
+#line 118 "book/masks.nw"
 /* keep[i][j] = 1 if j <= i: position i may attend to itself and earlier positions;
    keep: [len][len]. */
 void subsequent_mask(uint8_t *keep, int len);
 
-#line 159 "book/masks.nw"
+#line 160 "book/masks.nw"
 /* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
    keep: [batch][len][len], tokens: [batch][len]. */
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
 
-#line 246 "book/masks.nw"
+#line 247 "book/masks.nw"
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 
@@ -196,20 +196,20 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
 /* d_x = d_y - softmax(x) * sum(d_y), per row, from y = log_softmax(x); all [rows][cols]. */
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols);
 
-#line 850 "book/fast.nw"
+#line 851 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
 
-#line 953 "book/fast.nw"
+#line 954 "book/fast.nw"
 /* masked_softmax_rows in one pass over each row. */
 void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
                               int rows, int cols);
 
-#line 988 "book/fast.nw"
+#line 989 "book/fast.nw"
 /* row_moments in one pass over x. */
 void row_moments_fast(const float *x, int d, double *mean, double *squares);
 
-#line 1033 "book/fast.nw"
+#line 1034 "book/fast.nw"
 /* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
    Plain arithmetic, so that a loop of it runs in vector registers. */
 static inline float vector_expf(float x)
@@ -233,11 +233,11 @@ static inline float vector_expf(float x)
     return x == x ? e_x : x;   /* NaN in, NaN out */
 }
 
-#line 1062 "book/fast.nw"
+#line 1063 "book/fast.nw"
 /* log_softmax_rows and log_softmax_backward with vector_expf; x, d_x, d_y, y:
    [rows][cols]. */
 void log_softmax_rows_fast(float *x, int rows, int cols);
 void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
                                int cols);
-#line 34 "book/masks.nw"
+#line 35 "book/masks.nw"
 #endif

@@ -140,7 +140,7 @@ static const Command commands[] = {
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
      "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 1506 "book/translate.nw"
+#line 1507 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 786 "book/fast.nw"
+#line 787 "book/fast.nw"
         const char *table = getenv("TRANSFORMER_KERNELS");
         if (table && strcmp(table, "reference") == 0) compute.kernels = &reference_kernels;
         else if (table && *table && strcmp(table, "fast") != 0)
