@@ -366,7 +366,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
     free(picture);
 }
 
-#line 251 "book/embeddings.nw"
+#line 252 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -384,7 +384,7 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
     free(table);
 }
 
-#line 274 "book/embeddings.nw"
+#line 275 "book/embeddings.nw"
 static const char *emit_positional_encoding(FILE *out, const FigureValue *option)
 {
     const int positions = (int)option[0].number[0], d_model = (int)option[1].number[0],
@@ -575,7 +575,7 @@ const FigureKind figure_kinds[] = {
       {"--src-vocab", FIGURE_INTEGER, 1, 1000000, "8315", "source vocabulary", NULL},
       {"--tgt-vocab", FIGURE_INTEGER, 1, 1000000, "6384", "target vocabulary", NULL}},
      emit_architecture},
-#line 303 "book/embeddings.nw"
+#line 304 "book/embeddings.nw"
     {"pe", "dimensions of the positional encoding",
      {{"--positions", FIGURE_INTEGER, 1, 10000, "100", "positions", NULL},
       {"--d-model", FIGURE_INTEGER, 2, 4096, "20", "d_model, even", NULL},

@@ -66,7 +66,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option);
 
-#line 297 "book/embeddings.nw"
+#line 298 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
 
 #line 429 "book/distributed.nw"

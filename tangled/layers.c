@@ -75,7 +75,7 @@ void embedding_backward(float *d_table, const float *d_out, const int *tokens, i
     }
 }
 
-#line 177 "book/embeddings.nw"
+#line 178 "book/embeddings.nw"
 void positional_encoding_table(float *table, int max_len, int d_model)
 {
     ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
@@ -87,7 +87,7 @@ void positional_encoding_table(float *table, int max_len, int d_model)
         }
 }
 
-#line 203 "book/embeddings.nw"
+#line 204 "book/embeddings.nw"
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model)
 {

@@ -45,12 +45,12 @@ void embedding_forward(float *out, const int *tokens, const float *table,
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model, float scale);
 
-#line 169 "book/embeddings.nw"
+#line 170 "book/embeddings.nw"
 /* table[p][2i] = sin(p w_i), table[p][2i+1] = cos(p w_i), w_i = 10000^(-2i/d_model);
    table: [max_len][d_model], d_model even. */
 void positional_encoding_table(float *table, int max_len, int d_model);
 
-#line 195 "book/embeddings.nw"
+#line 196 "book/embeddings.nw"
 /* x[b][p][i] += table[p][i]; x: [batch][len][d_model], table: [>= len][d_model]. */
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model);

@@ -55,13 +55,19 @@ mounted=()
 cleanup() {
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
   if ! $keep && [ -d "$root" ]; then rm -rf --one-file-system "$root"; fi
+  rm -rf "$work/origin.git"
 }
 trap cleanup EXIT
+
+# What the clones take: this repository's committed HEAD as it is now, as CI clones main (a
+# bare copy, so that commits made while the run goes on do not reach its second clone).
+rm -rf "$work/origin.git"
+git clone -q --bare "$repo" "$work/origin.git"
 
 # The record: what was run, on what, then a line per step (seconds, status, name).
 rec=$work/record.txt
 { echo "run: tests/fresh-debian.sh$($run_ci && echo ' --ci')"
-  echo "commit: $(git -C "$repo" rev-parse --short=7 HEAD)"
+  echo "commit: $(git -C "$work/origin.git" rev-parse --short=7 HEAD)"
   echo "debian: ${VERSION_ID:-?} ($suite)"
   "$repo/tools/machine-info"
   echo "started: $(date -u +%Y-%m-%dT%H:%MZ)"; } > "$rec"
@@ -93,9 +99,9 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 for fs in dev dev/pts proc sys; do
   mount --bind "/$fs" "$root/$fs"; mounted+=("$root/$fs")
 done
-# The repository to clone: this one's committed HEAD, as CI clones main.
+# The repository to clone: the bare copy of this one's committed HEAD made at the start.
 mkdir -p "$root/mnt/origin"
-mount --bind -o ro "$repo" "$root/mnt/origin"; mounted+=("$root/mnt/origin")
+mount --bind -o ro "$work/origin.git" "$root/mnt/origin"; mounted+=("$root/mnt/origin")
 
 in_root() {   # a login shell of root in the new system, with nothing from this one (but the
               # mark that tells .ci/run not to start this script again inside it)
@@ -122,6 +128,6 @@ if $record; then
 fi
 
 echo
-echo "fresh-debian.sh: Debian $suite, $(nproc) cores, $(git -C "$repo" rev-parse --short HEAD)"
+echo "fresh-debian.sh: Debian $suite, $(nproc) cores, $(git -C "$work/origin.git" rev-parse --short=7 HEAD)"
 printf '  %s\n' "${timings[@]}"
 echo "  make check: $summary"
