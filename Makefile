@@ -311,8 +311,16 @@ build/provenance.tex: tools/provenance $(RECORDED_FILES)
 	@mkdir -p build
 	tools/provenance | cpif $@
 
+# The sources the PDF is built from, attached to it (its title page's back says how to take
+# them out): the tracked files of the clone, or the files an unpacked archive lists in SOURCES.
+SOURCE_FILES := $(shell { git ls-files 2>/dev/null || sed -n 's/^file: //p' SOURCES 2>/dev/null; } \
+                  | while IFS= read -r f; do [ -f "$$f" ] && printf '%s\n' "$$f"; done)
+build/sources.tar.gz build/sources.tex &: tools/sources-archive $(SOURCE_FILES)
+	@mkdir -p build
+	tools/sources-archive build/sources.tar.gz build/sources.tex
+
 $(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/provenance.tex \
-        $(FIGURE_TEX) $(FIGURE_SETTINGS)
+        build/sources.tar.gz build/sources.tex $(FIGURE_TEX) $(FIGURE_SETTINGS)
 	@mkdir -p build/pdf
 	$(LATEXMK) book/book.tex > build/pdf/latexmk.out 2>&1 || { tail -40 build/pdf/latexmk.out; exit 1; }
 	@# noweb's chunk labels (page numbers) can move after latexmk thinks the run converged;
@@ -332,7 +340,7 @@ $(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/
 HTML_TOOLS := $(wildcard tools/html/*)
 .PHONY: html check-html
 html: build/html/index.html
-build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex build/provenance.tex \
+build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex build/provenance.tex build/sources.tex \
                        $(FIGURE_TEX) $(FIGURE_SETTINGS) $(HTML_TOOLS)
 	@tools/install-deps --html
 	tools/html/build $(READING)
