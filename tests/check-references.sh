@@ -44,7 +44,16 @@ tools/check-references "$dir/clean.nw" > "$dir/out" 2>&1 || {
 
 if [ -f build/pdf/transformer.aux ]; then
   tools/check-references --aux build/pdf/transformer.aux book/*.nw
-  echo "check-references: planted references caught; book/*.nw and the PDF's exercise numbers clean"
+  # The course plan's rule, about 25 pages of reading a lecture at most, counted in the PDF;
+  # shown to fail first on a planted plan that gives one lecture a whole long chapter.
+  printf '%s\n' '\begin{tabular}{lll}' '1 & x & \ref{sec:config}--\ref{sec:parity} & y \\' \
+    '\end{tabular}' '\label{tab:lectures}' > "$dir/plan.nw"
+  if tools/lecture-pages --max 26 build/pdf/transformer.aux "$dir/plan.nw" > /dev/null 2>&1; then
+    echo "check-references: a planted lecture of a whole long chapter passed" >&2; exit 1
+  fi
+  tools/lecture-pages --max 26 build/pdf/transformer.aux book/intro.nw > "$dir/pages"
+  echo "check-references: planted references caught; book/*.nw and the PDF's exercise numbers clean;" \
+       "lectures of $(sort -k2n "$dir/pages" | head -1 | cut -d' ' -f2) to $(sort -k2n "$dir/pages" | tail -1 | cut -d' ' -f2) pages"
 else
   tools/check-references book/*.nw
   echo "check-references: planted references caught; book/*.nw clean (no PDF built: its .aux unchecked)"
