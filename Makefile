@@ -492,6 +492,7 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	tests/check-numbers.sh
 	tests/check-references.sh
 	tests/check-history.sh
+	tests/check-listings.sh
 	TRANSFORMER=./transformer tests/model-card.sh
 	tests/pytorch-loss.sh
 	TRANSFORMER=./transformer tests/interop.sh
