@@ -2,7 +2,9 @@
 # one test sentence (the translation chapter). Data: transformer attention --kind cross
 # --head H (H = 0..7), kept in figures/multi30k/attention-head-H.dat for the book; one colour
 # key (the weights, 0 to 1) for the eight panels.
-set terminal cairolatex pdf size 15cm,8.4cm
+# A page of its own, four rows of two panels, so that a row of tokens gets the height of
+# its text.
+set terminal cairolatex pdf size 15cm,20cm
 load 'figures/style.gp'
 set output dir.'attention-heads.tex'
 data = dir eq 'figures/' ? 'figures/multi30k/' : dir
@@ -12,14 +14,14 @@ unset key
 set yrange [*:*] reverse   # the first query on top
 set tics scale 0
 unset colorbox
-set multiplot layout 2,4 margins 0.09,0.92,0.2,0.94 spacing 0.012,0.06
+set multiplot layout 4,2 margins 0.1,0.9,0.08,0.97 spacing 0.03,0.035
 do for [h = 0:7] {
     set title sprintf('head %d', h) offset 0,-0.6
     # the tokens on the outer panels only: the queries on the left, the keys at the bottom
-    if (h % 4 == 0) { set ytics out } else { unset ytics }
-    if (h >= 4) { set xtics rotate by 90 right out } else { unset xtics }
+    if (h % 2 == 0) { set ytics out } else { unset ytics }
+    if (h >= 6) { set xtics rotate by 90 right out } else { unset xtics }
     # one colour key for all eight heads, right of the last panel
-    if (h == 7) { set colorbox vertical user origin 0.935, 0.2 size 0.015, 0.74; set cbtics 0, 0.5, 1 out }
+    if (h == 7) { set colorbox vertical user origin 0.915, 0.08 size 0.015, 0.89; set cbtics 0, 0.5, 1 out }
     plot data.sprintf('attention-head-%d.dat', h) matrix rowheaders columnheaders with image
 }
 unset multiplot

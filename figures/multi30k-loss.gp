@@ -1,13 +1,14 @@
 # Figure: training and validation loss per epoch of the Multi30k translator (Translating German to English).
 # Data: the log of `make multi30k` (transformer train --log), kept in figures/multi30k/log.csv
 # (CSV: epoch,step,train_loss,validation_loss,learning_rate,seconds,tokens_per_second)
-set terminal cairolatex pdf size 11cm,6cm
+set terminal cairolatex pdf size 11cm,7cm
 load 'figures/style.gp'
 set output dir.'multi30k-loss.tex'
 # The book's recorded log, or another (make figure NAME=multi30k-loss DATA=FILE).
 if (!exists('source')) source = 'figures/multi30k/log.csv'
 set datafile separator ','
-set key top right
+# The key below the plot, where it covers no curve.
+set key below horizontal maxrows 1 samplen 2
 set xlabel 'epoch'
 set ylabel 'loss per token'
 set yrange [0:6.5]
@@ -15,8 +16,8 @@ set xtics out
 set ytics out nomirror
 # The rate of the epoch's last step on the right axis: the warm-up, the decay and the cool-down.
 set y2label 'learning rate'
-set y2range [0:0.002]
+set y2range [0:*]   # the whole curve, its peak at the end of the warm-up included
 set y2tics out format '%.4f'
-plot source using 1:3 skip 1 with linespoints lw 2 pt 7 ps 0.5 title 'training (dropout, smoothing)', \
-     '' using 1:4 skip 1 with linespoints lw 2 pt 5 ps 0.5 title 'validation (smoothing)', \
+plot source using 1:3 skip 1 with linespoints lw 2 pt 7 ps 0.5 title 'training', \
+     '' using 1:4 skip 1 with linespoints lw 2 pt 5 ps 0.5 title 'validation', \
      '' using 1:5 skip 1 axes x1y2 with lines lw 1 dt 2 lc rgb '#777777' title 'learning rate (right)'
