@@ -298,11 +298,18 @@ build/version.tex: tangled/cli.h
 NUMBER_SCRIPTS := $(sort $(wildcard tools/numbers/*.sh))
 RECORDED_FILES := $(shell find figures -mindepth 2 -type f; find data bench/results -type f) \
                   bench/bench.py
-build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers/lib.awk $(RECORDED_FILES) transformer
+build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers tools/numbers/lib.awk $(RECORDED_FILES) transformer
 	@mkdir -p build
 	for script in $(NUMBER_SCRIPTS); do TRANSFORMER=./transformer sh $$script; done > $@.new
 	@dup=$$(sed -n 's/^\\newcommand{\\\([A-Za-z]*\)}.*/\1/p' $@.new | sort | uniq -d); \
 	  [ -z "$$dup" ] || { echo "build/numbers.tex: defined twice: $$dup" >&2; exit 1; }
+	cpif $@ < $@.new && rm -f $@.new
+
+# The recorded output the chapters quote, \quoteline{FILE}{N}, and the program's own output
+# they show (tools/quotes): made again when a chapter changes what it quotes.
+build/quotes.tex: tools/quotes $(READING) $(RECORDED_FILES) transformer
+	@mkdir -p build
+	TRANSFORMER=./transformer tools/quotes > $@.new
 	cpif $@ < $@.new && rm -f $@.new
 
 # The appendix Where each measurement comes from: a row per recorded run, from the runs' own
@@ -319,7 +326,7 @@ build/sources.tar.gz build/sources.tex &: tools/sources-archive $(SOURCE_FILES)
 	@mkdir -p build
 	tools/sources-archive build/sources.tar.gz build/sources.tex
 
-$(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/provenance.tex \
+$(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/quotes.tex build/provenance.tex \
         build/sources.tar.gz build/sources.tex $(FIGURE_TEX) $(FIGURE_SETTINGS)
 	@mkdir -p build/pdf
 	$(LATEXMK) book/book.tex > build/pdf/latexmk.out 2>&1 || { tail -40 build/pdf/latexmk.out; exit 1; }
@@ -340,7 +347,7 @@ $(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/
 HTML_TOOLS := $(wildcard tools/html/*)
 .PHONY: html check-html
 html: build/html/index.html
-build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex build/provenance.tex build/sources.tex \
+build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex build/quotes.tex build/provenance.tex build/sources.tex \
                        $(FIGURE_TEX) $(FIGURE_SETTINGS) $(HTML_TOOLS)
 	@tools/install-deps --html
 	tools/html/build $(READING)

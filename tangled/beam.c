@@ -1,4 +1,4 @@
-#line 43 "book/beam.nw"
+#line 45 "book/beam.nw"
 /* Beam search: several candidate translations per source, kept in the key-value cache --
    generated from the book's chapters by notangle: edit the book, not this file. */
 #include "beam.h"
@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* <<beam.c definitions>> */
-#line 111 "book/beam.nw"
+#line 113 "book/beam.nw"
 DecodeSettings decode_settings(int start, int end, int pad, int max_len)
 {
     return (DecodeSettings){.start = start, .end = end, .pad = pad, .max_len = max_len,
@@ -25,14 +25,14 @@ int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_le
     return limit;
 }
 
-#line 162 "book/beam.nw"
+#line 164 "book/beam.nw"
 static bool greedy_open(const DecodeSettings *settings, const int *row, int length, int t,
                         int limit)
 {
     return length == t && t <= limit && (t == 1 || row[t - 1] != settings->end);
 }
 
-#line 173 "book/beam.nw"
+#line 175 "book/beam.nw"
 void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
                       const SourceBatch *source, const DecodeSettings *settings)
 {
@@ -50,7 +50,7 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
     if (len > 1) decoder_cache_start(model, cache, src, src_keep, batch, src_len);
     for (int t = 1; t < len; t++) {
         /* <<Drop the finished rows from the cache; stop when no row is open>> */
-#line 200 "book/beam.nw"
+#line 202 "book/beam.nw"
         uint8_t *keep = cache->keep;
         int open = 0;
         for (int r = 0; r < cache->batch; r++) {
@@ -63,10 +63,10 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
         if (open < cache->batch) decoder_cache_keep(cache, model, keep);
         for (int r = 0; r < cache->batch; r++)
             cache->tokens[r] = out[(size_t)cache->rows[r] * len + t - 1];
-#line 190 "book/beam.nw"
+#line 192 "book/beam.nw"
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Append the most probable token to each open row>> */
-#line 217 "book/beam.nw"
+#line 219 "book/beam.nw"
         for (int r = 0; r < cache->batch; r++) {
             const int b = cache->rows[r];
             int *row = out + (size_t)b * len;
@@ -76,11 +76,11 @@ void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, doub
             row[t] = best, lengths[b] = t + 1;
             if (sums) sums[b] += p[best];
         }
-#line 192 "book/beam.nw"
+#line 194 "book/beam.nw"
     }
 }
 
-#line 301 "book/beam.nw"
+#line 303 "book/beam.nw"
 double length_penalty(const DecodeSettings *settings, int n)
 {
     if (settings->alpha == 0.0f || n < 1) return 1.0;
@@ -88,7 +88,7 @@ double length_penalty(const DecodeSettings *settings, int n)
     return pow(x, (double)settings->alpha);
 }
 
-#line 355 "book/beam.nw"
+#line 357 "book/beam.nw"
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab)
 {
     ENSURE(max_batch > 0 && size > 0 && max_len > 0 && vocab > 0, "beam %d x %d, %d, %d",
@@ -127,7 +127,7 @@ void beam_free(Beam *beam)
 }
 
 /* <<Keep a finished output, in order of score>> */
-#line 453 "book/beam.nw"
+#line 455 "book/beam.nw"
 /* Keep for source b the output tokens[0..n] (the start symbol and n more) of sum s. */
 static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
 {
@@ -148,7 +148,7 @@ static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
     beam->hyp_len[r] = n + 1, beam->hyp_sum[r] = s, beam->hyp_score[r] = score;
 }
 
-#line 421 "book/beam.nw"
+#line 423 "book/beam.nw"
 void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
                 const DecodeSettings *settings)
 {
@@ -174,7 +174,7 @@ void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
     }
 }
 
-#line 477 "book/beam.nw"
+#line 479 "book/beam.nw"
 bool beam_advance(Beam *beam, const float *logprobs)
 {
     const int k = beam->size, len = beam->max_len, vocab = beam->vocab;
@@ -184,7 +184,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     for (int b = 0; b < beam->batch; b++) {
         if (beam->alive[b] == 0) continue;
         /* <<Find the best expansions of source b>> */
-#line 509 "book/beam.nw"
+#line 511 "book/beam.nw"
         const int width = beam->open[b];
         int n = 0;
         for (int j = 0; j < beam->alive[b]; j++) {
@@ -202,9 +202,9 @@ bool beam_advance(Beam *beam, const float *logprobs)
                 beam->top_sum[i] = s, beam->top_slot[i] = j, beam->top_token[i] = w;
             }
         }
-#line 486 "book/beam.nw"
+#line 488 "book/beam.nw"
         /* <<Set the finished expansions aside and make the others the next beam>> */
-#line 534 "book/beam.nw"
+#line 536 "book/beam.nw"
         int alive = 0;
         for (int i = 0; i < n; i++) {
             const int from = b * k + beam->top_slot[i], w = beam->top_token[i];
@@ -230,7 +230,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
         beam->alive[b] = alive;
         for (int r = b * k + alive; r < (b + 1) * k; r++)
             beam->parent[r] = r, beam->feed[r] = beam->settings.start;
-#line 487 "book/beam.nw"
+#line 489 "book/beam.nw"
         beam->done = beam->done && beam->alive[b] == 0;
     }
     int *prefix = beam->prefix;
@@ -240,7 +240,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
     return beam->done;
 }
 
-#line 567 "book/beam.nw"
+#line 569 "book/beam.nw"
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
 {
     const int k = beam->size, len = beam->max_len, width = beam->settings.max_len;
@@ -254,7 +254,7 @@ void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
     }
 }
 
-#line 715 "book/beam.nw"
+#line 717 "book/beam.nw"
 void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
                  double *sums, const SourceBatch *source, const DecodeSettings *settings)
 {
@@ -273,7 +273,7 @@ void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *length
                 cache->tokens[i] = beam->feed[cache->rows[i]];
             if (beam_advance(beam, decoder_cache_step(model, cache, cache->tokens))) break;
             /* <<Make the cache follow the beam: new parents, and no row that can hold no candidate>> */
-#line 750 "book/beam.nw"
+#line 752 "book/beam.nw"
             if (beam->moved) {   /* the parents, as rows of the cache */
                 for (int i = 0; i < cache->batch; i++)
                     beam->cache_parent[i] = beam->index[beam->parent[cache->rows[i]]];
@@ -290,7 +290,7 @@ void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *length
                 for (int r = 0; r < batch * beam->size; r++) beam->index[r] = -1;
                 for (int i = 0; i < cache->batch; i++) beam->index[cache->rows[i]] = i;
             }
-#line 733 "book/beam.nw"
+#line 735 "book/beam.nw"
         }
     }
     beam_finish(beam, out, lengths, sums);

@@ -216,7 +216,7 @@ int run_copy(int argc, char **argv)
     return status;
 }
 
-#line 341 "book/translate.nw"
+#line 343 "book/translate.nw"
 typedef struct {
     const Corpus *train, *validation;
     const BatchPlan *plan, *validation_plan;
@@ -271,7 +271,7 @@ static const char *translation_save_best(void *task, const Model *model)
     return error ? t->error : NULL;
 }
 
-#line 403 "book/translate.nw"
+#line 405 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
 static void epoch_model_path(char *out, size_t size, const char *path, int epoch)
@@ -302,7 +302,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     return NULL;
 }
 
-#line 438 "book/translate.nw"
+#line 440 "book/translate.nw"
 typedef struct {
     Config config;
     RunSettings run;
@@ -313,7 +313,7 @@ typedef struct {
     int precision, norm;
 } TrainFlags;
 
-#line 457 "book/translate.nw"
+#line 459 "book/translate.nw"
 /* The recipe of a translation run, after its flags. */
 static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
 {
@@ -335,7 +335,7 @@ static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
     recipe_add(recipe, "recipe.rate", "%.17g", flags->settings.constant_rate);
 }
 
-#line 500 "book/translate.nw"
+#line 502 "book/translate.nw"
 /* Read the train command's flags. */
 static void read_train_flags(TrainFlags *flags, int argc, char **argv)
 {
@@ -401,7 +401,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
     set_precision("train", flags->precision);
 }
 
-#line 572 "book/translate.nw"
+#line 574 "book/translate.nw"
 /* Check at once that the model can be saved. */
 static void check_model_can_be_saved(const char *model_path)
 {
@@ -410,7 +410,7 @@ static void check_model_can_be_saved(const char *model_path)
     safetensors_remove_temporaries(model_path);
 }
 
-#line 584 "book/translate.nw"
+#line 586 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     TrainFlags flags;
@@ -428,9 +428,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 590 "book/translate.nw"
+#line 592 "book/translate.nw"
     /* <<Set up the trainer and the batches>> */
-#line 639 "book/translate.nw"
+#line 641 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, flags.token_budget);
     batch_plan(&validation_plan, validation, flags.token_budget);
@@ -444,7 +444,7 @@ int run_train(int argc, char **argv)
                             xmalloc((size_t)plan.count * sizeof(int)), flags.model_path,
                             &data.src_vocab, &data.tgt_vocab, "", flags.keep_epochs, flags.seed};
     /* <<Resume the translation run, if asked>> */
-#line 658 "book/translate.nw"
+#line 660 "book/translate.nw"
     translation_recipe(&flags.run.recipe, &flags);
     if (flags.resume_path) {
         if (trainer_resume(&trainer, flags.resume_path, &flags.run.recipe))
@@ -459,9 +459,9 @@ int run_train(int argc, char **argv)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &flags.run, smallest, &trainer.model, &trainer.adam,
                                       &trainer.progress);
-#line 591 "book/translate.nw"
+#line 593 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 672 "book/translate.nw"
+#line 674 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 /* the chapter on many machines: rank 0 saves */
@@ -476,14 +476,14 @@ int run_train(int argc, char **argv)
                flags.run.checkpoint_path);
     /* the chapter on many machines */
     distributed_leave("train", &trainer.model, &trainer.adam, &trainer.progress);
-#line 592 "book/translate.nw"
+#line 594 "book/translate.nw"
     /* <<Free the training run>> */
-#line 691 "book/translate.nw"
+#line 693 "book/translate.nw"
     recipe_free(&flags.run.recipe);
     free(task.order);
     trainer_free(&trainer);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
-#line 593 "book/translate.nw"
+#line 595 "book/translate.nw"
     return status;
 }

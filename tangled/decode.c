@@ -298,7 +298,7 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
     }
 }
 
-#line 612 "book/beam.nw"
+#line 614 "book/beam.nw"
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
 {
     const int batch = cache->batch, s = cache->src_len, d = model->config.d_model;
@@ -322,7 +322,7 @@ void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
     for (int r = 0; r < cache->batch; r++) cache->rows[r] = r;
 }
 
-#line 675 "book/beam.nw"
+#line 677 "book/beam.nw"
 void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
 {
     const int rows = cache->batch, d = model->config.d_model;

@@ -74,13 +74,13 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
                           const uint8_t *src_keep, int batch, int src_len, int len,
                           int start);
 
-#line 602 "book/beam.nw"
+#line 604 "book/beam.nw"
 /* After decoder_cache_start for batch sources and before the first step: make the
    cache hold batch * copies sequences, copies consecutive ones per source, each with that
    source's memory keys and values and padding mask. */
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies);
 
-#line 664 "book/beam.nw"
+#line 666 "book/beam.nw"
 /* Row r of the self-attention's keys and values, at every cached position of every layer,
    becomes row parent[r]'s; parent: [cache->batch]. Between steps only: it uses the
    cache's query rows as scratch. */

@@ -78,7 +78,7 @@ static const Command commands[] = {
      "or both; print the time of one decoding and, for both, the speed-up. Exits\n"
      "with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 2177 "book/text.nw"
+#line 2181 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (the text chapter)",
      "usage: transformer tokenize [OPTIONS] < TEXT > TOKENS\n"
      "\n"
@@ -91,7 +91,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 2280 "book/text.nw"
+#line 2284 "book/text.nw"
     {"vocab", "build the vocabulary of text files (the text chapter)",
      "usage: transformer vocab [OPTIONS] FILE...\n"
      "\n"
@@ -131,7 +131,7 @@ static const Command commands[] = {
      "lines before it are printed. Without --model, the translator that ships with\n"
      "the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1006 "book/translate.nw"
+#line 1011 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -140,7 +140,7 @@ static const Command commands[] = {
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
      "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 1507 "book/translate.nw"
+#line 1515 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

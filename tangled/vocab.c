@@ -262,7 +262,7 @@ size_t vocab_join_subwords(char *text, size_t length)
     return kept;
 }
 
-#line 1781 "book/text.nw"
+#line 1785 "book/text.nw"
 /* The index of TEXT among the symbols, added if new; the table has room for all. */
 static int symbol_number(Vocab *symbols, const char *text)
 {
@@ -275,7 +275,7 @@ static int symbol_number(Vocab *symbols, const char *text)
     return symbols->slot[s] - 1;
 }
 
-#line 1799 "book/text.nw"
+#line 1803 "book/text.nw"
 typedef struct {
     int left, right;   /* symbol numbers */
     long frequency;
@@ -321,7 +321,7 @@ static void pair_add(PairTable *table, int left, int right, long frequency)
     table->pair[table->slot[s] - 1].frequency += frequency;
 }
 
-#line 1850 "book/text.nw"
+#line 1854 "book/text.nw"
 typedef struct {
     const char *text;
     long count;      /* occurrences in the text */
@@ -336,7 +336,7 @@ static void add_pairs(PairTable *pairs, const WordType *type, long sign)
 }
 
 /* <<Merge the most frequent pair until there are size symbols>> */
-#line 1948 "book/text.nw"
+#line 1952 "book/text.nw"
 /* Merge the most frequent pair until there are size symbols: each merge adds a symbol to
    symbols, rewrites the types[0 .. n_types) that contain the pair, and updates pairs. */
 static void merge_pairs(Vocab *symbols, PairTable *pairs, WordType *types, long n_types,
@@ -374,12 +374,12 @@ static void merge_pairs(Vocab *symbols, PairTable *pairs, WordType *types, long 
     }
 }
 
-#line 1871 "book/text.nw"
+#line 1875 "book/text.nw"
 void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size)
 {
     ENSURE(count >= 0 && size >= VOCAB_SPECIALS, "count %ld, size %d", count, size);
     /* <<Find the word types and their counts>> */
-#line 1892 "book/text.nw"
+#line 1896 "book/text.nw"
     char **sorted = xmalloc((size_t)(count > 0 ? count : 1) * sizeof *sorted);
     if (count > 0) memcpy(sorted, tokens, (size_t)count * sizeof *sorted);
     qsort(sorted, (size_t)count, sizeof *sorted, compare_strings);
@@ -391,9 +391,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         characters += (long)strlen(sorted[i]);
         ENSURE(strlen(sorted[i]) <= TEXT_MAX_LINE_BYTES, "a token of %zu bytes", strlen(sorted[i]));
     }
-#line 1875 "book/text.nw"
+#line 1879 "book/text.nw"
     /* <<Make a table of symbols with room for every character and every merge>> */
-#line 1909 "book/text.nw"
+#line 1913 "book/text.nw"
     Vocab symbols = {0};
     const long most_symbols = VOCAB_SPECIALS + characters + size;
     ENSURE(most_symbols < INT32_MAX / 4, "%ld symbols", most_symbols);
@@ -405,9 +405,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         symbols.token[k] = (char *)vocab_specials[k];
         symbols.slot[vocab_slot(&symbols, vocab_specials[k])] = ++symbols.size;
     }
-#line 1876 "book/text.nw"
+#line 1880 "book/text.nw"
     /* <<Write each type as its characters, all but the last marked>> */
-#line 1926 "book/text.nw"
+#line 1930 "book/text.nw"
     int *row_symbols = xmalloc((size_t)(characters > 0 ? characters : 1) * sizeof *row_symbols);
     long used = 0;
     for (long t = 0; t < n_types; t++) {
@@ -422,12 +422,12 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         }
         used += types[t].length;
     }
-#line 1877 "book/text.nw"
+#line 1881 "book/text.nw"
     PairTable pairs = {0};
     for (long t = 0; t < n_types; t++) add_pairs(&pairs, &types[t], +1);
     merge_pairs(&symbols, &pairs, types, n_types, size);
     /* <<Make the vocabulary of the pieces the greedy cut makes of the text>> */
-#line 1992 "book/text.nw"
+#line 1996 "book/text.nw"
     symbols.subwords = true;
     size_t piece_capacity = 0;
     char **pieces = NULL;
@@ -441,13 +441,13 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
     vocab_build(vocab, pieces, n_pieces, 1);
     vocab->subwords = true;
     free(pieces);
-#line 1881 "book/text.nw"
+#line 1885 "book/text.nw"
     for (int i = VOCAB_SPECIALS; i < symbols.size; i++) free(symbols.token[i]);
     free(symbols.token), free(symbols.slot), free(pairs.pair), free(pairs.slot);
     free(types), free(row_symbols), free(sorted);
 }
 
-#line 2016 "book/text.nw"
+#line 2020 "book/text.nw"
 void vocab_copy(Vocab *copy, const Vocab *vocab)
 {
     memset(copy, 0, sizeof *copy);

@@ -60,14 +60,14 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids);
    Returns the new length. */
 size_t vocab_join_subwords(char *text, size_t length);
 
-#line 1773 "book/text.nw"
+#line 1777 "book/text.nw"
 /* A vocabulary of subwords learned by byte-pair encoding from TOKENS[0 .. count): the
    specials, then the pieces the greedy cut (vocab_encode) makes of the tokens, the most
    frequent first, from merges made until there are SIZE symbols (or fewer: no pair occurs
    twice; or more: the characters alone, in both forms, are more). */
 void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size);
 
-#line 2011 "book/text.nw"
+#line 2015 "book/text.nw"
 /* COPY becomes a vocabulary of its own with the tokens of VOCAB, in the same order. */
 void vocab_copy(Vocab *copy, const Vocab *vocab);
 #line 1287 "book/text.nw"
