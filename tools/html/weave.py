@@ -335,7 +335,7 @@ def expand(s):
     return ''.join(out)
 
 
-for fn in ('build/numbers.tex', 'build/version.tex', 'figures/architecture.tex'):
+for fn in ('build/numbers.tex', 'build/quotes.tex', 'build/version.tex', 'figures/architecture.tex'):
     with open(os.path.join(ROOT, fn), encoding='utf-8') as fh:
         define_from(fh.read())
 macros['given'] = (1, '#1')
