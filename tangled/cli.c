@@ -151,7 +151,7 @@ void no_operands(const char *command, int first, int argc, char **argv)
     if (first < argc) usage_error(command, "unexpected argument '%s'", argv[first]);
 }
 
-#line 472 "book/program.nw"
+#line 473 "book/program.nw"
 static void print_option(FILE *out, const Option *option)
 {
     const char *help = option->help ? option->help : "";
@@ -168,7 +168,7 @@ static void print_option(FILE *out, const Option *option)
     else fprintf(out, "  %s\n%27s%s", flag, "", help);
     if (strstr(help, "default") == NULL) 
                                          /* <<Print the default value of option>> */
-#line 509 "book/program.nw"
+#line 510 "book/program.nw"
                                          switch (option->kind) {
                                          case OPTION_INT: fprintf(out, " (default %d)", *(const int *)option->target); break;
                                          case OPTION_LONG: fprintf(out, " (default %ld)", *(const long *)option->target); break;
@@ -187,7 +187,7 @@ static void print_option(FILE *out, const Option *option)
                                          }
                                          case OPTION_SWITCH: case OPTION_SET: break;
                                          }
-#line 487 "book/program.nw"
+#line 488 "book/program.nw"
     fputc('\n', out);
 }
 

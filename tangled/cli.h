@@ -51,7 +51,7 @@ int parse_options(const char *command, const Option *options, int count, int arg
 /* For a command that takes no operands: refuse any. */
 void no_operands(const char *command, int first, int argc, char **argv);
 
-#line 501 "book/program.nw"
+#line 502 "book/program.nw"
 /* Print the table's flags, one a line, with their help and defaults. */
 void print_options(FILE *out, const Option *options, int count);
 #line 61 "book/program.nw"
