@@ -209,7 +209,7 @@ int run_average(int argc, char **argv)
 }
 
 /* <<Translate the sentence on standard input greedily>> */
-#line 1443 "book/translate.nw"
+#line 1444 "book/translate.nw"
 /* The sentence on standard input and its greedy translation, as a batch of one pair. */
 static Batch sentence_pair(Translator *translator)
 {
@@ -227,16 +227,16 @@ static Batch sentence_pair(Translator *translator)
         die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
     /* <<Make the sentence and its translation a batch>> */
-#line 1468 "book/translate.nw"
+#line 1469 "book/translate.nw"
     const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
     Batch pair;
     batch_init(&pair, 1, src_len, tgt_len);
     batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
     return pair;
-#line 1460 "book/translate.nw"
+#line 1461 "book/translate.nw"
 }
 
-#line 1402 "book/translate.nw"
+#line 1403 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -266,7 +266,7 @@ int run_attention(int argc, char **argv)
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     Batch pair = sentence_pair(&translator);
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1478 "book/translate.nw"
+#line 1479 "book/translate.nw"
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
     model_prepare(model, 1, c->max_len, c->max_len);
@@ -300,7 +300,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-#line 1431 "book/translate.nw"
+#line 1432 "book/translate.nw"
     translator_close(&translator);
     return finish_output();
 }
