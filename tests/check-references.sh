@@ -13,13 +13,14 @@ cat > "$dir/planted.nw" <<'NW'
 \label{sec:planted}
 As Exercise~3 shows, and Section 4.2 says,
 Table~9.1 and Figure~13.1 agree with eq.~(3.5) and Part~IV.
-The next chapter trains it; a later chapter decodes.
+The next chapter trains it; a later chapter decodes; the next section says why.
 The box of Section~\ref{sec:planted} compares the two.
 NW
 tools/check-references "$dir/planted.nw" > "$dir/out" 2>&1 && {
   echo "check-references: a planted chapter passed" >&2; exit 1; }
 for what in 'Exercise~3' 'Section 4.2' 'Table~9.1' 'Figure~13.1' 'eq.~(3.5)' 'Part~IV' \
-            'The next chapter' 'a later chapter' 'Section \\ref{sec:planted} cited inside itself'; do
+            'The next chapter' 'a later chapter' 'the next section' \
+            'Section \\ref{sec:planted} cited inside itself'; do
   grep -q -- "$what" "$dir/out" || {
     echo "check-references: planted '$what' not reported" >&2; cat "$dir/out" >&2; exit 1; }
 done
