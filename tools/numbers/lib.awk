@@ -15,3 +15,10 @@ function grouped(n,    s, out) {
     while (length(s) > 3) { out = "\\," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) }
     return s out
 }
+
+# tex(s): s as LaTeX text, its special characters escaped (for quoted output and file names).
+function tex(s) {
+    gsub(/\\/, "\001", s); gsub(/[&%$#_{}]/, "\\\\&", s)
+    gsub(/~/, "\\textasciitilde{}", s); gsub(/\^/, "\\textasciicircum{}", s)
+    gsub(/\001/, "\\textbackslash{}", s); return s
+}
