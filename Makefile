@@ -388,7 +388,7 @@ MT_RECIPE := --epochs 31 --cooldown 10 --dropout 0.3 --tie-all --subwords 8000 -
              --factor 1 --warmup 800
 multi30k: transformer
 	@mkdir -p $(MT) && rm -f $(MT)/model-epoch-*.safetensors $(MT)/log.csv
-	tools/multi30k-run-info "$(MT_RECIPE)" > $(MT)/run.txt
+	tools/run-info "$(MT_RECIPE)" > $(MT)/run.txt
 	./transformer train $(MT_RECIPE) --model $(MT)/model.safetensors \
 	  --checkpoint $(MT)/last.safetensors --log $(MT)/log.csv
 	./transformer translate --model $(MT)/model.safetensors --beam 4 \
@@ -468,16 +468,28 @@ bench-translate: transformer
 	tools/install-deps --bench
 	@mkdir -p build/bench
 	/usr/bin/python3 bench/translate_bench.py | tee build/bench/translate.txt
-# Renew the chapter's recorded measurements (figures/bench/, ~30 min): the tables above and
-# bench/stages.py, what each optimization bought.
+# Renew the speed chapter's recorded measurements (figures/bench/, about 90 minutes), all of
+# them from one trainer on one machine in one go, so that its tables can be set side by side:
+# the run's identity (run.txt), the tables in float and bfloat16 (bench.py), what each
+# optimization bought (stages.py), one run with OpenBLAS's own choice of kernel if the
+# environment sets OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE, and the translation of test2016 with
+# the shipped model (translate_bench.py).
 bench-figures: build
 	tools/install-deps --bench
 	@mkdir -p figures/bench
+	tools/run-info "make bench-figures" > figures/bench/run.txt
 	/usr/bin/python3 bench/bench.py --out build/bench/runs --dat figures/bench/table.dat \
 	  --precisions fp32,bf16 --precision-dat figures/bench/precision.dat \
 	  | tee figures/bench/table.txt
+	rm -f figures/bench/unset-openblas-env.txt
+	@if [ -n "$${OPENBLAS_CORETYPE:-}$${OPENBLAS_L2_SIZE:-}" ]; then \
+	  echo /usr/bin/python3 bench/bench.py --unset-openblas-env --configs copy,small,base --repeats 1; \
+	  /usr/bin/python3 bench/bench.py --unset-openblas-env --configs copy,small,base --repeats 1 \
+	    --out build/bench/runs-unset | tee figures/bench/unset-openblas-env.txt; fi
 	cd bench && /usr/bin/python3 stages.py --dat ../figures/bench/stages.dat \
 	  | tee ../figures/bench/stages.txt
+	/usr/bin/python3 bench/translate_bench.py | tee figures/bench/translate.txt
+	echo "end_seconds: $$(date +%s)" >> figures/bench/run.txt
 
 # ---------------------------------------------------------------- tests
 build/tests/%.o: tests/%.c | build/tangle.stamp

@@ -42,7 +42,7 @@ for seed in ${SEEDS:-1}; do
         continue
       fi
       recipe="$common --norm $norm $rate --seed $seed"
-      tools/multi30k-run-info "$recipe" > "$D/$name.run.txt"
+      tools/run-info "$recipe" > "$D/$name.run.txt"
       # A run whose loss diverges is a result too: record it and go on.
       "$T" train $recipe --model build/norm-warmup/$name.safetensors \
         --checkpoint build/norm-warmup/$name-last.safetensors --log "$D/$name.csv" \
