@@ -158,10 +158,11 @@ $(FIGDIR)/smoothing-confidence.dat: transformer
 $(FIGDIR)/learning-rate.dat: transformer
 	./transformer figure-data lr $(FIGURE_ARGS) | cpif $@
 # Data-parallel training projected to 64 processes (the chapter Training on many
-# machines), from the compute times measured there (the defaults of the figure kind) and
-# the cost of the ring allreduce.
-$(FIGDIR)/distributed-scaling.dat: transformer
-	./transformer figure-data scaling $(FIGURE_ARGS) | cpif $@
+# machines), from the step times measured in figures/bench/ and figures/multi30k/
+# (tools/scaling-args) and the cost of the ring allreduce.
+$(FIGDIR)/distributed-scaling.dat: transformer tools/scaling-args figures/bench/table.txt \
+                                   figures/bench/precision.dat figures/multi30k/log.csv
+	./transformer figure-data scaling $$(tools/scaling-args) $(FIGURE_ARGS) | cpif $@
 # The shapes and parameter counts of the architecture figure (The big picture), as LaTeX macros
 # (without the comment lines that open every figure's data).
 figures/architecture.tex: transformer

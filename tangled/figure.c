@@ -522,11 +522,19 @@ size_t parameter_count_of(const Config *c)
     return count;
 }
 
-#line 454 "book/distributed.nw"
+#line 462 "book/distributed.nw"
+Config scaling_translator(void)
+{
+    Config c = config_default(7723, 7723, 3);   /* one vocabulary of 7723 pieces */
+    c.d_model = 256, c.d_ff = 1024;
+    c.tie_source = c.tie_generator = true;
+    return c;
+}
+
+#line 475 "book/distributed.nw"
 static const char *emit_scaling(FILE *out, const FigureValue *option)
 {
-    Config base = config_default(8315, 6384, 6), multi30k = config_default(7859, 5920, 3);
-    multi30k.d_model = 256, multi30k.d_ff = 1024;
+    const Config base = config_default(8315, 6384, 6), multi30k = scaling_translator();
     const Config *models[2] = {&base, &multi30k};
     const double step_seconds[2] = {option[0].number[0] * 1e-3, option[1].number[0] * 1e-3};
     const double alpha = option[2].number[0] * 1e-6;              /* s a message */
@@ -598,7 +606,7 @@ const FigureKind figure_kinds[] = {
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
-#line 488 "book/distributed.nw"
+#line 508 "book/distributed.nw"
     {"scaling", "step time and efficiency of P processes, projected",
      {{"--base-ms", FIGURE_INTEGER, 1, 1000000, "1850", "compute time of a base-model step, ms",
        NULL},

@@ -72,5 +72,9 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
 #line 429 "book/distributed.nw"
 /* The number of parameters of a model of configuration c, without building it. */
 size_t parameter_count_of(const Config *c);
+
+#line 457 "book/distributed.nw"
+/* The configuration of the translator that ships with the book, for the projection. */
+Config scaling_translator(void);
 #line 694 "book/program.nw"
 #endif
