@@ -97,7 +97,7 @@ PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex \
               figures/architecture.tex \
-              figures/bench-precision.tex figures/bench-precision-epyc.tex
+              figures/bench-precision.tex
 
 .PHONY: all deps tangle build figures pdf demo copy-full multi30k multi30k-ship multi30k-figures bench bench-figures check run-check sanitize run-sanitize clean
 # deps first, on its own: the rest needs pkg-config files and tools that deps installs.
@@ -202,8 +202,6 @@ figures/bench-table.tex: tools/bench-table.awk figures/bench/table.dat
 	awk -f tools/bench-table.awk figures/bench/table.dat > $@
 figures/bench-precision.tex: tools/bench-precision.awk figures/bench/precision.dat
 	awk -f tools/bench-precision.awk figures/bench/precision.dat > $@
-figures/bench-precision-epyc.tex: tools/bench-precision.awk figures/bench/epyc/precision.dat
-	awk -f tools/bench-precision.awk figures/bench/epyc/precision.dat > $@
 figures/bench-stages.tex: figures/bench-stages.gp figures/bench/stages.dat figures/style.gp
 # The attention maps come from a trained translator (`transformer attention`, not figure-data);
 # the book's are recorded in figures/multi30k/. `make figure NAME=attention-maps` draws them

@@ -1,14 +1,16 @@
 #!/bin/sh
-# The measured numbers of the speed chapter (book/fast.nw), \bench..., from the recorded runs
-# of figures/bench/ (see its README and machines.txt) and, for the hour of make multi30k in
-# bfloat16, figures/multi30k/ablation-subwords-budget-hour.csv with its translations.
+# The measured numbers of the speed chapter (book/fast.nw), \bench..., from the one run of
+# make bench-figures recorded in figures/bench/ (run.txt names it; see its README) and, for
+# the hour of make multi30k in each precision, figures/multi30k/hour-fp32-log.csv and
+# figures/multi30k/ablation-subwords-budget-hour.csv with their translations.
 #
 # Per row of a table, Cfg is Copy, Small, Base or Decode and Thr One or Two:
 #   table.dat (float, C against PyTorch):  \bench<Cfg><Thr>{C,Pt,Ratio,Pct,Sgemm,CRss,PtRss}
 #   unset-openblas-env.txt (the same, OpenBLAS's own kernel): \benchUnset<Cfg><Thr>{...}
 #   stages.dat:  \benchStage<Cfg><Thr>{Openblas,Split,Fast}
-#   precision.dat, epyc/precision.dat:  \benchBf<Cfg><Thr>..., \benchEpyc<Cfg><Thr>...
+#   precision.dat:  \benchBf<Cfg><Thr>
 #     {CFp,CBf,PtFp,PtBf,BfOverFp,BfOverPtFp,BfOverPtBf,FpOverPtFp,Sgemm,Mixed,CMixed,Share}
+#   translate.txt:  \benchTranslate...
 # and ranges over rows, named below where they are made.
 set -eu
 dir=figures/bench
@@ -20,30 +22,16 @@ function word(n,    w) { split(\"none one two three four five six seven eight\",
 "
 T=${TRANSFORMER:-./transformer}
 
-# The run's machine, commit and date, from machines.txt and the file's header.
-awk -F '\t' "$LIB"'
-BEGIN {
-    split("table Table stages Stages unset-openblas-env Unset precision Precision " \
-          "precision-loaded PrecisionLoaded epyc Epyc epyc/translate Translate " \
-          "epyc/multi30k-fp32 HourFp", w, " ")
-    for (i = 1; i in w; i += 2) key[w[i]] = w[i + 1]
-}
-/^#/ { next }
-{
-    if (!($1 in key)) { print "tools/numbers/bench.sh: machines.txt: unknown run " $1 > "/dev/stderr"; exit 1 }
-    def("bench" key[$1] "Machine", $2); def("bench" key[$1] "Commit", $3); def("bench" key[$1] "Date", $4)
-}' $dir/machines.txt
-
-# Table headers agree with machines.txt: fail the build when a file was renewed and the
-# list of machines was not.
-for f in table.dat:table precision.dat:precision unset-openblas-env.txt:unset-openblas-env \
-         epyc/table.dat:epyc; do
-    file=${f%%:*} run=${f#*:}
-    commit=$(sed -n 's/.*repository at \([0-9a-f]*\).*/\1/p' $dir/$file | head -1)
-    listed=$(awk -F '\t' -v r="$run" '$1 == r { print $3 }' $dir/machines.txt)
-    [ "$commit" = "$listed" ] || {
-        echo "tools/numbers/bench.sh: $dir/$file is of $commit, machines.txt says $listed" >&2
-        exit 1; }
+# One run: every file of figures/bench/ that names the trainer's commit names the commit of
+# run.txt, so that the chapter's tables can be set side by side; a file left from another run
+# fails the build.
+run=$(sed -n 's/^commit: //p' $dir/run.txt)
+[ -n "$run" ] || { echo "tools/numbers/bench.sh: $dir/run.txt names no commit" >&2; exit 1; }
+for file in table.txt table.dat precision.dat stages.txt unset-openblas-env.txt translate.txt; do
+    [ -f $dir/$file ] || continue
+    commit=$(sed -n 's/.*repository at \([0-9a-f+changes]*\).*/\1/p; s/^commit: //p' $dir/$file | head -1)
+    [ -z "$commit" ] || [ "$commit" = "$run" ] || {
+        echo "tools/numbers/bench.sh: $dir/$file is of $commit, $dir/run.txt of $run" >&2; exit 1; }
 done
 
 # The tables in float: table.dat and the run with OpenBLAS's own kernel.
@@ -135,9 +123,8 @@ END {
     def("benchStagesFasterPct", pct(fastest)); def("benchStagesSlowerPct", fixed(100 * (1 - slowest), 0))
 }' $dir/table.dat $dir/stages.dat
 
-# The precision tables: the Xeon with AMX (precision.dat) and the EPYC (epyc/precision.dat).
-for f in precision.dat:Bf epyc/precision.dat:Epyc; do
-awk -v pre="bench${f#*:}" "$LIB"'
+# The table of precisions (precision.dat).
+awk -v pre=benchBf "$LIB"'
 function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
 function rate(x) { return x >= 100 ? fixed(x, 0) : fixed(x, 1) }
 function range(name, x) {
@@ -163,32 +150,19 @@ END {
         def(pre n "Min", fixed(lo[n], d)); def(pre n "Max", fixed(hi[n], d))
     }
     def(pre "FpMetRows", word(metFp)); def(pre "BfMetRows", word(metBf)); def(pre "Rows", word(rows))
-}' $dir/${f%:*}
-done
+}' $dir/precision.dat
 
-# The EPYC's table in float: % of sgemm and the single-sentence decoding rows.
-awk "$LIB"'
-function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
-/^#/ || NF < 14 { next }
-{
-    k = "benchEpyc" cap($1) ($2 == 1 ? "One" : "Two")
-    if ($1 == "decode") { def(k "Ratio", fixed($9, 1)); next }
-    def(k "Pct", fixed($12, 0))
-    if (lo == "" || $12 < lo) lo = $12; if ($12 > hi) hi = $12
-}
-END { def("benchEpycPctMin", fixed(lo, 0)); def("benchEpycPctMax", fixed(hi, 0)) }' $dir/epyc/table.dat
-
-# The translation of test2016 on the EPYC (epyc/translate.txt).
+# The translation of test2016 with the shipped model (translate.txt).
 awk "$LIB"'
 /^translation of test2016/ { n = $4; sub(/\(/, "", n); def("benchTranslateSentences", n) }
 $1 == "c-greedy"  { def("benchTranslateGreedy", fixed($2, 0)); def("benchTranslateGreedyTimes", fixed($3, 0)); def("benchTranslateGreedyBleu", fixed($4, 2)) }
 $1 == "c-beam4"   { def("benchTranslateBeam", fixed($2, 0)); def("benchTranslateBeamTimes", fixed($3, 0)); def("benchTranslateBeamBleu", fixed($4, 2)) }
 $1 == "reference" { def("benchTranslateReference", fixed($2, 2)); def("benchTranslateReferenceBleu", fixed($4, 2)) }
-' $dir/epyc/translate.txt
+' $dir/translate.txt
 
-# make multi30k's hour in float (epyc/multi30k-fp32-log.csv) and in bfloat16 (the budget-hour
+# make multi30k's hour in float (figures/multi30k/hour-fp32-log.csv) and in bfloat16 (the budget-hour
 # run of figures/multi30k/), each with its test2016 translations scored by transformer bleu.
-for f in $dir/epyc/multi30k-fp32-log.csv:Fp figures/multi30k/ablation-subwords-budget-hour.csv:Bf; do
+for f in figures/multi30k/hour-fp32-log.csv:Fp figures/multi30k/ablation-subwords-budget-hour.csv:Bf; do
 awk -F , -v k="benchHour${f##*:}" "$LIB"'
 NR > 1 { epochs = $1; seconds = $6; if (best == "" || $4 < best) best = $4 }
 END {
@@ -197,7 +171,7 @@ END {
 }' ${f%:*}
 done
 ref=data/multi30k/test2016.en
-for f in $dir/epyc/multi30k-fp32.test2016.beam4.en:Fp figures/multi30k/ablation/subwords-budget-hour.beam4.en:Bf; do
+for f in figures/multi30k/hour-fp32.test2016.beam4.en:Fp figures/multi30k/ablation/subwords-budget-hour.beam4.en:Bf; do
     k=benchHour${f##*:}
     "$T" bleu "${f%:*}" $ref --lowercase | awk -v k=$k "$LIB"'/^BLEU/ { def(k "Bleu", fixed($3, 2)) }'
     "$T" bleu "${f%:*}" $ref | awk -v k=$k "$LIB"'/^BLEU/ { def(k "BleuCased", fixed($3, 2)) }'

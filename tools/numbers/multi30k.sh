@@ -182,14 +182,14 @@ done <<'LOGS'
 mtQuarterCourse ablation-d01.csv
 mtQuarterDropout ablation-d03.csv
 mtQuarterTied ablation-d03tie.csv
-mtQuarterWordsEpyc ablation-words-15-epyc.csv
-mtQuarterPiecesEpyc ablation-subwords-15-epyc.csv
+mtQuarterWordsEpyc ablation-words-15.csv
+mtQuarterPiecesEpyc ablation-subwords-15.csv
 mtHourCourse ablation-d01-hour.csv
 mtHourTied ablation-d03tie-hour.csv
 mtHourWordsCool ablation-words-hour.csv
-mtLongPieces ablation-subwords-38-epyc.csv
+mtLongPieces ablation-subwords-38.csv
 mtBudgetPieces ablation-subwords-budget-hour.csv
-mtRateEpyc ablation-rate2-epyc.csv
+mtRateEpyc ablation-rate2.csv
 LOGS
 
 # The scores of their recorded translations: \NAMEBleu (lowercased) and \NAMEBleuCased.
@@ -200,14 +200,14 @@ done <<'HYPS'
 mtQuarterCourse ablation/d01.beam4.en
 mtQuarterDropout ablation/d03.beam4.en
 mtQuarterTied ablation/d03tie.beam4.en
-mtQuarterWordsEpyc ablation/words-15-epyc.beam4.en
-mtQuarterPiecesEpyc ablation/subwords-15-epyc.beam4.en
+mtQuarterWordsEpyc ablation/words-15.beam4.en
+mtQuarterPiecesEpyc ablation/subwords-15.beam4.en
 mtHourWordsCool ablation/words-cooldown.beam4.en
-mtLongPieces ablation/subwords-38-epyc.beam4.en
-mtLongPiecesGreedy ablation/subwords-38-epyc.greedy.en
+mtLongPieces ablation/subwords-38.beam4.en
+mtLongPiecesGreedy ablation/subwords-38.greedy.en
 mtBudgetPieces ablation/subwords-budget-hour.beam4.en
-mtRateEpyc ablation/rate2-epyc.beam4.en
-mtRateEpycGreedy ablation/rate2-epyc.greedy.en
+mtRateEpyc ablation/rate2.beam4.en
+mtRateEpycGreedy ablation/rate2.greedy.en
 HYPS
 
 # Differences of BLEU between runs that the text compares (same machine and trainer).
