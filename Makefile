@@ -21,7 +21,7 @@ MAKEFLAGS += --no-builtin-rules
 CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embeddings.nw \
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw book/gradcheck-command.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/copy-command.nw book/checkpoint.nw \
-            book/decode.nw book/decode-check.nw book/text.nw book/beam.nw book/beam-check.nw \
+            book/decode.nw book/decode-check.nw book/text.nw book/recase.nw book/beam.nw book/beam-check.nw \
             book/bleu.nw book/bleu-engine.nw book/translate-commands.nw book/translate.nw \
             book/translate-files.nw book/fast.nw book/distributed.nw book/refuses.nw book/solutions.nw \
             book/pytorch.nw
@@ -34,7 +34,7 @@ READING := book/part-transformer.nw book/intro.nw book/embeddings.nw book/attent
            book/part-translation.nw book/decode.nw book/beam.nw book/bleu.nw book/translate.nw \
            book/part-engineering.nw book/build.nw book/tensor.nw book/program.nw \
            book/gradcheck-command.nw book/copy-command.nw book/decode-check.nw book/beam-check.nw \
-           book/safetensors.nw book/checkpoint.nw book/text.nw book/bleu-engine.nw \
+           book/safetensors.nw book/checkpoint.nw book/text.nw book/recase.nw book/bleu-engine.nw \
            book/translate-files.nw book/translate-commands.nw book/fast.nw \
            book/distributed.nw book/refuses.nw book/solutions.nw book/pytorch.nw \
            book/provenance.nw
@@ -46,7 +46,7 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
            tangled/safetensors.h tangled/safetensors.c tangled/gradcheck.h tangled/gradcheck.c \
            tangled/train.h tangled/train.c \
            tangled/checkpoint.h tangled/checkpoint.c tangled/trainer.h tangled/trainer.c tangled/decode.h tangled/decode.c \
-           tangled/utf8.h tangled/utf8.c tangled/text.h tangled/text.c tangled/vocab.h tangled/vocab.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \
+           tangled/utf8.h tangled/utf8.c tangled/text.h tangled/text.c tangled/recase.h tangled/recase.c tangled/vocab.h tangled/vocab.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \
            tangled/data.h tangled/data.c tangled/modelfile.h tangled/modelfile.c \
            tangled/translator.h tangled/translator.c \
            tangled/figure.h tangled/figure.c \

@@ -78,7 +78,7 @@ static const Command commands[] = {
      "or both; print the time of one decoding and, for both, the speed-up. Exits\n"
      "with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 2181 "book/text.nw"
+#line 2185 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (the text chapter)",
      "usage: transformer tokenize [OPTIONS] < TEXT > TOKENS\n"
      "\n"
@@ -91,7 +91,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 2284 "book/text.nw"
+#line 2288 "book/text.nw"
     {"vocab", "build the vocabulary of text files (the text chapter)",
      "usage: transformer vocab [OPTIONS] FILE...\n"
      "\n"
@@ -111,7 +111,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 540 "book/translate-commands.nw"
+#line 549 "book/translate-commands.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -125,7 +125,8 @@ static const Command commands[] = {
      "usage: transformer translate [OPTIONS] < GERMAN > ENGLISH\n"
      "\n"
      "Read German sentences, one a line, and print their English translations, one a\n"
-     "line, decoded with a beam search (greedy with --beam 1). A blank line gives a\n"
+     "line, decoded with a beam search (greedy with --beam 1), with their capital\n"
+     "letters (the model file's recaser; --lowercase: without). A blank line gives a\n"
      "blank line, so the output keeps the input's lines; a line that cannot be read\n"
      "(invalid UTF-8, a NUL byte, over 1000 bytes) stops it with status 1 after the\n"
      "lines before it are printed. Without --model, the translator that ships with\n"
@@ -138,9 +139,10 @@ static const Command commands[] = {
      "Read translation models of one run (the same sizes and vocabularies, such as\n"
      "those that train --keep-epochs K keeps) and save the mean of their weights,\n"
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
-     "--bf16 a bfloat16 copy of half the size).\n",
+     "--bf16 a bfloat16 copy of half the size). --recaser ENGLISH learns the table\n"
+     "of capital letters anew from a cased, untokenized English file.\n",
      NULL, run_average},
-#line 1517 "book/translate.nw"
+#line 1523 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

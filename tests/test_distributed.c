@@ -140,7 +140,7 @@ START_TEST(projected_parameter_counts_are_the_models)
         model_free(&model);
     }
     /* the translator's configuration is that of the model file that ships with the book */
-    static const TranslatorSettings greedy = {1, 1, 2.0};
+    static const TranslatorSettings greedy = {1, 1, 2.0, false};
     Translator shipped;
     const char *error = translator_open(&shipped, "data/multi30k-de-en.safetensors", &greedy);
     ck_assert_msg(error == NULL, "%s", error);
