@@ -21,10 +21,10 @@ MAKEFLAGS += --no-builtin-rules
 CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embeddings.nw \
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw book/gradcheck-command.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/copy-command.nw book/checkpoint.nw \
-            book/decode.nw book/decode-check.nw book/text.nw book/recase.nw book/beam.nw book/beam-check.nw \
+            book/decode.nw book/decode-check.nw book/text.nw book/beam.nw book/beam-check.nw \
             book/bleu.nw book/bleu-engine.nw book/translate-commands.nw book/translate.nw \
-            book/translate-files.nw book/fast.nw book/distributed.nw book/refuses.nw book/solutions.nw \
-            book/pytorch.nw
+            book/translate-files.nw book/recase.nw book/fast.nw book/distributed.nw book/refuses.nw \
+            book/solutions.nw book/pytorch.nw
 
 # The reading order, in four parts, that noweave sees: the model first, its training, then
 # translation, then the engineering. Every chapter of CHAPTERS must be in it.

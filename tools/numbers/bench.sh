@@ -34,10 +34,24 @@ for file in table.txt table.dat precision.dat stages.txt unset-openblas-env.txt 
         echo "tools/numbers/bench.sh: $dir/$file is of $commit, $dir/run.txt of $run" >&2; exit 1; }
 done
 
+# The run's machine by its letter (figures/machines.txt: letter | cpuid prefix | words), as
+# the chapters name machines, and its OpenBLAS environment.
+awk -v cpuid="$(sed -n 's/^cpuid: //p' $dir/run.txt)" "$LIB"'
+    /^#/ || !/\|/ { next }
+    { split($0, f, / *\| */); if (index(cpuid, f[2]) == 1) { letter = f[1] } }
+    END {
+        if (letter == "") { print "tools/numbers/bench.sh: run.txt: a machine not in figures/machines.txt" > "/dev/stderr"; exit 1 }
+        def("benchMachine", letter)
+    }' figures/machines.txt
+
 # The tables in float: table.dat and the run with OpenBLAS's own kernel.
 awk -v pre=bench "$LIB"'
 function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
 function rate(x) { return x >= 100 ? fixed(x, 0) : fixed(x, 1) }
+function row(config, threads) {   # a row of the table, as the prose names it
+    return (config == "copy" ? "the copy task" : config == "small" ? "the small configuration" \
+            : "the base model") (threads == 1 ? " with one thread" : " with two threads")
+}
 /^#/ || NF < 14 { next }
 {
     k = pre cap($1) ($2 == 1 ? "One" : "Two")
@@ -46,6 +60,7 @@ function rate(x) { return x >= 100 ? fixed(x, 0) : fixed(x, 1) }
     def(k "CRss", fixed($13, 0)); def(k "PtRss", fixed($14, 0))
     def(k "RssPct", fixed(100 * $13 / $14, 0))
     # the distance of a single run from its median (table.dat keeps the min and max of each side)
+    memMet += $13 <= $14
     for (i = 4; i <= 8; i++) if (i != 6) {
         d = ($i - (i < 6 ? $3 : $6)) / (i < 6 ? $3 : $6); d = d < 0 ? -d : d
         if (d > worst) { second = worst; worst = d } else if (d > second) second = d
@@ -57,7 +72,8 @@ function rate(x) { return x >= 100 ? fixed(x, 0) : fixed(x, 1) }
     else         { if (min_s2 == "" || $11 < min_s2) min_s2 = $11; if ($11 > max_s2) max_s2 = $11 }
     if (min_r == "" || $9 < min_r) min_r = $9
     if ($1 == "small" && $2 == 2) { smallTwoMinRatio = $4 / $6 }
-    met += $9 >= 2
+    met += $9 >= 2; pctMet += $12 >= 55
+    if ($9 < 2) missed = missed (missed == "" ? "" : "; ") row($1, $2) " (" fixed($9, 2) ")"
     if ($13 / $14 > max_mem) max_mem = $13 / $14; if (min_mem == "" || $13 / $14 < min_mem) min_mem = $13 / $14
 }
 END {
@@ -66,11 +82,18 @@ END {
     def(pre "SgemmOneMin", fixed(min_s1, 0)); def(pre "SgemmOneMax", fixed(max_s1, 0))
     def(pre "SgemmTwoMin", fixed(min_s2, 0)); def(pre "SgemmTwoMax", fixed(max_s2, 0))
     def(pre "RatioMin", fixed(min_r, 2))
-    def(pre "RatioMetRows", word(met))
+    def(pre "RatioMetRows", word(met)); def(pre "PctMetRows", word(pctMet))
+    def(pre "MemMetRows", word(memMet))
+    def(pre "RatioMissed", missed == "" ? "none" : missed)
     def(pre "SmallTwoSlowestRatio", fixed(smallTwoMinRatio, 2))
     def(pre "WorstRunPct", fixed(100 * worst, 0)); def(pre "OtherRunsPct", fixed(100 * second, 0))
     def(pre "MemMinPct", fixed(100 * min_mem, 0)); def(pre "MemMaxPct", fixed(100 * max_mem, 0))
 }' $dir/table.dat
+
+# table.txt's header: the load average (1 minute) before the first run and after the last.
+awk "$LIB"'
+/^machine: .*load average / { sub(/.*load average /, ""); def("benchLoadBefore", fixed($1, 1)) }
+/^load average after: / { def("benchLoadAfter", fixed($4, 1)) }' $dir/table.txt
 
 # table.txt's notes: PyTorch's model FLOP rate and the ratio C would reach at the sgemm rate.
 awk "$LIB"'
@@ -84,21 +107,53 @@ function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
     def(k "Bound", fixed($NF, 2))
 }' $dir/table.txt
 
-# The run with OpenBLAS's own kernel (unset-openblas-env.txt): its table rows.
+# The run with OpenBLAS's own kernel (unset-openblas-env.txt): its table rows, and its sgemm
+# rates over those of table.dat (the kernel of the environment).
 awk "$LIB"'
 function cap(s) { return toupper(substr(s, 1, 1)) substr(s, 2) }
+function row(config, threads) {
+    return (config == "copy" ? "the copy task" : config == "small" ? "the small configuration" \
+            : "the base model") (threads == 1 ? " with one thread" : " with two threads")
+}
+FNR == 1 { file++ }
+file == 1 { if (!/^#/ && NF >= 14) env[$1 " " $2] = $11; next }
 /^(copy|small|base) +[12] / && NF == 12 {
     k = "benchUnset" cap($1) ($2 == 1 ? "One" : "Two")
     def(k "Ratio", fixed($7, 2)); def(k "Sgemm", fixed($9, 0)); def(k "Pct", fixed($10, 0))
-    if ($2 == 1) { if (s1min == "" || $9 < s1min) s1min = $9; if ($9 > s1max) s1max = $9 }
+    if ($2 == 1) { if (s1min == "" || $9 < s1min) s1min = $9; if ($9 > s1max) s1max = $9
+                   if ($9 / env[$1 " " $2] > gain) gain = $9 / env[$1 " " $2] }
     else if ($1 != "copy") { if (s2min == "" || $9 < s2min) s2min = $9; if ($9 > s2max) s2max = $9 }
-    if ($7 >= 1) { if (rmin == "" || $7 < rmin) rmin = $7; if ($7 > rmax) rmax = $7 }
+    if (rmin == "" || $7 < rmin) { rmin = $7; least = row($1, $2) }
+    if ($7 > rmax) rmax = $7
+    below += $10 < 55; if (pmin == "" || $10 < pmin) pmin = $10
 }
 END {
     def("benchUnsetSgemmOneMin", fixed(s1min, 0)); def("benchUnsetSgemmOneMax", fixed(s1max, 0))
     def("benchUnsetSgemmTwoMin", fixed(s2min, 0)); def("benchUnsetSgemmTwoMax", fixed(s2max, 0))
     def("benchUnsetRatioMin", fixed(rmin, 2)); def("benchUnsetRatioMax", fixed(rmax, 2))
-}' $dir/unset-openblas-env.txt
+    def("benchUnsetSgemmGain", fixed(gain, 1)); def("benchUnsetLeast", least)
+    def("benchUnsetBelowRows", word(below)); def("benchUnsetPctMin", fixed(pmin, 0))
+}' $dir/table.dat $dir/unset-openblas-env.txt
+
+# What the prose of "The remaining distance" says of the table, checked: the ratio is higher
+# for the small configuration than for the copy task, and higher with two threads than with
+# one, in every configuration; and the bound of the copy task with one thread, in words.
+awk "$LIB"'
+/^#/ || NF < 14 || $1 == "decode" { next }
+{ r[$1 " " $2] = $9 }
+END {
+    if (!(r["small 1"] > r["copy 1"] && r["small 2"] > r["copy 2"]))
+        bad = "the small configuration is not ahead of the copy task"
+    for (c in r) { split(c, f, " "); if (f[2] == 1 && !(r[f[1] " 2"] > r[c])) bad = f[1] " is not faster with two threads" }
+    if (bad != "") { print "tools/numbers/bench.sh: the text of The remaining distance no longer holds: " bad > "/dev/stderr"; exit 1 }
+}' $dir/table.dat
+awk "$LIB"'
+/^  copy threads=1: flops_per_step/ {
+    b = $NF + 0
+    def("benchCopyOneBoundSays", b < 2 ? "below two, so the goal of twice its speed is out of reach there in \\texttt{float} by arithmetic, not by effort" \
+        : b < 2.5 ? "above two, but not by much, so the goal of twice its speed is within reach there only for a step that is nearly all products" \
+        : "well above two, so the arithmetic leaves room for the goal of twice its speed")
+}' $dir/table.txt
 
 # stages.dat: what each optimization bought, and the table's run against the stages' runs.
 awk "$LIB"'
@@ -143,6 +198,7 @@ function range(name, x) {
     range("Sgemm", $11); range("Mixed", $12); range("MixedOverSgemm", $12 / $11)
     range("Share", 100 * $13 / $12)
     metFp += $10 >= 2; metBf += $8 >= 2; rows++
+    memBf += $14 <= $15
 }
 END {
     for (n in lo) {
@@ -150,6 +206,7 @@ END {
         def(pre n "Min", fixed(lo[n], d)); def(pre n "Max", fixed(hi[n], d))
     }
     def(pre "FpMetRows", word(metFp)); def(pre "BfMetRows", word(metBf)); def(pre "Rows", word(rows))
+    def(pre "MemMetRows", word(memBf))
 }' $dir/precision.dat
 
 # The translation of test2016 with the shipped model (translate.txt).
@@ -158,6 +215,13 @@ awk "$LIB"'
 $1 == "c-greedy"  { def("benchTranslateGreedy", fixed($2, 0)); def("benchTranslateGreedyTimes", fixed($3, 0)); def("benchTranslateGreedyBleu", fixed($4, 2)) }
 $1 == "c-beam4"   { def("benchTranslateBeam", fixed($2, 0)); def("benchTranslateBeamTimes", fixed($3, 0)); def("benchTranslateBeamBleu", fixed($4, 2)) }
 $1 == "reference" { def("benchTranslateReference", fixed($2, 2)); def("benchTranslateReferenceBleu", fixed($4, 2)) }
+$1 == "c-greedy" { times = $3; greedy = $4 } $1 == "reference" { reference = $4 }
+END {
+    # the goal: ten times the reference, with the same translations (their scores equal)
+    same = greedy == reference
+    def("benchTranslateSame", same ? "the same score" : "different scores")
+    def("benchTranslateGoal", times >= 10 && same ? "met" : "not met")
+}
 ' $dir/translate.txt
 
 # make multi30k's hour in float (figures/multi30k/hour-fp32-log.csv) and in bfloat16 (the budget-hour
@@ -174,7 +238,10 @@ ref=data/multi30k/test2016.en
 for f in figures/multi30k/hour-fp32.test2016.beam4.en:Fp figures/multi30k/ablation/subwords-budget-hour.beam4.en:Bf; do
     k=benchHour${f##*:}
     "$T" bleu "${f%:*}" $ref --lowercase | awk -v k=$k "$LIB"'/^BLEU/ { def(k "Bleu", fixed($3, 2)) }'
-    "$T" bleu "${f%:*}" $ref | awk -v k=$k "$LIB"'/^BLEU/ { def(k "BleuCased", fixed($3, 2)) }'
+    # cased: a file written in lowercase is first given its capitals (tools/numbers/multi30k.sh)
+    if grep -q '[A-Z]' "${f%:*}"; then "$T" bleu "${f%:*}" $ref; else
+        "$T" recase < "${f%:*}" > "${TMPDIR:-/tmp}/recased.$$" && "$T" bleu "${TMPDIR:-/tmp}/recased.$$" $ref
+        rm -f "${TMPDIR:-/tmp}/recased.$$"; fi | awk -v k=$k "$LIB"'/^BLEU/ { def(k "BleuCased", fixed($3, 2)) }'
 done
 
 # Decoding one sentence at a time reads the weights (Section "The remaining distance"): the
@@ -199,8 +266,3 @@ function setting(name,    m) {
     def("benchDecodeCrossMB", fixed(cross / 1e6, 1)); def("benchDecodeSentenceGB", fixed(sentence / 1e9, 2))
     def("benchDecodeTenfoldRate", fixed(10 * $6, 0)); def("benchDecodeTenfoldBandwidth", fixed(10 * $6 * sentence / 1e9, 0))
 }' $dir/table.dat
-
-# The trainer of the bfloat16 hour, as figures/multi30k/ablation.txt records it.
-awk -F'|' '$4 ~ /ablation-subwords-budget-hour.csv/ { c = $3; gsub(/ /, "", c); print "\\newcommand{\\benchHourBfCommit}{" c "\\xspace}" }' \
-    figures/multi30k/ablation.txt | grep . || {
-    echo "tools/numbers/bench.sh: no trainer commit for the budget-hour run in figures/multi30k/ablation.txt" >&2; exit 1; }

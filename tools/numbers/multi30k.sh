@@ -32,6 +32,20 @@ bleu() {
     END { print (what == "ratio" ? r : s) }' "$kept"
 }
 
+# cased HYP [SET]: the cased score (sacreBLEU's default) of HYP; a file written in lowercase
+# (no capital letter in it: a model without its recaser) is first given its capitals by
+# `transformer recase` with the shipped model's table, which every run learns alike from the
+# same training file (the chapter Capital letters), so that its cased score is that of what
+# its model prints today.
+cased() {
+  hyp=$1
+  if ! grep -q '[A-Z]' "$hyp"; then
+    hyp=$scores/recased.$(printf '%s' "$1" | tr '/ ' '__')
+    [ -f "$hyp" ] || "$T" recase < "$1" > "$hyp"
+  fi
+  bleu "$hyp" "" "${2:-test2016}"
+}
+
 # log_macros PREFIX LOG: epochs, updates, minutes, best epoch and loss, pace of one log.
 log_macros() {
   awk -F, -v p="$1" "$LIB"'
@@ -56,11 +70,11 @@ awk "$LIB"'
     if (v["end_seconds"] != "") def("mtWallMinutes", fixed((v["end_seconds"] - v["start_seconds"]) / 60, 1))
   }' $M/run.txt
 macro mtBleuBeam "$(bleu $M/test2016.beam4.en --lowercase)"
-macro mtBleuBeamCased "$(bleu $M/test2016.beam4.en)"
+macro mtBleuBeamCased "$(cased $M/test2016.beam4.en)"
 macro mtBleuGreedy "$(bleu $M/test2016.greedy.en --lowercase)"
-macro mtBleuGreedyCased "$(bleu $M/test2016.greedy.en)"
+macro mtBleuGreedyCased "$(cased $M/test2016.greedy.en)"
 macro mtBleuShipped "$(bleu $M/shipped.test2016.beam4.en --lowercase)"
-macro mtBleuShippedCased "$(bleu $M/shipped.test2016.beam4.en)"
+macro mtBleuShippedCased "$(cased $M/shipped.test2016.beam4.en)"
 macro mtBleuShippedGreedy "$(bleu $M/shipped.test2016.greedy.en --lowercase)"
 head -100 $M/shipped.test2016.greedy.en > "${TMPDIR:-/tmp}/shipped100.$$"
 head -100 data/multi30k/test2016.en > "${TMPDIR:-/tmp}/ref100.$$"
@@ -97,14 +111,14 @@ plain mtAlphaVal "BLEU on the validation set (val)$row_val"
 plain mtAlphaTest "BLEU on test2016$row_test"
 plain mtAlphaRatio "test2016: output / reference length$row_ratio"
 macro mtBleuPaperAlpha "$(bleu $M/alpha/test2016.alpha0.6.en --lowercase)"
-macro mtBleuPaperAlphaCased "$(bleu $M/alpha/test2016.alpha0.6.en)"
+macro mtBleuPaperAlphaCased "$(cased $M/alpha/test2016.alpha0.6.en)"
 macro mtBleuNoPenalty "$(bleu $M/alpha/test2016.alpha0.en --lowercase)"
 
 # The spread: every run of today's recipe (spread.txt: name | seed | machine | log | test2016
 # beam 4 translations), as table rows, and their mean, lowest and highest BLEU.
 grep -v '^#' $M/spread.txt | while IFS='|' read -r name seed machine log hyp; do
   log=$(echo $log); hyp=$(echo $hyp)
-  s=$(bleu $M/$hyp --lowercase); c=$(bleu $M/$hyp)
+  s=$(bleu $M/$hyp --lowercase); c=$(cased $M/$hyp)
   name=$(echo $name) seed=$(echo $seed) machine=$(echo $machine) s=$s c=$c awk -F, "$LIB"'
     BEGIN { name = ENVIRON["name"]; seed = ENVIRON["seed"]; machine = ENVIRON["machine"]; s = ENVIRON["s"]; c = ENVIRON["c"] }
     NR > 1 { e = $1; sec = $6; if (best == "" || $4 < best) best = $4 }
@@ -128,7 +142,7 @@ rm -f "${TMPDIR:-/tmp}/spread.$$"
 grep -v '^#' $M/ablation.txt | while IFS='|' read -r label machine trainer log unit beam alpha greedy; do
   log=$(echo $log); beam=$(echo $beam); greedy=$(echo $greedy); unit=$(echo $unit); alpha=$(echo $alpha)
   b=--; c=--; g=--
-  if [ "$beam" != - ]; then b=$(bleu $M/$beam --lowercase); c=$(bleu $M/$beam); fi
+  if [ "$beam" != - ]; then b=$(bleu $M/$beam --lowercase); c=$(cased $M/$beam); fi
   if [ "$greedy" != - ]; then g=$(bleu $M/$greedy --lowercase); fi
   label=$(echo $label) machine=$(echo $machine) trainer=$(echo $trainer) \
   b=$b c=$c g=$g unit=$unit alpha=$alpha awk -F, "$LIB"'
@@ -195,7 +209,7 @@ LOGS
 # The scores of their recorded translations: \NAMEBleu (lowercased) and \NAMEBleuCased.
 while read -r name hyp; do
   macro "${name}Bleu" "$(bleu $M/$hyp --lowercase)"
-  macro "${name}BleuCased" "$(bleu $M/$hyp)"
+  macro "${name}BleuCased" "$(cased $M/$hyp)"
 done <<'HYPS'
 mtQuarterCourse ablation/d01.beam4.en
 mtQuarterDropout ablation/d03.beam4.en
