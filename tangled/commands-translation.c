@@ -320,3 +320,40 @@ int run_attention(int argc, char **argv)
     translator_close(&translator);
     return finish_output();
 }
+
+#line 376 "book/recase.nw"
+/* One English line of standard input recased into out (blank: ""). NULL, or the reason. */
+static const char *recase_text(const Recaser *r, const char *line, size_t length,
+                               TextLine *tokens, TextLine *out)
+{
+    if (tokenize_line((TextOptions){TEXT_ENGLISH, true}, line, length, tokens))
+        return tokens->blank ? (out->text[0] = '\0', NULL) : tokens->error;
+    recase_line(r, tokens->text);
+    return detokenize_line(TEXT_ENGLISH, tokens->text, strlen(tokens->text), out);
+}
+
+int run_recase(int argc, char **argv)
+{
+    const char *model_path = NULL;
+    const Option options[] = {
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL,
+         "FILE the model whose table recases (default: the book's, in data/)"},
+    };
+    no_operands("recase", parse_options("recase", options, 1, argc, argv), argc, argv);
+    Model model;
+    Vocab src_vocab, tgt_vocab;
+    load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
+    if (tgt_vocab.cases.count == 0)
+        die("%s: the model file has no recaser", model_path ? model_path : shipped_model());
+    static TextLine tokens, out;
+    LineReader line = {0};
+    for (long length; (length = read_line(stdin, &line)) >= 0;) {
+        const char *problem = recase_text(&tgt_vocab.cases, line.text, (size_t)length,
+                                          &tokens, &out);
+        if (problem) die("standard input:%ld: %s", line.number, problem);
+        puts(out.text);
+    }
+    if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
+    free(line.text), model_free(&model), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
+    return finish_output();
+}

@@ -12,7 +12,7 @@
 #include <math.h>
 #line 622 "book/tensor.nw"
 #include <cblas.h>
-#line 1290 "book/program.nw"
+#line 1291 "book/program.nw"
 #include <time.h>
 #line 1606 "book/fast.nw"
 #include <immintrin.h>
@@ -319,7 +319,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
 
-#line 1296 "book/program.nw"
+#line 1297 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;
