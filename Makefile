@@ -409,7 +409,8 @@ MT_SENTENCE := 10
 ALPHAS := 0 0.6 1 1.5 2 2.5
 MT_FIGURES := figures/multi30k
 multi30k-ship: transformer
-	./transformer average $(MT)/model.safetensors --bf16 --output $(MODEL)
+	./transformer average $(MT)/model.safetensors --bf16 --recaser data/multi30k/train.en \
+	  --output $(MODEL)
 	@echo "make multi30k-ship: now make multi30k-figures, then tools/model-card > data/multi30k-de-en.md"
 multi30k-figures: transformer
 	@mkdir -p $(MT_FIGURES)/alpha
