@@ -131,7 +131,7 @@ static const Command commands[] = {
      "lines before it are printed. Without --model, the translator that ships with\n"
      "the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1012 "book/translate.nw"
+#line 1021 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -140,7 +140,7 @@ static const Command commands[] = {
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
      "--bf16 a bfloat16 copy of half the size).\n",
      NULL, run_average},
-#line 1517 "book/translate.nw"
+#line 1527 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
