@@ -305,8 +305,11 @@ build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers tools/numbers/lib.awk $(RECOR
 	cpif $@ < $@.new && rm -f $@.new
 
 # The recorded output the chapters quote, \quoteline{FILE}{N}, and the program's own output
-# they show (tools/quotes): made again when a chapter changes what it quotes.
-build/quotes.tex: tools/quotes $(READING) $(RECORDED_FILES) transformer
+# they show (tools/quotes), its refusals of bad input among them (tools/refusals): made again
+# when a chapter changes what it quotes.
+build/quotes.tex: tools/quotes tools/refusals tools/st-metadata.awk tools/numbers/lib.awk \
+                  tests/fuzz/regressions/model-name-with-newline.st $(READING) $(RECORDED_FILES) \
+                  transformer
 	@mkdir -p build
 	TRANSFORMER=./transformer tools/quotes > $@.new
 	cpif $@ < $@.new && rm -f $@.new

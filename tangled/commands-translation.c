@@ -159,7 +159,7 @@ int run_translate(int argc, char **argv)
     return finish_output();
 }
 
-#line 1030 "book/translate.nw"
+#line 1044 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
     const char *output = NULL, *cased = NULL;
@@ -186,7 +186,7 @@ int run_average(int argc, char **argv)
     for (int k = 1; k < count; k++) {
         load_translator(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
-#line 1074 "book/translate.nw"
+#line 1088 "book/translate.nw"
         const Config *a = &mean.config, *b = &model.config;
         bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
                     && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
@@ -200,7 +200,7 @@ int run_average(int argc, char **argv)
         if (!same)
             die("%s: not a model of the same run as %s (other sizes or vocabularies)",
                 argv[first + k], argv[first]);
-#line 1056 "book/translate.nw"
+#line 1070 "book/translate.nw"
         for (size_t i = 0; i < n; i++) sum[i] += model.parameters.data[i];
         model_free(&model), vocab_free(&other_src), vocab_free(&other_tgt);
     }
@@ -215,7 +215,7 @@ int run_average(int argc, char **argv)
                    recaser_learn(&tgt_vocab.cases, &file, file.lines);
                    tokenized_file_free(&file);
                }
-#line 1061 "book/translate.nw"
+#line 1075 "book/translate.nw"
     const char *error = translation_model_save(output, &mean, &src_vocab, &tgt_vocab,
                                                bf16_weights, &probe);
     if (error) die("%s", error);
@@ -225,7 +225,7 @@ int run_average(int argc, char **argv)
 }
 
 /* <<Translate the sentence on standard input greedily>> */
-#line 1450 "book/translate.nw"
+#line 1465 "book/translate.nw"
 /* The sentence on standard input and its greedy translation, as a batch of one pair. */
 static Batch sentence_pair(Translator *translator)
 {
@@ -243,16 +243,16 @@ static Batch sentence_pair(Translator *translator)
         die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
     /* <<Make the sentence and its translation a batch>> */
-#line 1475 "book/translate.nw"
+#line 1490 "book/translate.nw"
     const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
     Batch pair;
     batch_init(&pair, 1, src_len, tgt_len);
     batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
     return pair;
-#line 1467 "book/translate.nw"
+#line 1482 "book/translate.nw"
 }
 
-#line 1409 "book/translate.nw"
+#line 1424 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -282,7 +282,7 @@ int run_attention(int argc, char **argv)
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     Batch pair = sentence_pair(&translator);
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1485 "book/translate.nw"
+#line 1500 "book/translate.nw"
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
     model_prepare(model, 1, c->max_len, c->max_len);
@@ -316,7 +316,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-#line 1438 "book/translate.nw"
+#line 1453 "book/translate.nw"
     translator_close(&translator);
     return finish_output();
 }

@@ -132,7 +132,7 @@ static const Command commands[] = {
      "lines before it are printed. Without --model, the translator that ships with\n"
      "the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1012 "book/translate.nw"
+#line 1026 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -142,7 +142,7 @@ static const Command commands[] = {
      "--bf16 a bfloat16 copy of half the size). --recaser ENGLISH learns the table\n"
      "of capital letters anew from a cased, untokenized English file.\n",
      NULL, run_average},
-#line 1523 "book/translate.nw"
+#line 1538 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
@@ -160,7 +160,7 @@ static const Command commands[] = {
      "raised) and print them joined back into text. A blank line gives a blank line;\n"
      "a line that cannot be read stops it with status 1.\n",
      NULL, run_recase},
-#line 443 "book/fast.nw"
+#line 447 "book/fast.nw"
     {"benchmark", "time training or decoding, for comparison with PyTorch",
      "usage: transformer benchmark train|decode [OPTIONS]\n"
      "\n"
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 787 "book/fast.nw"
+#line 791 "book/fast.nw"
         const char *table = getenv("TRANSFORMER_KERNELS");
         if (table && strcmp(table, "reference") == 0) compute.kernels = &reference_kernels;
         else if (table && *table && strcmp(table, "fast") != 0)

@@ -138,18 +138,19 @@ awk -F'|' "$LIB"'
 rm -f "${TMPDIR:-/tmp}/spread.$$"
 
 # Getting to 41's table (ablation.txt: label | machine | trainer | log | loss unit | beam 4
-# translations | alpha | greedy translations), "-" where a run kept no such file.
+# translations | alpha | greedy translations), "-" where a run kept no such file. The trainer
+# is not a column: the appendix Where each measurement comes from (tools/provenance) has it.
 grep -v '^#' $M/ablation.txt | while IFS='|' read -r label machine trainer log unit beam alpha greedy; do
   log=$(echo $log); beam=$(echo $beam); greedy=$(echo $greedy); unit=$(echo $unit); alpha=$(echo $alpha)
   b=--; c=--; g=--
   if [ "$beam" != - ]; then b=$(bleu $M/$beam --lowercase); c=$(cased $M/$beam); fi
   if [ "$greedy" != - ]; then g=$(bleu $M/$greedy --lowercase); fi
-  label=$(echo $label) machine=$(echo $machine) trainer=$(echo $trainer) \
+  label=$(echo $label) machine=$(echo $machine) \
   b=$b c=$c g=$g unit=$unit alpha=$alpha awk -F, "$LIB"'
-    BEGIN { label = ENVIRON["label"]; machine = ENVIRON["machine"]; trainer = ENVIRON["trainer"]
+    BEGIN { label = ENVIRON["label"]; machine = ENVIRON["machine"]
             b = ENVIRON["b"]; c = ENVIRON["c"]; g = ENVIRON["g"]; unit = ENVIRON["unit"]; alpha = ENVIRON["alpha"] }
     NR > 1 { e = $1; sec = $6; if (best == "" || $4 < best) best = $4 }
-    END { printf "%s & %s & %s & %d & %d & %s%s & %s & %s & %s & %s \\\\\n", label, machine, trainer,
+    END { printf "%s & %s & %d & %d & %s%s & %s & %s & %s & %s \\\\\n", label, machine,
                  int(sec / 60 + 0.5), e, fixed(best, 3), unit == "piece" ? "$^*$" : "", g, alpha, b, c }' $M/$log
 done | awk 'BEGIN { printf "\\newcommand{\\mtAblationRows}{" } { print } END { print "}" }'
 
