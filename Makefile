@@ -395,9 +395,9 @@ multi30k: transformer
 	  --checkpoint $(MT)/last.safetensors --log $(MT)/log.csv
 	./transformer translate --model $(MT)/model.safetensors --beam 4 \
 	  < data/multi30k/test2016.de > $(MT)/test2016.hyp.en
+	./transformer bleu $(MT)/test2016.hyp.en data/multi30k/test2016.en | tee $(MT)/bleu.txt
 	./transformer bleu $(MT)/test2016.hyp.en data/multi30k/test2016.en --lowercase \
-	  | tee $(MT)/bleu.txt
-	./transformer bleu $(MT)/test2016.hyp.en data/multi30k/test2016.en | tee -a $(MT)/bleu.txt
+	  | tee -a $(MT)/bleu.txt
 	echo "end_seconds: $$(date +%s)" >> $(MT)/run.txt
 	@tools/multi30k-summary $(MT)
 

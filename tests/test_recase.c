@@ -209,6 +209,26 @@ START_TEST(cli_translate_writes_capitals_and_lowercase_on_request)
 }
 END_TEST
 
+/* transformer recase of what translate --lowercase prints is what translate prints, on the
+   first 40 lines of test2016 (the book scores recorded lowercase translations this way). */
+START_TEST(recase_command_agrees_with_translate)
+{
+    char cased[256], lower[256], command[2048];
+    temporary_path(cased, sizeof cased, "cased.en");
+    temporary_path(lower, sizeof lower, "recased.en");
+    snprintf(command, sizeof command,
+             "head -40 data/multi30k/test2016.de | %s translate > %s && "
+             "head -40 data/multi30k/test2016.de | %s translate --lowercase | %s recase > %s && "
+             "cmp -s %s %s", transformer_binary(), cased, transformer_binary(),
+             transformer_binary(), lower, cased, lower);
+    ck_assert_int_eq(system(command), 0);
+    static char text[65536];
+    read_text(cased, text, sizeof text);
+    ck_assert_msg(text[0] >= 'A' && text[0] <= 'Z', "%.80s", text);
+    unlink(cased), unlink(lower);
+}
+END_TEST
+
 Suite *recase_suite(void)
 {
     Suite *suite = suite_create("recase");
@@ -219,6 +239,7 @@ Suite *recase_suite(void)
     tcase_add_test(recaser, recase_line_writes_forms_and_raises_the_first_letter);
     tcase_add_test(recaser, model_file_keeps_the_recaser);
     tcase_add_test(recaser, cli_translate_writes_capitals_and_lowercase_on_request);
+    tcase_add_test(recaser, recase_command_agrees_with_translate);
     suite_add_tcase(suite, recaser);
     return suite;
 }

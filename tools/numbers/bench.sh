@@ -19,6 +19,8 @@ dir=figures/bench
 LIB="$(cat tools/numbers/lib.awk)
 # word(n): a count of rows in words, as the prose reads it (none ... eight).
 function word(n,    w) { split(\"none one two three four five six seven eight\", w, \" \"); return n > 8 ? n : w[n + 1] }
+# of(n, total): how many rows of how many, as the prose reads it (\"five of the six\", \"all six\").
+function of(n, total) { return n == total ? \"all \" word(total) : word(n) \" of the \" word(total) }
 "
 T=${TRANSFORMER:-./transformer}
 
@@ -82,8 +84,8 @@ END {
     def(pre "SgemmOneMin", fixed(min_s1, 0)); def(pre "SgemmOneMax", fixed(max_s1, 0))
     def(pre "SgemmTwoMin", fixed(min_s2, 0)); def(pre "SgemmTwoMax", fixed(max_s2, 0))
     def(pre "RatioMin", fixed(min_r, 2))
-    def(pre "RatioMetRows", word(met)); def(pre "PctMetRows", word(pctMet))
-    def(pre "MemMetRows", word(memMet))
+    def(pre "RatioMetRows", of(met, 6)); def(pre "PctMetRows", of(pctMet, 6))
+    def(pre "MemMetRows", of(memMet, 8))
     def(pre "RatioMissed", missed == "" ? "none" : missed)
     def(pre "SmallTwoSlowestRatio", fixed(smallTwoMinRatio, 2))
     def(pre "WorstRunPct", fixed(100 * worst, 0)); def(pre "OtherRunsPct", fixed(100 * second, 0))
@@ -170,12 +172,24 @@ file == 1 { table[$1 " " $2] = $3; next }
     def(k "SplitGain", fixed($4 / $3, 1))          # split over OpenBLAS threads, times
     def(k "FastGainPct", pct($5 / $4))               # the fast kernels over split, percent
     if ($1 != "decode") {
+        g = 100 * ($5 / $4 - 1); if (gmin == "" || g < gmin) gmin = g; if (gmax == "" || g > gmax) gmax = g
+        if ($2 == 1) { d = ($3 > $4 ? $3 / $4 : $4 / $3) - 1; if (d > same) { same = d; sameRow = $1 } }
+        openblas[$1 " " $2] = $3; split2[$1 " " $2] = $4
         r = $5 / table[$1 " " $2]
         if (r > fastest || fastest == "") fastest = r; if (slowest == "" || r < slowest) slowest = r
     }
 }
 END {
     def("benchStagesFasterPct", pct(fastest)); def("benchStagesSlowerPct", fixed(100 * (1 - slowest), 0))
+    def("benchStageFastGainMin", fixed(gmin, 0)); def("benchStageFastGainMax", fixed(gmax, 0))
+    def("benchStageSameProgramPct", fixed(100 * same, 0))
+    def("benchStageSameProgramRow", sameRow == "copy" ? "the copy task" : sameRow == "small" ? "the small configuration" : "the base model")
+    # what the prose says of them, checked: OpenBLAS threads slower than one thread on copy and
+    # small; our own threads faster than OpenBLAS threads everywhere
+    if (!(openblas["copy 2"] < openblas["copy 1"] && openblas["small 2"] < openblas["small 1"]))
+        bad = "OpenBLAS threads are not slower than one thread on copy and small"
+    for (c in split2) if (c ~ / 2$/ && !(split2[c] > openblas[c])) bad = "splitting does not pay on " c
+    if (bad != "") { print "tools/numbers/bench.sh: the text of What it bought no longer holds: " bad > "/dev/stderr"; exit 1 }
 }' $dir/table.dat $dir/stages.dat
 
 # The table of precisions (precision.dat).
@@ -205,8 +219,8 @@ END {
         d = (n == "Sgemm" || n == "Mixed" || n == "Share") ? 0 : (n == "MixedOverSgemm" ? 1 : 2)
         def(pre n "Min", fixed(lo[n], d)); def(pre n "Max", fixed(hi[n], d))
     }
-    def(pre "FpMetRows", word(metFp)); def(pre "BfMetRows", word(metBf)); def(pre "Rows", word(rows))
-    def(pre "MemMetRows", word(memBf))
+    def(pre "FpMetRows", of(metFp, rows)); def(pre "BfMetRows", of(metBf, rows)); def(pre "Rows", word(rows))
+    def(pre "MemMetRows", of(memBf, rows))
 }' $dir/precision.dat
 
 # The translation of test2016 with the shipped model (translate.txt).
