@@ -230,5 +230,13 @@ diff() { macro "$1" "$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a - b }')
 diff mtQuarterCourseOverDropout "$(bleu $M/ablation/d01.beam4.en --lowercase)" "$(bleu $M/ablation/d03.beam4.en --lowercase)"
 diff mtQuarterCourseOverTied "$(bleu $M/ablation/d01.beam4.en --lowercase)" "$(bleu $M/ablation/d03tie.beam4.en --lowercase)"
 
+# The shipped model's recaser (the chapter Capital letters): how many words its table holds,
+# and the bytes of its text in the file's metadata.
+header=$(od -An -t u8 -N8 data/multi30k-de-en.safetensors | tr -d ' ')
+head -c $((8 + header)) data/multi30k-de-en.safetensors | tail -c "$header" \
+  | grep -o '"recaser":"[^"]*"' | sed 's/^"recaser":"//; s/"$//' | awk "$LIB"'
+    { n = gsub(/\\n/, "\n"); bytes = length($0) }
+    END { def("mtRecaserWords", n + 0); def("mtRecaserKilobytes", fixed(bytes / 1000, 1)) }'
+
 # The chapter's example of translate, with the shipped model.
 macro mtSnowTranslation "$(echo "Ein Hund rennt durch den Schnee." | "$T" translate)"
