@@ -23,8 +23,8 @@ CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embe
             book/safetensors.nw book/training.nw book/copy.nw book/copy-command.nw book/checkpoint.nw \
             book/decode.nw book/decode-check.nw book/text.nw book/beam.nw book/beam-check.nw \
             book/bleu.nw book/bleu-engine.nw book/translate-commands.nw book/translate.nw \
-            book/translate-files.nw book/fast.nw book/distributed.nw book/refuses.nw book/solutions.nw \
-            book/pytorch.nw
+            book/translate-files.nw book/recase.nw book/fast.nw book/distributed.nw book/refuses.nw \
+            book/solutions.nw book/pytorch.nw
 
 # The reading order, in four parts, that noweave sees: the model first, its training, then
 # translation, then the engineering. Every chapter of CHAPTERS must be in it.
@@ -34,7 +34,7 @@ READING := book/part-transformer.nw book/intro.nw book/embeddings.nw book/attent
            book/part-translation.nw book/decode.nw book/beam.nw book/bleu.nw book/translate.nw \
            book/part-engineering.nw book/build.nw book/tensor.nw book/program.nw \
            book/gradcheck-command.nw book/copy-command.nw book/decode-check.nw book/beam-check.nw \
-           book/safetensors.nw book/checkpoint.nw book/text.nw book/bleu-engine.nw \
+           book/safetensors.nw book/checkpoint.nw book/text.nw book/recase.nw book/bleu-engine.nw \
            book/translate-files.nw book/translate-commands.nw book/fast.nw \
            book/distributed.nw book/refuses.nw book/solutions.nw book/pytorch.nw \
            book/provenance.nw
@@ -46,7 +46,7 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
            tangled/safetensors.h tangled/safetensors.c tangled/gradcheck.h tangled/gradcheck.c \
            tangled/train.h tangled/train.c \
            tangled/checkpoint.h tangled/checkpoint.c tangled/trainer.h tangled/trainer.c tangled/decode.h tangled/decode.c \
-           tangled/utf8.h tangled/utf8.c tangled/text.h tangled/text.c tangled/vocab.h tangled/vocab.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \
+           tangled/utf8.h tangled/utf8.c tangled/text.h tangled/text.c tangled/recase.h tangled/recase.c tangled/vocab.h tangled/vocab.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \
            tangled/data.h tangled/data.c tangled/modelfile.h tangled/modelfile.c \
            tangled/translator.h tangled/translator.c \
            tangled/figure.h tangled/figure.c \
@@ -97,7 +97,7 @@ PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex \
               figures/architecture.tex \
-              figures/bench-precision.tex figures/bench-precision-epyc.tex
+              figures/bench-precision.tex
 
 .PHONY: all deps tangle build figures pdf demo copy-full multi30k multi30k-ship multi30k-figures bench bench-figures check run-check sanitize run-sanitize clean
 # deps first, on its own: the rest needs pkg-config files and tools that deps installs.
@@ -158,10 +158,11 @@ $(FIGDIR)/smoothing-confidence.dat: transformer
 $(FIGDIR)/learning-rate.dat: transformer
 	./transformer figure-data lr $(FIGURE_ARGS) | cpif $@
 # Data-parallel training projected to 64 processes (the chapter Training on many
-# machines), from the compute times measured there (the defaults of the figure kind) and
-# the cost of the ring allreduce.
-$(FIGDIR)/distributed-scaling.dat: transformer
-	./transformer figure-data scaling $(FIGURE_ARGS) | cpif $@
+# machines), from the step times measured in figures/bench/ and figures/multi30k/
+# (tools/scaling-args) and the cost of the ring allreduce.
+$(FIGDIR)/distributed-scaling.dat: transformer tools/scaling-args figures/bench/table.txt \
+                                   figures/bench/precision.dat figures/multi30k/log.csv
+	./transformer figure-data scaling $$(tools/scaling-args) $(FIGURE_ARGS) | cpif $@
 # The shapes and parameter counts of the architecture figure (The big picture), as LaTeX macros
 # (without the comment lines that open every figure's data).
 figures/architecture.tex: transformer
@@ -201,8 +202,6 @@ figures/bench-table.tex: tools/bench-table.awk figures/bench/table.dat
 	awk -f tools/bench-table.awk figures/bench/table.dat > $@
 figures/bench-precision.tex: tools/bench-precision.awk figures/bench/precision.dat
 	awk -f tools/bench-precision.awk figures/bench/precision.dat > $@
-figures/bench-precision-epyc.tex: tools/bench-precision.awk figures/bench/epyc/precision.dat
-	awk -f tools/bench-precision.awk figures/bench/epyc/precision.dat > $@
 figures/bench-stages.tex: figures/bench-stages.gp figures/bench/stages.dat figures/style.gp
 # The attention maps come from a trained translator (`transformer attention`, not figure-data);
 # the book's are recorded in figures/multi30k/. `make figure NAME=attention-maps` draws them
@@ -306,8 +305,11 @@ build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers tools/numbers/lib.awk $(RECOR
 	cpif $@ < $@.new && rm -f $@.new
 
 # The recorded output the chapters quote, \quoteline{FILE}{N}, and the program's own output
-# they show (tools/quotes): made again when a chapter changes what it quotes.
-build/quotes.tex: tools/quotes $(READING) $(RECORDED_FILES) transformer
+# they show (tools/quotes), its refusals of bad input among them (tools/refusals): made again
+# when a chapter changes what it quotes.
+build/quotes.tex: tools/quotes tools/refusals tools/st-metadata.awk tools/numbers/lib.awk \
+                  tests/fuzz/regressions/model-name-with-newline.st $(READING) $(RECORDED_FILES) \
+                  transformer
 	@mkdir -p build
 	TRANSFORMER=./transformer tools/quotes > $@.new
 	cpif $@ < $@.new && rm -f $@.new
@@ -393,9 +395,9 @@ multi30k: transformer
 	  --checkpoint $(MT)/last.safetensors --log $(MT)/log.csv
 	./transformer translate --model $(MT)/model.safetensors --beam 4 \
 	  < data/multi30k/test2016.de > $(MT)/test2016.hyp.en
+	./transformer bleu $(MT)/test2016.hyp.en data/multi30k/test2016.en | tee $(MT)/bleu.txt
 	./transformer bleu $(MT)/test2016.hyp.en data/multi30k/test2016.en --lowercase \
-	  | tee $(MT)/bleu.txt
-	./transformer bleu $(MT)/test2016.hyp.en data/multi30k/test2016.en | tee -a $(MT)/bleu.txt
+	  | tee -a $(MT)/bleu.txt
 	echo "end_seconds: $$(date +%s)" >> $(MT)/run.txt
 	@tools/multi30k-summary $(MT)
 
@@ -410,7 +412,8 @@ MT_SENTENCE := 10
 ALPHAS := 0 0.6 1 1.5 2 2.5
 MT_FIGURES := figures/multi30k
 multi30k-ship: transformer
-	./transformer average $(MT)/model.safetensors --bf16 --output $(MODEL)
+	./transformer average $(MT)/model.safetensors --bf16 --recaser data/multi30k/train.en \
+	  --output $(MODEL)
 	@echo "make multi30k-ship: now make multi30k-figures, then tools/model-card > data/multi30k-de-en.md"
 multi30k-figures: transformer
 	@mkdir -p $(MT_FIGURES)/alpha

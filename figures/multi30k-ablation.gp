@@ -42,13 +42,13 @@ set title 'subwords: loss per piece'
 set xrange [0:40]
 set yrange [1.45:2.45]
 unset ylabel
-plot m.'ablation-subwords-15-epyc.csv' using 1:4 skip 1 with linespoints lw 2 pt 13 ps 0.6 \
+plot m.'ablation-subwords-15.csv' using 1:4 skip 1 with linespoints lw 2 pt 13 ps 0.6 \
        lc rgb '#E69F00' title '15 min (B)', \
-     m.'ablation-subwords-38-epyc.csv' using 1:4 skip 1 with lines lw 3.5 lc rgb '#000000' \
+     m.'ablation-subwords-38.csv' using 1:4 skip 1 with lines lw 3.5 lc rgb '#000000' \
        title '38 epochs, cool-down (B)', \
      m.'ablation-subwords-budget-hour.csv' using 1:4 skip 1 with lines lw 2 dt 4 lc rgb '#CC79A7' \
        title 'the same in 1 h (B)', \
-     m.'ablation-rate2-epyc.csv' using 1:4 skip 1 with lines lw 2 dt 3 lc rgb '#D55E00' \
+     m.'ablation-rate2.csv' using 1:4 skip 1 with lines lw 2 dt 3 lc rgb '#D55E00' \
        title 'twice the rate (B)', \
      m.'log.csv' using 1:4 skip 1 with lines lw 2 dt 2 lc rgb '#0072B2' \
        title 'twice the rate (A)'

@@ -101,12 +101,12 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
         metadata_add(&meta, stream_keys[s][0], "%016" PRIx64, streams[s]->state);
         metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
     }
-#line 1229 "book/translate.nw"
+#line 1249 "book/translate.nw"
     if (progress->last_epoch)
         metadata_add(&meta, "progress.last_epoch", "%d", progress->last_epoch);
 #line 196 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
-#line 689 "book/fast.nw"
+#line 693 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", compute.threads);
     metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
 #line 197 "book/checkpoint.nw"
@@ -222,7 +222,7 @@ static const char *read_progress(Safetensors *file, const char *path, Adam *adam
     progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
     progress->loss_sum = loss_sum;
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
-#line 1234 "book/translate.nw"
+#line 1254 "book/translate.nw"
     progress->last_epoch = 0;   /* absent: the settings' last epoch */
     if (safetensors_metadata(file, "progress.last_epoch", value, sizeof value)) {
         const long number = strtol(value, &end, 10);
@@ -252,7 +252,7 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if ((error = read_progress(file, path, adam, progress))) return error;
     char value[128];
     /* <<Warn if the checkpoint was written with another number of threads>> */
-#line 697 "book/fast.nw"
+#line 701 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
         && strtol(value, NULL, 10) != compute.threads)
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "

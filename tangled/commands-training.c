@@ -13,7 +13,7 @@
 #line 10 "book/copy-command.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 360 "book/translate-commands.nw"
+#line 366 "book/translate-commands.nw"
 #include "modelfile.h"
 #line 392 "book/distributed.nw"
 #include <limits.h>
@@ -417,7 +417,7 @@ int run_train(int argc, char **argv)
     read_train_flags(&flags, argc, argv);
     check_model_can_be_saved(flags.model_path);
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 193 "book/translate-files.nw"
+#line 195 "book/translate-files.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, flags.data_dir, flags.subset, flags.config.tie_source,

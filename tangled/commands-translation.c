@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 350 "book/translate-commands.nw"
+#line 356 "book/translate-commands.nw"
 #include <sys/stat.h>
 #include <unistd.h>
 #include "data.h"
@@ -15,7 +15,7 @@
 #include "translator.h"
 
 /* <<commands-translation.c functions>> */
-#line 371 "book/translate-commands.nw"
+#line 377 "book/translate-commands.nw"
 /* The translator that ships with the book: SHIPPED_MODEL in the current directory, else
    beside the program (its own directory found through /proc/self/exe). */
 #define SHIPPED_MODEL "data/multi30k-de-en.safetensors"
@@ -32,7 +32,7 @@ static const char *shipped_model(void)
     return access(path, R_OK) == 0 ? path : SHIPPED_MODEL;
 }
 
-#line 398 "book/translate-commands.nw"
+#line 404 "book/translate-commands.nw"
 /* The live line of translate: when it started, whether it is shown, the input's size. */
 typedef struct {
     double start;
@@ -74,7 +74,7 @@ static void translate_progress_end(const TranslateProgress *progress, long lines
             lines / elapsed, "");
 }
 
-#line 444 "book/translate-commands.nw"
+#line 450 "book/translate-commands.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -85,16 +85,18 @@ static void load_translator(const char *path, Model *model, Vocab *src_vocab,
     safetensors_free(&file);
 }
 
-#line 459 "book/translate-commands.nw"
+#line 465 "book/translate-commands.nw"
 int run_translate(int argc, char **argv)
 {
     const char *model_path = NULL;   /* the shipped translator */
     int beam_size = 4, batch_limit = 32, precision = PRECISION_FP32;   /* the speed chapter */
     double alpha = 2.0;   /* chosen on the validation set (Getting to 41); the paper's: 0.6 */
-    bool show_progress = false;
+    bool show_progress = false, lowercase = false;
     const Option options[] = {
         {"model", OPTION_TEXT, &model_path, 0, 0, NULL,
          "FILE the trained model (default: the book's, in data/)"},
+        {"lowercase", OPTION_SWITCH, &lowercase, 0, 0, NULL,
+         "print the model's lowercase English, without the capital letters"},
         {"beam", OPTION_INT, &beam_size, 1, 64, NULL, "K beam size (1: greedy decoding)"},
         {"batch", OPTION_INT, &batch_limit, 1, 1024, NULL, "N lines decoded together"},
         {"alpha", OPTION_REAL, &alpha, 0.0, 10.0, NULL,
@@ -109,10 +111,11 @@ int run_translate(int argc, char **argv)
     set_precision("translate", precision);
     Translator translator;
     const char *error = translator_open(&translator, model_path ? model_path : shipped_model(),
-                                        &(TranslatorSettings){beam_size, batch_limit, alpha});
+                                        &(TranslatorSettings){beam_size, batch_limit, alpha,
+                                                              lowercase});
     if (error) die("%s", error);
     /* <<Read, translate and print standard input, a window at a time>> */
-#line 497 "book/translate-commands.nw"
+#line 506 "book/translate-commands.nw"
     const int window = translator.window;
     LineReader *lines = xmalloc((size_t)window * sizeof *lines);   /* one reader a line */
     memset(lines, 0, (size_t)window * sizeof *lines);
@@ -151,22 +154,24 @@ int run_translate(int argc, char **argv)
     if (*refusal) die("%s", refusal);
     for (int i = 0; i < window; i++) free(lines[i].text);
     free(lines), free(texts), free(line_texts), free(sizes);
-#line 485 "book/translate-commands.nw"
+#line 494 "book/translate-commands.nw"
     translator_close(&translator);
     return finish_output();
 }
 
-#line 1027 "book/translate.nw"
+#line 1044 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
-    const char *output = NULL;
+    const char *output = NULL, *cased = NULL;
     bool bf16_weights = false;
     const Option options[] = {
         {"output", OPTION_TEXT, &output, 0, 0, NULL, "FILE the averaged model (required)"},
         {"bf16", OPTION_SWITCH, &bf16_weights, 0, 0, NULL,
          "store the weights as bfloat16: half the size, for shipping"},
+        {"recaser", OPTION_TEXT, &cased, 0, 0, NULL,
+         "ENGLISH learn the capital letters from this cased file (train.en)"},
     };
-    const int first = parse_options("average", options, 2, argc, argv);
+    const int first = parse_options("average", options, 3, argc, argv);
     const int count = argc - first;
     if (count < 1) usage_error("average", "expects one or more model files");
     if (!output) usage_error("average", "expects --output FILE");
@@ -181,7 +186,7 @@ int run_average(int argc, char **argv)
     for (int k = 1; k < count; k++) {
         load_translator(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
-#line 1068 "book/translate.nw"
+#line 1088 "book/translate.nw"
         const Config *a = &mean.config, *b = &model.config;
         bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
                     && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
@@ -195,11 +200,22 @@ int run_average(int argc, char **argv)
         if (!same)
             die("%s: not a model of the same run as %s (other sizes or vocabularies)",
                 argv[first + k], argv[first]);
-#line 1051 "book/translate.nw"
+#line 1070 "book/translate.nw"
         for (size_t i = 0; i < n; i++) sum[i] += model.parameters.data[i];
         model_free(&model), vocab_free(&other_src), vocab_free(&other_tgt);
     }
     for (size_t i = 0; i < n; i++) mean.parameters.data[i] = (float)(sum[i] / count);
+    if (cased) 
+               /* <<Learn the capital letters anew from the cased file>> */
+#line 338 "book/recase.nw"
+               {
+                   TokenizedFile file;
+                   if (tokenize_file(cased, (TextOptions){TEXT_ENGLISH, false}, &file)) die("%s", file.error);
+                   recaser_free(&tgt_vocab.cases);
+                   recaser_learn(&tgt_vocab.cases, &file, file.lines);
+                   tokenized_file_free(&file);
+               }
+#line 1075 "book/translate.nw"
     const char *error = translation_model_save(output, &mean, &src_vocab, &tgt_vocab,
                                                bf16_weights, &probe);
     if (error) die("%s", error);
@@ -209,7 +225,7 @@ int run_average(int argc, char **argv)
 }
 
 /* <<Translate the sentence on standard input greedily>> */
-#line 1444 "book/translate.nw"
+#line 1465 "book/translate.nw"
 /* The sentence on standard input and its greedy translation, as a batch of one pair. */
 static Batch sentence_pair(Translator *translator)
 {
@@ -227,16 +243,16 @@ static Batch sentence_pair(Translator *translator)
         die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
     /* <<Make the sentence and its translation a batch>> */
-#line 1469 "book/translate.nw"
+#line 1490 "book/translate.nw"
     const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
     Batch pair;
     batch_init(&pair, 1, src_len, tgt_len);
     batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
     return pair;
-#line 1461 "book/translate.nw"
+#line 1482 "book/translate.nw"
 }
 
-#line 1403 "book/translate.nw"
+#line 1424 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -258,7 +274,7 @@ int run_attention(int argc, char **argv)
                      ? -1 : (int)parse_integer("attention", "--head", head_text, 0, 63);
     Translator translator;
     const char *error = translator_open(&translator, model_path ? model_path : shipped_model(),
-                                        &(TranslatorSettings){1, 1, 0.6});   /* greedy */
+                                        &(TranslatorSettings){1, 1, 0.6, false});   /* greedy */
     if (error) die("%s", error);
     const Config *c = &translator.model.config;
     if (layer < 0) layer = c->layers - 1;
@@ -266,7 +282,7 @@ int run_attention(int argc, char **argv)
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     Batch pair = sentence_pair(&translator);
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1479 "book/translate.nw"
+#line 1500 "book/translate.nw"
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
     model_prepare(model, 1, c->max_len, c->max_len);
@@ -300,7 +316,44 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-#line 1432 "book/translate.nw"
+#line 1453 "book/translate.nw"
     translator_close(&translator);
+    return finish_output();
+}
+
+#line 376 "book/recase.nw"
+/* One English line of standard input recased into out (blank: ""). NULL, or the reason. */
+static const char *recase_text(const Recaser *r, const char *line, size_t length,
+                               TextLine *tokens, TextLine *out)
+{
+    if (tokenize_line((TextOptions){TEXT_ENGLISH, true}, line, length, tokens))
+        return tokens->blank ? (out->text[0] = '\0', NULL) : tokens->error;
+    recase_line(r, tokens->text);
+    return detokenize_line(TEXT_ENGLISH, tokens->text, strlen(tokens->text), out);
+}
+
+int run_recase(int argc, char **argv)
+{
+    const char *model_path = NULL;
+    const Option options[] = {
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL,
+         "FILE the model whose table recases (default: the book's, in data/)"},
+    };
+    no_operands("recase", parse_options("recase", options, 1, argc, argv), argc, argv);
+    Model model;
+    Vocab src_vocab, tgt_vocab;
+    load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
+    if (tgt_vocab.cases.count == 0)
+        die("%s: the model file has no recaser", model_path ? model_path : shipped_model());
+    static TextLine tokens, out;
+    LineReader line = {0};
+    for (long length; (length = read_line(stdin, &line)) >= 0;) {
+        const char *problem = recase_text(&tgt_vocab.cases, line.text, (size_t)length,
+                                          &tokens, &out);
+        if (problem) die("standard input:%ld: %s", line.number, problem);
+        puts(out.text);
+    }
+    if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
+    free(line.text), model_free(&model), vocab_free(&src_vocab), vocab_free(&tgt_vocab);
     return finish_output();
 }

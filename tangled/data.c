@@ -168,7 +168,7 @@ int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
     return n;
 }
 
-#line 122 "book/translate-files.nw"
+#line 123 "book/translate-files.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   bool joint, int subwords, char *error, size_t size)
 {
@@ -194,7 +194,7 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
     if (read == 4) {
         const long lines = subset && subset < files[0].lines ? subset : files[0].lines;
         /* <<Build the source and target vocabularies, or one for both>> */
-#line 163 "book/translate-files.nw"
+#line 165 "book/translate-files.nw"
         const long n_de = files[0].line_start[lines], n_en = files[1].line_start[lines];
         if (joint || subwords > 0) {
             char **both = xmalloc((size_t)(n_de + n_en + 1) * sizeof *both);
@@ -210,17 +210,27 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
             vocab_build(&data->src_vocab, files[0].token, n_de, 2);
             vocab_build(&data->tgt_vocab, files[1].token, n_en, 2);
         }
-#line 147 "book/translate-files.nw"
+#line 148 "book/translate-files.nw"
         data->train = corpus_number(&files[0], &files[1], &data->src_vocab, &data->tgt_vocab,
                                     subset, 128);
         data->validation = corpus_number(&files[2], &files[3], &data->src_vocab,
                                          &data->tgt_vocab, subset, 128);
+        /* <<Learn how the English words are written>> */
+#line 323 "book/recase.nw"
+        char cased_path[4200];
+        snprintf(cased_path, sizeof cased_path, "%s/%s", dir, names[1]);
+        TokenizedFile cased;
+        const char *problem = tokenize_file(cased_path, (TextOptions){TEXT_ENGLISH, false}, &cased);
+        if (problem) snprintf(error, size, "%s", problem), read = 5;
+        else recaser_learn(&data->tgt_vocab.cases, &cased, lines);
+        tokenized_file_free(&cased);
+#line 153 "book/translate-files.nw"
     }
     for (int f = 0; f < (read < 4 ? read : 4); f++) tokenized_file_free(&files[f]);
     return read == 4 ? NULL : error;
 }
 
-#line 183 "book/translate-files.nw"
+#line 185 "book/translate-files.nw"
 void translation_data_free(TranslationData *data)
 {
     vocab_free(&data->src_vocab), vocab_free(&data->tgt_vocab);

@@ -1,4 +1,4 @@
-#line 701 "book/program.nw"
+#line 702 "book/program.nw"
 /* The data behind the book's figures -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -120,7 +120,7 @@ static const char *emit_mask_batch(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 735 "book/program.nw"
+#line 736 "book/program.nw"
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
                         FigureValue *value, char *problem, size_t size)
 {
@@ -129,7 +129,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
     bool good = *p != '\0';
     if (option->kind == FIGURE_RECORD) {
         /* <<Read one record of named numbers>> */
-#line 787 "book/program.nw"
+#line 788 "book/program.nw"
         const int keys = (int)strlen(option->keys);
         double record[FIGURE_MAX_NUMBERS];
         for (int k = 0; k < keys; k++) {
@@ -154,10 +154,10 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             return false;
         }
         for (int k = 0; good && k < keys; k++) value->number[value->count++] = record[k];
-#line 743 "book/program.nw"
+#line 744 "book/program.nw"
     } else {
         /* <<Read numbers separated by commas>> */
-#line 767 "book/program.nw"
+#line 768 "book/program.nw"
         const bool integer = option->kind != FIGURE_REAL;
         const int most = option->kind == FIGURE_INTEGERS ? FIGURE_MAX_NUMBERS : 1;
         while (good) {
@@ -171,7 +171,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             if (!good || *end == '\0') break;
             p = end + 1;
         }
-#line 745 "book/program.nw"
+#line 746 "book/program.nw"
     }
     if (good) return true;
     const char *what = option->kind == FIGURE_INTEGER ? "an integer"
@@ -187,7 +187,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
     return false;
 }
 
-#line 826 "book/program.nw"
+#line 827 "book/program.nw"
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size)
 {
     for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++) {
@@ -206,7 +206,7 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
 }
 
 /* <<Print the command of a figure>> */
-#line 893 "book/program.nw"
+#line 894 "book/program.nw"
 static void print_command(FILE *out, const FigureKind *kind, const FigureValue *value,
                           const char *dashes)
 {
@@ -223,7 +223,7 @@ static void print_command(FILE *out, const FigureKind *kind, const FigureValue *
     }
 }
 
-#line 867 "book/program.nw"
+#line 868 "book/program.nw"
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value)
 {
     char *text = NULL;
@@ -242,7 +242,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     return problem;
 }
 
-#line 1024 "book/program.nw"
+#line 1025 "book/program.nw"
 /* Which part of the model a parameter belongs to, from its PyTorch name. */
 typedef enum { PART_ATTENTION, PART_FEED_FORWARD, PART_NORM, PART_EMBEDDING,
                PART_GENERATOR, PART_COUNT } ModelPart;
@@ -266,7 +266,7 @@ static size_t parameters_under(const Model *model, const char *prefix)
     return count;
 }
 
-#line 1052 "book/program.nw"
+#line 1053 "book/program.nw"
 static void print_count_macro(FILE *out, const char *name, size_t count)
 {
     char digits[32], grouped[96] = "";
@@ -279,7 +279,7 @@ static void print_count_macro(FILE *out, const char *name, size_t count)
     fprintf(out, "\\newcommand{\\arch%s}{%s}\n", name, grouped);
 }
 
-#line 1070 "book/program.nw"
+#line 1071 "book/program.nw"
 static const char *emit_architecture(FILE *out, const FigureValue *option)
 {
     int value[6];
@@ -295,7 +295,7 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
     for (int i = 0; i < model.parameters.count; i++)
         part[model_part(model.parameters.views[i].name)] += model.parameters.views[i].size;
     /* <<Print the architecture's sizes and counts as macros>> */
-#line 1096 "book/program.nw"
+#line 1097 "book/program.nw"
     fprintf(out, "%% a pre-norm model, the generator not tied to the target embedding\n");
     const char *size_name[] = {"Layers", "DModel", "Dff", "Heads", "SrcVocab", "TgtVocab"};
     for (int o = 0; o < 6; o++) print_count_macro(out, size_name[o], (size_t)value[o]);
@@ -316,12 +316,12 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
                 100.0 * (double)part[p] / (double)total);
     }
     print_count_macro(out, "Total", total);
-#line 1085 "book/program.nw"
+#line 1086 "book/program.nw"
     model_free(&model);
     return NULL;
 }
 
-#line 1182 "book/program.nw"
+#line 1183 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
@@ -338,7 +338,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 1214 "book/program.nw"
+#line 1215 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -353,7 +353,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 1198 "book/program.nw"
+#line 1199 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -522,11 +522,19 @@ size_t parameter_count_of(const Config *c)
     return count;
 }
 
-#line 454 "book/distributed.nw"
+#line 462 "book/distributed.nw"
+Config scaling_translator(void)
+{
+    Config c = config_default(7723, 7723, 3);   /* one vocabulary of 7723 pieces */
+    c.d_model = 256, c.d_ff = 1024;
+    c.tie_source = c.tie_generator = true;
+    return c;
+}
+
+#line 475 "book/distributed.nw"
 static const char *emit_scaling(FILE *out, const FigureValue *option)
 {
-    Config base = config_default(8315, 6384, 6), multi30k = config_default(7859, 5920, 3);
-    multi30k.d_model = 256, multi30k.d_ff = 1024;
+    const Config base = config_default(8315, 6384, 6), multi30k = scaling_translator();
     const Config *models[2] = {&base, &multi30k};
     const double step_seconds[2] = {option[0].number[0] * 1e-3, option[1].number[0] * 1e-3};
     const double alpha = option[2].number[0] * 1e-6;              /* s a message */
@@ -553,7 +561,7 @@ static const char *emit_scaling(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 710 "book/program.nw"
+#line 711 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
 #line 401 "book/masks.nw"
@@ -565,7 +573,7 @@ const FigureKind figure_kinds[] = {
        "the sentences' lengths, <s> and </s> included", NULL},
       {"--sentence", FIGURE_INTEGER, 1, EXAMPLE_MAX_BATCH, "1", "which sentence", NULL}},
      emit_mask_batch},
-#line 1121 "book/program.nw"
+#line 1122 "book/program.nw"
     {"architecture", "sizes and parameter counts of a model, as LaTeX macros",
      {{"--layers", FIGURE_INTEGER, 1, 64, "6", "N, layers in the encoder and in the decoder",
        NULL},
@@ -598,7 +606,7 @@ const FigureKind figure_kinds[] = {
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
-#line 488 "book/distributed.nw"
+#line 508 "book/distributed.nw"
     {"scaling", "step time and efficiency of P processes, projected",
      {{"--base-ms", FIGURE_INTEGER, 1, 1000000, "1850", "compute time of a base-model step, ms",
        NULL},
@@ -607,6 +615,6 @@ const FigureKind figure_kinds[] = {
       {"--latency-us", FIGURE_INTEGER, 0, 100000, "30", "latency of one message, microseconds",
        NULL}},
      emit_scaling},
-#line 712 "book/program.nw"
+#line 713 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

@@ -6,7 +6,7 @@
 /* <<layers.c includes>> */
 #line 33 "book/attention.nw"
 #include <string.h>
-#line 876 "book/fast.nw"
+#line 880 "book/fast.nw"
 #include <immintrin.h>
 
 /* <<layers.c definitions>> */
@@ -499,7 +499,7 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
     }
 }
 
-#line 880 "book/fast.nw"
+#line 884 "book/fast.nw"
 enum { DROPOUT_LANES = 16 };
 
 /* keep_scale[first..end) as dropout_mask draws them, from stream standing at draw first:
@@ -538,7 +538,7 @@ static void dropout_mask_block_avx512(float *keep_scale, size_t first, size_t en
     for (; i < end; i++) keep_scale[i] = rng_next(&rest) >> 8 < threshold ? 0.0f : scale;
 }
 
-#line 923 "book/fast.nw"
+#line 927 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -561,7 +561,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     rng_advance(rng, n);
 }
 
-#line 963 "book/fast.nw"
+#line 967 "book/fast.nw"
 void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
                               int rows, int cols)
 {
@@ -578,7 +578,7 @@ void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_str
     }
 }
 
-#line 997 "book/fast.nw"
+#line 1001 "book/fast.nw"
 void row_moments_fast(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -590,7 +590,7 @@ void row_moments_fast(const float *x, int d, double *mean, double *squares)
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
 
-#line 1074 "book/fast.nw"
+#line 1078 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

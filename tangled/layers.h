@@ -196,20 +196,20 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
 /* d_x = d_y - softmax(x) * sum(d_y), per row, from y = log_softmax(x); all [rows][cols]. */
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols);
 
-#line 851 "book/fast.nw"
+#line 855 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
 
-#line 954 "book/fast.nw"
+#line 958 "book/fast.nw"
 /* masked_softmax_rows in one pass over each row. */
 void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
                               int rows, int cols);
 
-#line 989 "book/fast.nw"
+#line 993 "book/fast.nw"
 /* row_moments in one pass over x. */
 void row_moments_fast(const float *x, int d, double *mean, double *squares);
 
-#line 1034 "book/fast.nw"
+#line 1038 "book/fast.nw"
 /* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
    Plain arithmetic, so that a loop of it runs in vector registers. */
 static inline float vector_expf(float x)
@@ -233,7 +233,7 @@ static inline float vector_expf(float x)
     return x == x ? e_x : x;   /* NaN in, NaN out */
 }
 
-#line 1063 "book/fast.nw"
+#line 1067 "book/fast.nw"
 /* log_softmax_rows and log_softmax_backward with vector_expf; x, d_x, d_y, y:
    [rows][cols]. */
 void log_softmax_rows_fast(float *x, int rows, int cols);

@@ -4,14 +4,14 @@
 #include "cli.h"
 #include "commands.h"
 /* <<main.c includes>> */
-#line 197 "book/program.nw"
+#line 198 "book/program.nw"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bleu.h"   /* the help of bleu names sacreBLEU's version */
 
 /* <<main.c definitions>> */
-#line 537 "book/program.nw"
+#line 538 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for 'transformer --help' */
@@ -20,26 +20,26 @@ typedef struct {
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
 
-#line 549 "book/program.nw"
+#line 550 "book/program.nw"
 static const Command commands[] = {
     /* <<Commands>> */
-#line 1008 "book/program.nw"
+#line 1009 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 1163 "book/program.nw"
+#line 1164 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n"
      "\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 1266 "book/program.nw"
+#line 1267 "book/program.nw"
     {"random", "print numbers from the seeded generator (the tensor chapter)",
      "usage: transformer random [OPTIONS]\n"
      "\n"
      "Print numbers of the PCG32 stream: 32-bit outputs, uniform numbers in [0,1) or\n"
      "standard normal numbers. Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 1350 "book/program.nw"
+#line 1351 "book/program.nw"
     {"time-matmul", "time one matrix-multiplication kernel (the tensor chapter)",
      "usage: transformer time-matmul [OPTIONS]\n"
      "\n"
@@ -78,7 +78,7 @@ static const Command commands[] = {
      "or both; print the time of one decoding and, for both, the speed-up. Exits\n"
      "with status 1 if they differ.\n",
      NULL, run_time_decode},
-#line 2181 "book/text.nw"
+#line 2185 "book/text.nw"
     {"tokenize", "split lines of text into tokens, or join tokens back (the text chapter)",
      "usage: transformer tokenize [OPTIONS] < TEXT > TOKENS\n"
      "\n"
@@ -91,7 +91,7 @@ static const Command commands[] = {
      "Input must be UTF-8, with no empty line and no line longer than 1000 bytes\n"
      "(2000 for --detokenize).\n",
      NULL, run_tokenize},
-#line 2284 "book/text.nw"
+#line 2288 "book/text.nw"
     {"vocab", "build the vocabulary of text files (the text chapter)",
      "usage: transformer vocab [OPTIONS] FILE...\n"
      "\n"
@@ -111,7 +111,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 540 "book/translate-commands.nw"
+#line 549 "book/translate-commands.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -125,22 +125,24 @@ static const Command commands[] = {
      "usage: transformer translate [OPTIONS] < GERMAN > ENGLISH\n"
      "\n"
      "Read German sentences, one a line, and print their English translations, one a\n"
-     "line, decoded with a beam search (greedy with --beam 1). A blank line gives a\n"
+     "line, decoded with a beam search (greedy with --beam 1), with their capital\n"
+     "letters (the model file's recaser; --lowercase: without). A blank line gives a\n"
      "blank line, so the output keeps the input's lines; a line that cannot be read\n"
      "(invalid UTF-8, a NUL byte, over 1000 bytes) stops it with status 1 after the\n"
      "lines before it are printed. Without --model, the translator that ships with\n"
      "the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1012 "book/translate.nw"
+#line 1026 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
      "Read translation models of one run (the same sizes and vocabularies, such as\n"
      "those that train --keep-epochs K keeps) and save the mean of their weights,\n"
      "weight by weight, with their vocabularies, as FILE (one model: a copy, with\n"
-     "--bf16 a bfloat16 copy of half the size).\n",
+     "--bf16 a bfloat16 copy of half the size). --recaser ENGLISH learns the table\n"
+     "of capital letters anew from a cased, untokenized English file.\n",
      NULL, run_average},
-#line 1517 "book/translate.nw"
+#line 1538 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
@@ -149,7 +151,16 @@ static const Command commands[] = {
      "token labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
      "columnheaders).\n",
      NULL, run_attention},
-#line 443 "book/fast.nw"
+#line 416 "book/recase.nw"
+    {"recase", "give lowercase English its capital letters (the capital letters chapter)",
+     "usage: transformer recase [--model FILE] < LOWERCASE > CASED\n"
+     "\n"
+     "Read English lines, tokenize them, write each word as the model file's recaser\n"
+     "says (its most frequent form in the training text, the sentence's first letter\n"
+     "raised) and print them joined back into text. A blank line gives a blank line;\n"
+     "a line that cannot be read stops it with status 1.\n",
+     NULL, run_recase},
+#line 447 "book/fast.nw"
     {"benchmark", "time training or decoding, for comparison with PyTorch",
      "usage: transformer benchmark train|decode [OPTIONS]\n"
      "\n"
@@ -162,11 +173,11 @@ static const Command commands[] = {
      "symbols, one at a time; prints sentences/s. The model is the copy task's\n"
      "unless sizes are given.\n",
      NULL, run_benchmark},
-#line 551 "book/program.nw"
+#line 552 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
-#line 560 "book/program.nw"
+#line 561 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -185,7 +196,7 @@ static void print_usage(FILE *out)
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
 
-#line 587 "book/program.nw"
+#line 588 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -212,13 +223,13 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         /* <<Choose the kernels from the environment>> */
-#line 625 "book/program.nw"
+#line 626 "book/program.nw"
         const char *kernel = getenv("TRANSFORMER_MATMUL");
         if (kernel && strcmp(kernel, "reference") == 0) compute.matmul = MATMUL_REFERENCE;
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 787 "book/fast.nw"
+#line 791 "book/fast.nw"
         const char *table = getenv("TRANSFORMER_KERNELS");
         if (table && strcmp(table, "reference") == 0) compute.kernels = &reference_kernels;
         else if (table && *table && strcmp(table, "fast") != 0)
@@ -229,7 +240,7 @@ int main(int argc, char **argv)
             usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                         products);
         set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
-#line 613 "book/program.nw"
+#line 614 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#line 511 "book/fast.nw"
+#line 515 "book/fast.nw"
 #include <omp.h>
 
 /* <<tensor.h declarations>> */
@@ -124,7 +124,7 @@ typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 #line 109 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
 
-#line 720 "book/fast.nw"
+#line 724 "book/fast.nw"
 /* The kernels that exist in two versions, which compute the same numbers: the chapters'
    first versions (reference_kernels) and the speed chapter's (fast_kernels). */
 typedef struct {
@@ -145,7 +145,7 @@ typedef struct {
 } Kernels;
 extern const Kernels reference_kernels, fast_kernels;
 
-#line 1556 "book/fast.nw"
+#line 1558 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
 
 #line 703 "book/tensor.nw"
@@ -155,21 +155,21 @@ typedef struct {
     /* <<Fields of the compute settings>> */
 #line 115 "book/fast.nw"
     MatmulLog *log;         /* not NULL: matmul() appends the shape of each product */
-#line 538 "book/fast.nw"
+#line 542 "book/fast.nw"
     int threads;            /* threads in use: set_threads() changes it */
-#line 578 "book/fast.nw"
+#line 582 "book/fast.nw"
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
-#line 745 "book/fast.nw"
+#line 749 "book/fast.nw"
     const Kernels *kernels; /* the table of kernels the program calls */
-#line 1562 "book/fast.nw"
+#line 1564 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 2016 "book/fast.nw"
+#line 2018 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
 #line 707 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
 
-#line 1283 "book/program.nw"
+#line 1284 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
 
@@ -189,7 +189,7 @@ void matmul_log_add(MatmulLog *log, MatmulShape shape);
 double matmul_log_flops(const MatmulLog *log);    /* the sum of 2 m n k */
 void matmul_log_free(MatmulLog *log);
 
-#line 518 "book/fast.nw"
+#line 522 "book/fast.nw"
 /* Split the for loop that follows between the threads when it does at least
    PARALLEL_MIN_WORK elements of work; iterations must be independent. */
 #define PARALLEL_MIN_WORK 32768
@@ -205,12 +205,12 @@ static inline int block_start(int block, int size)   /* first column of block */
 /* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
 void set_threads(int n);
 
-#line 591 "book/fast.nw"
+#line 595 "book/fast.nw"
 #define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
 void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc);
 
-#line 653 "book/fast.nw"
+#line 657 "book/fast.nw"
 /* c[0][j] = alpha sum_p op(a)[0][p] op(b)[p][j] + beta c[0][j]: the product of one row
    (m = 1) by cblas_sgemm, as any product, or by cblas_sgemv, the matrix-vector product. */
 void row_product_sgemm(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
@@ -218,11 +218,11 @@ void row_product_sgemm(int n, int k, float alpha, MatmulOperand a, MatmulOperand
 void row_product_sgemv(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc);
 
-#line 824 "book/fast.nw"
+#line 828 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 
-#line 1579 "book/fast.nw"
+#line 1581 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -236,28 +236,28 @@ static inline float float_from_bf16(uint16_t x)
     return u.value;
 }
 
-#line 1662 "book/fast.nw"
+#line 1664 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
 
-#line 1771 "book/fast.nw"
+#line 1773 "book/fast.nw"
 /* x[rows][cols] (no gaps between rows) will be read by several products and will not
    change until bf16_operand_release(x): the bfloat16 products round it once. */
 void bf16_operand_hold(const float *x, int rows, int cols);
 void bf16_operand_release(const float *x);
 
-#line 1965 "book/fast.nw"
+#line 1967 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
 
-#line 2044 "book/fast.nw"
+#line 2046 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
 
-#line 2133 "book/fast.nw"
+#line 2135 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 19 "book/tensor.nw"
 #endif

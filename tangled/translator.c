@@ -1,4 +1,4 @@
-#line 74 "book/translate-commands.nw"
+#line 76 "book/translate-commands.nw"
 /* The translator: open, translate lines, close. Generated from the book's chapters by
    notangle: edit the book, not this file. */
 #include "translator.h"
@@ -8,7 +8,7 @@
 #include "modelfile.h"
 
 /* <<translator.c definitions>> */
-#line 92 "book/translate-commands.nw"
+#line 94 "book/translate-commands.nw"
 const char *translator_open(Translator *t, const char *path, const TranslatorSettings *s)
 {
     memset(t, 0, sizeof *t);
@@ -24,13 +24,14 @@ const char *translator_open(Translator *t, const char *path, const TranslatorSet
     }
     safetensors_free(&file);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 2064 "book/fast.nw"
+#line 2066 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 107 "book/translate-commands.nw"
+#line 109 "book/translate-commands.nw"
     t->model = model;
     const int max_len = t->max_len = model.config.max_len, batch_limit = s->batch_limit;
     t->beam_size = s->beam_size, t->batch_limit = batch_limit;
+    t->recase = !s->lowercase && t->tgt_vocab.cases.count > 0;
     const int window = t->window = 4 * batch_limit;
     model_prepare(&t->model, batch_limit, max_len, 1);
     decoder_cache_init(&t->cache, &t->model, batch_limit * s->beam_size, max_len, max_len - 1);
@@ -63,7 +64,7 @@ void translator_close(Translator *t)
 }
 
 /* <<Read, tokenize and number up to a window of lines>> */
-#line 189 "book/translate-commands.nw"
+#line 192 "book/translate-commands.nw"
 /* Read, tokenize and number up to a window of lines: how many can be translated. */
 static int number_window(Translator *t, const char *const *lines, const size_t *sizes,
                          int count)
@@ -86,7 +87,7 @@ static int number_window(Translator *t, const char *const *lines, const size_t *
 }
 
 /* <<Order the window's lines by length>> */
-#line 216 "book/translate-commands.nw"
+#line 219 "book/translate-commands.nw"
 /* Order the window's lines by length: order[0 .. count) */
 static void order_by_length(Translator *t, int count)
 {
@@ -99,7 +100,7 @@ static void order_by_length(Translator *t, int count)
 }
 
 /* <<Gather the batch's sources, padded to the longest>> */
-#line 232 "book/translate-commands.nw"
+#line 235 "book/translate-commands.nw"
 /* Gather the batch's sources, padded to the longest: the lines order[first ..
    first + batch), with their mask. */
 static SourceBatch gather_batch(Translator *t, int first, int batch)
@@ -119,7 +120,7 @@ static SourceBatch gather_batch(Translator *t, int first, int batch)
 }
 
 /* <<Decode the window's lines, in batches of similar lengths>> */
-#line 256 "book/translate-commands.nw"
+#line 259 "book/translate-commands.nw"
 /* Decode the window's lines, in batches of similar lengths: out and lengths by line. */
 static void decode_window(Translator *t, int count)
 {
@@ -146,7 +147,7 @@ static void decode_window(Translator *t, int count)
 }
 
 /* <<Turn each output into text>> */
-#line 290 "book/translate-commands.nw"
+#line 295 "book/translate-commands.nw"
 /* Keep text, of length bytes, as the translation of line: at its offset in storage. */
 static void keep_text(Translator *t, int line, const char *text, size_t length, size_t *used)
 {
@@ -174,6 +175,7 @@ static int write_window(Translator *t, int count, int first, size_t *used)
             length += n;
         }
         if (t->tgt_vocab.subwords) length = vocab_join_subwords(joined, length);
+        if (t->recase) recase_line(&t->tgt_vocab.cases, joined);
         if (length == 0) {   /* a blank line, or the model ended at once: still one line */
             keep_text(t, first + b, "", 0, used);
             continue;
@@ -188,7 +190,7 @@ static int write_window(Translator *t, int count, int first, size_t *used)
     return count;
 }
 
-#line 159 "book/translate-commands.nw"
+#line 162 "book/translate-commands.nw"
 int translator_translate(Translator *t, const char *const *lines, const size_t *sizes,
                          int count, const char **out)
 {

@@ -12,12 +12,14 @@ typedef struct {
     int beam_size;     /* candidates per source; 1: greedy decoding */
     int batch_limit;   /* lines decoded together */
     double alpha;      /* the exponent of the beam's length penalty */
+    bool lowercase;    /* write the model's lowercase English, without its capitals */
 } TranslatorSettings;
 
 typedef struct {
     Model model;
     Vocab src_vocab, tgt_vocab;
     int beam_size, batch_limit, max_len;
+    bool recase;                      /* give the output its capital letters */
     int window;                       /* lines read, then sorted by length: 4 batches */
     DecodeSettings settings;
     KVCache cache;

@@ -1,4 +1,4 @@
-#line 1294 "book/text.nw"
+#line 1295 "book/text.nw"
 /* The vocabulary: hashing, building, saving and loading. Generated from the book's chapters
    by notangle: edit the book, not this file. */
 #include "vocab.h"
@@ -9,10 +9,10 @@
 #include "utf8.h"
 
 /* <<vocab.c definitions>> */
-#line 1330 "book/text.nw"
+#line 1332 "book/text.nw"
 const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
 
-#line 1341 "book/text.nw"
+#line 1343 "book/text.nw"
 static uint32_t token_hash(const char *token)
 {
     uint32_t hash = 2166136261u;
@@ -45,7 +45,7 @@ static int vocab_index(Vocab *vocab)
     return -1;
 }
 
-#line 1388 "book/text.nw"
+#line 1390 "book/text.nw"
 int vocab_lookup(const Vocab *vocab, const char *token)
 {
     const int s = vocab_slot(vocab, token);
@@ -59,7 +59,7 @@ const char *vocab_token(const Vocab *vocab, int index)
     return vocab->token[index];
 }
 
-#line 1418 "book/text.nw"
+#line 1420 "book/text.nw"
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -77,7 +77,7 @@ static int more_frequent_first(const void *a, const void *b)
     return strcmp(x->token, y->token);
 }
 
-#line 1440 "book/text.nw"
+#line 1442 "book/text.nw"
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
 {
     ENSURE(count >= 0 && min_frequency >= 1, "count %ld, min_frequency %d", count,
@@ -90,7 +90,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     long n_kept = 0;
     size_t bytes = 0;
     /* <<Count the runs of equal tokens and keep the frequent ones>> */
-#line 1473 "book/text.nw"
+#line 1475 "book/text.nw"
     for (long i = 0, run; i < count; i += run) {
         for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
         vocab->types++;
@@ -101,7 +101,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
         kept[n_kept++] = (TokenCount){sorted[i], run};
         bytes += strlen(sorted[i]) + 1;
     }
-#line 1452 "book/text.nw"
+#line 1454 "book/text.nw"
     qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
     ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
     vocab->size = (int)n_kept + VOCAB_SPECIALS;
@@ -118,7 +118,7 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     free(sorted), free(kept);
 }
 
-#line 1511 "book/text.nw"
+#line 1513 "book/text.nw"
 const char *vocab_save(Vocab *vocab, const char *path)
 {
     FILE *out = fopen(path, "w");
@@ -132,7 +132,7 @@ const char *vocab_save(Vocab *vocab, const char *path)
     return vocab->error;
 }
 
-#line 1529 "book/text.nw"
+#line 1531 "book/text.nw"
 const char *vocab_load(Vocab *vocab, const char *path)
 {
     memset(vocab, 0, sizeof *vocab);
@@ -156,7 +156,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-#line 1583 "book/text.nw"
+#line 1585 "book/text.nw"
         char complaint[TEXT_ERROR_MAX] = "";
         if (length == 0) strcpy(complaint, "an empty line");
         else if (strpbrk(reader.text, " \t\r")) strcpy(complaint, "a token with a blank in it");
@@ -168,7 +168,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
                      vocab_specials[vocab->size]);
         else if (vocab->size == INT32_MAX / 4) strcpy(complaint, "too many tokens");
         if (complaint[0]) problem = located(vocab->error, path, reader.number, complaint);
-#line 1552 "book/text.nw"
+#line 1554 "book/text.nw"
         if (problem) break;
         vocab->storage = xgrow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
                               1);
@@ -191,29 +191,33 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
         problem = located(vocab->error, path, repeated + 1,
                           "a token that is already listed");
     /* <<Note whether the vocabulary's tokens are subwords>> */
-#line 1659 "book/text.nw"
+#line 1663 "book/text.nw"
     for (int i = VOCAB_SPECIALS; problem == NULL && i < vocab->size; i++)
         vocab->subwords = vocab->subwords || vocab_continues_word(vocab->token[i]);
-#line 1574 "book/text.nw"
+#line 1576 "book/text.nw"
     return problem;
 }
 
-#line 1599 "book/text.nw"
+#line 1602 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);
+    /* <<Free the vocabulary's recaser>> */
+#line 315 "book/recase.nw"
+    recaser_free(&vocab->cases);
+#line 1606 "book/text.nw"
     vocab->token = NULL, vocab->storage = NULL, vocab->slot = NULL;
     vocab->size = vocab->slots = 0;
 }
 
-#line 1672 "book/text.nw"
+#line 1676 "book/text.nw"
 bool vocab_continues_word(const char *token)
 {
     const size_t n = strlen(token);
     return n > 2 && strcmp(token + n - 2, "@@") == 0;
 }
 
-#line 1698 "book/text.nw"
+#line 1702 "book/text.nw"
 int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
 {
     const size_t length = strlen(word);
@@ -228,7 +232,7 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
         size_t end = length;
         int id = VOCAB_UNKNOWN;
         /* <<Find the longest token word[start .. end) that starts the rest of the word>> */
-#line 1726 "book/text.nw"
+#line 1730 "book/text.nw"
         for (; end > start; end--) {
             if (((unsigned char)word[end] & 0xC0) == 0x80) continue;   /* inside a character */
             memcpy(piece, word + start, end - start);
@@ -239,14 +243,14 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
             id = VOCAB_UNKNOWN;
             for (end = start + 1; ((unsigned char)word[end] & 0xC0) == 0x80; end++) {}
         }
-#line 1712 "book/text.nw"
+#line 1716 "book/text.nw"
         ids[n++] = id;
         start = end;
     }
     return n;
 }
 
-#line 1747 "book/text.nw"
+#line 1751 "book/text.nw"
 size_t vocab_join_subwords(char *text, size_t length)
 {
     size_t kept = 0;
@@ -262,7 +266,7 @@ size_t vocab_join_subwords(char *text, size_t length)
     return kept;
 }
 
-#line 1785 "book/text.nw"
+#line 1789 "book/text.nw"
 /* The index of TEXT among the symbols, added if new; the table has room for all. */
 static int symbol_number(Vocab *symbols, const char *text)
 {
@@ -275,7 +279,7 @@ static int symbol_number(Vocab *symbols, const char *text)
     return symbols->slot[s] - 1;
 }
 
-#line 1803 "book/text.nw"
+#line 1807 "book/text.nw"
 typedef struct {
     int left, right;   /* symbol numbers */
     long frequency;
@@ -321,7 +325,7 @@ static void pair_add(PairTable *table, int left, int right, long frequency)
     table->pair[table->slot[s] - 1].frequency += frequency;
 }
 
-#line 1854 "book/text.nw"
+#line 1858 "book/text.nw"
 typedef struct {
     const char *text;
     long count;      /* occurrences in the text */
@@ -336,7 +340,7 @@ static void add_pairs(PairTable *pairs, const WordType *type, long sign)
 }
 
 /* <<Merge the most frequent pair until there are size symbols>> */
-#line 1952 "book/text.nw"
+#line 1956 "book/text.nw"
 /* Merge the most frequent pair until there are size symbols: each merge adds a symbol to
    symbols, rewrites the types[0 .. n_types) that contain the pair, and updates pairs. */
 static void merge_pairs(Vocab *symbols, PairTable *pairs, WordType *types, long n_types,
@@ -374,12 +378,12 @@ static void merge_pairs(Vocab *symbols, PairTable *pairs, WordType *types, long 
     }
 }
 
-#line 1875 "book/text.nw"
+#line 1879 "book/text.nw"
 void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size)
 {
     ENSURE(count >= 0 && size >= VOCAB_SPECIALS, "count %ld, size %d", count, size);
     /* <<Find the word types and their counts>> */
-#line 1896 "book/text.nw"
+#line 1900 "book/text.nw"
     char **sorted = xmalloc((size_t)(count > 0 ? count : 1) * sizeof *sorted);
     if (count > 0) memcpy(sorted, tokens, (size_t)count * sizeof *sorted);
     qsort(sorted, (size_t)count, sizeof *sorted, compare_strings);
@@ -391,9 +395,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         characters += (long)strlen(sorted[i]);
         ENSURE(strlen(sorted[i]) <= TEXT_MAX_LINE_BYTES, "a token of %zu bytes", strlen(sorted[i]));
     }
-#line 1879 "book/text.nw"
+#line 1883 "book/text.nw"
     /* <<Make a table of symbols with room for every character and every merge>> */
-#line 1913 "book/text.nw"
+#line 1917 "book/text.nw"
     Vocab symbols = {0};
     const long most_symbols = VOCAB_SPECIALS + characters + size;
     ENSURE(most_symbols < INT32_MAX / 4, "%ld symbols", most_symbols);
@@ -405,9 +409,9 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         symbols.token[k] = (char *)vocab_specials[k];
         symbols.slot[vocab_slot(&symbols, vocab_specials[k])] = ++symbols.size;
     }
-#line 1880 "book/text.nw"
+#line 1884 "book/text.nw"
     /* <<Write each type as its characters, all but the last marked>> */
-#line 1930 "book/text.nw"
+#line 1934 "book/text.nw"
     int *row_symbols = xmalloc((size_t)(characters > 0 ? characters : 1) * sizeof *row_symbols);
     long used = 0;
     for (long t = 0; t < n_types; t++) {
@@ -422,12 +426,12 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         }
         used += types[t].length;
     }
-#line 1881 "book/text.nw"
+#line 1885 "book/text.nw"
     PairTable pairs = {0};
     for (long t = 0; t < n_types; t++) add_pairs(&pairs, &types[t], +1);
     merge_pairs(&symbols, &pairs, types, n_types, size);
     /* <<Make the vocabulary of the pieces the greedy cut makes of the text>> */
-#line 1996 "book/text.nw"
+#line 2000 "book/text.nw"
     symbols.subwords = true;
     size_t piece_capacity = 0;
     char **pieces = NULL;
@@ -441,13 +445,13 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
     vocab_build(vocab, pieces, n_pieces, 1);
     vocab->subwords = true;
     free(pieces);
-#line 1885 "book/text.nw"
+#line 1889 "book/text.nw"
     for (int i = VOCAB_SPECIALS; i < symbols.size; i++) free(symbols.token[i]);
     free(symbols.token), free(symbols.slot), free(pairs.pair), free(pairs.slot);
     free(types), free(row_symbols), free(sorted);
 }
 
-#line 2020 "book/text.nw"
+#line 2024 "book/text.nw"
 void vocab_copy(Vocab *copy, const Vocab *vocab)
 {
     memset(copy, 0, sizeof *copy);

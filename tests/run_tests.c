@@ -169,6 +169,7 @@ int main(void)
     srunner_add_suite(runner, trainer_suite());
     srunner_add_suite(runner, decode_suite());
     srunner_add_suite(runner, text_suite());
+    srunner_add_suite(runner, recase_suite());
     srunner_add_suite(runner, beam_suite());
     srunner_add_suite(runner, bleu_suite());
     srunner_add_suite(runner, translate_suite());

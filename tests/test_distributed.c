@@ -12,6 +12,7 @@
 #include "figure.h"
 #include "model.h"
 #include "safetensors.h"
+#include "translator.h"
 
 /* mpirun with two processes of one thread each, allowed to run as root (CI runs as root),
    on two slots even where the machine has fewer cores. */
@@ -125,12 +126,11 @@ START_TEST(dropout_of_a_share_is_the_whole_batch_s)
 END_TEST
 
 /* The projection's parameter count (the chapter on many machines) is the model's own, for the two models it
-   projects and a post-norm model with a tied generator. */
+   projects and a post-norm model with a tied generator; its translator is the shipped one. */
 START_TEST(projected_parameter_counts_are_the_models)
 {
-    Config configs[3] = {config_default(8315, 6384, 6), config_default(7859, 5920, 3),
+    Config configs[3] = {config_default(8315, 6384, 6), scaling_translator(),
                          config_default(300, 300, 2)};
-    configs[1].d_model = 256, configs[1].d_ff = 1024;
     configs[2].norm = NORM_POST, configs[2].tie_generator = 1, configs[2].d_model = 64;
     configs[2].d_ff = 96, configs[2].heads = 4;
     for (int i = 0; i < 3; i++) {
@@ -139,6 +139,22 @@ START_TEST(projected_parameter_counts_are_the_models)
         ck_assert_uint_eq(parameter_count_of(&configs[i]), model_parameter_count(&model));
         model_free(&model);
     }
+    /* the translator's configuration is that of the model file that ships with the book */
+    static const TranslatorSettings greedy = {1, 1, 2.0, false};
+    Translator shipped;
+    const char *error = translator_open(&shipped, "data/multi30k-de-en.safetensors", &greedy);
+    ck_assert_msg(error == NULL, "%s", error);
+    const Config *c = &shipped.model.config;
+    ck_assert_int_eq(c->src_vocab, configs[1].src_vocab);
+    ck_assert_int_eq(c->tgt_vocab, configs[1].tgt_vocab);
+    ck_assert_int_eq(c->layers, configs[1].layers);
+    ck_assert_int_eq(c->d_model, configs[1].d_model);
+    ck_assert_int_eq(c->d_ff, configs[1].d_ff);
+    ck_assert_int_eq(c->heads, configs[1].heads);
+    ck_assert_int_eq(c->norm, configs[1].norm);
+    ck_assert(c->tie_source == configs[1].tie_source && c->tie_generator == configs[1].tie_generator);
+    ck_assert_uint_eq(model_parameter_count(&shipped.model), parameter_count_of(&configs[1]));
+    translator_close(&shipped);
 }
 END_TEST
 

@@ -706,9 +706,7 @@ static void check_precision_table(const char *path)
 START_TEST(recorded_benchmark_data_is_consistent)
 {
     check_bench_table("figures/bench/table.dat");
-    check_bench_table("figures/bench/epyc/table.dat");
     check_precision_table("figures/bench/precision.dat");
-    check_precision_table("figures/bench/epyc/precision.dat");
     static const char *const configs[4] = {"copy", "small", "base", "decode"};
     char line[512];
     FILE *stages = open_recorded("figures/bench/stages.dat");

@@ -564,7 +564,8 @@ END_TEST
    lines before it, its number returned with the tokenizer's reason. */
 START_TEST(translator_translates_lines_and_stops_at_an_unusable_one)
 {
-    static const TranslatorSettings ways[3] = {{1, 32, 2.0}, {4, 32, 2.0}, {4, 1, 2.0}};
+    static const TranslatorSettings ways[3] = {{1, 32, 2.0, false}, {4, 32, 2.0, false},
+                                                {4, 1, 2.0, false}};
     const char *const lines[7] = {"", "Ein Hund.", "", "Zwei Katzen.", " \t", "Ein Hund.",
                                   "Zwei \xff Katzen."};
     size_t sizes[7];

@@ -23,6 +23,7 @@ Suite *distributed_suite(void);
 Suite *harden_suite(void);
 Suite *architecture_suite(void);
 Suite *experiments_suite(void);
+Suite *recase_suite(void);
 
 /* The data of the figure kind NAME drawn with ARGUMENTS ("--size 3": flags and values as on
    the command line, one word each; "" for the defaults), as the text that

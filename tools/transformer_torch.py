@@ -7,7 +7,7 @@
 # such a model as a model file (version 3, every key of data/FORMAT.md, the checksum of its
 # contents) that the program loads. PyTorch and the standard library only.
 #
-#   tools/transformer_torch.py translate MODEL --raw [--logprobs] < in.de > out.en
+#   tools/transformer_torch.py translate MODEL --raw [--logprobs] [--lowercase] < in.de > out.en
 #   tools/transformer_torch.py translate MODEL [--logprobs] < in.tok.de > out.tok.en
 #   tools/transformer_torch.py tokenize de|en [--lowercase] < in > in.tok
 #   tools/transformer_torch.py detokenize en|de < tokens > text
@@ -569,11 +569,28 @@ def greedy(model, src):
     return ys[1:], total
 
 
-def translate(path, show_logprobs, raw):
+def recase(words, table):
+    """The recaser (the book's chapter Capital letters): each word of the tokens in its form
+    from the file's table, then the first letter of the first token that starts with a letter
+    or digit raised (a-z, U+00E0-U+00FE but U+00F7), as `transformer translate` does."""
+    out = [table.get(w, w) for w in words.split(" ")]
+    for i, w in enumerate(out):
+        c = ord(w[0]) if w else 0
+        if 0x61 <= c <= 0x7A or (0xE0 <= c <= 0xFE and c != 0xF7):
+            out[i] = chr(c - 32) + w[1:]
+            break
+        if (0x41 <= c <= 0x5A or 0x30 <= c <= 0x39 or c >= 0xC0) and not 0x2000 <= c <= 0x2FFF:
+            break
+    return " ".join(out)
+
+
+def translate(path, show_logprobs, raw, lowercase=False):
     """Tokenized German in, English tokens out; with raw, text in and text out, tokenized and
-    detokenized as `transformer translate` does."""
+    detokenized as `transformer translate` does, with the capitals of the file's recaser
+    unless lowercase."""
     sys.stdout.reconfigure(encoding="utf-8", newline="\n")
-    model, (src_vocab, tgt_vocab), _ = load(path)
+    model, (src_vocab, tgt_vocab), metadata = load(path)
+    table = dict(line.split(" ") for line in metadata.get("recaser", "").split("\n") if line)
     index = {token: i for i, token in enumerate(src_vocab)}
     subwords = any(t.endswith("@@") for t in src_vocab)
     lines = input_lines(sys.stdin.buffer) if raw else sys.stdin
@@ -590,7 +607,7 @@ def translate(path, show_logprobs, raw):
         words = " ".join(tgt_vocab[i] for i in ids if i != 1)
         text = (words + " ").replace("@@ ", "").rstrip(" ")
         if raw and text:
-            text = detokenize(text, "en")
+            text = detokenize(text if lowercase or not table else recase(text, table), "en")
         print(("%.6f\t" % total if show_logprobs else "") + text, flush=True)
 
 
@@ -704,7 +721,8 @@ def check(path):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "translate":
-        translate(sys.argv[2], "--logprobs" in sys.argv[3:], "--raw" in sys.argv[3:])
+        translate(sys.argv[2], "--logprobs" in sys.argv[3:], "--raw" in sys.argv[3:],
+                  "--lowercase" in sys.argv[3:])
     elif len(sys.argv) >= 3 and sys.argv[1] in ("tokenize", "detokenize"):
         text_filter(sys.argv[1:])
     elif len(sys.argv) == 3 and sys.argv[1] == "check":

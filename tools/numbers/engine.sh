@@ -101,35 +101,39 @@ awk "$LIB"'
             def("distStep" name r, fixed($(NF - 2), 2))
             if ($(NF - 1) != "-") {
                 def("distComp" name r, fixed($(NF - 1), 0)); def("distComm" name r, fixed($NF, 0))
+                if (pt[1] == 2) { share = 100 * $NF / ($(NF - 1) + $NF)   # the sum, of two ranks
+                                  if (lo == "" || share < lo) lo = share; if (share > hi) hi = share }
             } }
-    END { def("distLoadLow", fixed(low, 0)); def("distLoadHigh", fixed(high, 0)) }' \
+    END { def("distLoadLow", fixed(low, 0)); def("distLoadHigh", fixed(high, 0))
+          def("distSumShareMin", fixed(lo, 0)); def("distSumShareMax", fixed(hi, 0)) }' \
     bench/results/distributed-2026-11-24.txt
 # The copy task's full model (N = 2, d_model = 512, V = 11): parameters and the gradient's bytes.
 $T figure-data architecture --layers 2 --src-vocab 11 --tgt-vocab 11 | awk "$LIB"'
     /archTotal/ { n = $0; sub(/.*archTotal\}\{/, "", n); gsub(/[^0-9]/, "", n)
                   def("distCopyParametersMillion", fixed(n / 1e6, 1))
                   def("distCopyGradientMB", fixed(4 * n / 1e6, 0)) }'
-# The base model's step from the speed benchmark (two threads): its operations and their rate.
+# The base model's step from the speed benchmark (two threads, bfloat16 as tools/scaling-args
+# takes it): its operations and their rate.
 awk "$LIB"'
-    # The table'"'"'s columns: config, threads, C tok/s, its range, PyTorch tok/s, its range,
-    # C/PyTorch, C model GFLOP/s, ...
-    $1 == "base" && $2 == 2 && NF > 8 { rate = $8 }
     /base threads=2: flops_per_step/ { f = $4 }
+    FILENAME ~ /precision.dat$/ && $1 == "base" && $2 == 2 { rate = $13 }
     END {
         def("distBaseGflops", fixed(rate, 0))
         e = int(log(f) / log(10)); def("distBaseFlops", "\\ensuremath{" fixed(f / 10 ^ e, 2) " \\cdot 10^{" e "}}")
         def("distBaseSeconds", fixed(f / (rate * 1e9), 2))
-    }' figures/bench/table.txt
-# The projection (figure-data scaling, its defaults): the models' sizes, the Multi30k step,
-# the efficiencies at 64 processes.
-$T figure-data scaling | awk "$LIB"'
+    }' figures/bench/table.txt figures/bench/precision.dat
+# The projection (figure-data scaling with the steps of tools/scaling-args): the models'
+# sizes, the Multi30k step, the efficiencies at 64 processes.
+$T figure-data scaling $(tools/scaling-args) | awk "$LIB"'
     /^# P, then/ { s = $0; sub(/.*base model \(/, "", s); base = s + 0
+                   sub(/^[0-9]* parameters, /, "", s); basestep = s + 0
                    sub(/.*Multi30k model \(/, "", s); multi = s + 0; sub(/^[0-9]*, /, "", s); step = s + 0 }
     $1 == 64 { least = 1 - $9; most = 1 - $3; effbase = $3; effmulti = $7 }
     END {
         def("distBaseParametersMillion", fixed(base / 1e6, 1))
         def("distFigureMultiParametersMillion", fixed(multi / 1e6, 1))
         def("distFigureMultiSeconds", fixed(step, 2))
+        def("distMultiParamsRatio", fixed(multi / base, 2)); def("distMultiStepRatio", fixed(step / basestep, 2))
         def("distBaseEfficiency", int(100 * effbase)); def("distMultiEfficiency", int(100 * effmulti))
         def("distOverheadLeast", fixed(100 * least, 0)); def("distOverheadMost", fixed(100 * most, 0))
     }'

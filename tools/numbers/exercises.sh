@@ -98,9 +98,9 @@ function lead(s) { match(s, /^[0-9.]+/); return substr(s, 1, RLENGTH) }
         def("exDecodeWeightsMillion", fixed(n * (layer - 2 * (d * d + d)) / 1e6, 1))
     }'
 
-# Exercise dist-strong: the projection of figure-data scaling with its defaults (the base
+# Exercise dist-strong: the projection of figure-data scaling as the figure draws it (the base
 # model's parameters N, its step T_comp, the latency alpha) over 10 Gbit/s, strong scaling.
-"$T" figure-data scaling | awk "$LIB"'
+"$T" figure-data scaling $(tools/scaling-args) | awk "$LIB"'
     /^# P, then for the base model/ { match($0, /\([0-9]+ parameters, [0-9.]+ s/); split(substr($0, RSTART + 1, RLENGTH - 1), f, " ")
                                       N = f[1]; comp = f[3] }
     /\\scalinglatency/ { match($0, /scalinglatency{[0-9.]+}/); alpha = substr($0, RSTART + 15, RLENGTH - 16) * 1e-6 }

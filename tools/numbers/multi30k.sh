@@ -32,6 +32,20 @@ bleu() {
     END { print (what == "ratio" ? r : s) }' "$kept"
 }
 
+# cased HYP [SET]: the cased score (sacreBLEU's default) of HYP; a file written in lowercase
+# (no capital letter in it: a model without its recaser) is first given its capitals by
+# `transformer recase` with the shipped model's table, which every run learns alike from the
+# same training file (the chapter Capital letters), so that its cased score is that of what
+# its model prints today.
+cased() {
+  hyp=$1
+  if ! grep -q '[A-Z]' "$hyp"; then
+    hyp=$scores/recased.$(printf '%s' "$1" | tr '/ ' '__')
+    [ -f "$hyp" ] || "$T" recase < "$1" > "$hyp"
+  fi
+  bleu "$hyp" "" "${2:-test2016}"
+}
+
 # log_macros PREFIX LOG: epochs, updates, minutes, best epoch and loss, pace of one log.
 log_macros() {
   awk -F, -v p="$1" "$LIB"'
@@ -56,11 +70,11 @@ awk "$LIB"'
     if (v["end_seconds"] != "") def("mtWallMinutes", fixed((v["end_seconds"] - v["start_seconds"]) / 60, 1))
   }' $M/run.txt
 macro mtBleuBeam "$(bleu $M/test2016.beam4.en --lowercase)"
-macro mtBleuBeamCased "$(bleu $M/test2016.beam4.en)"
+macro mtBleuBeamCased "$(cased $M/test2016.beam4.en)"
 macro mtBleuGreedy "$(bleu $M/test2016.greedy.en --lowercase)"
-macro mtBleuGreedyCased "$(bleu $M/test2016.greedy.en)"
+macro mtBleuGreedyCased "$(cased $M/test2016.greedy.en)"
 macro mtBleuShipped "$(bleu $M/shipped.test2016.beam4.en --lowercase)"
-macro mtBleuShippedCased "$(bleu $M/shipped.test2016.beam4.en)"
+macro mtBleuShippedCased "$(cased $M/shipped.test2016.beam4.en)"
 macro mtBleuShippedGreedy "$(bleu $M/shipped.test2016.greedy.en --lowercase)"
 head -100 $M/shipped.test2016.greedy.en > "${TMPDIR:-/tmp}/shipped100.$$"
 head -100 data/multi30k/test2016.en > "${TMPDIR:-/tmp}/ref100.$$"
@@ -97,14 +111,14 @@ plain mtAlphaVal "BLEU on the validation set (val)$row_val"
 plain mtAlphaTest "BLEU on test2016$row_test"
 plain mtAlphaRatio "test2016: output / reference length$row_ratio"
 macro mtBleuPaperAlpha "$(bleu $M/alpha/test2016.alpha0.6.en --lowercase)"
-macro mtBleuPaperAlphaCased "$(bleu $M/alpha/test2016.alpha0.6.en)"
+macro mtBleuPaperAlphaCased "$(cased $M/alpha/test2016.alpha0.6.en)"
 macro mtBleuNoPenalty "$(bleu $M/alpha/test2016.alpha0.en --lowercase)"
 
 # The spread: every run of today's recipe (spread.txt: name | seed | machine | log | test2016
 # beam 4 translations), as table rows, and their mean, lowest and highest BLEU.
 grep -v '^#' $M/spread.txt | while IFS='|' read -r name seed machine log hyp; do
   log=$(echo $log); hyp=$(echo $hyp)
-  s=$(bleu $M/$hyp --lowercase); c=$(bleu $M/$hyp)
+  s=$(bleu $M/$hyp --lowercase); c=$(cased $M/$hyp)
   name=$(echo $name) seed=$(echo $seed) machine=$(echo $machine) s=$s c=$c awk -F, "$LIB"'
     BEGIN { name = ENVIRON["name"]; seed = ENVIRON["seed"]; machine = ENVIRON["machine"]; s = ENVIRON["s"]; c = ENVIRON["c"] }
     NR > 1 { e = $1; sec = $6; if (best == "" || $4 < best) best = $4 }
@@ -124,18 +138,19 @@ awk -F'|' "$LIB"'
 rm -f "${TMPDIR:-/tmp}/spread.$$"
 
 # Getting to 41's table (ablation.txt: label | machine | trainer | log | loss unit | beam 4
-# translations | alpha | greedy translations), "-" where a run kept no such file.
+# translations | alpha | greedy translations), "-" where a run kept no such file. The trainer
+# is not a column: the appendix Where each measurement comes from (tools/provenance) has it.
 grep -v '^#' $M/ablation.txt | while IFS='|' read -r label machine trainer log unit beam alpha greedy; do
   log=$(echo $log); beam=$(echo $beam); greedy=$(echo $greedy); unit=$(echo $unit); alpha=$(echo $alpha)
   b=--; c=--; g=--
-  if [ "$beam" != - ]; then b=$(bleu $M/$beam --lowercase); c=$(bleu $M/$beam); fi
+  if [ "$beam" != - ]; then b=$(bleu $M/$beam --lowercase); c=$(cased $M/$beam); fi
   if [ "$greedy" != - ]; then g=$(bleu $M/$greedy --lowercase); fi
-  label=$(echo $label) machine=$(echo $machine) trainer=$(echo $trainer) \
+  label=$(echo $label) machine=$(echo $machine) \
   b=$b c=$c g=$g unit=$unit alpha=$alpha awk -F, "$LIB"'
-    BEGIN { label = ENVIRON["label"]; machine = ENVIRON["machine"]; trainer = ENVIRON["trainer"]
+    BEGIN { label = ENVIRON["label"]; machine = ENVIRON["machine"]
             b = ENVIRON["b"]; c = ENVIRON["c"]; g = ENVIRON["g"]; unit = ENVIRON["unit"]; alpha = ENVIRON["alpha"] }
     NR > 1 { e = $1; sec = $6; if (best == "" || $4 < best) best = $4 }
-    END { printf "%s & %s & %s & %d & %d & %s%s & %s & %s & %s & %s \\\\\n", label, machine, trainer,
+    END { printf "%s & %s & %d & %d & %s%s & %s & %s & %s & %s \\\\\n", label, machine,
                  int(sec / 60 + 0.5), e, fixed(best, 3), unit == "piece" ? "$^*$" : "", g, alpha, b, c }' $M/$log
 done | awk 'BEGIN { printf "\\newcommand{\\mtAblationRows}{" } { print } END { print "}" }'
 
@@ -182,38 +197,46 @@ done <<'LOGS'
 mtQuarterCourse ablation-d01.csv
 mtQuarterDropout ablation-d03.csv
 mtQuarterTied ablation-d03tie.csv
-mtQuarterWordsEpyc ablation-words-15-epyc.csv
-mtQuarterPiecesEpyc ablation-subwords-15-epyc.csv
+mtQuarterWordsEpyc ablation-words-15.csv
+mtQuarterPiecesEpyc ablation-subwords-15.csv
 mtHourCourse ablation-d01-hour.csv
 mtHourTied ablation-d03tie-hour.csv
 mtHourWordsCool ablation-words-hour.csv
-mtLongPieces ablation-subwords-38-epyc.csv
+mtLongPieces ablation-subwords-38.csv
 mtBudgetPieces ablation-subwords-budget-hour.csv
-mtRateEpyc ablation-rate2-epyc.csv
+mtRateEpyc ablation-rate2.csv
 LOGS
 
 # The scores of their recorded translations: \NAMEBleu (lowercased) and \NAMEBleuCased.
 while read -r name hyp; do
   macro "${name}Bleu" "$(bleu $M/$hyp --lowercase)"
-  macro "${name}BleuCased" "$(bleu $M/$hyp)"
+  macro "${name}BleuCased" "$(cased $M/$hyp)"
 done <<'HYPS'
 mtQuarterCourse ablation/d01.beam4.en
 mtQuarterDropout ablation/d03.beam4.en
 mtQuarterTied ablation/d03tie.beam4.en
-mtQuarterWordsEpyc ablation/words-15-epyc.beam4.en
-mtQuarterPiecesEpyc ablation/subwords-15-epyc.beam4.en
+mtQuarterWordsEpyc ablation/words-15.beam4.en
+mtQuarterPiecesEpyc ablation/subwords-15.beam4.en
 mtHourWordsCool ablation/words-cooldown.beam4.en
-mtLongPieces ablation/subwords-38-epyc.beam4.en
-mtLongPiecesGreedy ablation/subwords-38-epyc.greedy.en
+mtLongPieces ablation/subwords-38.beam4.en
+mtLongPiecesGreedy ablation/subwords-38.greedy.en
 mtBudgetPieces ablation/subwords-budget-hour.beam4.en
-mtRateEpyc ablation/rate2-epyc.beam4.en
-mtRateEpycGreedy ablation/rate2-epyc.greedy.en
+mtRateEpyc ablation/rate2.beam4.en
+mtRateEpycGreedy ablation/rate2.greedy.en
 HYPS
 
 # Differences of BLEU between runs that the text compares (same machine and trainer).
 diff() { macro "$1" "$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a - b }')"; }
 diff mtQuarterCourseOverDropout "$(bleu $M/ablation/d01.beam4.en --lowercase)" "$(bleu $M/ablation/d03.beam4.en --lowercase)"
 diff mtQuarterCourseOverTied "$(bleu $M/ablation/d01.beam4.en --lowercase)" "$(bleu $M/ablation/d03tie.beam4.en --lowercase)"
+
+# The shipped model's recaser (the chapter Capital letters): how many words its table holds,
+# and the bytes of its text in the file's metadata.
+header=$(od -An -t u8 -N8 data/multi30k-de-en.safetensors | tr -d ' ')
+head -c $((8 + header)) data/multi30k-de-en.safetensors | tail -c "$header" \
+  | grep -o '"recaser":"[^"]*"' | sed 's/^"recaser":"//; s/"$//' | awk "$LIB"'
+    { n = gsub(/\\n/, "\n"); bytes = length($0) }
+    END { def("mtRecaserWords", n + 0); def("mtRecaserKilobytes", fixed(bytes / 1000, 1)) }'
 
 # The chapter's example of translate, with the shipped model.
 macro mtSnowTranslation "$(echo "Ein Hund rennt durch den Schnee." | "$T" translate)"
