@@ -29,8 +29,7 @@ T=${TRANSFORMER:-./transformer}
 # fails the build.
 run=$(sed -n 's/^commit: //p' $dir/run.txt)
 [ -n "$run" ] || { echo "tools/numbers/bench.sh: $dir/run.txt names no commit" >&2; exit 1; }
-for file in table.txt table.dat precision.dat stages.txt unset-openblas-env.txt translate.txt; do
-    [ -f $dir/$file ] || continue
+for file in $(cd $dir && ls *.txt *.dat); do
     commit=$(sed -n 's/.*repository at \([0-9a-f+changes]*\).*/\1/p; s/^commit: //p' $dir/$file | head -1)
     [ -z "$commit" ] || [ "$commit" = "$run" ] || {
         echo "tools/numbers/bench.sh: $dir/$file is of $commit, $dir/run.txt of $run" >&2; exit 1; }
