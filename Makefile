@@ -316,6 +316,9 @@ build/quotes.tex: tools/quotes tools/refusals tools/st-metadata.awk tools/number
 
 # The appendix Where each measurement comes from: a row per recorded run, from the runs' own
 # records (tools/provenance).
+build/provenance-ablation.tex: tools/provenance figures/multi30k/ablation.txt figures/machines.txt
+	@mkdir -p build
+	tools/provenance ablation | cpif $@
 build/provenance.tex: tools/provenance $(RECORDED_FILES)
 	@mkdir -p build
 	tools/provenance | cpif $@
@@ -328,7 +331,7 @@ build/sources.tar.gz build/sources.tex &: tools/sources-archive $(SOURCE_FILES)
 	@mkdir -p build
 	tools/sources-archive build/sources.tar.gz build/sources.tex
 
-$(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/quotes.tex build/provenance.tex \
+$(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/quotes.tex build/provenance.tex build/provenance-ablation.tex \
         build/sources.tar.gz build/sources.tex $(FIGURE_TEX) $(FIGURE_SETTINGS)
 	@mkdir -p build/pdf
 	$(LATEXMK) book/book.tex > build/pdf/latexmk.out 2>&1 || { tail -40 build/pdf/latexmk.out; exit 1; }
@@ -349,7 +352,7 @@ $(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/
 HTML_TOOLS := $(wildcard tools/html/*)
 .PHONY: html check-html
 html: build/html/index.html
-build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex build/quotes.tex build/provenance.tex build/sources.tex \
+build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex build/quotes.tex build/provenance.tex build/provenance-ablation.tex build/sources.tex \
                        $(FIGURE_TEX) $(FIGURE_SETTINGS) $(HTML_TOOLS)
 	@tools/install-deps --html
 	tools/html/build $(READING)
@@ -480,7 +483,7 @@ bench-translate: transformer
 bench-figures: build
 	tools/install-deps --bench
 	@mkdir -p figures/bench
-	tools/run-info "make bench-figures" > figures/bench/run.txt
+	tools/run-info "make bench-figures" | sed '/^threads:/d' > figures/bench/run.txt
 	/usr/bin/python3 bench/bench.py --out build/bench/runs --dat figures/bench/table.dat \
 	  --precisions fp32,bf16 --precision-dat figures/bench/precision.dat \
 	  | tee figures/bench/table.txt

@@ -171,7 +171,8 @@ file == 1 { table[$1 " " $2] = $3; next }
     def(k "SplitGain", fixed($4 / $3, 1))          # split over OpenBLAS threads, times
     def(k "FastGainPct", pct($5 / $4))               # the fast kernels over split, percent
     if ($1 != "decode") {
-        g = 100 * ($5 / $4 - 1); if (gmin == "" || g < gmin) gmin = g; if (gmax == "" || g > gmax) gmax = g
+        g = 100 * ($5 / $4 - 1); if (gmin == "" || g < gmin) gmin = g
+        if (gmax == "" || g > gmax) { gmax = g; gmaxRow = ($1 == "copy" ? "the copy task" : $1 == "small" ? "the small configuration" : "the base model") ($2 == 1 ? " with one thread" : " with two threads") }
         if ($2 == 1) { d = ($3 > $4 ? $3 / $4 : $4 / $3) - 1; if (d > same) { same = d; sameRow = $1 } }
         openblas[$1 " " $2] = $3; split2[$1 " " $2] = $4
         r = $5 / table[$1 " " $2]
@@ -181,6 +182,7 @@ file == 1 { table[$1 " " $2] = $3; next }
 END {
     def("benchStagesFasterPct", pct(fastest)); def("benchStagesSlowerPct", fixed(100 * (1 - slowest), 0))
     def("benchStageFastGainMin", fixed(gmin, 0)); def("benchStageFastGainMax", fixed(gmax, 0))
+    def("benchStageFastGainMaxRow", gmaxRow)
     def("benchStageSameProgramPct", fixed(100 * same, 0))
     def("benchStageSameProgramRow", sameRow == "copy" ? "the copy task" : sameRow == "small" ? "the small configuration" : "the base model")
     # what the prose says of them, checked: OpenBLAS threads slower than one thread on copy and
