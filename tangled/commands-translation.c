@@ -115,7 +115,7 @@ int run_translate(int argc, char **argv)
                                                               lowercase});
     if (error) die("%s", error);
     /* <<Read, translate and print standard input, a window at a time>> */
-#line 506 "book/translate-commands.nw"
+#line 509 "book/translate-commands.nw"
     const int window = translator.window;
     LineReader *lines = xmalloc((size_t)window * sizeof *lines);   /* one reader a line */
     memset(lines, 0, (size_t)window * sizeof *lines);
@@ -128,12 +128,24 @@ int run_translate(int argc, char **argv)
     for (bool more = true; more;) {
         int count = 0;
         while (count < window) {
-            const long length = read_line(stdin, &lines[count]);
+            long length = read_line(stdin, &lines[count]);
             if (length < 0) {
                 if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
                 more = false;
                 break;
             }
+            /* <<Cut a line over the tokenizer's limit, and say so>> */
+#line 554 "book/translate-commands.nw"
+            if (length > TEXT_MAX_LINE_BYTES) {
+                size_t cut = TEXT_MAX_LINE_BYTES;
+                while (cut > 0 && ((unsigned char)lines[count].text[cut] & 0xC0) == 0x80) cut--;
+                fprintf(stderr, "transformer: standard input:%ld: warning: a line of %ld bytes, "
+                                "translated from its first %zu (at most %d)\n",
+                        translated + count + 1, length, cut, TEXT_MAX_LINE_BYTES);
+                lines[count].text[cut] = '\0';
+                length = (long)cut;
+            }
+#line 528 "book/translate-commands.nw"
             line_texts[count] = lines[count].text, sizes[count++] = (size_t)length;
         }
         if (count == 0) break;

@@ -111,7 +111,7 @@ static const Command commands[] = {
      "references per line. Files must be UTF-8; different line counts are an error\n"
      "(status 1).\n",
      NULL, run_bleu},
-#line 549 "book/translate-commands.nw"
+#line 568 "book/translate-commands.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -127,9 +127,10 @@ static const Command commands[] = {
      "Read German sentences, one a line, and print their English translations, one a\n"
      "line, decoded with a beam search (greedy with --beam 1), with their capital\n"
      "letters (the model file's recaser; --lowercase: without). A blank line gives a\n"
-     "blank line, so the output keeps the input's lines; a line that cannot be read\n"
-     "(invalid UTF-8, a NUL byte, over 1000 bytes) stops it with status 1 after the\n"
-     "lines before it are printed. Without --model, the translator that ships with\n"
+     "blank line, so the output keeps the input's lines; a line over 1000 bytes is\n"
+     "translated from its first 1000, with a warning; a line that cannot be read\n"
+     "(invalid UTF-8, a NUL byte) stops it with status 1 after the lines before it\n"
+     "are printed. Without --model, the translator that ships with\n"
      "the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
 #line 1026 "book/translate.nw"

@@ -548,6 +548,36 @@ START_TEST(translate_stops_at_an_unusable_line_after_the_lines_before)
 }
 END_TEST
 
+/* A line of a megabyte among short ones is translated from its first 1000 bytes (cut at a
+   character: the cut lands inside a two-byte ü), with one warning naming it, and the lines
+   after it are translated too: three lines in, three out, status 0. */
+START_TEST(translate_cuts_a_long_line_and_goes_on)
+{
+    static char dog[1024], cats[1024];
+    ck_assert_ptr_nonnull(translate_text("Ein Hund.\n", dog, sizeof dog));
+    ck_assert_ptr_nonnull(translate_text("Zwei Katzen.\n", cats, sizeof cats));
+    const size_t size = 1 << 20;
+    char *input = xmalloc(size + 64);
+    strcpy(input, "Ein Hund.\n");
+    size_t n = strlen(input);
+    input[n++] = 'x';   /* then "ü" from byte 2 of the line on: byte 1000 is inside one */
+    while (n < 10 + size) n += (size_t)sprintf(input + n, "\xc3\xbc");
+    strcpy(input + n, "\nZwei Katzen.\n");
+    Run *r = run_on("translate --beam 1", input);
+    free(input);
+    ck_assert_int_eq(r->status, 0);
+    int lines = 0;
+    for (const char *p = r->out; *p; p++) lines += *p == '\n';
+    ck_assert_int_eq(lines, 3);
+    ck_assert_int_eq(strncmp(r->out, dog, strlen(dog)), 0);
+    ck_assert_msg(strlen(r->out) >= strlen(cats)
+                  && strcmp(r->out + strlen(r->out) - strlen(cats), cats) == 0, "%s", r->out);
+    ck_assert_msg(strstr(r->err, "transformer: standard input:2: warning: a line of ")
+                  && strstr(r->err, "translated from its first 999 (at most 1000)")
+                  && strchr(r->err, '\n') == r->err + strlen(r->err) - 1, "%s", r->err);
+}
+END_TEST
+
 /* attention maps one sentence: a second line is refused on one line, not left out. */
 START_TEST(attention_refuses_a_second_line)
 {
@@ -649,6 +679,7 @@ Suite *translate_suite(void)
     tcase_add_test(command, translator_translates_lines_and_stops_at_an_unusable_one);
     tcase_add_test(command, attention_refuses_a_second_line);
     tcase_add_test(command, translate_stops_at_an_unusable_line_after_the_lines_before);
+    tcase_add_test(command, translate_cuts_a_long_line_and_goes_on);
     tcase_add_test(command, cli_train_cooldown_ends_at_the_last_epoch);
     tcase_add_test(command, cli_train_subwords_translates_words);
     suite_add_tcase(suite, command);
