@@ -202,7 +202,7 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 2066 "book/fast.nw"
+#line 2067 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
 #line 377 "book/fast.nw"
@@ -264,7 +264,7 @@ int run_benchmark(int argc, char **argv)
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }
 
-#line 2118 "book/fast.nw"
+#line 2119 "book/fast.nw"
 int default_precision(void)
 {
     return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32;

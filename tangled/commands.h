@@ -53,7 +53,7 @@ void check_model_size(const char *command, const Config *config);
     {"stop-after", OPTION_LONG, &(run).stop_after, 1, 1e9, NULL,                 \
      "STEP save and stop after step STEP (default: never)"}
 
-#line 2101 "book/fast.nw"
+#line 2102 "book/fast.nw"
 /* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
 #define PRECISION_OPTION(choice) \
     {"precision", OPTION_CHOICE, &(choice), 0, 0, "fp32|bf16", \

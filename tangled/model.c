@@ -767,7 +767,7 @@ static void begin_pass(Model *model, int batch, int src_len, int tgt_len, bool d
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = dropout;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 2074 "book/fast.nw"
+#line 2075 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
 #line 839 "book/model.nw"

@@ -14,9 +14,9 @@
 #include <cblas.h>
 #line 1291 "book/program.nw"
 #include <time.h>
-#line 1608 "book/fast.nw"
+#line 1609 "book/fast.nw"
 #include <immintrin.h>
-#line 1841 "book/fast.nw"
+#line 1842 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 
@@ -290,9 +290,9 @@ ComputeSettings compute = {
     .split_products = true,
 #line 755 "book/fast.nw"
     .kernels = &fast_kernels,
-#line 1571 "book/fast.nw"
+#line 1572 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 2025 "book/fast.nw"
+#line 2026 "book/fast.nw"
     .bf16_min_work = 1e6,
 #line 718 "book/tensor.nw"
 };
@@ -310,7 +310,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 2032 "book/fast.nw"
+#line 2033 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
@@ -416,7 +416,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     rng->state = total_multiplier * rng->state + total_increment;
 }
 
-#line 1616 "book/fast.nw"
+#line 1617 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -439,7 +439,7 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
 
-#line 1643 "book/fast.nw"
+#line 1644 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -448,7 +448,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
 
-#line 1676 "book/fast.nw"
+#line 1677 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 enum { BF16_HELD = 3 };   /* at most held at once: a layer's two inputs and a gradient */
@@ -479,7 +479,7 @@ typedef struct {
 
 static Bf16State bf16;
 
-#line 1711 "book/fast.nw"
+#line 1712 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -505,7 +505,7 @@ void bf16_weights_forget(void)
     bf16.weights = NULL, bf16.weight_count = 0;
 }
 
-#line 1742 "book/fast.nw"
+#line 1743 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -514,7 +514,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         && end <= weights + bf16.weight_count * sizeof(float))
         return bf16.weights_bf16 + (x - bf16.weights);
     /* <<Read a held operand from its copy, rounded at its first product>> */
-#line 1819 "book/fast.nw"
+#line 1820 "book/fast.nw"
     for (int i = 0; i < BF16_HELD; i++) {
         Bf16Held *h = &bf16.held[i];
         if (h->x != x || h->rows != rows || h->cols != cols || *ld != cols) continue;
@@ -525,14 +525,14 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         }
         return h->copy;
     }
-#line 1750 "book/fast.nw"
+#line 1751 "book/fast.nw"
     bf16_reserve(&bf16.scratch[which], &bf16.scratch_capacity[which], (size_t)rows * cols);
     bf16_round_matrix(bf16.scratch[which], x, rows, cols, *ld);
     *ld = cols;
     return bf16.scratch[which];
 }
 
-#line 1784 "book/fast.nw"
+#line 1785 "book/fast.nw"
 void bf16_operand_hold(const float *x, int rows, int cols)
 {
     if (omp_in_parallel()) return;   /* products there stay in float, and this state is shared */
@@ -563,7 +563,7 @@ void bf16_operand_release(const float *x)
     ENSURE(false, "a bfloat16 operand released that was not held");
 }
 
-#line 1849 "book/fast.nw"
+#line 1850 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -572,7 +572,7 @@ struct Bf16Product {
     dnnl_memory_t a, b, c, scratchpad;
 };
 
-#line 1867 "book/fast.nw"
+#line 1868 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -612,7 +612,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1922 "book/fast.nw"
+#line 1923 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -623,7 +623,7 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1906 "book/fast.nw"
+#line 1907 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
@@ -631,7 +631,7 @@ static void bf16_make_product(Bf16Product *p)
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
 
-#line 1938 "book/fast.nw"
+#line 1939 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -654,7 +654,7 @@ static Bf16Product *bf16_product(Bf16Product key)
     return p;
 }
 
-#line 1977 "book/fast.nw"
+#line 1978 "book/fast.nw"
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
@@ -683,7 +683,7 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
 
-#line 2054 "book/fast.nw"
+#line 2055 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
@@ -691,7 +691,7 @@ bool bf16_hardware(void)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
 
-#line 2141 "book/fast.nw"
+#line 2142 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

@@ -126,7 +126,7 @@ typedef struct MatmulLog MatmulLog;
 
 #line 724 "book/fast.nw"
 /* The kernels that exist in two versions, which compute the same numbers: the chapters'
-   first versions (reference_kernels) and the speed chapter's (fast_kernels). */
+   reference versions (reference_kernels) and the speed chapter's (fast_kernels). */
 typedef struct {
     void (*row_product)(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                         float beta, float *c, int ldc);
@@ -145,7 +145,7 @@ typedef struct {
 } Kernels;
 extern const Kernels reference_kernels, fast_kernels;
 
-#line 1558 "book/fast.nw"
+#line 1559 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
 
 #line 703 "book/tensor.nw"
@@ -161,9 +161,9 @@ typedef struct {
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
 #line 749 "book/fast.nw"
     const Kernels *kernels; /* the table of kernels the program calls */
-#line 1564 "book/fast.nw"
+#line 1565 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 2018 "book/fast.nw"
+#line 2019 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
 #line 707 "book/tensor.nw"
 } ComputeSettings;
@@ -222,7 +222,7 @@ void row_product_sgemv(int n, int k, float alpha, MatmulOperand a, MatmulOperand
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 
-#line 1581 "book/fast.nw"
+#line 1582 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -236,28 +236,28 @@ static inline float float_from_bf16(uint16_t x)
     return u.value;
 }
 
-#line 1664 "book/fast.nw"
+#line 1665 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
 
-#line 1773 "book/fast.nw"
+#line 1774 "book/fast.nw"
 /* x[rows][cols] (no gaps between rows) will be read by several products and will not
    change until bf16_operand_release(x): the bfloat16 products round it once. */
 void bf16_operand_hold(const float *x, int rows, int cols);
 void bf16_operand_release(const float *x);
 
-#line 1967 "book/fast.nw"
+#line 1968 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
 
-#line 2046 "book/fast.nw"
+#line 2047 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
 
-#line 2135 "book/fast.nw"
+#line 2136 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 19 "book/tensor.nw"
 #endif

@@ -230,7 +230,7 @@ const Kernels fast_kernels = {
     .smoothed_logits_gradient = label_smoothing_logits_gradient_fast,
 };
 
-#line 1176 "book/fast.nw"
+#line 1177 "book/fast.nw"
 static double sum_of_floats(const float *x, int n)
 {
     double partial[4] = {0.0, 0.0, 0.0, 0.0};
@@ -241,7 +241,7 @@ static double sum_of_floats(const float *x, int n)
     return (partial[0] + partial[1]) + (partial[2] + partial[3]);
 }
 
-#line 1194 "book/fast.nw"
+#line 1195 "book/fast.nw"
 typedef enum { OF_LOGPROBS, OF_LOGITS } GradientOf;   /* the gradient a loss writes */
 
 static double smoothed_loss(float *gradient, GradientOf of, const float *logprobs,
@@ -257,14 +257,14 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
     const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
     const double confidence = 1.0f - smoothing;
     /* <<Set the per-row constants of the closed form>> */
-#line 1242 "book/fast.nw"
+#line 1243 "book/fast.nw"
     const double divisor = of == OF_LOGITS ? norm : n;
     const float per_token = n > 0 ? (float)(1.0 / divisor) : 0.0f;
     const float spread_share = n > 0 ? (float)(spread / divisor) : 0.0f;
     const float confidence_share = n > 0 ? (float)(confidence / divisor) : 0.0f;
     const double row_constant = confidence * log(confidence)
                               + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
-#line 1209 "book/fast.nw"
+#line 1210 "book/fast.nw"
     double block_loss[PARALLEL_BLOCKS];
     PARALLEL_FOR((size_t)rows * vocab)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -272,7 +272,7 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
         for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
             float *g = gradient + (size_t)r * vocab;
             /* <<Add row r's loss to its block's; for padding, clear its gradient g and go on>> */
-#line 1256 "book/fast.nw"
+#line 1257 "book/fast.nw"
             const float *y = logprobs + (size_t)r * vocab;
             const int target = targets[r];
             if (target == pad) { memset(g, 0, (size_t)vocab * sizeof *g); continue; }
@@ -284,22 +284,22 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
                                   + sum_of_floats(y + high + 1, vocab - high - 1));
             }
             block_loss[block] += loss;
-#line 1216 "book/fast.nw"
+#line 1217 "book/fast.nw"
             if (of == OF_LOGITS) {
                 /* <<Write row r's probabilities minus its smoothed target, over norm>> */
-#line 1322 "book/fast.nw"
+#line 1323 "book/fast.nw"
                 #pragma omp simd
                 for (int w = 0; w < vocab; w++) g[w] = vector_expf(y[w]) * per_token - spread_share;
                 g[pad] = vector_expf(y[pad]) * per_token;
                 g[target] = vector_expf(y[target]) * per_token - confidence_share;
-#line 1218 "book/fast.nw"
+#line 1219 "book/fast.nw"
             } else {
                 /* <<Write row r's smoothed target, negated and over its tokens>> */
-#line 1272 "book/fast.nw"
+#line 1273 "book/fast.nw"
                 for (int w = 0; w < vocab; w++) g[w] = -spread_share;
                 g[pad] = 0.0f;
                 g[target] = -confidence_share;
-#line 1220 "book/fast.nw"
+#line 1221 "book/fast.nw"
             }
         }
     }
@@ -316,7 +316,7 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                          smoothing, 0.0, tokens);
 }
 
-#line 1308 "book/fast.nw"
+#line 1309 "book/fast.nw"
 double label_smoothing_logits_gradient_fast(float *d_logits, const float *logprobs,
                                             const int *targets, int rows, int vocab, int pad,
                                             float smoothing, double norm, int *tokens)

@@ -110,13 +110,13 @@ typedef struct {
    times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const StepSettings *settings);
 
-#line 1166 "book/fast.nw"
+#line 1167 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens);
 
-#line 1298 "book/fast.nw"
+#line 1299 "book/fast.nw"
 /* label_smoothing_logits_gradient with the loss of label_smoothing_loss_fast, in one pass. */
 double label_smoothing_logits_gradient_fast(float *d_logits, const float *logprobs,
                                             const int *targets, int rows, int vocab, int pad,
