@@ -297,7 +297,8 @@ build/version.tex: tangled/cli.h
 NUMBER_SCRIPTS := $(sort $(wildcard tools/numbers/*.sh))
 RECORDED_FILES := $(shell find figures -mindepth 2 -type f; find data bench/results -type f) \
                   bench/bench.py
-build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers tools/numbers/lib.awk $(RECORDED_FILES) transformer
+build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers tools/numbers/lib.awk tools/bleu-cased $(RECORDED_FILES) \
+                   transformer
 	@mkdir -p build
 	for script in $(NUMBER_SCRIPTS); do TRANSFORMER=./transformer sh $$script; done > $@.new
 	@dup=$$(sed -n 's/^\\newcommand{\\\([A-Za-z]*\)}.*/\1/p' $@.new | sort | uniq -d); \

@@ -333,7 +333,7 @@ int run_attention(int argc, char **argv)
     return finish_output();
 }
 
-#line 380 "book/recase.nw"
+#line 383 "book/recase.nw"
 /* One English line of standard input recased into out (blank: ""). NULL, or the reason. */
 static const char *recase_text(const Recaser *r, const char *line, size_t length,
                                TextLine *tokens, TextLine *out)

@@ -606,11 +606,11 @@ const FigureKind figure_kinds[] = {
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
-#line 509 "book/distributed.nw"
+#line 510 "book/distributed.nw"
     {"scaling", "step time and efficiency of P processes, projected",
-     {{"--base-ms", FIGURE_INTEGER, 1, 1000000, "1000",
+     {{"--base-ms", FIGURE_INTEGER, 1, 600000, "1000",
        "compute time of a base-model step, ms (the book: measured)", NULL},
-      {"--multi30k-ms", FIGURE_INTEGER, 1, 1000000, "500",
+      {"--multi30k-ms", FIGURE_INTEGER, 1, 600000, "500",
        "compute time of a Multi30k-model step, ms (the book: measured)", NULL},
       {"--latency-us", FIGURE_INTEGER, 0, 100000, "30", "latency of one message, microseconds",
        NULL}},

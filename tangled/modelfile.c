@@ -325,7 +325,7 @@ static const char *read_vocabularies(Safetensors *file, const char *path,
         if (in) fclose(in);
     }
     /* <<Read the recaser, if the file has one>> */
-#line 361 "book/recase.nw"
+#line 364 "book/recase.nw"
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(meta, "recaser");
     char problem[TEXT_ERROR_MAX];
     if (error == NULL && cJSON_IsString(cases)

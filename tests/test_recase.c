@@ -3,6 +3,7 @@
    most frequent form, the lowercase form on a tie), its text read back and its refusals,
    recasing a line, the table kept by the model file, and the translator's capitals and
    --lowercase on the command line. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,17 @@ static void learn(Recaser *r, const char *text)
     recaser_learn(r, &file, file.lines);
     tokenized_file_free(&file);
     unlink(path);
+}
+
+/* Run the shell command made of format and its arguments; its exit status. */
+static int shell(const char *format, ...)
+{
+    char command[4096];
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(command, sizeof command, format, arguments);
+    va_end(arguments);
+    return system(command);
 }
 
 static const char *recased(const Recaser *r, const char *line)
@@ -183,19 +195,16 @@ END_TEST
    one. */
 START_TEST(cli_translate_writes_capitals_and_lowercase_on_request)
 {
-    char model[256], command[2048], out[256];
+    const char *t = transformer_binary();
+    char model[256], out[256];
     temporary_path(model, sizeof model, "cased.safetensors");
     temporary_path(out, sizeof out, "out.en");
-    snprintf(command, sizeof command,
-             "%s average data/multi30k-de-en.safetensors --bf16 --recaser "
-             "data/multi30k/train.en --output %s > /dev/null", transformer_binary(), model);
-    ck_assert_int_eq(system(command), 0);
-    snprintf(command, sizeof command,
-             "printf 'Zwei Hunde spielen in Boston.\\n\\nEin Mann.\\n' | %s translate --model %s "
-             "> %s && printf 'Zwei Hunde spielen in Boston.\\n' | %s translate "
-             "--model %s --lowercase >> %s", transformer_binary(), model, out,
-             transformer_binary(), model, out);
-    ck_assert_int_eq(system(command), 0);
+    ck_assert_int_eq(shell("%s average data/multi30k-de-en.safetensors --bf16 --recaser "
+                           "data/multi30k/train.en --output %s > /dev/null", t, model), 0);
+    ck_assert_int_eq(shell("printf 'Zwei Hunde spielen in Boston.\\n\\nEin Mann.\\n' | %s "
+                           "translate --model %s > %s && printf 'Zwei Hunde spielen in "
+                           "Boston.\\n' | %s translate --model %s --lowercase >> %s",
+                           t, model, out, t, model, out), 0);
     FILE *in = fopen(out, "r");
     ck_assert_ptr_nonnull(in);
     char lines[4][256];
@@ -213,15 +222,14 @@ END_TEST
    first 40 lines of test2016 (the book scores recorded lowercase translations this way). */
 START_TEST(recase_command_agrees_with_translate)
 {
-    char cased[256], lower[256], command[2048];
+    const char *t = transformer_binary();
+    char cased[256], lower[256];
     temporary_path(cased, sizeof cased, "cased.en");
     temporary_path(lower, sizeof lower, "recased.en");
-    snprintf(command, sizeof command,
-             "head -40 data/multi30k/test2016.de | %s translate > %s && "
-             "head -40 data/multi30k/test2016.de | %s translate --lowercase | %s recase > %s && "
-             "cmp -s %s %s", transformer_binary(), cased, transformer_binary(),
-             transformer_binary(), lower, cased, lower);
-    ck_assert_int_eq(system(command), 0);
+    ck_assert_int_eq(shell("head -40 data/multi30k/test2016.de | %s translate > %s && "
+                           "head -40 data/multi30k/test2016.de | %s translate --lowercase | "
+                           "%s recase > %s && cmp -s %s %s", t, cased, t, t, lower, cased,
+                           lower), 0);
     static char text[65536];
     read_text(cased, text, sizeof text);
     ck_assert_msg(text[0] >= 'A' && text[0] <= 'Z', "%.80s", text);

@@ -253,10 +253,7 @@ ref=data/multi30k/test2016.en
 for f in figures/multi30k/hour-fp32.test2016.beam4.en:Fp figures/multi30k/ablation/subwords-budget-hour.beam4.en:Bf; do
     k=benchHour${f##*:}
     "$T" bleu "${f%:*}" $ref --lowercase | awk -v k=$k "$LIB"'/^BLEU/ { def(k "Bleu", fixed($3, 2)) }'
-    # cased: a file written in lowercase is first given its capitals (tools/numbers/multi30k.sh)
-    if grep -q '[A-Z]' "${f%:*}"; then "$T" bleu "${f%:*}" $ref; else
-        "$T" recase < "${f%:*}" > "${TMPDIR:-/tmp}/recased.$$" && "$T" bleu "${TMPDIR:-/tmp}/recased.$$" $ref
-        rm -f "${TMPDIR:-/tmp}/recased.$$"; fi | awk -v k=$k "$LIB"'/^BLEU/ { def(k "BleuCased", fixed($3, 2)) }'
+    TRANSFORMER="$T" tools/bleu-cased "${f%:*}" $ref | awk -v k=$k "$LIB"'/^BLEU/ { def(k "BleuCased", fixed($3, 2)) }'
 done
 
 # Decoding one sentence at a time reads the weights (Section "The remaining distance"): the

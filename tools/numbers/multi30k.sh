@@ -32,18 +32,12 @@ bleu() {
     END { print (what == "ratio" ? r : s) }' "$kept"
 }
 
-# cased HYP [SET]: the cased score (sacreBLEU's default) of HYP; a file written in lowercase
-# (no capital letter in it: a model without its recaser) is first given its capitals by
-# `transformer recase` with the shipped model's table, which every run learns alike from the
-# same training file (the chapter Capital letters), so that its cased score is that of what
-# its model prints today.
+# cased HYP [SET]: the cased score (sacreBLEU's default) of HYP, by tools/bleu-cased (a file
+# written in lowercase is given its capitals first); kept as bleu keeps its scores.
 cased() {
-  hyp=$1
-  if ! grep -q '[A-Z]' "$hyp"; then
-    hyp=$scores/recased.$(printf '%s' "$1" | tr '/ ' '__')
-    [ -f "$hyp" ] || "$T" recase < "$1" > "$hyp"
-  fi
-  bleu "$hyp" "" "${2:-test2016}"
+  kept=$scores/cased.$(printf '%s' "$1 ${2:-test2016}" | tr '/ ' '__')
+  [ -f "$kept" ] || TRANSFORMER="$T" tools/bleu-cased "$1" data/multi30k/"${2:-test2016}".en > "$kept"
+  awk '/^BLEU/ { print $3 }' "$kept"
 }
 
 # log_macros PREFIX LOG: epochs, updates, minutes, best epoch and loss, pace of one log.
