@@ -219,7 +219,7 @@ int run_average(int argc, char **argv)
     for (size_t i = 0; i < n; i++) mean.parameters.data[i] = (float)(sum[i] / count);
     if (cased) 
                /* <<Learn the capital letters anew from the cased file>> */
-#line 342 "book/recase.nw"
+#line 346 "book/recase.nw"
                {
                    TokenizedFile file;
                    if (tokenize_file(cased, (TextOptions){TEXT_ENGLISH, false}, &file)) die("%s", file.error);
@@ -333,7 +333,7 @@ int run_attention(int argc, char **argv)
     return finish_output();
 }
 
-#line 383 "book/recase.nw"
+#line 387 "book/recase.nw"
 /* One English line of standard input recased into out (blank: ""). NULL, or the reason. */
 static const char *recase_text(const Recaser *r, const char *line, size_t length,
                                TextLine *tokens, TextLine *out)

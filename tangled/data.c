@@ -216,7 +216,7 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
         data->validation = corpus_number(&files[2], &files[3], &data->src_vocab,
                                          &data->tgt_vocab, subset, 128);
         /* <<Learn how the English words are written>> */
-#line 327 "book/recase.nw"
+#line 331 "book/recase.nw"
         char cased_path[4200];
         snprintf(cased_path, sizeof cased_path, "%s/%s", dir, names[1]);
         TokenizedFile cased;

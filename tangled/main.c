@@ -152,7 +152,7 @@ static const Command commands[] = {
      "token labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
      "columnheaders).\n",
      NULL, run_attention},
-#line 423 "book/recase.nw"
+#line 427 "book/recase.nw"
     {"recase", "give lowercase English its capital letters (the capital letters chapter)",
      "usage: transformer recase [--model FILE] < LOWERCASE > CASED\n"
      "\n"

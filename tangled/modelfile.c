@@ -147,7 +147,7 @@ const char *translation_model_save(const char *path, const Model *model, Vocab *
     metadata[n][0] = "vocab.src", metadata[n++][1] = vocabs[0];
     metadata[n][0] = "vocab.tgt", metadata[n++][1] = vocabs[1];
     /* <<Add the recaser to the metadata>> */
-#line 356 "book/recase.nw"
+#line 360 "book/recase.nw"
     char *cases = tgt_vocab->cases.count ? recaser_text(&tgt_vocab->cases) : NULL;
     if (cases) metadata[n][0] = "recaser", metadata[n++][1] = cases;
 #line 465 "book/translate-files.nw"
@@ -325,7 +325,7 @@ static const char *read_vocabularies(Safetensors *file, const char *path,
         if (in) fclose(in);
     }
     /* <<Read the recaser, if the file has one>> */
-#line 364 "book/recase.nw"
+#line 368 "book/recase.nw"
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(meta, "recaser");
     char problem[TEXT_ERROR_MAX];
     if (error == NULL && cJSON_IsString(cases)

@@ -15,20 +15,20 @@ typedef struct {
     char *storage;   /* their text */
 } Recaser;
 
-#line 111 "book/recase.nw"
+#line 112 "book/recase.nw"
 /* Learn r from the tokens of FILE (tokenized without lowercasing), its first lines lines:
    each word's most frequent form outside the first token of a line. */
 void recaser_learn(Recaser *r, const TokenizedFile *file, long lines);
 void recaser_free(Recaser *r);
 
-#line 207 "book/recase.nw"
+#line 208 "book/recase.nw"
 /* The table as text: "word form\n" for each word, in order. Free it. */
 char *recaser_text(const Recaser *r);
 /* Read what recaser_text wrote into r. NULL, or a one-line message in error (of
    TEXT_ERROR_MAX bytes); r is empty then. */
 const char *recaser_read(Recaser *r, const char *text, char *error);
 
-#line 277 "book/recase.nw"
+#line 278 "book/recase.nw"
 /* Write the lowercase tokens of line (single spaces between them) as English is written, in
    place: each word in its form, the first letter of the sentence raised. */
 void recase_line(const Recaser *r, char *line);

@@ -203,7 +203,7 @@ void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);
     /* <<Free the vocabulary's recaser>> */
-#line 319 "book/recase.nw"
+#line 323 "book/recase.nw"
     recaser_free(&vocab->cases);
 #line 1606 "book/text.nw"
     vocab->token = NULL, vocab->storage = NULL, vocab->slot = NULL;

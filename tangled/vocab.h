@@ -22,7 +22,7 @@ typedef struct {
     long types;       /* distinct tokens seen by vocab_build (0 after vocab_load) */
     bool subwords;    /* subword tokens: one ending in @@ goes on in the next one */
     /* <<Fields of a vocabulary>> */
-#line 315 "book/recase.nw"
+#line 316 "book/recase.nw"
     Recaser cases;    /* how the words are written (a translator's English), or empty */
 #line 1325 "book/text.nw"
     char error[TEXT_ERROR_MAX];
