@@ -10,6 +10,7 @@
 #   tools/transformer_torch.py translate MODEL --raw [--logprobs] [--lowercase] < in.de > out.en
 #   tools/transformer_torch.py translate MODEL [--logprobs] < in.tok.de > out.tok.en
 #   tools/transformer_torch.py tokenize de|en [--lowercase] < in > in.tok
+#   tools/transformer_torch.py pieces VOCAB de|en [--lowercase] < in > in.pieces
 #   tools/transformer_torch.py detokenize en|de < tokens > text
 #   tools/transformer_torch.py check MODEL
 #
@@ -18,7 +19,9 @@
 # blank line). Without --raw: the program's German tokens in, the English tokens out, subword
 # pieces joined. With --logprobs, the sum of the chosen tokens' log-probabilities before each
 # line, and a tab. tokenize and detokenize: `transformer tokenize --language L [--lowercase]`
-# and `transformer tokenize --language L --detokenize`, byte for byte. check verifies the
+# and `transformer tokenize --language L --detokenize`, byte for byte; pieces: `transformer
+# tokenize --language L [--lowercase] --subwords VOCAB` (VOCAB a token a line, as the text of
+# a model file's vocab.src), the tokens cut into the vocabulary's pieces. check verifies the
 # checksum.
 import json
 import math
@@ -244,6 +247,11 @@ def load(path):
         sys.exit("%s: tensors %s missing, %s unexpected" % (path, missing, unexpected))
     vocabs = [metadata[k].split("\n")[:-1] for k in ("vocab.src", "vocab.tgt")]
     return model.eval(), vocabs, metadata
+
+
+def has_subwords(vocab):
+    """Whether a vocabulary is of subwords: a token longer than the marker ends in it."""
+    return any(len(t) > 2 and t.endswith("@@") for t in vocab)
 
 
 # ---- The pipeline: pieces, greedy decoding -------------------------------------------------
@@ -592,7 +600,7 @@ def translate(path, show_logprobs, raw, lowercase=False):
     model, (src_vocab, tgt_vocab), metadata = load(path)
     table = dict(line.split(" ") for line in metadata.get("recaser", "").split("\n") if line)
     index = {token: i for i, token in enumerate(src_vocab)}
-    subwords = any(t.endswith("@@") for t in src_vocab)
+    subwords = has_subwords(src_vocab)
     lines = input_lines(sys.stdin.buffer) if raw else sys.stdin
     for number, line in enumerate(lines, 1):
         if raw:
@@ -612,9 +620,16 @@ def translate(path, show_logprobs, raw, lowercase=False):
 
 
 def text_filter(arguments):
-    """tokenize LANGUAGE [--lowercase], detokenize LANGUAGE: standard input to output, a line
-    a line, as `transformer tokenize --language LANGUAGE [--lowercase | --detokenize]`."""
+    """tokenize LANGUAGE [--lowercase], detokenize LANGUAGE, pieces VOCAB LANGUAGE
+    [--lowercase]: standard input to output, a line a line, as `transformer tokenize
+    --language LANGUAGE [--lowercase | --detokenize | --subwords VOCAB]`."""
     sys.stdout.reconfigure(encoding="utf-8", newline="\n")
+    index = subwords = None
+    if arguments[0] == "pieces":
+        with open(arguments[1], "rb") as f:
+            vocab = [t.decode("utf-8") for t in input_lines(f)]
+        index, subwords = {t: i for i, t in enumerate(vocab)}, has_subwords(vocab)
+        arguments = arguments[1:]
     for number, line in enumerate(input_lines(sys.stdin.buffer), 1):
         try:
             if arguments[0] == "detokenize":
@@ -625,6 +640,8 @@ def text_filter(arguments):
             sys.exit("standard input:%d: %s" % (number, error))
         if not out:
             sys.exit("standard input:%d: empty line" % number)
+        if index is not None:
+            out = " ".join(vocab[i] for t in out.split(" ") for i in cut(t, index, subwords))
         print(out)
 
 
@@ -687,7 +704,7 @@ def save(model, src_vocab, tgt_vocab, path):
             continue
         numbers = value.detach().float().flatten().tolist()
         tensors[name] = ("F32", list(value.shape), struct.pack("<%df" % len(numbers), *numbers))
-    subwords = any(t.endswith("@@") for t in src_vocab)
+    subwords = has_subwords(src_vocab)
     metadata = description(s, subwords)
     metadata["vocab.src"] = "".join(t + "\n" for t in src_vocab)
     metadata["vocab.tgt"] = "".join(t + "\n" for t in tgt_vocab)
@@ -719,14 +736,29 @@ def check(path):
     return expected == metadata.get("checksum")
 
 
+def usable(a):
+    """Whether the command line a (sys.argv) is one of the usage lines: a typing slip, an
+    option a command does not take or a language other than de and en is not ignored."""
+    flags = {"translate": ("--raw", "--logprobs", "--lowercase"), "tokenize": ("--lowercase",),
+             "pieces": ("--lowercase",), "detokenize": (), "check": ()}
+    operands = {"translate": 1, "tokenize": 1, "pieces": 2, "detokenize": 1, "check": 1}
+    if len(a) < 2 or a[1] not in flags or len(a) < 2 + operands[a[1]]:
+        return False
+    rest = a[2 + operands[a[1]]:]
+    language = a[1 + operands[a[1]]] if a[1] in ("tokenize", "pieces", "detokenize") else "de"
+    return language in ("de", "en") and all(f in flags[a[1]] for f in rest) \
+        and len(set(rest)) == len(rest)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "translate":
+    if not usable(sys.argv):
+        sys.exit(__doc__ or "usage: transformer_torch.py translate MODEL [--raw] [--logprobs] "
+                 "[--lowercase] | tokenize de|en [--lowercase] | pieces VOCAB de|en "
+                 "[--lowercase] | detokenize en|de | check MODEL")
+    elif sys.argv[1] == "translate":
         translate(sys.argv[2], "--logprobs" in sys.argv[3:], "--raw" in sys.argv[3:],
                   "--lowercase" in sys.argv[3:])
-    elif len(sys.argv) >= 3 and sys.argv[1] in ("tokenize", "detokenize"):
+    elif sys.argv[1] in ("tokenize", "pieces", "detokenize"):
         text_filter(sys.argv[1:])
-    elif len(sys.argv) == 3 and sys.argv[1] == "check":
-        sys.exit(0 if check(sys.argv[2]) else 1)
     else:
-        sys.exit(__doc__ or "usage: transformer_torch.py translate MODEL [--raw] [--logprobs] | "
-                 "tokenize de|en [--lowercase] | detokenize en|de | check MODEL")
+        sys.exit(0 if check(sys.argv[2]) else 1)

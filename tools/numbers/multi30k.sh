@@ -101,22 +101,22 @@ for a in 0 0.6 1 1.5 2 2.5; do
 done
 macro mtAlphaBest "$best_alpha"
 plain mtAlphaHead "\$\\alpha\$$head_row"
-plain mtAlphaVal "BLEU on the validation set (val)$row_val"
-plain mtAlphaTest "BLEU on test2016$row_test"
+plain mtAlphaVal "BLEU lowercased, validation set (val)$row_val"
+plain mtAlphaTest "BLEU lowercased, test2016$row_test"
 plain mtAlphaRatio "test2016: output / reference length$row_ratio"
 macro mtBleuPaperAlpha "$(bleu $M/alpha/test2016.alpha0.6.en --lowercase)"
 macro mtBleuPaperAlphaCased "$(cased $M/alpha/test2016.alpha0.6.en)"
 macro mtBleuNoPenalty "$(bleu $M/alpha/test2016.alpha0.en --lowercase)"
 
 # The spread: every run of today's recipe (spread.txt: name | seed | machine | log | test2016
-# beam 4 translations), as table rows, and their mean, lowest and highest BLEU.
+# beam 4 translations), as table rows, and their mean, lowest and highest BLEU (cased).
 grep -v '^#' $M/spread.txt | while IFS='|' read -r name seed machine log hyp; do
   log=$(echo $log); hyp=$(echo $hyp)
   s=$(bleu $M/$hyp --lowercase); c=$(cased $M/$hyp)
   name=$(echo $name) seed=$(echo $seed) machine=$(echo $machine) s=$s c=$c awk -F, "$LIB"'
     BEGIN { name = ENVIRON["name"]; seed = ENVIRON["seed"]; machine = ENVIRON["machine"]; s = ENVIRON["s"]; c = ENVIRON["c"] }
     NR > 1 { e = $1; sec = $6; if (best == "" || $4 < best) best = $4 }
-    END { printf "%s|%s|%s|%d|%s|%s|%s|%s\n", name, seed, machine, e, fixed(sec / 60, 1), fixed(best, 4), s, c }' $M/$log
+    END { printf "%s|%s|%s|%d|%s|%s|%s|%s\n", name, seed, machine, e, fixed(sec / 60, 1), fixed(best, 4), c, s }' $M/$log
 done > "${TMPDIR:-/tmp}/spread.$$"
 awk -F'|' "$LIB"'
   { rows = rows sprintf("%s & %s & %s & %s & %s & %s & %s & %s \\\\\n", $1, $2, $3, $4, $5, $6, $7, $8)
@@ -138,14 +138,14 @@ grep -v '^#' $M/ablation.txt | while IFS='|' read -r label machine trainer log u
   log=$(echo $log); beam=$(echo $beam); greedy=$(echo $greedy); unit=$(echo $unit); alpha=$(echo $alpha)
   b=--; c=--; g=--
   if [ "$beam" != - ]; then b=$(bleu $M/$beam --lowercase); c=$(cased $M/$beam); fi
-  if [ "$greedy" != - ]; then g=$(bleu $M/$greedy --lowercase); fi
+  if [ "$greedy" != - ]; then g=$(cased $M/$greedy); fi
   label=$(echo $label) machine=$(echo $machine) \
   b=$b c=$c g=$g unit=$unit alpha=$alpha awk -F, "$LIB"'
     BEGIN { label = ENVIRON["label"]; machine = ENVIRON["machine"]
             b = ENVIRON["b"]; c = ENVIRON["c"]; g = ENVIRON["g"]; unit = ENVIRON["unit"]; alpha = ENVIRON["alpha"] }
     NR > 1 { e = $1; sec = $6; if (best == "" || $4 < best) best = $4 }
     END { printf "%s & %s & %d & %d & %s%s & %s & %s & %s & %s \\\\\n", label, machine,
-                 int(sec / 60 + 0.5), e, fixed(best, 3), unit == "piece" ? "$^*$" : "", g, alpha, b, c }' $M/$log
+                 int(sec / 60 + 0.5), e, fixed(best, 3), unit == "piece" ? "$^*$" : "", g, alpha, c, b }' $M/$log
 done | awk 'BEGIN { printf "\\newcommand{\\mtAblationRows}{" } { print } END { print "}" }'
 
 # Some translations of test2016 with their references (the Results section's table): these
@@ -221,8 +221,8 @@ HYPS
 
 # Differences of BLEU between runs that the text compares (same machine and trainer).
 diff() { macro "$1" "$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a - b }')"; }
-diff mtQuarterCourseOverDropout "$(bleu $M/ablation/d01.beam4.en --lowercase)" "$(bleu $M/ablation/d03.beam4.en --lowercase)"
-diff mtQuarterCourseOverTied "$(bleu $M/ablation/d01.beam4.en --lowercase)" "$(bleu $M/ablation/d03tie.beam4.en --lowercase)"
+diff mtQuarterCourseOverDropout "$(cased $M/ablation/d01.beam4.en)" "$(cased $M/ablation/d03.beam4.en)"
+diff mtQuarterCourseOverTied "$(cased $M/ablation/d01.beam4.en)" "$(cased $M/ablation/d03tie.beam4.en)"
 
 # The shipped model's recaser (the chapter Capital letters): how many words its table holds,
 # and the bytes of its text in the file's metadata.
