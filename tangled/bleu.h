@@ -7,27 +7,27 @@
 #include "tensor.h"
 
 /* <<bleu.h declarations>> */
-#line 252 "book/bleu-engine.nw"
+#line 253 "book/bleu-engine.nw"
 /* The line tokenized by sacreBLEU's 13a rules: words separated by single spaces, no space
    at either end. LINE is UTF-8; free() the result. */
 char *bleu_tokenize_13a(const char *line);
 
-#line 362 "book/bleu-engine.nw"
+#line 363 "book/bleu-engine.nw"
 /* Whether bleu_lowercase can work here (it needs the C.UTF-8 locale): NULL, or why not in
    error (size bytes). */
 const char *bleu_lowercase_ready(char *error, size_t size);
 
-#line 371 "book/bleu-engine.nw"
+#line 372 "book/bleu-engine.nw"
 /* LINE lowercased as Python's str.lower() does (see the book for the one approximation);
    UTF-8 in and out; free() the result. */
 char *bleu_lowercase(const char *line);
 
-#line 424 "book/bleu-engine.nw"
+#line 425 "book/bleu-engine.nw"
 /* sacreBLEU's preprocessing of one segment: optionally lowercase, strip trailing
    whitespace, tokenize with 13a. free() the result. */
 char *bleu_preprocess(const char *line, bool lowercase);
 
-#line 461 "book/bleu-engine.nw"
+#line 462 "book/bleu-engine.nw"
 enum { BLEU_MAX_ORDER = 4 };
 
 typedef struct {
@@ -41,7 +41,7 @@ typedef struct {
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase);
 
-#line 742 "book/bleu-engine.nw"
+#line 743 "book/bleu-engine.nw"
 typedef struct {
     double score;                        /* 0 to 100 */
     double precisions[BLEU_MAX_ORDER];   /* percent, smoothed */
@@ -55,21 +55,53 @@ typedef struct {
    corpus BLEU is false). */
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order);
 
-#line 800 "book/bleu-engine.nw"
+#line 801 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order);
 
-#line 833 "book/bleu-engine.nw"
+#line 834 "book/bleu-engine.nw"
 /* The score line, in sacreBLEU's format. */
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s);
 
-#line 860 "book/bleu-engine.nw"
+#line 861 "book/bleu-engine.nw"
 #define BLEU_SACREBLEU_VERSION "2.6.0"
 /* sacreBLEU's signature of a BLEU score computed with these settings. */
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order);
 
-#line 897 "book/bleu-engine.nw"
+#line 894 "book/bleu-engine.nw"
+/* The corpus BLEU of the segments SEGMENTS[INDEX[0]], ..., SEGMENTS[INDEX[COUNT - 1]] (a
+   segment may come more than once): their statistics summed, then bleu_compute. */
+BleuScore bleu_resample(const BleuStats *segments, const long *index, long count);
+
+#line 924 "book/bleu-engine.nw"
+enum { BLEU_RESAMPLES = 1000, BLEU_SEED = 12345 };   /* sacreBLEU's defaults */
+
+/* The scores of RESAMPLES resamples of the COUNT segments, each resample COUNT segment
+   numbers drawn uniformly with replacement by the generator seeded with SEED, into SCORES
+   (RESAMPLES values). The same seed and count draw the same resamples. */
+void bleu_bootstrap(const BleuStats *segments, long count, int resamples, uint64_t seed,
+                    double *scores);
+
+#line 959 "book/bleu-engine.nw"
+/* The mean of the N scores and half the width of their 95% interval (sacreBLEU's
+   estimate_ci); SCORES is sorted in place. */
+void bleu_interval(double *scores, int n, double *mean, double *half_width);
+
+#line 999 "book/bleu-engine.nw"
+/* The p-value of paired bootstrap resampling: BASELINE and SYSTEM are the scores of the same
+   N resamples, DIFFERENCE the absolute difference of the two corpus scores. */
+double bleu_paired_p(const double *baseline, const double *system, int n, double difference);
+
+#line 1028 "book/bleu-engine.nw"
+/* The score line with the mean and the half-width of a bootstrap interval. */
+void bleu_format_interval(char *buffer, size_t size, const BleuScore *s, double mean,
+                          double half_width);
+/* The signature of a score with an interval from RESAMPLES resamples drawn with SEED. */
+void bleu_signature_resampled(char *buffer, size_t size, int n_refs, bool lowercase,
+                              int resamples, uint64_t seed);
+
+#line 1076 "book/bleu-engine.nw"
 typedef struct {
     char *text;       /* the whole file, its line ends replaced by NULs */
     char **lines;

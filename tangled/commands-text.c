@@ -9,7 +9,7 @@
 /* <<commands-text.c includes>> */
 #line 2081 "book/text.nw"
 #include "vocab.h"
-#line 990 "book/bleu-engine.nw"
+#line 1170 "book/bleu-engine.nw"
 #include "bleu.h"
 
 /* <<commands-text.c functions>> */
@@ -155,20 +155,123 @@ int run_vocab(int argc, char **argv)
     return 0;
 }
 
-#line 997 "book/bleu-engine.nw"
+#line 1182 "book/bleu-engine.nw"
+typedef struct {
+    bool on;          /* --confidence or --paired-bs */
+    int resamples;
+    uint64_t seed;
+} BleuResampling;
+
+#line 1193 "book/bleu-engine.nw"
+/* The statistics of each line of HYP against the lines of the N_REFS files REFS. */
+static BleuStats *count_lines(const BleuLines *hyp, const BleuLines *refs, int n_refs,
+                              bool lowercase)
+{
+    BleuStats *segments = xmalloc((size_t)(hyp->count + 1) * sizeof *segments);
+    const char **line_refs = xmalloc((size_t)n_refs * sizeof *line_refs);
+    for (long i = 0; i < hyp->count; i++) {
+        segments[i] = (BleuStats){0};
+        for (int r = 0; r < n_refs; r++) line_refs[r] = refs[r].lines[i];
+        bleu_add_segment(&segments[i], hyp->lines[i], line_refs, n_refs, lowercase);
+    }
+    free(line_refs);
+    return segments;
+}
+
+/* The corpus score of COUNT segments, each once. */
+static BleuScore corpus_score(const BleuStats *segments, long count)
+{
+    long *all = xmalloc((size_t)(count + 1) * sizeof *all);
+    for (long i = 0; i < count; i++) all[i] = i;
+    const BleuScore score = bleu_resample(segments, all, count);
+    free(all);
+    return score;
+}
+
+#line 1222 "book/bleu-engine.nw"
+static void score_system(const BleuLines *files, int n_refs, bool lowercase,
+                         BleuResampling resampling)
+{
+    BleuStats *segments = count_lines(&files[0], &files[1], n_refs, lowercase);
+    const BleuScore score = corpus_score(segments, files[0].count);
+    char line[320];
+    if (resampling.on) {
+        double *scores = xmalloc((size_t)resampling.resamples * sizeof *scores);
+        double mean, half_width;
+        bleu_bootstrap(segments, files[0].count, resampling.resamples, resampling.seed,
+                       scores);
+        bleu_interval(scores, resampling.resamples, &mean, &half_width);
+        bleu_format_interval(line, sizeof line, &score, mean, half_width);
+        printf("%s\n", line);
+        bleu_signature_resampled(line, sizeof line, n_refs, lowercase, resampling.resamples,
+                                 resampling.seed);
+        free(scores);
+    } else {
+        bleu_format_score(line, sizeof line, &score);
+        printf("%s\n", line);
+        bleu_signature(line, sizeof line, n_refs, lowercase, false);
+    }
+    printf("%s\n", line);
+    free(segments);
+}
+
+#line 1254 "book/bleu-engine.nw"
+static void compare_systems(const BleuLines *files, const char *const *paths, int n_systems,
+                            bool lowercase, BleuResampling resampling)
+{
+    const int n = resampling.resamples;
+    const long count = files[0].count;
+    double *baseline = xmalloc((size_t)n * sizeof *baseline);
+    double *scores = xmalloc((size_t)n * sizeof *scores);
+    double *sorted = xmalloc((size_t)n * sizeof *sorted);
+    double baseline_score = 0.0;
+    char line[320];
+    for (int s = 0; s < n_systems; s++) {
+        BleuStats *segments = count_lines(&files[s], &files[n_systems], 1, lowercase);
+        const BleuScore score = corpus_score(segments, count);
+        double *drawn = s == 0 ? baseline : scores, mean, half_width;
+        bleu_bootstrap(segments, count, n, resampling.seed, drawn);
+        memcpy(sorted, drawn, (size_t)n * sizeof *sorted);
+        bleu_interval(sorted, n, &mean, &half_width);
+        bleu_format_interval(line, sizeof line, &score, mean, half_width);
+        printf("%s%s\n%s\n", s == 0 ? "baseline: " : "", paths[s], line);
+        if (s == 0) baseline_score = score.score;
+        else {
+            const double p = bleu_paired_p(baseline, scores, n,
+                                           fabs(score.score - baseline_score));
+            printf("p = %.4f: %s at 0.05\n", p, p < 0.05 ? "significant" : "not significant");
+        }
+        free(segments);
+    }
+    bleu_signature_resampled(line, sizeof line, 1, lowercase, n, resampling.seed);
+    printf("%s\n", line);
+    free(baseline), free(scores), free(sorted);
+}
+
+#line 1290 "book/bleu-engine.nw"
 int run_bleu(int argc, char **argv)
 {
-    bool lowercase = false;
+    bool lowercase = false, confidence = false, paired = false;
+    int resamples = BLEU_RESAMPLES;
+    long seed = BLEU_SEED;
     for (int a = 0; a < argc && strcmp(argv[a], "--") != 0; a++)
         if (strcmp(argv[a], "-lc") == 0) argv[a] = "--lowercase";   /* sacreBLEU's spelling */
     const Option options[] = {
         {"lowercase", OPTION_SWITCH, &lowercase, 0, 0, NULL, "score lowercased text (also -lc)"},
+        {"confidence", OPTION_SWITCH, &confidence, 0, 0, NULL,
+         "add the mean and the 95% interval of bootstrap resamples"},
+        {"paired-bs", OPTION_SWITCH, &paired, 0, 0, NULL,
+         "test each system after the first against it (paired bootstrap)"},
+        {"resamples", OPTION_INT, &resamples, 1, 100000, NULL, "N resamples"},
+        {"seed", OPTION_LONG, &seed, 0, 2147483647, NULL, "N seed of the resamples' draws"},
     };
-    const int first = parse_options("bleu", options, 1, argc, argv);
+    const int first = parse_options("bleu", options, 5, argc, argv);
     const char **paths = (const char **)argv + first;
     const int n_paths = argc - first;
-    if (n_paths < 2)
-        usage_error("bleu", "expects a hypothesis file and a reference file");
+    if (n_paths < (paired ? 3 : 2))
+        usage_error("bleu", paired ? "--paired-bs expects a baseline, one or more systems "
+                                     "and a reference file"
+                                   : "expects a hypothesis file and a reference file");
     char error[4400];
     if (lowercase && bleu_lowercase_ready(error, sizeof error)) die("%s", error);
     BleuLines *files = xmalloc((size_t)n_paths * sizeof *files);
@@ -178,23 +281,9 @@ int run_bleu(int argc, char **argv)
         if (files[f].count != files[0].count)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "
                 "hypothesis line", paths[0], files[0].count, paths[f], files[f].count);
-    /* <<Score the lines and print the score and the signature>> */
-#line 1029 "book/bleu-engine.nw"
-    const int n_refs = n_paths - 1;
-    const char **refs = xmalloc((size_t)n_refs * sizeof *refs);
-    BleuStats stats = {0};
-    for (long i = 0; i < files[0].count; i++) {
-        for (int r = 0; r < n_refs; r++) refs[r] = files[r + 1].lines[i];
-        bleu_add_segment(&stats, files[0].lines[i], refs, n_refs, lowercase);
-    }
-    free(refs);
-    const BleuScore score = bleu_compute(&stats, false);
-    char line[256];
-    bleu_format_score(line, sizeof line, &score);
-    printf("%s\n", line);
-    bleu_signature(line, sizeof line, n_refs, lowercase, false);
-    printf("%s\n", line);
-#line 1020 "book/bleu-engine.nw"
+    const BleuResampling resampling = {confidence || paired, resamples, (uint64_t)seed};
+    if (paired) compare_systems(files, paths, n_paths - 1, lowercase, resampling);
+    else score_system(files, n_paths - 1, lowercase, resampling);
     for (int f = 0; f < n_paths; f++) bleu_lines_free(&files[f]);
     free(files);
     return 0;

@@ -94,6 +94,8 @@ bleu-brevity|BLEU = 20.18 |BLEU $= \exBleuBrevity$
 bleu-brevity|hyp_len = 5110 ref_len = 13289|$\mathit{hyp\_len} = \exBleuBrevityHypLen$, $\mathit{ref\_len} = \exBleuBrevityRefLen$
 bleu-order|BLEU = 0.00 100.0/100.0/100.0/0.0|[[BLEU = 0.00 100.0/100.0/100.0/0.0]]
 bleu-sentence-mean|BLEU = 41.11 |= 41.11$
+bleu-paired|p = 0.0010: significant at 0.05|$p = 1/1001 \approx 0.0010$
+bleu-paired|p = 0.0099: significant at 0.05|$1/101 \approx 0.0099$
 greedy-beam-bleu|case:lc|\exGreedyBleu~BLEU (\exGreedyPrecisions
 greedy-beam-bleu|case:lc|\exBeamBleu{} (\exBeamPrecisions
 beam-differences|lines that differ: |In \exBeamDifferences{} lines
@@ -423,6 +425,12 @@ ex_bleu-sentence-mean() {
   printf 'the cat sat\none two three four\n' > hyp.txt
   printf 'the cat sat\nfive six seven eight\n' > ref.txt
   "$T" bleu hyp.txt ref.txt
+}
+ex_bleu-paired() {
+  local m=$ROOT/figures/multi30k
+  "$T" bleu --paired-bs "$m/shipped.test2016.beam4.en" "$m/shipped.test2016.greedy.en" "$D/test2016.en"
+  "$T" bleu --paired-bs --resamples 100 "$m/shipped.test2016.beam4.en" \
+    "$m/shipped.test2016.greedy.en" "$D/test2016.en"
 }
 ex_greedy-beam-bleu() {
   "$T" bleu "$ROOT/figures/multi30k/test2016.greedy.en" "$D/test2016.en" --lowercase

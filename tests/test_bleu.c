@@ -465,6 +465,126 @@ START_TEST(bleu_command_errors)
 }
 END_TEST
 
+/* The statistics of each line of two small files of test2016: the shipped model's beam
+   output and the references. */
+static BleuStats *test_segments(long *count)
+{
+    BleuLines hyp, ref;
+    char error[256];
+    ck_assert(bleu_read_lines(&hyp, "figures/multi30k/shipped.test2016.beam4.en", error,
+                              sizeof error) == NULL);
+    ck_assert(bleu_read_lines(&ref, "data/multi30k/test2016.en", error, sizeof error) == NULL);
+    BleuStats *segments = calloc((size_t)hyp.count, sizeof *segments);
+    for (long i = 0; i < hyp.count; i++) {
+        const char *refs[] = {ref.lines[i]};
+        bleu_add_segment(&segments[i], hyp.lines[i], refs, 1, false);
+    }
+    *count = hyp.count;
+    bleu_lines_free(&hyp), bleu_lines_free(&ref);
+    return segments;
+}
+
+START_TEST(bleu_resamples_as_sacrebleu)
+{
+    long count;
+    BleuStats *segments = test_segments(&count);
+    BleuStats sum = {0};
+    for (long i = 0; i < count; i++) {
+        sum.hyp_len += segments[i].hyp_len, sum.ref_len += segments[i].ref_len;
+        for (int n = 0; n < BLEU_MAX_ORDER; n++)
+            sum.correct[n] += segments[i].correct[n], sum.total[n] += segments[i].total[n];
+    }
+    const double corpus = bleu_compute(&sum, false).score;
+    /* Every sentence once, in order and reversed: the corpus score exactly. */
+    long *index = malloc((size_t)count * sizeof *index);
+    for (long i = 0; i < count; i++) index[i] = i;
+    ck_assert(bleu_resample(segments, index, count).score == corpus);
+    for (long i = 0; i < count; i++) index[i] = count - 1 - i;
+    ck_assert(bleu_resample(segments, index, count).score == corpus);
+    /* One sentence twice and another left out: another score. */
+    index[0] = index[1];
+    ck_assert(bleu_resample(segments, index, count).score != corpus);
+    /* The same seed draws the same resamples; another seed others. */
+    double a[200], b[200], c[200];
+    bleu_bootstrap(segments, count, 200, BLEU_SEED, a);
+    bleu_bootstrap(segments, count, 200, BLEU_SEED, b);
+    bleu_bootstrap(segments, count, 200, BLEU_SEED + 1, c);
+    ck_assert(memcmp(a, b, sizeof a) == 0);
+    ck_assert(memcmp(a, c, sizeof a) != 0);
+    /* The interval: around the corpus score, its mean within a point of it, half a width
+       between 0.5 and 3 BLEU for a thousand sentences. */
+    double mean, half;
+    bleu_interval(a, 200, &mean, &half);
+    ck_assert_msg(fabs(mean - corpus) < 1.0 && half > 0.5 && half < 3.0, "%g %g %g", corpus,
+                  mean, half);
+    for (int k = 1; k < 200; k++) ck_assert(a[k - 1] <= a[k]);   /* sorted in place */
+    /* sacreBLEU's estimate_ci on 0, 1, ..., 999: positions 25 and 974, mean 499.5. */
+    double ramp[1000];
+    for (int k = 0; k < 1000; k++) ramp[k] = 999 - k;
+    bleu_interval(ramp, 1000, &mean, &half);
+    ck_assert(mean == 499.5 && half == 0.5 * (974 - 25));
+    /* The p-value: equal scores on every resample give 1; a system far ahead on every
+       resample, 1/(n+1). */
+    double same[4] = {40, 41, 42, 43}, ahead[4] = {50, 51, 52, 53};
+    ck_assert(bleu_paired_p(same, same, 4, 0.0) == 1.0);
+    ck_assert(bleu_paired_p(same, ahead, 4, 10.0) == 1.0 / 5.0);
+    free(index), free(segments);
+}
+END_TEST
+
+START_TEST(bleu_paired_bootstrap_command)
+{
+    /* A planted difference: the beam output with every third line cut to its first word
+       is significantly worse; the output against itself is not different at all. */
+    Run *r = run("", "bleu --confidence figures/multi30k/shipped.test2016.beam4.en "
+                     "data/multi30k/test2016.en");
+    ck_assert_int_eq(r->status, 0);
+    ck_assert_msg(strncmp(r->out, "BLEU = 41.19 (\xce\xbc = ", 19) == 0, "%s", r->out);
+    ck_assert(strstr(r->out, "\nnrefs:1|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|") != NULL);
+    char *again = strdup(r->out);
+    r = run("", "bleu --confidence figures/multi30k/shipped.test2016.beam4.en "
+                "data/multi30k/test2016.en");
+    ck_assert_str_eq(r->out, again);   /* seeded: the same interval */
+    r = run("", "bleu --confidence --seed 7 figures/multi30k/shipped.test2016.beam4.en "
+                "data/multi30k/test2016.en");
+    ck_assert(strcmp(r->out, again) != 0 && strstr(r->out, "|seed:7|") != NULL);
+    free(again);
+    BleuLines beam;
+    char error[256];
+    ck_assert(bleu_read_lines(&beam, "figures/multi30k/shipped.test2016.beam4.en", error,
+                              sizeof error) == NULL);
+    char worse_path[] = "/tmp/bleu-worse-XXXXXX";
+    const int fd = mkstemp(worse_path);
+    FILE *worse = fdopen(fd, "w");
+    for (long i = 0; i < beam.count; i++) {
+        if (i % 3 == 0) fprintf(worse, "%.*s\n", (int)strcspn(beam.lines[i], " "), beam.lines[i]);
+        else fprintf(worse, "%s\n", beam.lines[i]);
+    }
+    fclose(worse);
+    bleu_lines_free(&beam);
+    char arguments[512];
+    snprintf(arguments, sizeof arguments, "bleu --paired-bs "
+             "figures/multi30k/shipped.test2016.beam4.en %s "
+             "figures/multi30k/shipped.test2016.beam4.en data/multi30k/test2016.en", worse_path);
+    r = run("", arguments);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_msg(strncmp(r->out, "baseline: figures/multi30k/shipped.test2016.beam4.en\n"
+                                  "BLEU = 41.19 (", 67) == 0, "%s", r->out);
+    const char *planted = strstr(r->out, worse_path);
+    ck_assert(planted != NULL);
+    ck_assert_msg(strstr(planted, "\np = 0.0010: significant at 0.05\n") != NULL, "%s", r->out);
+    ck_assert_msg(strstr(planted, "\np = 1.0000: not significant at 0.05\n") != NULL, "%s",
+                  r->out);
+    ck_assert(strstr(r->out, "\nnrefs:1|bs:1000|seed:12345|case:mixed|") != NULL);
+    unlink(worse_path);
+    r = run("", "bleu --paired-bs figures/multi30k/shipped.test2016.beam4.en "
+                "data/multi30k/test2016.en");
+    ck_assert_int_eq(r->status, 2);
+    ck_assert(strstr(r->err, "--paired-bs expects a baseline, one or more systems and a "
+                             "reference file") != NULL);
+}
+END_TEST
+
 Suite *bleu_suite(void)
 {
     Suite *suite = suite_create("bleu");
@@ -477,6 +597,8 @@ Suite *bleu_suite(void)
     tcase_add_test(bleu, bleu_counts_a_long_line_exactly);
     tcase_add_test(bleu, bleu_command);
     tcase_add_test(bleu, bleu_command_errors);
+    tcase_add_test(bleu, bleu_resamples_as_sacrebleu);
+    tcase_add_test(bleu, bleu_paired_bootstrap_command);
     tcase_set_timeout(bleu, 60);
     suite_add_tcase(suite, bleu);
     return suite;

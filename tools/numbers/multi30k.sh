@@ -234,3 +234,34 @@ head -c $((8 + header)) data/multi30k-de-en.safetensors | tail -c "$header" \
 
 # The chapter's example of translate, with the shipped model.
 macro mtSnowTranslation "$(echo "Ein Hund rennt durch den Schnee." | "$T" translate)"
+
+# Significance (the chapter on BLEU, Is a difference real?): `transformer bleu --paired-bs`
+# with its defaults (1000 resamples, seed 12345), cased; a lowercase recording is given its
+# capitals first (transformer recase). \sigShipped{Score,Mean,Half}: the shipped model's
+# score and interval, and \sigGreedy{Score,Diff,P} greedy decoding against it; the book's run
+# (the model before rounding to bfloat16) against the shipped model, \sigFloat..., and
+# against the spread's runs on another machine, \sigMachine..., and with another seed,
+# \sigSeed... .
+sig=${TMPDIR:-/tmp}/sig.$$
+mkdir -p "$sig"
+for f in test2016.beam4.en ablation/rate2.beam4.en spread/seed2/test2016.beam4.en; do
+  "$T" recase < $M/$f > "$sig/$(echo $f | tr / _)"
+done
+# paired NAME... -- FILE...: the baseline's interval as \NAME1..., then each system's.
+paired() {
+  names=; while [ "$1" != -- ]; do names="$names $1"; shift; done; shift
+  "$T" bleu --paired-bs "$@" data/multi30k/test2016.en | awk -v names="$names" "$LIB"'
+    function out(name, value) { printf "\\newcommand{\\%s}{%s\\xspace}\n", name, value }
+    BEGIN { n = split(names, name, " ") }
+    /^BLEU = / { s = $3; m = $6; h = $8; sub(/\)$/, "", h); k++
+                 if (k == 1) { base = s; out(name[1] "Score", s); out(name[1] "Mean", m)
+                               out(name[1] "Half", h) } }
+    /^p = / { p = $3; sub(/:$/, "", p)
+              out(name[k] "Score", s); out(name[k] "Diff", fixed(s > base ? s - base : base - s, 2))
+              out(name[k] "P", p); seen++ }
+    END { if (seen != n - 1) { print "multi30k.sh: transformer bleu --paired-bs printed " seen " p-values, not " n - 1 > "/dev/stderr"; exit 1 } }'
+}
+paired sigShipped sigGreedy -- $M/shipped.test2016.beam4.en $M/shipped.test2016.greedy.en
+paired sigBook sigFloat sigMachine sigSeed -- "$sig/test2016.beam4.en" \
+  $M/shipped.test2016.beam4.en "$sig/ablation_rate2.beam4.en" "$sig/spread_seed2_test2016.beam4.en"
+rm -rf "$sig"
