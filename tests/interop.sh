@@ -11,6 +11,13 @@
 # 2. a small Annotated Transformer trained in PyTorch for a few steps and saved by the
 #    reader's save() translates with `transformer translate --model`, to the reader's own
 #    greedy translations of it.
+# 3. every rule compared: the lines of tests/interop-rules.txt, one or more for each rule of
+#    the tokenizer and the detokenizer (quotes, apostrophes, brackets, numbers, abbreviations,
+#    hyphens, symbols, other scripts, a character with no piece, a source past max_len, outputs
+#    that stop at the decoding limit, a line over 1000 bytes), give the same tokens (de and en,
+#    cased and lowercased), pieces of the shipped model's vocabulary, joined text (en and de)
+#    and greedy translations (lowercase and cased) in Python as in the program, byte for
+#    byte; a difference is printed with its rule and line.
 # Skipped, with status 0 and a line that says so, where /usr/bin/python3 has no torch
 # (tools/install-deps --bench installs python3-torch).
 set -eu
@@ -104,3 +111,113 @@ if ! cmp -s "$W/program2.en" "$W/pytorch2.en" || [ "$(wc -l < "$W/program2.en")"
   exit 1
 fi
 echo "interop: the PyTorch-saved model loads in the program (checksum and every key checked) and translates 20 of 20 lines as in PyTorch"
+
+# 3. Every rule compared: tests/interop-rules.txt, a line or more for each rule.
+R=tests/interop-rules.txt
+max_len=$("$PY" - "$R" "$W" data/multi30k-de-en.safetensors <<'EOF'
+import json, re, struct, sys
+rules, w, model = sys.argv[1:]
+out = {k: (open("%s/%s.txt" % (w, k), "wb"), open("%s/%s.names" % (w, k), "w", encoding="utf-8"))
+       for k in ("de", "en", "tok", "long")}
+for number, line in enumerate(open(rules, encoding="utf-8").read().split("\n"), 1):
+    if not line.strip() or line.startswith("#"):
+        continue
+    kind, rule, text = (line.split("\t", 2) + ["", ""])[:3]
+    text = re.sub(r"\\u\{([0-9A-Fa-f]{1,6})\}", lambda m: chr(int(m.group(1), 16)), text)
+    if kind not in out or not rule or "\n" in text or "\r" in text:
+        sys.exit("%s:%d: not KIND<TAB>RULE<TAB>TEXT, KIND de, en, tok or long" % (rules, number))
+    if kind == "long":
+        text *= 1000 // len(text.encode()) + 1
+    out[kind][0].write(text.encode("utf-8") + b"\n")
+    out[kind][1].write("%s:%d: %s: %r\n" % (rules, number, rule, text))
+with open(model, "rb") as f:
+    metadata = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))["__metadata__"]
+open(w + "/vocab", "w", encoding="utf-8", newline="\n").write(metadata["vocab.src"])
+print(metadata["max_len"])
+EOF
+)
+cat "$W/de.txt" "$W/en.txt" > "$W/text.txt"
+cat "$W/de.names" "$W/en.names" > "$W/text.names"
+cat "$W/de.txt" "$W/long.txt" > "$W/translate.txt"
+cat "$W/de.names" "$W/long.names" > "$W/translate.names"
+program() {   # OUTPUT INPUT ARGUMENTS...: the program's lines into $W/OUTPUT.program
+  name=$1 input=$2
+  shift 2
+  if ! "$T" "$@" < "$input" > "$W/$name.program" 2> "$W/$name.program-warnings"; then
+    cat "$W/$name.program-warnings" >&2
+    echo "interop: transformer $*: a line of tests/interop-rules.txt refused" >&2
+    exit 1
+  fi
+}
+pytorch() {   # OUTPUT INPUT ARGUMENTS...: Python's lines into $W/OUTPUT.pytorch
+  name=$1 input=$2
+  shift 2
+  if ! "$PY" tools/transformer_torch.py "$@" < "$input" > "$W/$name.pytorch" \
+       2> "$W/$name.pytorch-warnings"; then
+    cat "$W/$name.pytorch-warnings" >&2
+    echo "interop: transformer_torch.py $*: a line of tests/interop-rules.txt refused" >&2
+    exit 1
+  fi
+}
+same() {   # WHAT NAMES OUTPUT: the same bytes, or each line that differs with its rule, exit 1
+  if ! cmp -s "$W/$3.program" "$W/$3.pytorch"; then
+    awk -v p="$W/$3.program" -v q="$W/$3.pytorch" -v what="$1" '
+      { a = b = "(no line)"; getline a < p; getline b < q
+        if (a != b) printf "interop: %s, %s\n  program: %s\n  Python:  %s\n", what, $0, a, b }' \
+      "$W/$2.names" | head -40 >&2
+    diff "$W/$3.program" "$W/$3.pytorch" | head -20 >&2
+    echo "interop: $1 otherwise in Python (tests/interop-rules.txt)" >&2
+    exit 1
+  fi
+}
+for l in de en; do
+  program "tokens-$l" "$W/text.txt" tokenize --language "$l"
+  pytorch "tokens-$l" "$W/text.txt" tokenize "$l"
+  same "tokens ($l)" text "tokens-$l"
+  program "lc-$l" "$W/text.txt" tokenize --language "$l" --lowercase
+  pytorch "lc-$l" "$W/text.txt" tokenize "$l" --lowercase
+  same "lowercased tokens ($l)" text "lc-$l"
+  program "text-$l" "$W/tokens-$l.program" tokenize --language "$l" --detokenize
+  pytorch "text-$l" "$W/tokens-$l.program" detokenize "$l"
+  same "text joined from the tokens ($l)" text "text-$l"
+  program "tok-$l" "$W/tok.txt" tokenize --language "$l" --detokenize
+  pytorch "tok-$l" "$W/tok.txt" detokenize "$l"
+  same "text joined from hand-given tokens ($l)" tok "tok-$l"
+done
+program pieces "$W/text.txt" tokenize --language de --lowercase --subwords "$W/vocab"
+pytorch pieces "$W/text.txt" pieces "$W/vocab" de --lowercase
+same "pieces (de, lowercased, the shipped model's vocabulary)" text pieces
+program lowercase "$W/translate.txt" translate --beam 1 --lowercase
+pytorch lowercase "$W/translate.txt" translate data/multi30k-de-en.safetensors --raw --lowercase
+same "greedy translations (lowercase)" translate lowercase
+program cased "$W/translate.txt" translate --beam 1
+pytorch cased "$W/translate.txt" translate data/multi30k-de-en.safetensors --raw
+same "greedy translations (cased)" translate cased
+# The warnings of the long lines, but for the name of the program that gives them.
+for f in program pytorch; do
+  sed 's/^[^:]*: //' "$W/cased.$f-warnings" > "$W/warnings.$f"
+done
+if ! cmp -s "$W/warnings.program" "$W/warnings.pytorch" \
+   || [ "$(wc -l < "$W/warnings.program")" -ne "$(wc -l < "$W/long.txt")" ]; then
+  diff "$W/warnings.program" "$W/warnings.pytorch" >&2
+  echo "interop: the warnings of lines over 1000 bytes otherwise in Python" >&2
+  exit 1
+fi
+# In the program, the lines named "decoding limit" stop there, and a source passes max_len:
+# a source's numbers are its pieces (the German lines come first in pieces.program) and <s>
+# </s>, at most max_len; an output's, its lowercase translation cut into the vocabulary's
+# pieces, each of them a token the model wrote for these lines (seen once with `transformer
+# attention`; tests/interop-rules.txt says how).
+"$T" tokenize --language en --lowercase --subwords "$W/vocab" < "$W/lowercase.program" \
+  > "$W/out.pieces"
+limits=$(awk -v m="$max_len" -v p="$W/pieces.program" -v q="$W/out.pieces" '
+  { getline src < p; getline out < q; n = split(src, s, " ") + 2; k = split(out, o, " ")
+    if (n > m) { long++; n = m }
+    limit = m - 1 < n + 50 ? m - 1 : n + 50
+    if ($0 ~ /: decoding limit/) { named++; if (k == limit) { at++; list = list " " k } } }
+  END { if (named >= 2 && at == named && long >= 1) print substr(list, 2) }' "$W/de.names")
+if [ -z "$limits" ]; then
+  echo "interop: $R: a \"decoding limit\" line stops short of the limit in the program, or no source passes max_len $max_len" >&2
+  exit 1
+fi
+echo "interop: $R, $(wc -l < "$W/text.txt") sentences ($(wc -l < "$W/de.txt") German), $(wc -l < "$W/tok.txt") lines of tokens and $(wc -l < "$W/long.txt") line over 1000 bytes: tokens (de, en; cased, lowercased), joined text (de, en), pieces and greedy translations (lowercase, cased) identical in Python; outputs of $(echo "$limits" | sed 's/ / and /g') tokens stop at the decoding limit, a source passes max_len $max_len"

@@ -15,9 +15,10 @@
 #   tools/transformer_torch.py check MODEL
 #
 # translate --raw: German text in, a sentence a line, lowercased and tokenized as
-# `transformer translate` does; English text out, detokenized as it does (a blank line gives a
-# blank line). Without --raw: the program's German tokens in, the English tokens out, subword
-# pieces joined. With --logprobs, the sum of the chosen tokens' log-probabilities before each
+# `transformer translate` does (a line over 1000 bytes cut, with a warning, to its first 1000
+# at most); English text out, detokenized as it does (a blank line gives a blank line).
+# Without --raw: the program's German tokens in, the English tokens out, subword pieces
+# joined. With --logprobs, the sum of the chosen tokens' log-probabilities before each
 # line, and a tab. tokenize and detokenize: `transformer tokenize --language L [--lowercase]`
 # and `transformer tokenize --language L --detokenize`, byte for byte; pieces: `transformer
 # tokenize --language L [--lowercase] --subwords VOCAB` (VOCAB a token a line, as the text of
@@ -603,6 +604,14 @@ def translate(path, show_logprobs, raw, lowercase=False):
     subwords = has_subwords(src_vocab)
     lines = input_lines(sys.stdin.buffer) if raw else sys.stdin
     for number, line in enumerate(lines, 1):
+        if raw and len(line) > MAX_LINE_BYTES:   # cut at a character's start, as it does
+            cut = MAX_LINE_BYTES
+            while cut > 0 and line[cut] & 0xC0 == 0x80:
+                cut -= 1
+            print("transformer_torch.py: standard input:%d: warning: a line of %d bytes, "
+                  "translated from its first %d (at most %d)"
+                  % (number, len(line), cut, MAX_LINE_BYTES), file=sys.stderr)
+            line = line[:cut]
         if raw:
             try:
                 line = tokenize(line, "de", True)
