@@ -109,25 +109,47 @@ macro mtBleuPaperAlphaCased "$(cased $M/alpha/test2016.alpha0.6.en)"
 macro mtBleuNoPenalty "$(bleu $M/alpha/test2016.alpha0.en --lowercase)"
 
 # The spread: every run of today's recipe (spread.txt: name | seed | machine | log | test2016
-# beam 4 translations), as table rows, and their mean, lowest and highest BLEU (cased).
+# beam 4 translations), as table rows, and their mean, lowest and highest BLEU (cased); each
+# run after the first tested against the first by paired bootstrap resampling (cased, the
+# program's defaults: its p-value a column); and how many runs of each of two recipes would
+# show a difference of 0.3 BLEU, from the runs' standard deviation.
+capitals() {   # capitals FILE OUT: FILE with its capitals (transformer recase if lowercase)
+  if grep -q '[A-Z]' "$1"; then cp "$1" "$2"; else "$T" recase < "$1" > "$2"; fi
+}
+first=
 grep -v '^#' $M/spread.txt | while IFS='|' read -r name seed machine log hyp; do
   log=$(echo $log); hyp=$(echo $hyp)
   s=$(bleu $M/$hyp --lowercase); c=$(cased $M/$hyp)
-  name=$(echo $name) seed=$(echo $seed) machine=$(echo $machine) s=$s c=$c awk -F, "$LIB"'
+  p=--
+  if [ -z "$first" ]; then first=${TMPDIR:-/tmp}/spread-first.$$; capitals $M/$hyp "$first"
+  else
+    capitals $M/$hyp "$first.other"
+    p=$("$T" bleu --paired-bs "$first" "$first.other" data/multi30k/test2016.en \
+        | awk '/^p = / { sub(/:$/, "", $3); print $3 }')
+  fi
+  name=$(echo $name) seed=$(echo $seed) machine=$(echo $machine) s=$s c=$c p=$p awk -F, "$LIB"'
     BEGIN { name = ENVIRON["name"]; seed = ENVIRON["seed"]; machine = ENVIRON["machine"]; s = ENVIRON["s"]; c = ENVIRON["c"] }
     NR > 1 { e = $1; sec = $6; if (best == "" || $4 < best) best = $4 }
-    END { printf "%s|%s|%s|%d|%s|%s|%s|%s\n", name, seed, machine, e, fixed(sec / 60, 1), fixed(best, 4), c, s }' $M/$log
+    END { printf "%s|%s|%s|%d|%s|%s|%s|%s|%s\n", name, seed, machine, e, fixed(sec / 60, 1), fixed(best, 4), c, s, ENVIRON["p"] }' $M/$log
 done > "${TMPDIR:-/tmp}/spread.$$"
+rm -f "${TMPDIR:-/tmp}/spread-first.$$" "${TMPDIR:-/tmp}/spread-first.$$.other"
 awk -F'|' "$LIB"'
-  { rows = rows sprintf("%s & %s & %s & %s & %s & %s & %s & %s \\\\\n", $1, $2, $3, $4, $5, $6, $7, $8)
-    n++; sum += $7; if (n == 1 || $7 < lo) lo = $7; if (n == 1 || $7 > hi) hi = $7
-    if ($7 >= 41) reach++ }
+  { rows = rows sprintf("%s & %s & %s & %s & %s & %s & %s & %s & %s \\\\\n", $1, $2, $3, $4, $5, $6, $7, $8, $9)
+    n++; sum += $7; squares += $7 * $7; if (n == 1 || $7 < lo) lo = $7; if (n == 1 || $7 > hi) hi = $7
+    if ($7 >= 41) reach++; if ($9 != "--" && $9 < 0.05) significant++ }
   END {
     printf "\\newcommand{\\mtSpreadRows}{%s}\n", rows
     def("mtSpreadRuns", n); def("mtSpreadMean", fixed(sum / n, 2)); def("mtSpreadLow", fixed(lo, 2))
     def("mtSpreadHigh", fixed(hi, 2)); def("mtSpreadRange", fixed(hi - lo, 2)); def("mtSpreadReach", reach + 0)
     # "all 3 runs reach 41" or "2 of the 3 runs reach 41"
     def("mtSpreadReachPhrase", (reach == n ? "all " n : (reach + 0) " of the " n) " runs")
+    # The text says that the test set cannot tell the runs apart: refuse to build otherwise.
+    if (significant > 0) { print "multi30k.sh: a run of spread.txt differs significantly from the first; the spread paragraph of translate.nw says none does" > "/dev/stderr"; exit 1 }
+    # The sample standard deviation s of the runs, and the runs of each recipe that a
+    # difference of the means of d = 0.3 needs to be found at the 5% level (two-sided) with
+    # 80% power: n = 2 (1.96 + 0.84)^2 s^2 / d^2, rounded up.
+    sd = sqrt((squares - sum * sum / n) / (n - 1)); need = 2 * (1.96 + 0.84) ^ 2 * sd * sd / 0.09
+    def("mtSpreadSd", fixed(sd, 2)); def("mtSpreadRunsForThree", int(need) + (need > int(need)))
   }' "${TMPDIR:-/tmp}/spread.$$"
 rm -f "${TMPDIR:-/tmp}/spread.$$"
 
