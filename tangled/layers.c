@@ -171,7 +171,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
     }
 }
 
-#line 371 "book/attention.nw"
+#line 389 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape)
@@ -182,10 +182,10 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     const int d_k = d_model / heads;
     float *q = saved->q, *k = saved->k, *v = saved->v, *probs = saved->probs;
     /* <<Hold the inputs, which two or three products read>> */
-#line 400 "book/attention.nw"
+#line 418 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 381 "book/attention.nw"
+#line 399 "book/attention.nw"
     linear_forward(q, query_in, w->w_q, w->b_q, batch * len_q, d_model, d_model);
     linear_forward(k, memory_in, w->w_k, w->b_k, batch * len_k, d_model, d_model);
     linear_forward(v, memory_in, w->w_v, w->b_v, batch * len_k, d_model, d_model);
@@ -194,7 +194,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head a of sequence b>> */
-#line 432 "book/attention.nw"
+#line 450 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -213,12 +213,12 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         }
         matmul(len_q, d_k, len_k, 1.0f, matrix(weights, len_k), matrix(v + k_offset, d_model), 0.0f,
                saved->context + q_offset, d_model);
-#line 389 "book/attention.nw"
+#line 407 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
 
-#line 419 "book/attention.nw"
+#line 437 "book/attention.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -226,7 +226,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
     softmax_rows(p, p, rows, cols);
 }
 
-#line 496 "book/attention.nw"
+#line 514 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -248,7 +248,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head a of sequence b>> */
-#line 534 "book/attention.nw"
+#line 552 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -267,13 +267,13 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                scratch->d_q + q_offset, d_model);
         matmul(len_k, d_k, len_q, scale, transposed(d_p, len_k), matrix(saved->q + q_offset, d_model),
                1.0f, scratch->d_k + k_offset, d_model);
-#line 517 "book/attention.nw"
+#line 535 "book/attention.nw"
     }
     /* <<Hold the inputs, which two or three products read>> */
-#line 400 "book/attention.nw"
+#line 418 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 519 "book/attention.nw"
+#line 537 "book/attention.nw"
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
     linear_backward(d_memory_in, d_w->w_k, d_w->b_k, scratch->d_k, memory_in, w->w_k,
@@ -283,7 +283,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     bf16_operand_release(memory_in), bf16_operand_release(query_in);
 }
 
-#line 609 "book/attention.nw"
+#line 627 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -297,7 +297,7 @@ void dropout_apply(float *x, const float *keep_scale, size_t n)
     for (size_t i = 0; i < n; i++) x[i] *= keep_scale[i];
 }
 
-#line 104 "book/layernorm.nw"
+#line 111 "book/layernorm.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, deviations = 0.0;
@@ -307,7 +307,7 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     *mean = mu, *squares = deviations;
 }
 
-#line 119 "book/layernorm.nw"
+#line 126 "book/layernorm.nw"
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps)
 {
@@ -330,7 +330,7 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
     }
 }
 
-#line 171 "book/layernorm.nw"
+#line 178 "book/layernorm.nw"
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps)
@@ -349,7 +349,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             gc_sum += g * (x[i] - mu);
         }
         /* <<Find dr_per_c, the derivative of the factor over c_i>> */
-#line 222 "book/layernorm.nw"
+#line 229 "book/layernorm.nw"
         double dr_per_c;
         if (formula == LAYERNORM_STANDARD) {
             dr_per_c = -factor * factor * factor / d;
@@ -357,7 +357,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             const double s = 1.0 / factor - eps;
             dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
         }
-#line 189 "book/layernorm.nw"
+#line 196 "book/layernorm.nw"
         for (int i = 0; i < d; i++) {
             const double c = x[i] - mu;
             dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
@@ -365,7 +365,7 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
         }
     }
     /* <<Add the gain's and the bias's gradients, row after row>> */
-#line 204 "book/layernorm.nw"
+#line 211 "book/layernorm.nw"
     PARALLEL_FOR((size_t)n * d)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         const int first = block_start(block, d), end = block_start(block + 1, d);
@@ -378,10 +378,10 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             }
         }
     }
-#line 196 "book/layernorm.nw"
+#line 203 "book/layernorm.nw"
 }
 
-#line 325 "book/layernorm.nw"
+#line 332 "book/layernorm.nw"
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff)
@@ -390,7 +390,7 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
     matmul(n, d_ff, d_model, 1.0f, matrix(in, d_model), transposed(w->w_1, d_model), 0.0f,
            hidden, d_ff);
     /* <<Add the bias, apply the ReLU and the dropout, in one pass>> */
-#line 342 "book/layernorm.nw"
+#line 349 "book/layernorm.nw"
     const float *keep = saved->hidden_keep, *bias = w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int r = 0; r < n; r++) {
@@ -407,11 +407,11 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
                 h[j] = z < 0.0f ? 0.0f : z;
             }
     }
-#line 333 "book/layernorm.nw"
+#line 340 "book/layernorm.nw"
     linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
 }
 
-#line 390 "book/layernorm.nw"
+#line 397 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
@@ -424,7 +424,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
     linear_backward(NULL, d_w->w_2, d_w->b_2, d_out, hidden, w->w_2, n, d_ff, d_model);
     bf16_operand_release(d_out);
     /* <<Mask the hidden layer's gradient and sum the first bias's, in one pass>> */
-#line 412 "book/layernorm.nw"
+#line 419 "book/layernorm.nw"
     float *d_bias = d_w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -452,7 +452,7 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
             memcpy(d_bias + first, partial, (size_t)width * sizeof *partial);
         }
     }
-#line 402 "book/layernorm.nw"
+#line 409 "book/layernorm.nw"
     linear_backward(d_in, d_w->w_1, NULL, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
 

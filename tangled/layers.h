@@ -82,7 +82,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols);
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
 
-#line 333 "book/attention.nw"
+#line 351 "book/attention.nw"
 /* The four linear layers of an attention, the reference's linears.0 to linears.3 (query,
    key, value, output): w_q, w_k, w_v, w_o: [d][d]; b_q, b_k, b_v, b_o: [d]. The same
    structure names their gradients. */
@@ -104,20 +104,20 @@ typedef struct { const uint8_t *keep; size_t batch_stride, row_stride; } Mask;
    unscaled: scores without the 1/sqrt(d_k) (the --no-scale experiment). */
 typedef struct { int batch, len_q, len_k, d_model, heads; bool unscaled; } AttentionShape;
 
-#line 359 "book/attention.nw"
+#line 377 "book/attention.nw"
 /* Multi-head attention of query_in: [B][Tq][d] over memory_in: [B][Tk][d] (the same tensor
    for self-attention) under mask, into out: [B][Tq][d]; fills saved's arrays. */
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
 
-#line 410 "book/attention.nw"
+#line 428 "book/attention.nw"
 /* p[i] = softmax(p[i]) after mask_scores with keep, in place; p: [rows][cols] scores in,
    weights out; keep as in mask_scores. */
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols);
 
-#line 478 "book/attention.nw"
+#line 496 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -131,13 +131,13 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
 
-#line 596 "book/attention.nw"
+#line 614 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
 void dropout_apply(float *x, const float *keep_scale, size_t n);
 
-#line 78 "book/layernorm.nw"
+#line 85 "book/layernorm.nw"
 typedef enum { LAYERNORM_STANDARD, LAYERNORM_ANNOTATED } LayerNormFormula;
 
 /* A layer norm's gain and bias (the reference's a_2, b_2), or their gradients: [d]. */
@@ -151,18 +151,18 @@ typedef struct { float *mean, *rstd; } LayerNormSaved;
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps);
 
-#line 97 "book/layernorm.nw"
+#line 104 "book/layernorm.nw"
 /* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in double precision. */
 void row_moments(const float *x, int d, double *mean, double *squares);
 
-#line 160 "book/layernorm.nw"
+#line 167 "book/layernorm.nw"
 /* Gradients of layernorm_forward, added into d_in: [n][d] and d_w's arrays, from
    d_out: [n][d]; in: [n][d] and saved as in the forward. */
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps);
 
-#line 300 "book/layernorm.nw"
+#line 307 "book/layernorm.nw"
 /* The two linear layers (or their gradients): w_1: [d_ff][d_model], b_1: [d_ff],
    w_2: [d_model][d_ff], b_2: [d_model]. */
 typedef struct { float *w_1, *b_1, *w_2, *b_2; } FeedForwardWeights;
@@ -175,7 +175,7 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff);
 
-#line 372 "book/layernorm.nw"
+#line 379 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and d_w's arrays, from
    d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; in: [n][d_model], w and saved as in
    the forward. */
