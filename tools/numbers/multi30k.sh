@@ -156,18 +156,29 @@ rm -f "${TMPDIR:-/tmp}/spread.$$"
 # Getting to 41's table (ablation.txt: label | machine | trainer | log | loss unit | beam 4
 # translations | alpha | greedy translations), "-" where a run kept no such file. The trainer
 # is not a column: the appendix Where each measurement comes from (tools/provenance) has it.
+# The last column: the p-value of each run's beam output against the last row's (the book's
+# run) by paired bootstrap resampling, cased (transformer bleu --paired-bs, its defaults).
+# pvalue BASELINE SYSTEM: that p-value, the files given their capitals first if lowercase.
+pvalue() {
+  capitals "$1" "${TMPDIR:-/tmp}/pv-a.$$"; capitals "$2" "${TMPDIR:-/tmp}/pv-b.$$"
+  "$T" bleu --paired-bs "${TMPDIR:-/tmp}/pv-a.$$" "${TMPDIR:-/tmp}/pv-b.$$" data/multi30k/test2016.en \
+    | awk '/^p = / { sub(/:$/, "", $3); print $3 }'
+  rm -f "${TMPDIR:-/tmp}/pv-a.$$" "${TMPDIR:-/tmp}/pv-b.$$"
+}
+last=$(grep -v '^#' $M/ablation.txt | tail -1 | awk -F'|' '{ gsub(/ /, "", $6); print $6 }')
 grep -v '^#' $M/ablation.txt | while IFS='|' read -r label machine trainer log unit beam alpha greedy; do
   log=$(echo $log); beam=$(echo $beam); greedy=$(echo $greedy); unit=$(echo $unit); alpha=$(echo $alpha)
-  b=--; c=--; g=--
+  b=--; c=--; g=--; p=--
   if [ "$beam" != - ]; then b=$(bleu $M/$beam --lowercase); c=$(cased $M/$beam); fi
+  if [ "$beam" != - ] && [ "$beam" != "$last" ]; then p=$(pvalue $M/$last $M/$beam); fi
   if [ "$greedy" != - ]; then g=$(cased $M/$greedy); fi
   label=$(echo $label) machine=$(echo $machine) \
-  b=$b c=$c g=$g unit=$unit alpha=$alpha awk -F, "$LIB"'
-    BEGIN { label = ENVIRON["label"]; machine = ENVIRON["machine"]
+  b=$b c=$c g=$g p=$p unit=$unit alpha=$alpha awk -F, "$LIB"'
+    BEGIN { label = ENVIRON["label"]; machine = ENVIRON["machine"]; p = ENVIRON["p"]
             b = ENVIRON["b"]; c = ENVIRON["c"]; g = ENVIRON["g"]; unit = ENVIRON["unit"]; alpha = ENVIRON["alpha"] }
     NR > 1 { e = $1; sec = $6; if (best == "" || $4 < best) best = $4 }
-    END { printf "%s & %s & %d & %d & %s%s & %s & %s & %s & %s \\\\\n", label, machine,
-                 int(sec / 60 + 0.5), e, fixed(best, 3), unit == "piece" ? "$^*$" : "", g, alpha, c, b }' $M/$log
+    END { printf "%s & %s & %d & %d & %s%s & %s & %s & %s & %s & %s \\\\\n", label, machine,
+                 int(sec / 60 + 0.5), e, fixed(best, 3), unit == "piece" ? "$^*$" : "", g, alpha, c, b, p }' $M/$log
 done | awk 'BEGIN { printf "\\newcommand{\\mtAblationRows}{" } { print } END { print "}" }'
 
 # Some translations of test2016 with their references (the Results section's table): these
@@ -245,6 +256,22 @@ HYPS
 diff() { macro "$1" "$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a - b }')"; }
 diff mtQuarterCourseOverDropout "$(cased $M/ablation/d01.beam4.en)" "$(cased $M/ablation/d03.beam4.en)"
 diff mtQuarterCourseOverTied "$(cased $M/ablation/d01.beam4.en)" "$(cased $M/ablation/d03tie.beam4.en)"
+
+# The p-values of the comparisons that Getting to 41 makes in its text (same machine and
+# trainer unless the text says otherwise), by paired bootstrap, cased.
+macro mtQuarterCourseOverDropoutP "$(pvalue $M/ablation/d01.beam4.en $M/ablation/d03.beam4.en)"
+macro mtQuarterCourseOverTiedP "$(pvalue $M/ablation/d01.beam4.en $M/ablation/d03tie.beam4.en)"
+macro mtQuarterWordsOverPiecesP "$(pvalue $M/ablation/words-15.beam4.en $M/ablation/subwords-15.beam4.en)"
+macro mtLongPiecesOverWordsP "$(pvalue $M/ablation/subwords-38.beam4.en $M/ablation/words-cooldown.beam4.en)"
+macro mtRateOverBudgetP "$(pvalue $M/ablation/rate2.beam4.en $M/ablation/subwords-budget-hour.beam4.en)"
+
+# The text calls the rate's gain significant and the subwords' lead over the words not: refuse
+# to build when either stops being so.
+awk -v rate="$(pvalue $M/ablation/rate2.beam4.en $M/ablation/subwords-budget-hour.beam4.en)" \
+    -v long="$(pvalue $M/ablation/subwords-38.beam4.en $M/ablation/words-cooldown.beam4.en)" \
+    -v quarter="$(pvalue $M/ablation/d01.beam4.en $M/ablation/d03tie.beam4.en)" 'BEGIN {
+  if (rate >= 0.05 || quarter >= 0.05 || long < 0.05) {
+    print "multi30k.sh: Getting to 41 says that the doubled rate and the course'"'"'s quarter hour differ significantly and the subwords'"'"' lead does not; p = " rate ", " quarter ", " long > "/dev/stderr"; exit 1 } }'
 
 # The shipped model's recaser (the chapter Capital letters): how many words its table holds,
 # and the bytes of its text in the file's metadata.
