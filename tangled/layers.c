@@ -471,7 +471,7 @@ void log_softmax_rows(float *x, int rows, int cols)
     }
 }
 
-#line 1334 "book/model.nw"
+#line 1335 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -486,7 +486,7 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     return loss;
 }
 
-#line 1353 "book/model.nw"
+#line 1354 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

@@ -405,7 +405,7 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     lay_out_decoder_activations(model);
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     /* <<Lay out the scratch of the backward pass>> */
-#line 1285 "book/model.nw"
+#line 1286 "book/model.nw"
     const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
     const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
     model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -575,7 +575,7 @@ static const float *final_norm(Model *model, NormViews norm, ActivationView out,
     return y;
 }
 
-#line 1391 "book/model.nw"
+#line 1392 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -623,7 +623,7 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
 
-#line 1443 "book/model.nw"
+#line 1444 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -658,7 +658,7 @@ static void feed_forward_sublayer_backward(Model *model, ActivationView hidden,
                           c->d_model, c->d_ff);
 }
 
-#line 1483 "book/model.nw"
+#line 1484 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, ActivationView mean,
                                 ActivationView rstd, const float *x, const float *d_out,
                                 int rows)
@@ -800,7 +800,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
 #line 857 "book/model.nw"
 }
 
-#line 1370 "book/model.nw"
+#line 1371 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -811,7 +811,7 @@ float *model_gradient(const Model *model, ParameterView view)
     return flat_view(&model->gradients, view.index);
 }
 
-#line 1520 "book/model.nw"
+#line 1521 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     compute.kernels->log_softmax_backward(model_logits_gradient(model), d_logprobs,
@@ -826,7 +826,7 @@ float *model_logits_gradient(const Model *model)
     return model_activation(model, model->d_logits);
 }
 
-#line 1541 "book/model.nw"
+#line 1542 "book/model.nw"
 static void decoder_backward(Model *model, float *d_memory)
 {
     const Config *c = &model->config;
@@ -837,7 +837,7 @@ static void decoder_backward(Model *model, float *d_memory)
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
     /* <<Back through the decoder's layers>> */
-#line 1604 "book/model.nw"
+#line 1605 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -863,7 +863,7 @@ static void decoder_backward(Model *model, float *d_memory)
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1551 "book/model.nw"
+#line 1552 "book/model.nw"
 }
 
 static void encoder_backward(Model *model, float *d_memory)
@@ -873,7 +873,7 @@ static void encoder_backward(Model *model, float *d_memory)
     const AttentionShape encoder_shape = {batch, src_len, src_len, c->d_model, c->heads,
                                           c->unscaled_attention};
     /* <<Back through the encoder>> */
-#line 1635 "book/model.nw"
+#line 1636 "book/model.nw"
     const ActivationView last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -895,17 +895,17 @@ static void encoder_backward(Model *model, float *d_memory)
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1560 "book/model.nw"
+#line 1561 "book/model.nw"
 }
 
-#line 1567 "book/model.nw"
+#line 1568 "book/model.nw"
 void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
     const int src_rows = model->batch * model->src_len;
     const int tgt_rows = model->batch * model->tgt_len;
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1584 "book/model.nw"
+#line 1585 "book/model.nw"
     const float *d_logits = model_logits_gradient(model);
     float *d_decoded = model_activation(model, model->d_output);
     memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
@@ -919,7 +919,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1573 "book/model.nw"
+#line 1574 "book/model.nw"
     decoder_backward(model, d_memory);
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     encoder_backward(model, d_memory);

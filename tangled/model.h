@@ -96,7 +96,7 @@ typedef struct {
     ActivationView decoded, decoded_mean, decoded_rstd;   /* the decoder's (after its norm) */
     ActivationView logprobs;                           /* [B][T_tgt][tgt_vocab] */
     /* <<Gradient scratch views>> */
-#line 1276 "book/model.nw"
+#line 1277 "book/model.nw"
     ActivationView d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     ActivationView d_context, d_q, d_k, d_v, d_p;
 #line 606 "book/model.nw"
@@ -162,7 +162,7 @@ void model_sublayer_residual(const Model *model, NormViews norm, float *stream,
                              float *scratch, const LayerNormSaved *saved, const float *x,
                              float *f, const float *keep, int rows);
 
-#line 1319 "book/model.nw"
+#line 1320 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */

@@ -261,6 +261,7 @@ diff mtQuarterCourseOverTied "$(cased $M/ablation/d01.beam4.en)" "$(cased $M/abl
 # trainer unless the text says otherwise), by paired bootstrap, cased.
 macro mtQuarterCourseOverDropoutP "$(pvalue $M/ablation/d01.beam4.en $M/ablation/d03.beam4.en)"
 macro mtQuarterCourseOverTiedP "$(pvalue $M/ablation/d01.beam4.en $M/ablation/d03tie.beam4.en)"
+macro mtQuarterUntiedOverTiedP "$(pvalue $M/ablation/d03.beam4.en $M/ablation/d03tie.beam4.en)"
 macro mtQuarterWordsOverPiecesP "$(pvalue $M/ablation/words-15.beam4.en $M/ablation/subwords-15.beam4.en)"
 macro mtLongPiecesOverWordsP "$(pvalue $M/ablation/subwords-38.beam4.en $M/ablation/words-cooldown.beam4.en)"
 macro mtRateOverBudgetP "$(pvalue $M/ablation/rate2.beam4.en $M/ablation/subwords-budget-hour.beam4.en)"
