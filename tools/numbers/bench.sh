@@ -256,6 +256,17 @@ for f in figures/multi30k/hour-fp32.test2016.beam4.en:Fp figures/multi30k/ablati
     TRANSFORMER="$T" tools/bleu-cased "${f%:*}" $ref | awk -v k=$k "$LIB"'/^BLEU/ { def(k "BleuCased", fixed($3, 2)) }'
 done
 
+# The two hours' test2016 translations against each other by paired bootstrap resampling
+# (cased, transformer bleu --paired-bs with its defaults): \benchHourP. The text calls the
+# difference significant: refuse to build if it is not.
+hours=${TMPDIR:-/tmp}/hours.$$
+"$T" recase < figures/multi30k/ablation/subwords-budget-hour.beam4.en > "$hours.bf"
+"$T" recase < figures/multi30k/hour-fp32.test2016.beam4.en > "$hours.fp"
+p=$("$T" bleu --paired-bs "$hours.bf" "$hours.fp" $ref | awk '/^p = / { sub(/:$/, "", $3); print $3 }')
+rm -f "$hours.bf" "$hours.fp"
+awk -v p="$p" "$LIB"'BEGIN { def("benchHourP", p)
+  if (p == "" || p >= 0.05) { print "bench.sh: the hours in float and bfloat16 no longer differ significantly (p = " p "); the speed chapter says they do" > "/dev/stderr"; exit 1 } }'
+
 # Decoding one sentence at a time reads the weights (Section "The remaining distance"): the
 # bytes of float weights of the decoding benchmark's model (DECODE_CONFIG of bench/bench.py,
 # its settings), per new symbol (the decoder's self-attention, its cross-attention's query
