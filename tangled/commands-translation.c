@@ -237,7 +237,7 @@ int run_average(int argc, char **argv)
 }
 
 /* <<Translate the sentence on standard input greedily>> */
-#line 1491 "book/translate.nw"
+#line 1495 "book/translate.nw"
 /* The sentence on standard input and its greedy translation, as a batch of one pair. */
 static Batch sentence_pair(Translator *translator)
 {
@@ -255,16 +255,16 @@ static Batch sentence_pair(Translator *translator)
         die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
     /* <<Make the sentence and its translation a batch>> */
-#line 1516 "book/translate.nw"
+#line 1520 "book/translate.nw"
     const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
     Batch pair;
     batch_init(&pair, 1, src_len, tgt_len);
     batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
     return pair;
-#line 1508 "book/translate.nw"
+#line 1512 "book/translate.nw"
 }
 
-#line 1450 "book/translate.nw"
+#line 1454 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -294,7 +294,7 @@ int run_attention(int argc, char **argv)
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     Batch pair = sentence_pair(&translator);
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1526 "book/translate.nw"
+#line 1530 "book/translate.nw"
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
     model_prepare(model, 1, c->max_len, c->max_len);
@@ -328,7 +328,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-#line 1479 "book/translate.nw"
+#line 1483 "book/translate.nw"
     translator_close(&translator);
     return finish_output();
 }

@@ -150,7 +150,7 @@ static const Command commands[] = {
      "--bf16 a bfloat16 copy of half the size). --recaser ENGLISH learns the table\n"
      "of capital letters anew from a cased, untokenized English file.\n",
      NULL, run_average},
-#line 1564 "book/translate.nw"
+#line 1568 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
