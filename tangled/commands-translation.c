@@ -171,7 +171,7 @@ int run_translate(int argc, char **argv)
     return finish_output();
 }
 
-#line 1050 "book/translate.nw"
+#line 1051 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
     const char *output = NULL, *cased = NULL;
@@ -198,7 +198,7 @@ int run_average(int argc, char **argv)
     for (int k = 1; k < count; k++) {
         load_translator(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
-#line 1094 "book/translate.nw"
+#line 1095 "book/translate.nw"
         const Config *a = &mean.config, *b = &model.config;
         bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
                     && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
@@ -212,7 +212,7 @@ int run_average(int argc, char **argv)
         if (!same)
             die("%s: not a model of the same run as %s (other sizes or vocabularies)",
                 argv[first + k], argv[first]);
-#line 1076 "book/translate.nw"
+#line 1077 "book/translate.nw"
         for (size_t i = 0; i < n; i++) sum[i] += model.parameters.data[i];
         model_free(&model), vocab_free(&other_src), vocab_free(&other_tgt);
     }
@@ -227,7 +227,7 @@ int run_average(int argc, char **argv)
                    recaser_learn(&tgt_vocab.cases, &file, file.lines);
                    tokenized_file_free(&file);
                }
-#line 1081 "book/translate.nw"
+#line 1082 "book/translate.nw"
     const char *error = translation_model_save(output, &mean, &src_vocab, &tgt_vocab,
                                                bf16_weights, &probe);
     if (error) die("%s", error);
@@ -237,7 +237,7 @@ int run_average(int argc, char **argv)
 }
 
 /* <<Translate the sentence on standard input greedily>> */
-#line 1495 "book/translate.nw"
+#line 1497 "book/translate.nw"
 /* The sentence on standard input and its greedy translation, as a batch of one pair. */
 static Batch sentence_pair(Translator *translator)
 {
@@ -255,16 +255,16 @@ static Batch sentence_pair(Translator *translator)
         die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
     /* <<Make the sentence and its translation a batch>> */
-#line 1520 "book/translate.nw"
+#line 1522 "book/translate.nw"
     const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
     Batch pair;
     batch_init(&pair, 1, src_len, tgt_len);
     batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
     return pair;
-#line 1512 "book/translate.nw"
+#line 1514 "book/translate.nw"
 }
 
-#line 1454 "book/translate.nw"
+#line 1456 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -294,7 +294,7 @@ int run_attention(int argc, char **argv)
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     Batch pair = sentence_pair(&translator);
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1530 "book/translate.nw"
+#line 1532 "book/translate.nw"
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
     model_prepare(model, 1, c->max_len, c->max_len);
@@ -328,7 +328,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-#line 1483 "book/translate.nw"
+#line 1485 "book/translate.nw"
     translator_close(&translator);
     return finish_output();
 }

@@ -140,7 +140,7 @@ static const Command commands[] = {
      "are printed. Without --model, the translator that ships with\n"
      "the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1032 "book/translate.nw"
+#line 1033 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -150,7 +150,7 @@ static const Command commands[] = {
      "--bf16 a bfloat16 copy of half the size). --recaser ENGLISH learns the table\n"
      "of capital letters anew from a cased, untokenized English file.\n",
      NULL, run_average},
-#line 1568 "book/translate.nw"
+#line 1570 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

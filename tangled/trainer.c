@@ -296,7 +296,7 @@ static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                                    const RunSettings *run, const TrainerClock *clock)
 {
     /* <<Fit the run's end to the time budget>> */
-#line 1221 "book/translate.nw"
+#line 1222 "book/translate.nw"
     StepSettings *settings = &trainer->settings;
     const long step = trainer->adam.step;
     if (!run->max_minutes || settings->cooldown <= 0
@@ -473,7 +473,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
         source->start_epoch(source->task, progress->epoch);
     }
     /* <<Apply a last epoch that a time budget brought forward>> */
-#line 1247 "book/translate.nw"
+#line 1248 "book/translate.nw"
     if (progress->last_epoch && trainer->settings.cooldown > 0)
         trainer->settings.cooldown_end = (long)progress->last_epoch * source->batches;
 #line 666 "book/copy.nw"
@@ -528,7 +528,7 @@ const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *rec
     return error ? trainer->message : NULL;
 }
 
-#line 1200 "book/translate.nw"
+#line 1201 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs)
 {

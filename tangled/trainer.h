@@ -94,7 +94,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe);
 
-#line 1189 "book/translate.nw"
+#line 1190 "book/translate.nw"
 /* The last epoch that fits a time budget of budget seconds, elapsed of them spent on
    steps_here updates, at the end of an epoch of batches updates (step of them done in
    all): at most epochs, and late enough for the cool-down's cooldown_epochs to start now
