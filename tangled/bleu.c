@@ -527,7 +527,7 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              BLEU_SACREBLEU_VERSION);
 }
 
-#line 902 "book/bleu-engine.nw"
+#line 903 "book/bleu-engine.nw"
 BleuScore bleu_resample(const BleuStats *segments, const long *index, long count)
 {
     BleuStats sum = {0};
@@ -540,7 +540,7 @@ BleuScore bleu_resample(const BleuStats *segments, const long *index, long count
     return bleu_compute(&sum, false);
 }
 
-#line 937 "book/bleu-engine.nw"
+#line 938 "book/bleu-engine.nw"
 void bleu_bootstrap(const BleuStats *segments, long count, int resamples, uint64_t seed,
                     double *scores)
 {
@@ -555,7 +555,7 @@ void bleu_bootstrap(const BleuStats *segments, long count, int resamples, uint64
     free(index);
 }
 
-#line 967 "book/bleu-engine.nw"
+#line 968 "book/bleu-engine.nw"
 static int compare_scores(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -572,7 +572,7 @@ void bleu_interval(double *scores, int n, double *mean, double *half_width)
     *half_width = n > 0 ? 0.5 * (scores[high] - scores[low]) : 0.0;
 }
 
-#line 1007 "book/bleu-engine.nw"
+#line 1008 "book/bleu-engine.nw"
 double bleu_paired_p(const double *baseline, const double *system, int n, double difference)
 {
     double mean = 0.0;
@@ -584,7 +584,7 @@ double bleu_paired_p(const double *baseline, const double *system, int n, double
     return (reached + 1.0) / (n + 1.0);
 }
 
-#line 1039 "book/bleu-engine.nw"
+#line 1040 "book/bleu-engine.nw"
 void bleu_format_interval(char *buffer, size_t size, const BleuScore *s, double mean,
                           double half_width)
 {
@@ -602,7 +602,7 @@ void bleu_signature_resampled(char *buffer, size_t size, int n_refs, bool lowerc
              BLEU_SACREBLEU_VERSION);
 }
 
-#line 1091 "book/bleu-engine.nw"
+#line 1092 "book/bleu-engine.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
@@ -623,7 +623,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 1139 "book/bleu-engine.nw"
+#line 1140 "book/bleu-engine.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -642,7 +642,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         free(text);
         return error;
     }
-#line 1111 "book/bleu-engine.nw"
+#line 1112 "book/bleu-engine.nw"
     file->text = text;
     file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */
     for (size_t i = 0; i < t.length; i++)

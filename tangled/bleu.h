@@ -69,12 +69,12 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s);
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order);
 
-#line 894 "book/bleu-engine.nw"
+#line 895 "book/bleu-engine.nw"
 /* The corpus BLEU of the segments SEGMENTS[INDEX[0]], ..., SEGMENTS[INDEX[COUNT - 1]] (a
    segment may come more than once): their statistics summed, then bleu_compute. */
 BleuScore bleu_resample(const BleuStats *segments, const long *index, long count);
 
-#line 924 "book/bleu-engine.nw"
+#line 925 "book/bleu-engine.nw"
 enum { BLEU_RESAMPLES = 1000, BLEU_SEED = 12345 };   /* sacreBLEU's defaults */
 
 /* The scores of RESAMPLES resamples of the COUNT segments, each resample COUNT segment
@@ -83,17 +83,17 @@ enum { BLEU_RESAMPLES = 1000, BLEU_SEED = 12345 };   /* sacreBLEU's defaults */
 void bleu_bootstrap(const BleuStats *segments, long count, int resamples, uint64_t seed,
                     double *scores);
 
-#line 959 "book/bleu-engine.nw"
-/* The mean of the N scores and half the width of their 95% interval (sacreBLEU's
-   estimate_ci); SCORES is sorted in place. */
+#line 960 "book/bleu-engine.nw"
+/* The mean of the N scores and half the distance between the scores at positions n/40
+   and n - 1 - n/40 once sorted (sacreBLEU's estimate_ci); SCORES is sorted in place. */
 void bleu_interval(double *scores, int n, double *mean, double *half_width);
 
-#line 999 "book/bleu-engine.nw"
+#line 1000 "book/bleu-engine.nw"
 /* The p-value of paired bootstrap resampling: BASELINE and SYSTEM are the scores of the same
    N resamples, DIFFERENCE the absolute difference of the two corpus scores. */
 double bleu_paired_p(const double *baseline, const double *system, int n, double difference);
 
-#line 1028 "book/bleu-engine.nw"
+#line 1029 "book/bleu-engine.nw"
 /* The score line with the mean and the half-width of a bootstrap interval. */
 void bleu_format_interval(char *buffer, size_t size, const BleuScore *s, double mean,
                           double half_width);
@@ -101,7 +101,7 @@ void bleu_format_interval(char *buffer, size_t size, const BleuScore *s, double 
 void bleu_signature_resampled(char *buffer, size_t size, int n_refs, bool lowercase,
                               int resamples, uint64_t seed);
 
-#line 1076 "book/bleu-engine.nw"
+#line 1077 "book/bleu-engine.nw"
 typedef struct {
     char *text;       /* the whole file, its line ends replaced by NULs */
     char **lines;

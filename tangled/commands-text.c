@@ -9,7 +9,7 @@
 /* <<commands-text.c includes>> */
 #line 2081 "book/text.nw"
 #include "vocab.h"
-#line 1170 "book/bleu-engine.nw"
+#line 1171 "book/bleu-engine.nw"
 #include "bleu.h"
 
 /* <<commands-text.c functions>> */
@@ -155,14 +155,14 @@ int run_vocab(int argc, char **argv)
     return 0;
 }
 
-#line 1182 "book/bleu-engine.nw"
+#line 1183 "book/bleu-engine.nw"
 typedef struct {
     bool on;          /* --confidence or --paired-bs */
     int resamples;
     uint64_t seed;
 } BleuResampling;
 
-#line 1193 "book/bleu-engine.nw"
+#line 1194 "book/bleu-engine.nw"
 /* The statistics of each line of HYP against the lines of the N_REFS files REFS. */
 static BleuStats *count_lines(const BleuLines *hyp, const BleuLines *refs, int n_refs,
                               bool lowercase)
@@ -188,7 +188,7 @@ static BleuScore corpus_score(const BleuStats *segments, long count)
     return score;
 }
 
-#line 1222 "book/bleu-engine.nw"
+#line 1223 "book/bleu-engine.nw"
 static void score_system(const BleuLines *files, int n_refs, bool lowercase,
                          BleuResampling resampling)
 {
@@ -215,7 +215,7 @@ static void score_system(const BleuLines *files, int n_refs, bool lowercase,
     free(segments);
 }
 
-#line 1254 "book/bleu-engine.nw"
+#line 1255 "book/bleu-engine.nw"
 static void compare_systems(const BleuLines *files, const char *const *paths, int n_systems,
                             bool lowercase, BleuResampling resampling)
 {
@@ -248,7 +248,7 @@ static void compare_systems(const BleuLines *files, const char *const *paths, in
     free(baseline), free(scores), free(sorted);
 }
 
-#line 1290 "book/bleu-engine.nw"
+#line 1291 "book/bleu-engine.nw"
 int run_bleu(int argc, char **argv)
 {
     bool lowercase = false, confidence = false, paired = false;
@@ -259,13 +259,14 @@ int run_bleu(int argc, char **argv)
     const Option options[] = {
         {"lowercase", OPTION_SWITCH, &lowercase, 0, 0, NULL, "score lowercased text (also -lc)"},
         {"confidence", OPTION_SWITCH, &confidence, 0, 0, NULL,
-         "add the mean and the 95% interval of bootstrap resamples"},
+         "add the mean and the interval of bootstrap resamples"},
         {"paired-bs", OPTION_SWITCH, &paired, 0, 0, NULL,
          "test each system after the first against it (paired bootstrap)"},
         {"resamples", OPTION_INT, &resamples, 1, 100000, NULL, "N resamples"},
         {"seed", OPTION_LONG, &seed, 0, 2147483647, NULL, "N seed of the resamples' draws"},
     };
-    const int first = parse_options("bleu", options, 5, argc, argv);
+    const int first = parse_options("bleu", options, sizeof options / sizeof *options, argc,
+                                    argv);
     const char **paths = (const char **)argv + first;
     const int n_paths = argc - first;
     if (n_paths < (paired ? 3 : 2))

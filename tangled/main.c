@@ -100,7 +100,7 @@ static const Command commands[] = {
      "the most frequent first, ties in byte order. Print its size. With --subwords,\n"
      "the vocabulary is one of pieces of words learned by byte-pair encoding.\n",
      NULL, run_vocab},
-#line 1334 "book/bleu-engine.nw"
+#line 1336 "book/bleu-engine.nw"
     {"bleu", "score translations with corpus BLEU, exactly as sacreBLEU does",
      "usage: transformer bleu HYP REF [REF...] [OPTIONS]\n"
      "\n"
@@ -114,7 +114,7 @@ static const Command commands[] = {
      "  transformer bleu --paired-bs BASELINE SYSTEM [SYSTEM...] REF [OPTIONS]\n"
      "\n"
      "compares systems: each SYSTEM against BASELINE by paired bootstrap resampling\n"
-     "(Koehn 2004, as sacreBLEU --paired-bs), with every score's 95% interval and\n"
+     "(Koehn 2004, as sacreBLEU --paired-bs), with every score's interval and\n"
      "each system's p-value, the chance of a difference this large between equally\n"
      "good systems. --confidence adds the interval to one system's score.\n",
      NULL, run_bleu},
