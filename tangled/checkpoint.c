@@ -101,7 +101,7 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
         metadata_add(&meta, stream_keys[s][0], "%016" PRIx64, streams[s]->state);
         metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
     }
-#line 1256 "book/translate.nw"
+#line 1389 "book/translate.nw"
     if (progress->last_epoch)
         metadata_add(&meta, "progress.last_epoch", "%d", progress->last_epoch);
 #line 196 "book/checkpoint.nw"
@@ -222,7 +222,7 @@ static const char *read_progress(Safetensors *file, const char *path, Adam *adam
     progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
     progress->loss_sum = loss_sum;
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
-#line 1261 "book/translate.nw"
+#line 1394 "book/translate.nw"
     progress->last_epoch = 0;   /* absent: the settings' last epoch */
     if (safetensors_metadata(file, "progress.last_epoch", value, sizeof value)) {
         const long number = strtol(value, &end, 10);

@@ -13,8 +13,11 @@
 #line 10 "book/copy-command.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 366 "book/translate-commands.nw"
+#line 386 "book/translate-commands.nw"
 #include "modelfile.h"
+#line 387 "book/translate.nw"
+#include "bleu.h"
+#include "translator.h"
 #line 392 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
@@ -53,7 +56,7 @@ static ValidationLoss copy_validate(void *task, Trainer *trainer)
         validation += evaluate_batch(&trainer->model, &trainer->batch, &trainer->settings,
                                      trainer->d_logprobs) / 2;
     }
-    return (ValidationLoss){validation, validation};   /* batches of equal length */
+    return (ValidationLoss){validation, validation, NAN};   /* batches of equal length */
 }
 
 #line 84 "book/copy-command.nw"
@@ -178,7 +181,7 @@ int run_copy(int argc, char **argv)
     CopyTask copy = {flags.batch_size, flags.len, flags.config.src_vocab,
                      xmalloc((size_t)flags.batch_size * flags.len * sizeof(int))};
     const BatchSource source = {&copy, flags.batches, NULL, copy_fill, copy_validate, NULL,
-                                NULL};
+                                NULL, false};
     /* <<Resume the copy task from its checkpoint, if asked>> */
 #line 522 "book/checkpoint.nw"
     Recipe *recipe = &flags.run.recipe;
@@ -216,7 +219,64 @@ int run_copy(int argc, char **argv)
     return status;
 }
 
-#line 343 "book/translate.nw"
+#line 395 "book/translate.nw"
+typedef struct {
+    Translator translator;           /* on a copy of the run's weights */
+    BleuLines sources, references;   /* val.de and val.en */
+    int count;                       /* lines translated: all, or the first --subset */
+    size_t *sizes;                   /* [count]: the sources' bytes */
+    const char **out;                /* [count]: their translations */
+} ValidationBleu;
+
+/* Read the validation set's two files and set up the translator of the run's MODEL; dies
+   with one line that names a file it cannot use. */
+static void validation_bleu_open(ValidationBleu *v, const char *data_dir, int subset,
+                                 const Model *model, const TranslationData *data)
+{
+    char path[4096], error[4400];
+    snprintf(path, sizeof path, "%s/val.de", data_dir);
+    if (bleu_read_lines(&v->sources, path, error, sizeof error)) die("%s", error);
+    snprintf(path, sizeof path, "%s/val.en", data_dir);
+    if (bleu_read_lines(&v->references, path, error, sizeof error)) die("%s", error);
+    if (v->sources.count != v->references.count)
+        die("%s/val.de has %ld lines, val.en %ld", data_dir, v->sources.count,
+            v->references.count);
+    v->count = (int)(subset && subset < v->sources.count ? subset : v->sources.count);
+    v->sizes = xmalloc((size_t)v->count * sizeof *v->sizes);
+    v->out = xmalloc((size_t)v->count * sizeof *v->out);
+    for (int i = 0; i < v->count; i++) v->sizes[i] = strlen(v->sources.lines[i]);
+    translator_open_run(&v->translator, model, &data->src_vocab, &data->tgt_vocab,
+                        &(TranslatorSettings){1, TRANSLATOR_BATCH, 0.0, false});
+}
+
+static void validation_bleu_close(ValidationBleu *v)
+{
+    translator_close(&v->translator);
+    bleu_lines_free(&v->sources), bleu_lines_free(&v->references);
+    free(v->sizes), free(v->out);
+}
+
+#line 437 "book/translate.nw"
+/* The corpus BLEU of the greedy translations of the validation set by MODEL's weights;
+   NAN, with a warning, if a line could not be translated. */
+static double validation_bleu_measure(ValidationBleu *v, const Model *model)
+{
+    translator_take_weights(&v->translator, model);
+    const Precision run_precision = compute.precision;
+    compute.precision = PRECISION_FP32;   /* translate's, whatever the run's */
+    const int done = translator_translate(&v->translator, (const char *const *)v->sources.lines,
+                                          v->sizes, v->count, v->out);
+    compute.precision = run_precision;
+    if (done < v->count) {
+        fprintf(stderr, "transformer train: warning: no validation BLEU this epoch: "
+                        "val.de:%d: %s\n", done + 1, v->translator.error);
+        return NAN;
+    }
+    const char *const *references = (const char *const *)v->references.lines;
+    return bleu_corpus(v->out, &references, 1, v->count, false, false).score;
+}
+
+#line 465 "book/translate.nw"
 typedef struct {
     const Corpus *train, *validation;
     const BatchPlan *plan, *validation_plan;
@@ -226,6 +286,7 @@ typedef struct {
     char error[4400];                  /* why the model could not be saved */
     int keep_epochs;                   /* keep the models of this many last epochs */
     int seed;                          /* of the weights, the batches' order and dropout */
+    ValidationBleu *bleu;              /* --validate-bleu (above), or NULL */
 } TranslationTask;
 
 static void translation_start_epoch(void *task, int epoch)
@@ -258,7 +319,8 @@ static ValidationLoss translation_validate(void *task, Trainer *trainer)
         validation_sum += loss * tokens, validation_tokens += tokens, batch_means += loss;
     }
     return (ValidationLoss){validation_sum / (double)validation_tokens,
-                            batch_means / t->validation_plan->count};
+                            batch_means / t->validation_plan->count,
+                            t->bleu ? validation_bleu_measure(t->bleu, &trainer->model) : NAN};
 }
 
 static const char *translation_save_best(void *task, const Model *model)
@@ -271,7 +333,7 @@ static const char *translation_save_best(void *task, const Model *model)
     return error ? t->error : NULL;
 }
 
-#line 405 "book/translate.nw"
+#line 529 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
 static void epoch_model_path(char *out, size_t size, const char *path, int epoch)
@@ -302,7 +364,7 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     return NULL;
 }
 
-#line 440 "book/translate.nw"
+#line 564 "book/translate.nw"
 typedef struct {
     Config config;
     RunSettings run;
@@ -311,9 +373,10 @@ typedef struct {
     const char *data_dir, *model_path;
     int token_budget, subset, keep_epochs, cooldown_epochs, subwords, seed;
     int precision, norm;
+    bool validate_bleu;
 } TrainFlags;
 
-#line 459 "book/translate.nw"
+#line 584 "book/translate.nw"
 /* The recipe of a translation run, after its flags. */
 static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
 {
@@ -335,7 +398,7 @@ static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
     recipe_add(recipe, "recipe.rate", "%.17g", flags->settings.constant_rate);
 }
 
-#line 502 "book/translate.nw"
+#line 627 "book/translate.nw"
 /* Read the train command's flags. */
 static void read_train_flags(TrainFlags *flags, int argc, char **argv)
 {
@@ -387,6 +450,8 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
          "C lower the rate linearly to 0 over the last C of the --epochs, if not 0"},
         {"seed", OPTION_INT, &flags->seed, 1, 1000000000, NULL,
          "S seed of the weights, the order of the batches and dropout"},
+        {"validate-bleu", OPTION_SWITCH, &flags->validate_bleu, 0, 0, NULL,
+         "also translate the validation set greedily each epoch: its BLEU in the log"},
         PRECISION_OPTION(flags->precision),
         MODEL_SIZE_OPTIONS(*config),
         CHECKPOINT_OPTIONS(flags->run, flags->resume_path),
@@ -401,7 +466,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
     set_precision("train", flags->precision);
 }
 
-#line 574 "book/translate.nw"
+#line 701 "book/translate.nw"
 /* Check at once that the model can be saved. */
 static void check_model_can_be_saved(const char *model_path)
 {
@@ -410,7 +475,7 @@ static void check_model_can_be_saved(const char *model_path)
     safetensors_remove_temporaries(model_path);
 }
 
-#line 586 "book/translate.nw"
+#line 713 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     TrainFlags flags;
@@ -428,9 +493,9 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 592 "book/translate.nw"
+#line 719 "book/translate.nw"
     /* <<Set up the trainer and the batches>> */
-#line 641 "book/translate.nw"
+#line 768 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, flags.token_budget);
     batch_plan(&validation_plan, validation, flags.token_budget);
@@ -440,11 +505,15 @@ int run_train(int argc, char **argv)
     flags.config.max_len = most.src_len > most.tgt_len ? most.src_len : most.tgt_len;
     Trainer trainer;
     trainer_setup(&trainer, flags.config, (uint64_t)flags.seed, &most, &flags.settings);
+    ValidationBleu bleu;
+    if (flags.validate_bleu)
+        validation_bleu_open(&bleu, flags.data_dir, flags.subset, &trainer.model, &data);
     TranslationTask task = {train, validation, &plan, &validation_plan,
                             xmalloc((size_t)plan.count * sizeof(int)), flags.model_path,
-                            &data.src_vocab, &data.tgt_vocab, "", flags.keep_epochs, flags.seed};
+                            &data.src_vocab, &data.tgt_vocab, "", flags.keep_epochs, flags.seed,
+                            flags.validate_bleu ? &bleu : NULL};
     /* <<Resume the translation run, if asked>> */
-#line 660 "book/translate.nw"
+#line 791 "book/translate.nw"
     translation_recipe(&flags.run.recipe, &flags);
     if (flags.resume_path) {
         if (trainer_resume(&trainer, flags.resume_path, &flags.run.recipe))
@@ -459,14 +528,15 @@ int run_train(int argc, char **argv)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &flags.run, smallest, &trainer.model, &trainer.adam,
                                       &trainer.progress);
-#line 593 "book/translate.nw"
+#line 720 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 674 "book/translate.nw"
+#line 805 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 /* the chapter on many machines: rank 0 saves */
                                 rank == 0 ? translation_save_best : NULL,
-                                rank == 0 && flags.keep_epochs ? translation_save_epoch : NULL};
+                                rank == 0 && flags.keep_epochs ? translation_save_epoch : NULL,
+                                flags.validate_bleu};
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &flags.run);
     const int status = trainer_exit_status(&trainer, outcome);
     if (isfinite(trainer.best_validation))
@@ -476,14 +546,15 @@ int run_train(int argc, char **argv)
                flags.run.checkpoint_path);
     /* the chapter on many machines */
     distributed_leave("train", &trainer.model, &trainer.adam, &trainer.progress);
-#line 594 "book/translate.nw"
+#line 721 "book/translate.nw"
     /* <<Free the training run>> */
-#line 693 "book/translate.nw"
+#line 825 "book/translate.nw"
     recipe_free(&flags.run.recipe);
     free(task.order);
+    if (task.bleu) validation_bleu_close(task.bleu);
     trainer_free(&trainer);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
-#line 595 "book/translate.nw"
+#line 722 "book/translate.nw"
     return status;
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 356 "book/translate-commands.nw"
+#line 376 "book/translate-commands.nw"
 #include <sys/stat.h>
 #include <unistd.h>
 #include "data.h"
@@ -15,7 +15,7 @@
 #include "translator.h"
 
 /* <<commands-translation.c functions>> */
-#line 377 "book/translate-commands.nw"
+#line 397 "book/translate-commands.nw"
 /* The translator that ships with the book: SHIPPED_MODEL in the current directory, else
    beside the program (its own directory found through /proc/self/exe). */
 #define SHIPPED_MODEL "data/multi30k-de-en.safetensors"
@@ -32,7 +32,7 @@ static const char *shipped_model(void)
     return access(path, R_OK) == 0 ? path : SHIPPED_MODEL;
 }
 
-#line 404 "book/translate-commands.nw"
+#line 424 "book/translate-commands.nw"
 /* The live line of translate: when it started, whether it is shown, the input's size. */
 typedef struct {
     double start;
@@ -74,7 +74,7 @@ static void translate_progress_end(const TranslateProgress *progress, long lines
             lines / elapsed, "");
 }
 
-#line 450 "book/translate-commands.nw"
+#line 470 "book/translate-commands.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -85,11 +85,12 @@ static void load_translator(const char *path, Model *model, Vocab *src_vocab,
     safetensors_free(&file);
 }
 
-#line 465 "book/translate-commands.nw"
+#line 485 "book/translate-commands.nw"
 int run_translate(int argc, char **argv)
 {
     const char *model_path = NULL;   /* the shipped translator */
-    int beam_size = 4, batch_limit = 32, precision = PRECISION_FP32;   /* the speed chapter */
+    int beam_size = 4, batch_limit = TRANSLATOR_BATCH;
+    int precision = PRECISION_FP32;   /* the speed chapter */
     double alpha = 2.0;   /* chosen on the validation set (Getting to 41); the paper's: 0.6 */
     bool show_progress = false, lowercase = false;
     const Option options[] = {
@@ -115,7 +116,7 @@ int run_translate(int argc, char **argv)
                                                               lowercase});
     if (error) die("%s", error);
     /* <<Read, translate and print standard input, a window at a time>> */
-#line 509 "book/translate-commands.nw"
+#line 530 "book/translate-commands.nw"
     const int window = translator.window;
     LineReader *lines = xmalloc((size_t)window * sizeof *lines);   /* one reader a line */
     memset(lines, 0, (size_t)window * sizeof *lines);
@@ -135,7 +136,7 @@ int run_translate(int argc, char **argv)
                 break;
             }
             /* <<Cut a line over the tokenizer's limit, and say so>> */
-#line 554 "book/translate-commands.nw"
+#line 575 "book/translate-commands.nw"
             if (length > TEXT_MAX_LINE_BYTES) {
                 size_t cut = TEXT_MAX_LINE_BYTES;
                 while (cut > 0 && ((unsigned char)lines[count].text[cut] & 0xC0) == 0x80) cut--;
@@ -145,7 +146,7 @@ int run_translate(int argc, char **argv)
                 lines[count].text[cut] = '\0';
                 length = (long)cut;
             }
-#line 528 "book/translate-commands.nw"
+#line 549 "book/translate-commands.nw"
             line_texts[count] = lines[count].text, sizes[count++] = (size_t)length;
         }
         if (count == 0) break;
@@ -166,12 +167,12 @@ int run_translate(int argc, char **argv)
     if (*refusal) die("%s", refusal);
     for (int i = 0; i < window; i++) free(lines[i].text);
     free(lines), free(texts), free(line_texts), free(sizes);
-#line 494 "book/translate-commands.nw"
+#line 515 "book/translate-commands.nw"
     translator_close(&translator);
     return finish_output();
 }
 
-#line 1051 "book/translate.nw"
+#line 1184 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
     const char *output = NULL, *cased = NULL;
@@ -198,7 +199,7 @@ int run_average(int argc, char **argv)
     for (int k = 1; k < count; k++) {
         load_translator(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
-#line 1095 "book/translate.nw"
+#line 1228 "book/translate.nw"
         const Config *a = &mean.config, *b = &model.config;
         bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
                     && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
@@ -212,7 +213,7 @@ int run_average(int argc, char **argv)
         if (!same)
             die("%s: not a model of the same run as %s (other sizes or vocabularies)",
                 argv[first + k], argv[first]);
-#line 1077 "book/translate.nw"
+#line 1210 "book/translate.nw"
         for (size_t i = 0; i < n; i++) sum[i] += model.parameters.data[i];
         model_free(&model), vocab_free(&other_src), vocab_free(&other_tgt);
     }
@@ -227,7 +228,7 @@ int run_average(int argc, char **argv)
                    recaser_learn(&tgt_vocab.cases, &file, file.lines);
                    tokenized_file_free(&file);
                }
-#line 1082 "book/translate.nw"
+#line 1215 "book/translate.nw"
     const char *error = translation_model_save(output, &mean, &src_vocab, &tgt_vocab,
                                                bf16_weights, &probe);
     if (error) die("%s", error);
@@ -237,7 +238,7 @@ int run_average(int argc, char **argv)
 }
 
 /* <<Translate the sentence on standard input greedily>> */
-#line 1497 "book/translate.nw"
+#line 1630 "book/translate.nw"
 /* The sentence on standard input and its greedy translation, as a batch of one pair. */
 static Batch sentence_pair(Translator *translator)
 {
@@ -255,16 +256,16 @@ static Batch sentence_pair(Translator *translator)
         die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
     /* <<Make the sentence and its translation a batch>> */
-#line 1522 "book/translate.nw"
+#line 1655 "book/translate.nw"
     const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
     Batch pair;
     batch_init(&pair, 1, src_len, tgt_len);
     batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
     return pair;
-#line 1514 "book/translate.nw"
+#line 1647 "book/translate.nw"
 }
 
-#line 1456 "book/translate.nw"
+#line 1589 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -294,7 +295,7 @@ int run_attention(int argc, char **argv)
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     Batch pair = sentence_pair(&translator);
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1532 "book/translate.nw"
+#line 1665 "book/translate.nw"
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
     model_prepare(model, 1, c->max_len, c->max_len);
@@ -328,7 +329,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-#line 1485 "book/translate.nw"
+#line 1618 "book/translate.nw"
     translator_close(&translator);
     return finish_output();
 }

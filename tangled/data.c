@@ -104,7 +104,7 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
     }
 }
 
-#line 616 "book/translate.nw"
+#line 743 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
     BatchBounds most = {0, 0, 0, 0, 0};

@@ -67,7 +67,7 @@ SourceBatch source_batch(const int *tokens, uint8_t *keep, int batch, int len, i
 /* order[i] = the i-th batch to visit in epoch epoch (from 1): a permutation of 0..count-1. */
 void batch_order(int *order, int count, uint64_t seed, int epoch);
 
-#line 608 "book/translate.nw"
+#line 735 "book/translate.nw"
 /* The largest batch sizes of two plans (training and validation), each size on its own. */
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b);
 

@@ -118,7 +118,7 @@ static const Command commands[] = {
      "each system's p-value, the chance of a difference this large between equally\n"
      "good systems. --confidence adds the interval to one system's score.\n",
      NULL, run_bleu},
-#line 568 "book/translate-commands.nw"
+#line 589 "book/translate-commands.nw"
     {"train", "train a German-to-English translator on Multi30k (the translation chapter)",
      "usage: transformer train [OPTIONS]\n"
      "\n"
@@ -140,7 +140,7 @@ static const Command commands[] = {
      "are printed. Without --model, the translator that ships with\n"
      "the book, data/multi30k-de-en.safetensors.\n",
      NULL, run_translate},
-#line 1033 "book/translate.nw"
+#line 1166 "book/translate.nw"
     {"average", "average the weights of several models of one run (Getting to 41)",
      "usage: transformer average MODEL... --output FILE\n"
      "\n"
@@ -150,7 +150,7 @@ static const Command commands[] = {
      "--bf16 a bfloat16 copy of half the size). --recaser ENGLISH learns the table\n"
      "of capital letters anew from a cased, untokenized English file.\n",
      NULL, run_average},
-#line 1570 "book/translate.nw"
+#line 1703 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

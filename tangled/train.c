@@ -196,7 +196,7 @@ double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
     return loss;
 }
 
-#line 1150 "book/translate.nw"
+#line 1283 "book/translate.nw"
 double scheduled_rate(long step, int d_model, const StepSettings *settings)
 {
     const double rate = settings->constant_rate > 0

@@ -105,7 +105,7 @@ typedef struct {
                            (Getting to 41); 0: the settings' */
 } TrainingProgress;
 
-#line 1140 "book/translate.nw"
+#line 1273 "book/translate.nw"
 /* The rate of update step: the settings' constant rate if they have one, else learning_rate;
    times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const StepSettings *settings);

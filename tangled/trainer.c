@@ -17,7 +17,7 @@
 #include <fcntl.h>
 
 /* <<trainer.c types>> */
-#line 726 "book/copy.nw"
+#line 728 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -115,7 +115,7 @@ static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSetting
 }
 
 /* <<trainer.c helpers>> */
-#line 567 "book/copy.nw"
+#line 569 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -125,7 +125,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
 
-#line 586 "book/copy.nw"
+#line 588 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -149,7 +149,7 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     return loss;
 }
 
-#line 614 "book/copy.nw"
+#line 616 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
@@ -157,7 +157,7 @@ static int batch_tokens(const Batch *batch, int pad)
     return tokens;
 }
 
-#line 627 "book/copy.nw"
+#line 629 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     if (tokens == 0) return 0.0;   /* nothing to learn from: no step */
@@ -167,7 +167,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     return loss / tokens;
 }
 
-#line 707 "book/copy.nw"
+#line 709 "book/copy.nw"
 /* Stop if the loss is not finite: a failure, with the message. */
 static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run, double loss)
 {
@@ -181,10 +181,11 @@ static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run,
     return TRAINER_FAILED;
 }
 
-#line 742 "book/copy.nw"
+#line 744 "book/copy.nw"
 /* Prepare the run: the log, the clock, the signals. False, with the trainer's message, when
    one of them fails. */
-static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *clock)
+static bool prepare_run(Trainer *trainer, const BatchSource *source, const RunSettings *run,
+                        TrainerClock *clock)
 {
     *clock = (TrainerClock){NULL, isatty(STDOUT_FILENO), seconds_now(), trainer->adam.step, 0,
                             -1};
@@ -203,7 +204,7 @@ static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *
         }
         catch_stop_signals();
     }
-#line 749 "book/copy.nw"
+#line 752 "book/copy.nw"
     if (run->log_path) {
         clock->log = fopen(run->log_path, trainer->adam.step > 0 ? "a" : "w");
         if (clock->log == NULL) {
@@ -214,12 +215,13 @@ static bool prepare_run(Trainer *trainer, const RunSettings *run, TrainerClock *
         }
         if (ftell(clock->log) == 0)
             fprintf(clock->log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
-                                "tokens_per_second,validation_batch_mean\n");
+                                "tokens_per_second,validation_batch_mean%s\n",
+                    source->logs_bleu ? ",validation_bleu" : "");
     }
     return true;
 }
 
-#line 774 "book/copy.nw"
+#line 778 "book/copy.nw"
 /* The epoch the run ends with: the settings', unless a time budget brought it forward. */
 static int last_epoch(const TrainingProgress *progress, const RunSettings *run)
 {
@@ -251,7 +253,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
     fflush(stdout);
 }
 
-#line 840 "book/copy.nw"
+#line 844 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -264,9 +266,11 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     const double elapsed = seconds_now() - clock->start;
     const double loss = progress->loss_sum / progress->batch;
     if (clock->log) {
-        fprintf(clock->log, "%d,%ld,%.6f,%.6f,%.6e,%.3f,%.0f,%.6f\n", progress->epoch,
+        fprintf(clock->log, "%d,%ld,%.6f,%.6f,%.6e,%.3f,%.0f,%.6f", progress->epoch,
                 trainer->adam.step, loss, validation, current_rate(trainer), elapsed,
                 clock->tokens_seen / elapsed, held_out.batch_mean);
+        if (source->logs_bleu) fprintf(clock->log, ",%.2f", held_out.bleu);
+        fputc('\n', clock->log);
         if (fflush(clock->log) != 0 || ferror(clock->log)) {   /* a full disk, say */
             snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
                      run->log_path, strerror(errno));
@@ -274,9 +278,11 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
         }
     }
     if (!clock->terminal) {   /* one line per epoch, flushed: a log file shows progress too */
-        printf("epoch %d  step %ld  loss %.4f  validation %.4f  %.0f tokens/s  lr %.2e  "
-               "%.1f s\n", progress->epoch, trainer->adam.step, loss, validation,
-               clock->tokens_seen / elapsed, current_rate(trainer), elapsed);
+        printf("epoch %d  step %ld  loss %.4f  validation %.4f", progress->epoch,
+               trainer->adam.step, loss, validation);
+        if (source->logs_bleu) printf("  BLEU %.2f", held_out.bleu);
+        printf("  %.0f tokens/s  lr %.2e  %.1f s\n", clock->tokens_seen / elapsed,
+               current_rate(trainer), elapsed);
         fflush(stdout);
     }
     const char *error = source->save_epoch
@@ -290,13 +296,13 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     return error == NULL;
 }
 
-#line 886 "book/copy.nw"
+#line 894 "book/copy.nw"
 /* Fit the run's end to the time budget (Getting to 41). */
 static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                                    const RunSettings *run, const TrainerClock *clock)
 {
     /* <<Fit the run's end to the time budget>> */
-#line 1222 "book/translate.nw"
+#line 1355 "book/translate.nw"
     StepSettings *settings = &trainer->settings;
     const long step = trainer->adam.step;
     if (!run->max_minutes || settings->cooldown <= 0
@@ -317,7 +323,7 @@ static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                clock->terminal ? "\n" : "", fits, fits);
         fflush(stdout);
     }
-#line 891 "book/copy.nw"
+#line 899 "book/copy.nw"
 }
 
 /* Begin the next epoch: its counts from zero, the run's end fitted to a time budget, and
@@ -332,7 +338,7 @@ static void begin_next_epoch(Trainer *trainer, const BatchSource *source,
         source->start_epoch(source->task, progress->epoch);
 }
 
-#line 912 "book/copy.nw"
+#line 920 "book/copy.nw"
 /* Decide whether to stop, saving a checkpoint when one is due: TRAINER_FINISHED to go on,
    else the run's outcome (the checkpoint chapter). */
 static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings *run,
@@ -351,10 +357,10 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
     if (!stop) return TRAINER_FINISHED;
     if (clock->terminal) putchar('\n');
     return say_why_the_run_stopped(trainer, run, out_of_time, impatient);
-#line 919 "book/copy.nw"
+#line 927 "book/copy.nw"
 }
 
-#line 926 "book/copy.nw"
+#line 934 "book/copy.nw"
 /* Finish the run: close the log and the checkpoint's lock. The outcome, a failure if the log
    could not be written. */
 static TrainerOutcome finish_run(Trainer *trainer, const RunSettings *run,
@@ -432,7 +438,7 @@ void trainer_free(Trainer *trainer)
     model_free(&trainer->model);
 }
 
-#line 493 "book/copy.nw"
+#line 495 "book/copy.nw"
 void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
 {
     va_list args, again;
@@ -457,12 +463,12 @@ void recipe_free(Recipe *recipe)
     *recipe = (Recipe){NULL, 0, 0};
 }
 
-#line 651 "book/copy.nw"
+#line 653 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const RunSettings *run)
 {
     TrainingProgress *progress = &trainer->progress;
     TrainerClock clock;
-    if (!prepare_run(trainer, run, &clock)) return TRAINER_FAILED;
+    if (!prepare_run(trainer, source, run, &clock)) return TRAINER_FAILED;
     TrainerOutcome outcome = TRAINER_FINISHED;
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
         snprintf(trainer->message, sizeof trainer->message,
@@ -473,10 +479,10 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
         source->start_epoch(source->task, progress->epoch);
     }
     /* <<Apply a last epoch that a time budget brought forward>> */
-#line 1248 "book/translate.nw"
+#line 1381 "book/translate.nw"
     if (progress->last_epoch && trainer->settings.cooldown > 0)
         trainer->settings.cooldown_end = (long)progress->last_epoch * source->batches;
-#line 666 "book/copy.nw"
+#line 668 "book/copy.nw"
     const int parts = run->accumulate > 1 ? run->accumulate : 1;
     while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, run)) {
         source->fill(source->task, trainer);
@@ -528,7 +534,7 @@ const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *rec
     return error ? trainer->message : NULL;
 }
 
-#line 1201 "book/translate.nw"
+#line 1334 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs)
 {

@@ -33,6 +33,7 @@ void trainer_free(Trainer *trainer);
 typedef struct {
     double per_token;    /* the summed loss over the summed target tokens */
     double batch_mean;   /* the mean of the batches' losses per token */
+    double bleu;         /* BLEU of the task's own translations, or NAN: not measured */
 } ValidationLoss;
 
 typedef struct {
@@ -49,9 +50,10 @@ typedef struct {
     /* Keep the model of the epoch just validated, best or not (for averaging the last
        few): NULL, or a one-line error. NULL: keep none. */
     const char *(*save_epoch)(void *task, const Model *model, int epoch);
+    bool logs_bleu;   /* validate measures BLEU too: a last column of the log */
 } BatchSource;
 
-#line 476 "book/copy.nw"
+#line 478 "book/copy.nw"
 /* The recipe of a run: what a resumed run must repeat, as keys and their values' text. */
 typedef struct {
     char *(*pairs)[2];   /* [count]: key, value */
@@ -64,7 +66,7 @@ void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 void recipe_free(Recipe *recipe);
 
-#line 527 "book/copy.nw"
+#line 529 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -94,7 +96,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe);
 
-#line 1190 "book/translate.nw"
+#line 1323 "book/translate.nw"
 /* The last epoch that fits a time budget of budget seconds, elapsed of them spent on
    steps_here updates, at the end of an epoch of batches updates (step of them done in
    all): at most epochs, and late enough for the cool-down's cooldown_epochs to start now

@@ -1,4 +1,4 @@
-#line 76 "book/translate-commands.nw"
+#line 78 "book/translate-commands.nw"
 /* The translator: open, translate lines, close. Generated from the book's chapters by
    notangle: edit the book, not this file. */
 #include "translator.h"
@@ -8,7 +8,35 @@
 #include "modelfile.h"
 
 /* <<translator.c definitions>> */
-#line 94 "book/translate-commands.nw"
+/* <<Lay out the translator's buffers>> */
+#line 123 "book/translate-commands.nw"
+/* Lay out what decoding needs: for t->model, with settings s. */
+static void translator_setup(Translator *t, const TranslatorSettings *s)
+{
+    const Config *config = &t->model.config;
+    const int max_len = t->max_len = config->max_len, batch_limit = s->batch_limit;
+    t->beam_size = s->beam_size, t->batch_limit = batch_limit;
+    t->recase = !s->lowercase && t->tgt_vocab.cases.count > 0;
+    const int window = t->window = 4 * batch_limit;
+    model_prepare(&t->model, batch_limit, max_len, 1);
+    decoder_cache_init(&t->cache, &t->model, batch_limit * s->beam_size, max_len, max_len - 1);
+    beam_init(&t->beam, batch_limit, s->beam_size, max_len, config->tgt_vocab);
+    t->settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
+    t->settings.alpha = (float)s->alpha;
+    t->numbered = xmalloc((size_t)window * max_len * sizeof *t->numbered);
+    t->lengths_in = xmalloc((size_t)window * sizeof *t->lengths_in);
+    t->order = xmalloc((size_t)window * sizeof *t->order);
+    t->starts = xmalloc((size_t)(max_len + 2) * sizeof *t->starts);
+    t->src = xmalloc((size_t)batch_limit * max_len * sizeof *t->src);
+    t->src_keep = xmalloc((size_t)batch_limit * max_len);
+    t->batch_out = xmalloc((size_t)batch_limit * max_len * sizeof *t->batch_out);
+    t->batch_lengths = xmalloc((size_t)batch_limit * sizeof *t->batch_lengths);
+    t->out = xmalloc((size_t)window * max_len * sizeof *t->out);
+    t->lengths = xmalloc((size_t)window * sizeof *t->lengths);
+    t->tokens = xmalloc(sizeof *t->tokens), t->text = xmalloc(sizeof *t->text);
+}
+
+#line 98 "book/translate-commands.nw"
 const char *translator_open(Translator *t, const char *path, const TranslatorSettings *s)
 {
     memset(t, 0, sizeof *t);
@@ -27,31 +55,13 @@ const char *translator_open(Translator *t, const char *path, const TranslatorSet
 #line 2067 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 109 "book/translate-commands.nw"
+#line 113 "book/translate-commands.nw"
     t->model = model;
-    const int max_len = t->max_len = model.config.max_len, batch_limit = s->batch_limit;
-    t->beam_size = s->beam_size, t->batch_limit = batch_limit;
-    t->recase = !s->lowercase && t->tgt_vocab.cases.count > 0;
-    const int window = t->window = 4 * batch_limit;
-    model_prepare(&t->model, batch_limit, max_len, 1);
-    decoder_cache_init(&t->cache, &t->model, batch_limit * s->beam_size, max_len, max_len - 1);
-    beam_init(&t->beam, batch_limit, s->beam_size, max_len, model.config.tgt_vocab);
-    t->settings = decode_settings(VOCAB_START, VOCAB_END, VOCAB_BLANK, max_len);
-    t->settings.alpha = (float)s->alpha;
-    t->numbered = xmalloc((size_t)window * max_len * sizeof *t->numbered);
-    t->lengths_in = xmalloc((size_t)window * sizeof *t->lengths_in);
-    t->order = xmalloc((size_t)window * sizeof *t->order);
-    t->starts = xmalloc((size_t)(max_len + 2) * sizeof *t->starts);
-    t->src = xmalloc((size_t)batch_limit * max_len * sizeof *t->src);
-    t->src_keep = xmalloc((size_t)batch_limit * max_len);
-    t->batch_out = xmalloc((size_t)batch_limit * max_len * sizeof *t->batch_out);
-    t->batch_lengths = xmalloc((size_t)batch_limit * sizeof *t->batch_lengths);
-    t->out = xmalloc((size_t)window * max_len * sizeof *t->out);
-    t->lengths = xmalloc((size_t)window * sizeof *t->lengths);
-    t->tokens = xmalloc(sizeof *t->tokens), t->text = xmalloc(sizeof *t->text);
+    translator_setup(t, s);
     return NULL;
 }
 
+#line 153 "book/translate-commands.nw"
 void translator_close(Translator *t)
 {
     free(t->numbered), free(t->lengths_in), free(t->order), free(t->starts), free(t->src);
@@ -59,12 +69,12 @@ void translator_close(Translator *t)
     free(t->lengths), free(t->tokens), free(t->text), free(t->storage), free(t->offset);
     beam_free(&t->beam);
     decoder_cache_free(&t->cache);
-    vocab_free(&t->src_vocab), vocab_free(&t->tgt_vocab);
+    if (!t->borrows_vocabs) vocab_free(&t->src_vocab), vocab_free(&t->tgt_vocab);
     model_free(&t->model);
 }
 
 /* <<Read, tokenize and number up to a window of lines>> */
-#line 192 "book/translate-commands.nw"
+#line 212 "book/translate-commands.nw"
 /* Read, tokenize and number up to a window of lines: how many can be translated. */
 static int number_window(Translator *t, const char *const *lines, const size_t *sizes,
                          int count)
@@ -87,7 +97,7 @@ static int number_window(Translator *t, const char *const *lines, const size_t *
 }
 
 /* <<Order the window's lines by length>> */
-#line 219 "book/translate-commands.nw"
+#line 239 "book/translate-commands.nw"
 /* Order the window's lines by length: order[0 .. count) */
 static void order_by_length(Translator *t, int count)
 {
@@ -100,7 +110,7 @@ static void order_by_length(Translator *t, int count)
 }
 
 /* <<Gather the batch's sources, padded to the longest>> */
-#line 235 "book/translate-commands.nw"
+#line 255 "book/translate-commands.nw"
 /* Gather the batch's sources, padded to the longest: the lines order[first ..
    first + batch), with their mask. */
 static SourceBatch gather_batch(Translator *t, int first, int batch)
@@ -120,7 +130,7 @@ static SourceBatch gather_batch(Translator *t, int first, int batch)
 }
 
 /* <<Decode the window's lines, in batches of similar lengths>> */
-#line 259 "book/translate-commands.nw"
+#line 279 "book/translate-commands.nw"
 /* Decode the window's lines, in batches of similar lengths: out and lengths by line. */
 static void decode_window(Translator *t, int count)
 {
@@ -147,7 +157,7 @@ static void decode_window(Translator *t, int count)
 }
 
 /* <<Turn each output into text>> */
-#line 295 "book/translate-commands.nw"
+#line 315 "book/translate-commands.nw"
 /* Keep text, of length bytes, as the translation of line: at its offset in storage. */
 static void keep_text(Translator *t, int line, const char *text, size_t length, size_t *used)
 {
@@ -190,7 +200,7 @@ static int write_window(Translator *t, int count, int first, size_t *used)
     return count;
 }
 
-#line 162 "book/translate-commands.nw"
+#line 182 "book/translate-commands.nw"
 int translator_translate(Translator *t, const char *const *lines, const size_t *sizes,
                          int count, const char **out)
 {
@@ -209,4 +219,20 @@ int translator_translate(Translator *t, const char *const *lines, const size_t *
     }
     for (int i = 0; i < done; i++) out[i] = t->storage + t->offset[i];
     return done;
+}
+
+#line 366 "book/translate.nw"
+void translator_open_run(Translator *t, const Model *model, const Vocab *src_vocab,
+                         const Vocab *tgt_vocab, const TranslatorSettings *s)
+{
+    memset(t, 0, sizeof *t);
+    model_init(&t->model, model->config);
+    t->src_vocab = *src_vocab, t->tgt_vocab = *tgt_vocab, t->borrows_vocabs = true;
+    translator_setup(t, s);
+}
+
+void translator_take_weights(Translator *t, const Model *model)
+{
+    memcpy(t->model.parameters.data, model->parameters.data,
+           model->parameters.total * sizeof *model->parameters.data);
 }

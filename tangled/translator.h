@@ -34,6 +34,7 @@ typedef struct {
     char *storage;                    /* the last call's translations, one after another */
     size_t storage_capacity, *offset, offset_capacity;
     bool failed_output;               /* the error is of a line's translation, not the line */
+    bool borrows_vocabs;              /* the vocabularies are a training run's: not freed */
     char error[TEXT_ERROR_MAX + 4096];   /* why the last call or translator_open failed */
 } Translator;
 
@@ -50,4 +51,17 @@ const char *translator_open(Translator *translator, const char *path,
 int translator_translate(Translator *translator, const char *const *lines,
                          const size_t *sizes, int count, const char **out);
 void translator_close(Translator *translator);
+
+/* <<translator.h declarations for a training run>> */
+#line 351 "book/translate.nw"
+enum { TRANSLATOR_BATCH = 32 };   /* lines decoded together, unless a command says */
+
+/* Set up a translator for a training run: a model of MODEL's configuration, whose weights
+   translator_take_weights copies in, and the run's vocabularies, borrowed (they must
+   outlive the translator). */
+void translator_open_run(Translator *translator, const Model *model, const Vocab *src_vocab,
+                         const Vocab *tgt_vocab, const TranslatorSettings *settings);
+/* Copy in the weights of MODEL, of the configuration the translator was opened with. */
+void translator_take_weights(Translator *translator, const Model *model);
+#line 71 "book/translate-commands.nw"
 #endif

@@ -212,6 +212,61 @@ START_TEST(copy_rate_flag_holds_the_rate)
 }
 END_TEST
 
+/* train --validate-bleu: the run trains exactly as without the flag (the same model file, the
+   same losses and rates), its log's last column is validation_bleu, and the best epoch's
+   score is what translate --beam 1 and bleu give the saved model on the validation set. */
+START_TEST(train_validate_bleu_is_translate_then_bleu)
+{
+    char dir[] = "/tmp/transformer-test-vbleu-XXXXXX", command[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    tiny_corpus(dir, 16);
+    const char *recipe = "--epochs 40 --layers 1 --d-model 32 --d-ff 64 --heads 2 --warmup 20 "
+                         "--factor 2";
+    for (int flag = 0; flag < 2; flag++) {
+        snprintf(command, sizeof command, "train --data %s %s %s --model %s/m%d.st "
+                 "--checkpoint %s/c%d.st --log %s/log%d.csv", dir, recipe,
+                 flag ? "--validate-bleu" : "", dir, flag, dir, flag, dir, flag);
+        Run *r = run("", command);
+        ck_assert_msg(r->status == 0, "%s: %s", command, r->err);
+        ck_assert_int_eq(strstr(r->out, "  BLEU ") != NULL, flag);
+    }
+    snprintf(command, sizeof command, "cmp -s %s/m0.st %s/m1.st && cut -d, -f1-5,8 %s/log0.csv "
+             "> %s/a && cut -d, -f1-5,8 %s/log1.csv > %s/b && cmp -s %s/a %s/b", dir, dir, dir,
+             dir, dir, dir, dir, dir);
+    ck_assert_msg(system(command) == 0, "the flag changed the run: %s", command);
+    snprintf(command, sizeof command, "%s/log1.csv", dir);
+    static char text[1 << 16];
+    read_text(command, text, sizeof text);
+    const char *row = strchr(text, '\n');
+    ck_assert_ptr_nonnull(row);
+    ck_assert_int_eq(strncmp(row - 16, ",validation_bleu", 16), 0);
+    double best = INFINITY, best_bleu = NAN, measured = 0.0;
+    for (row++; *row; row = strchr(row, '\n') + 1) {
+        double loss, bleu;
+        ck_assert_int_eq(sscanf(row, "%*d,%*d,%*f,%lf,%*f,%*f,%*f,%*f,%lf", &loss, &bleu), 2);
+        if (loss < best) best = loss, best_bleu = bleu;
+        measured += bleu;
+    }
+    ck_assert_double_gt(measured, 0.0);   /* not a column of zeros */
+    snprintf(command, sizeof command, "translate --beam 1 --model %s/m1.st < %s/val.de", dir,
+             dir);
+    Run *r = run("", command);
+    ck_assert_int_eq(r->status, 0);
+    snprintf(command, sizeof command, "%s/hyp.en", dir);
+    FILE *hyp = fopen(command, "w");
+    ck_assert_ptr_nonnull(hyp);
+    fputs(r->out, hyp);
+    fclose(hyp);
+    snprintf(command, sizeof command, "bleu %s/hyp.en %s/val.en", dir, dir);
+    r = run("", command);
+    double score;
+    ck_assert_int_eq(sscanf(r->out, "BLEU = %lf", &score), 1);
+    ck_assert_double_eq_tol(best_bleu, score, 0.005);   /* the log's two decimals */
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+}
+END_TEST
+
 /* train --norm post: the model file says post and has no final norms; it translates. */
 START_TEST(train_norm_flag_chooses_the_placement)
 {
@@ -311,6 +366,7 @@ Suite *experiments_suite(void)
     tcase_add_test(flags, copy_no_scale_flag_drops_the_scale);
     tcase_add_test(flags, copy_zero_epochs_decodes_the_untrained_model);
     tcase_add_test(flags, train_tie_flag_shares_the_generator);
+    tcase_add_test(flags, train_validate_bleu_is_translate_then_bleu);
     tcase_set_timeout(flags, 120);
     suite_add_tcase(suite, flags);
     return suite;

@@ -44,7 +44,7 @@ static ValidationLoss recording_validate(void *task, Trainer *trainer)
 {
     RecordingTask *t = task;
     const double loss = t->validation[t->validations++];
-    return (ValidationLoss){loss, loss};
+    return (ValidationLoss){loss, loss, NAN};
 }
 
 static const char *recording_save(void *task, const Model *model)
@@ -68,7 +68,7 @@ static const double losses_2_1_15[EPOCHS] = {2.0, 1.0, 1.5};
 static BatchSource recording_source(RecordingTask *task)
 {
     return (BatchSource){task, BATCHES, recording_start, recording_fill, recording_validate,
-                         NULL, NULL};
+                         NULL, NULL, false};
 }
 
 /* A small model, set up as every run is. */
@@ -88,7 +88,7 @@ START_TEST(trainer_calls_the_source_in_order_and_keeps_the_best)
     const double losses[EPOCHS] = {2.0, 1.0, 1.5};   /* the second epoch is the best */
     RecordingTask task = {.validation = losses};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
-                                recording_validate, recording_save, NULL};
+                                recording_validate, recording_save, NULL, false};
     char log_path[] = "/tmp/transformer-test-trainer-XXXXXX";
     close(mkstemp(log_path));
     const RunSettings run = {.epochs = EPOCHS, .log_path = log_path};
@@ -136,7 +136,7 @@ START_TEST(trainer_stops_after_the_step_asked_for)
     const double losses[EPOCHS] = {2.0, 1.0, 1.5};
     RecordingTask task = {.validation = losses};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
-                                recording_validate, NULL, NULL};
+                                recording_validate, NULL, NULL, false};
     const RunSettings run = {.epochs = EPOCHS, .stop_after = BATCHES + 1};
     ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_STOPPED);
     ck_assert_int_eq(r.adam.step, BATCHES + 1);
@@ -202,7 +202,7 @@ START_TEST(trainer_reports_a_failed_save_and_an_unwritable_log)
     const double losses[EPOCHS] = {2.0, 1.0, 1.5};
     RecordingTask task = {.validation = losses, .fail_to_save = true};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
-                                recording_validate, recording_save, NULL};
+                                recording_validate, recording_save, NULL, false};
     const RunSettings run = {.epochs = EPOCHS};
     ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_FAILED);
     ck_assert_str_eq(r.message, "cannot save: a test");
@@ -225,7 +225,8 @@ START_TEST(trainer_stops_when_out_of_patience)
     const double losses[6] = {2.0, 1.0, 1.5, 1.0, 0.5, 0.4};   /* a tie is not better */
     RecordingTask task = {.validation = losses};
     const BatchSource source = {&task, BATCHES, recording_start, recording_fill,
-                                recording_validate, recording_save, recording_save_epoch};
+                                recording_validate, recording_save, recording_save_epoch,
+                                false};
     const RunSettings run = {.epochs = 6, .patience = 2};
     ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_STOPPED);
     ck_assert_int_eq(task.validations, 4);
@@ -241,7 +242,7 @@ START_TEST(trainer_stops_when_out_of_patience)
     setup(&r);
     RecordingTask patient = {.validation = losses};
     const BatchSource all = {&patient, BATCHES, recording_start, recording_fill,
-                             recording_validate, NULL, NULL};
+                             recording_validate, NULL, NULL, false};
     const RunSettings no_limit = {.epochs = 6};
     ck_assert_int_eq(trainer_run(&r, &all, &no_limit), TRAINER_FINISHED);
     ck_assert_int_eq(patient.validations, 6);
