@@ -87,7 +87,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 TEST_SOURCES := $(wildcard tests/*.c)
 FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss \
            multi30k-loss multi30k-ablation attention-maps attention-heads bench-ratio \
-           bench-stages distributed-scaling norm-warmup
+           bench-stages distributed-scaling norm-warmup calibration
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
@@ -223,6 +223,11 @@ $(FIGDIR)/attention-maps.tex: figures/attention-maps.gp figures/style.gp \
                               $(patsubst %,$(ATTENTION_DIR)/attention-%.dat,encoder decoder cross)
 $(FIGDIR)/attention-heads.tex: figures/attention-heads.gp figures/style.gp \
                                $(patsubst %,$(ATTENTION_DIR)/attention-head-%.dat,0 1 2 3 4 5 6 7)
+# The reliability diagram (the translation chapter, What the loss does not say): how sure
+# MODEL is of each piece of the validation set against how often it is right.
+$(FIGDIR)/calibration.dat: transformer $(MODEL) data/multi30k/val.de data/multi30k/val.en
+	./transformer calibration --model $(MODEL) $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/calibration.tex: figures/calibration.gp $(FIGDIR)/calibration.dat figures/style.gp
 # Each script reads its data from, and writes its drawing into, the directory `dir`; the
 # recorded figures read `source` when `make figure` gives them DATA.
 $(FIGDIR)/%.tex: figures/%.gp
@@ -243,7 +248,7 @@ FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
 .PHONY: figure
 FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
                 copy-loss attention-maps attention-heads multi30k-loss bench-ratio \
-                bench-stages distributed-scaling norm-warmup
+                bench-stages distributed-scaling norm-warmup calibration
 RECORDED := multi30k-loss bench-ratio bench-stages norm-warmup
 DATA_multi30k-loss = $(MT)/log.csv
 DATA_norm-warmup = figures/copy/experiments/pre-w400-s1.csv
@@ -252,7 +257,8 @@ DATA = $(DATA_$(NAME))
 figure:
 	@case ' $(FIGURE_NAMES) ' in *' $(NAME) '*) ;; \
 	  *) echo "make figure: NAME must be one of: $(FIGURE_NAMES)" >&2; exit 2;; esac
-	@[ $(NAME) != attention-maps ] && [ $(NAME) != attention-heads ] || [ -f '$(MODEL)' ] || { \
+	@[ $(NAME) != attention-maps ] && [ $(NAME) != attention-heads ] && [ $(NAME) != calibration ] \
+	  || [ -f '$(MODEL)' ] || { \
 	  echo "make figure: no model '$(MODEL)' (make multi30k trains one; or MODEL=FILE)" >&2; \
 	  exit 2; }
 	@[ -z '$(filter $(NAME),$(RECORDED))' ] || [ -f '$(DATA)' ] || { \
@@ -265,6 +271,9 @@ figure:
 	  echo '\texttt{transformer $(COPY_LOSS_RUN) $(ARGS)}' | sed 's/--/-{}-/g'; \
 	elif [ -n '$(filter $(NAME),$(RECORDED))' ]; then \
 	  echo '\texttt{data: $(DATA)}' | sed 's/_/\\_/g'; \
+	elif [ $(NAME) = calibration ]; then \
+	  echo '\texttt{transformer calibration --model $(MODEL) $(ARGS)}' \
+	    | sed 's/_/\\_/g; s/--/-{}-/g'; \
 	elif [ $(NAME) = attention-maps ] || [ $(NAME) = attention-heads ]; then \
 	  for data in *.dat; do sed -n '1s/^# \(.*\)/\\texttt{\1}\\par/p' $$data; done; \
 	  echo '\texttt{$(MODEL), line $(SENTENCE) of data/multi30k/test2016.de}' | sed 's/_/\\_/g'; \
@@ -298,7 +307,7 @@ NUMBER_SCRIPTS := $(sort $(wildcard tools/numbers/*.sh))
 RECORDED_FILES := $(shell find figures -mindepth 2 -type f; find data bench/results -type f) \
                   bench/bench.py
 build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers tools/numbers/lib.awk tools/bleu-cased $(RECORDED_FILES) \
-                   transformer
+                   transformer figures/calibration.dat
 	@mkdir -p build
 	for script in $(NUMBER_SCRIPTS); do TRANSFORMER=./transformer sh $$script; done > $@.new
 	@dup=$$(sed -n 's/^\\newcommand{\\\([A-Za-z]*\)}.*/\1/p' $@.new | sort | uniq -d); \

@@ -237,8 +237,87 @@ int run_average(int argc, char **argv)
     return finish_output();
 }
 
+#line 1698 "book/translate.nw"
+int run_calibration(int argc, char **argv)
+{
+    const char *model_path = NULL, *data_dir = "data/multi30k";
+    int bins = 15, precision = PRECISION_FP32;   /* Guo and colleagues' 15 bins */
+    const Option options[] = {
+        {"model", OPTION_TEXT, &model_path, 0, 0, NULL,
+         "FILE the trained model (default: the book's, in data/)"},
+        {"data", OPTION_TEXT, &data_dir, 0, 0, NULL, "DIR the corpus (its val.de, val.en)"},
+        {"bins", OPTION_INT, &bins, 1, CALIBRATION_MAX_BINS, NULL, "B bins of confidence"},
+        PRECISION_OPTION(precision),
+    };
+    no_operands("calibration", parse_options("calibration", options,
+                                             sizeof options / sizeof *options, argc, argv),
+                argc, argv);
+    set_precision("calibration", precision);
+    Model model;
+    Vocab src_vocab, tgt_vocab;
+    load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
+    /* <<Number the validation pairs with the model's vocabularies>> */
+#line 1730 "book/translate.nw"
+    TokenizedFile files[2];
+    static const char *const names[2] = {"val.de", "val.en"};
+    for (int f = 0; f < 2; f++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", data_dir, names[f]);
+        const TextOptions text = {f ? TEXT_ENGLISH : TEXT_GERMAN, true};   /* lowercased */
+        const char *error = tokenize_file(path, text, &files[f]);
+        if (error) die("%s", error);
+    }
+    if (files[0].lines != files[1].lines)
+        die("%s/val.de has %ld lines but %s/val.en has %ld", data_dir, files[0].lines, data_dir,
+            files[1].lines);
+    Corpus pairs = corpus_number(&files[0], &files[1], &src_vocab, &tgt_vocab, 0,
+                                 model.config.max_len);
+    tokenized_file_free(&files[0]), tokenized_file_free(&files[1]);
+#line 1717 "book/translate.nw"
+    Calibration table = calibration_start(bins);
+    /* <<Add the predictions of every validation batch to the table>> */
+#line 1750 "book/translate.nw"
+    BatchPlan plan;
+    batch_plan(&plan, &pairs, 2000);
+    const BatchBounds most = batch_plan_bounds(&plan, &plan);
+    model_prepare_tokens(&model, most.pairs, most.src_len, most.tgt_len - 1, most.src_tokens,
+                         most.tgt_tokens);
+    Batch batch;
+    batch_init(&batch, most.pairs, most.src_len, most.tgt_len - 1);
+    for (int b = 0; b < plan.count; b++) {
+        batch_fill_span(&batch, &pairs, &plan, &plan.spans[b], VOCAB_BLANK);
+        const float *logprobs = model_forward(&model, batch.src, batch.tgt, batch.src_keep,
+                                              batch.tgt_keep, batch.batch, batch.src_len,
+                                              batch.tgt_len, NULL);
+        calibration_add(&table, logprobs, batch.tgt_y, batch.batch * batch.tgt_len,
+                        model.config.tgt_vocab, VOCAB_BLANK);
+    }
+    batch_free(&batch);
+#line 1719 "book/translate.nw"
+    /* <<Print the calibration table>> */
+#line 1772 "book/translate.nw"
+    long right = 0;
+    double sure = 0.0;
+    printf("# low high predictions confidence accuracy\n");
+    for (int b = 0; b < bins; b++) {
+        const long n = table.count[b];
+        right += table.correct[b], sure += table.confidence[b];
+        if (n) printf("%.4f %.4f %ld %.4f %.4f\n", (double)b / bins, (double)(b + 1) / bins, n,
+                      table.confidence[b] / n, (double)table.correct[b] / n);
+        else printf("%.4f %.4f 0 nan nan\n", (double)b / bins, (double)(b + 1) / bins);
+    }
+    const long n = calibration_predictions(&table);
+    printf("# predictions %ld\n# accuracy %.4f\n# confidence %.4f\n", n, (double)right / n,
+           sure / n);
+    printf("# nll %.4f\n# ece %.4f\n", -table.log_likelihood / n, calibration_error(&table));
+#line 1720 "book/translate.nw"
+    batch_plan_free(&plan), corpus_free(&pairs);
+    vocab_free(&src_vocab), vocab_free(&tgt_vocab), model_free(&model);
+    return finish_output();
+}
+
 /* <<Translate the sentence on standard input greedily>> */
-#line 1630 "book/translate.nw"
+#line 1873 "book/translate.nw"
 /* The sentence on standard input and its greedy translation, as a batch of one pair. */
 static Batch sentence_pair(Translator *translator)
 {
@@ -256,16 +335,16 @@ static Batch sentence_pair(Translator *translator)
         die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
     /* <<Make the sentence and its translation a batch>> */
-#line 1655 "book/translate.nw"
+#line 1898 "book/translate.nw"
     const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
     Batch pair;
     batch_init(&pair, 1, src_len, tgt_len);
     batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
     return pair;
-#line 1647 "book/translate.nw"
+#line 1890 "book/translate.nw"
 }
 
-#line 1589 "book/translate.nw"
+#line 1832 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -295,7 +374,7 @@ int run_attention(int argc, char **argv)
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     Batch pair = sentence_pair(&translator);
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1665 "book/translate.nw"
+#line 1908 "book/translate.nw"
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
     model_prepare(model, 1, c->max_len, c->max_len);
@@ -329,7 +408,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-#line 1618 "book/translate.nw"
+#line 1861 "book/translate.nw"
     translator_close(&translator);
     return finish_output();
 }

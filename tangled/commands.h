@@ -25,6 +25,7 @@ int run_train(int argc, char **argv);
 int run_translate(int argc, char **argv);
 int run_attention(int argc, char **argv);
 int run_average(int argc, char **argv);
+int run_calibration(int argc, char **argv);
 int run_recase(int argc, char **argv);
 int run_benchmark(int argc, char **argv);
 

@@ -4,14 +4,14 @@
 #include "cli.h"
 #include "commands.h"
 /* <<main.c includes>> */
-#line 198 "book/program.nw"
+#line 199 "book/program.nw"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bleu.h"   /* the help of bleu names sacreBLEU's version */
 
 /* <<main.c definitions>> */
-#line 538 "book/program.nw"
+#line 539 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for 'transformer --help' */
@@ -20,26 +20,26 @@ typedef struct {
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
 
-#line 550 "book/program.nw"
+#line 551 "book/program.nw"
 static const Command commands[] = {
     /* <<Commands>> */
-#line 1009 "book/program.nw"
+#line 1010 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 1164 "book/program.nw"
+#line 1165 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n"
      "\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 1267 "book/program.nw"
+#line 1268 "book/program.nw"
     {"random", "print numbers from the seeded generator (the tensor chapter)",
      "usage: transformer random [OPTIONS]\n"
      "\n"
      "Print numbers of the PCG32 stream: 32-bit outputs, uniform numbers in [0,1) or\n"
      "standard normal numbers. Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 1351 "book/program.nw"
+#line 1352 "book/program.nw"
     {"time-matmul", "time one matrix-multiplication kernel (the tensor chapter)",
      "usage: transformer time-matmul [OPTIONS]\n"
      "\n"
@@ -150,7 +150,17 @@ static const Command commands[] = {
      "--bf16 a bfloat16 copy of half the size). --recaser ENGLISH learns the table\n"
      "of capital letters anew from a cased, untokenized English file.\n",
      NULL, run_average},
-#line 1703 "book/translate.nw"
+#line 1683 "book/translate.nw"
+    {"calibration", "how sure a translation model is against how often it is right",
+     "usage: transformer calibration [OPTIONS] > FILE.dat\n"
+     "\n"
+     "Predict each word of the validation set's English from the words before it\n"
+     "(teacher-forced, without dropout), bin the predictions by the probability of\n"
+     "the most probable word, and print per bin: low, high, predictions, mean\n"
+     "confidence, accuracy; then the expected calibration error (the translation\n"
+     "chapter).\n",
+     NULL, run_calibration},
+#line 1946 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"
@@ -181,11 +191,11 @@ static const Command commands[] = {
      "symbols, one at a time; prints sentences/s. The model is the copy task's\n"
      "unless sizes are given.\n",
      NULL, run_benchmark},
-#line 552 "book/program.nw"
+#line 553 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
-#line 561 "book/program.nw"
+#line 562 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -204,7 +214,7 @@ static void print_usage(FILE *out)
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
 
-#line 588 "book/program.nw"
+#line 589 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -231,7 +241,7 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         /* <<Choose the kernels from the environment>> */
-#line 626 "book/program.nw"
+#line 627 "book/program.nw"
         const char *kernel = getenv("TRANSFORMER_MATMUL");
         if (kernel && strcmp(kernel, "reference") == 0) compute.matmul = MATMUL_REFERENCE;
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
@@ -248,7 +258,7 @@ int main(int argc, char **argv)
             usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                         products);
         set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
-#line 614 "book/program.nw"
+#line 615 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

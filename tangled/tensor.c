@@ -12,7 +12,7 @@
 #include <math.h>
 #line 622 "book/tensor.nw"
 #include <cblas.h>
-#line 1291 "book/program.nw"
+#line 1292 "book/program.nw"
 #include <time.h>
 #line 1609 "book/fast.nw"
 #include <immintrin.h>
@@ -319,7 +319,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
 
-#line 1297 "book/program.nw"
+#line 1298 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;

@@ -169,7 +169,7 @@ typedef struct {
 } ComputeSettings;
 extern ComputeSettings compute;
 
-#line 1284 "book/program.nw"
+#line 1285 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
 

@@ -207,6 +207,47 @@ double scheduled_rate(long step, int d_model, const StepSettings *settings)
     return rate * fmax(0.0, fmin(1.0, left));
 }
 
+#line 1634 "book/translate.nw"
+Calibration calibration_start(int bins)
+{
+    return (Calibration){.bins = bins};
+}
+
+void calibration_add(Calibration *c, const float *logprobs, const int *target, int rows,
+                     int vocab, int pad)
+{
+    for (int r = 0; r < rows; r++) {
+        if (target[r] == pad) continue;
+        const float *row = logprobs + (size_t)r * vocab;
+        int best = 0;
+        for (int k = 1; k < vocab; k++)
+            if (row[k] > row[best]) best = k;
+        const double confidence = exp(row[best]);
+        int bin = (int)(confidence * c->bins);
+        if (bin >= c->bins) bin = c->bins - 1;
+        c->count[bin]++, c->confidence[bin] += confidence;
+        c->correct[bin] += best == target[r];
+        c->log_likelihood += row[target[r]];
+    }
+}
+
+long calibration_predictions(const Calibration *c)
+{
+    long n = 0;
+    for (int b = 0; b < c->bins; b++) n += c->count[b];
+    return n;
+}
+
+double calibration_error(const Calibration *c)
+{
+    const double n = (double)calibration_predictions(c);
+    double error = 0.0;
+    for (int b = 0; b < c->bins; b++)
+        if (c->count[b])
+            error += fabs((double)c->correct[b] - c->confidence[b]) / n;   /* the bin's weighted gap */
+    return error;
+}
+
 #line 764 "book/fast.nw"
 const Kernels reference_kernels = {
     .row_product = row_product_sgemm,

@@ -110,6 +110,26 @@ typedef struct {
    times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const StepSettings *settings);
 
+#line 1607 "book/translate.nw"
+enum { CALIBRATION_MAX_BINS = 100 };
+
+typedef struct {
+    int bins;                                  /* B, of width 1/B */
+    long count[CALIBRATION_MAX_BINS];          /* n_b: predictions of confidence in bin b */
+    double confidence[CALIBRATION_MAX_BINS];   /* their summed confidences */
+    long correct[CALIBRATION_MAX_BINS];        /* those whose most probable word is right */
+    double log_likelihood;                     /* summed log-probabilities of the right words */
+} Calibration;
+
+/* An empty table of BINS bins, 1 <= BINS <= CALIBRATION_MAX_BINS. */
+Calibration calibration_start(int bins);
+/* Add the predictions of ROWS positions: logprobs [rows][vocab], target [rows]; a position
+   whose target is pad is not a prediction. */
+void calibration_add(Calibration *c, const float *logprobs, const int *target, int rows,
+                     int vocab, int pad);
+long calibration_predictions(const Calibration *c);
+double calibration_error(const Calibration *c);   /* the expected calibration error */
+
 #line 1167 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,

@@ -1,5 +1,6 @@
 /* test_translate.c -- book/translate.nw: batches of similar lengths within a token budget,
    filled with the right padding and shifts, visited in a per-epoch random order. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -624,6 +625,69 @@ START_TEST(translator_translates_lines_and_stops_at_an_unusable_one)
 }
 END_TEST
 
+/* The calibration table: a prediction's bin is its confidence times B (1 in the last), a pad
+   target is no prediction, and the ECE is the bins' weighted gaps: two predictions at 0.95
+   (one right, one wrong) and one at 1 (right) in 10 bins: all three in bin 9, accuracy 2/3,
+   mean confidence 2.9/3, ECE |2/3 - 2.9/3|; one at 0.25 (wrong) adds bin 2. */
+START_TEST(calibration_bins_and_error)
+{
+    enum { V = 4 };
+    const float p95 = logf(0.95f), rest = logf(0.05f / 3);
+    const float logprobs[5][V] = {{p95, rest, rest, rest},          /* right: target 0 */
+                                  {rest, p95, rest, rest},          /* wrong: target 0 */
+                                  {0.0f, -INFINITY, -INFINITY, -INFINITY},   /* 1, right */
+                                  {logf(0.25f), logf(0.25f), logf(0.25f), logf(0.25f)},
+                                  {p95, rest, rest, rest}};         /* pad: not counted */
+    const int target[5] = {0, 0, 0, 1, 9};
+    Calibration c = calibration_start(10);
+    calibration_add(&c, &logprobs[0][0], target, 3, V, 9);
+    ck_assert_int_eq(calibration_predictions(&c), 3);
+    ck_assert_int_eq(c.count[9], 3);
+    ck_assert_int_eq(c.correct[9], 2);
+    ck_assert_double_eq_tol(calibration_error(&c), fabs(2.0 / 3 - (0.95 + 0.95 + 1.0) / 3), 1e-6);
+    calibration_add(&c, &logprobs[3][0], target + 3, 2, V, 9);
+    ck_assert_int_eq(calibration_predictions(&c), 4);
+    ck_assert_int_eq(c.count[2], 1);   /* 0.25 * 10 = 2.5: bin 2; its first word is not 1 */
+    ck_assert_int_eq(c.correct[2], 0);
+    ck_assert_double_eq_tol(calibration_error(&c),
+                            (fabs(2.0 - 2.9) + fabs(0.0 - 0.25)) / 4, 1e-6);
+    ck_assert_double_eq_tol(c.log_likelihood,
+                            log(0.95) + log(0.05 / 3) + 0.0 + log(0.25), 1e-5);
+}
+END_TEST
+
+/* transformer calibration of the shipped model: B lines whose counts sum to the predictions,
+   accuracies and confidences in [0, 1] (nan for an empty bin), and the printed ECE equal to
+   the one computed from the table. */
+START_TEST(calibration_command_prints_a_consistent_table)
+{
+    Run *r = run("", "calibration --bins 8");
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    long total = 0, predictions = 0;
+    double gaps = 0.0, ece = -1.0;
+    int bins = 0;
+    for (const char *line = r->out; *line; line = strchr(line, '\n') + 1) {
+        double low, high, conf, acc;
+        long n;
+        if (sscanf(line, "# predictions %ld", &predictions) == 1) continue;
+        if (sscanf(line, "# ece %lf", &ece) == 1) continue;
+        if (line[0] == '#') continue;
+        ck_assert_int_eq(sscanf(line, "%lf %lf %ld %lf %lf", &low, &high, &n, &conf, &acc), 5);
+        ck_assert_double_eq_tol(low, bins / 8.0, 1e-9);
+        ck_assert_double_eq_tol(high, (bins + 1) / 8.0, 1e-9);
+        bins++, total += n;
+        if (n == 0) continue;
+        ck_assert(conf >= low - 5e-5 && conf <= high + 5e-5);   /* the bin's own confidences */
+        ck_assert(acc >= 0.0 && acc <= 1.0);
+        gaps += n * fabs(acc - conf);
+    }
+    ck_assert_int_eq(bins, 8);
+    ck_assert_int_gt(predictions, 10000);   /* the validation set's pieces */
+    ck_assert_int_eq(total, predictions);
+    ck_assert_double_eq_tol(ece, gaps / predictions, 2e-4);   /* the table's 4 decimals */
+}
+END_TEST
+
 START_TEST(shipped_translator_translates)
 {
     Safetensors file;
@@ -670,11 +734,13 @@ Suite *translate_suite(void)
     tcase_add_test(batches, batch_fill_span_pads_and_shifts);
     tcase_add_test(batches, batch_order_is_a_permutation_per_epoch);
     tcase_add_test(batches, multi30k_figure_data_is_consistent);
+    tcase_add_test(batches, calibration_bins_and_error);
     suite_add_tcase(suite, batches);
     TCase *command = tcase_create("command");
     tcase_set_timeout(command, 300);
     tcase_add_test(command, cli_train_and_translate_overfit_64_pairs);
     tcase_add_test(command, shipped_translator_translates);
+    tcase_add_test(command, calibration_command_prints_a_consistent_table);
     tcase_add_test(command, translate_keeps_blank_lines);
     tcase_add_test(command, translator_translates_lines_and_stops_at_an_unusable_one);
     tcase_add_test(command, attention_refuses_a_second_line);
