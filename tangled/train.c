@@ -243,8 +243,8 @@ double calibration_error(const Calibration *c)
     const double n = (double)calibration_predictions(c);
     double error = 0.0;
     for (int b = 0; b < c->bins; b++)
-        if (c->count[b])
-            error += fabs((double)c->correct[b] - c->confidence[b]) / n;   /* the bin's weighted gap */
+        if (c->count[b])   /* n_b/N |acc_b - conf_b| = |correct_b - confidence_b| / N */
+            error += fabs((double)c->correct[b] - c->confidence[b]) / n;
     return error;
 }
 
