@@ -6,7 +6,7 @@
 # share of them right and the mean confidence, in percent; \calNll: the negative
 # log-likelihood per piece; \calEce: the expected calibration error, in points of percent;
 # \calTopShare: the percentage of predictions in the last bin, \calTopLow its lower bound,
-# \calTopConfidence their mean confidence;
+# \calTopConfidence their mean confidence, \calTopAccuracy the percentage of them right;
 # \calDirection: over-confident or under-confident (mean confidence above or below accuracy).
 set -eu
 LIB="$(cat tools/numbers/lib.awk)
@@ -14,7 +14,7 @@ LIB="$(cat tools/numbers/lib.awk)
 awk "$LIB"'
   /^# predictions / { n = $3 } /^# accuracy / { acc = $3 } /^# confidence / { conf = $3 }
   /^# nll / { nll = $3 } /^# ece / { ece = $3 }
-  /^[0-9]/ { last_low = $1; last_count = $3; last_conf = $4; count[++bins] = $3 }
+  /^[0-9]/ { last_low = $1; last_count = $3; last_conf = $4; last_acc = $5; count[++bins] = $3 }
   END {
     if (!n || !bins) { print "calibration.sh: figures/calibration.dat has no table" > "/dev/stderr"; exit 1 }
     # The chapter says the points lie close to the diagonal and the last bin is the fullest.
@@ -25,6 +25,6 @@ awk "$LIB"'
     def("calConfidence", fixed(100 * conf, 1)); def("calNll", fixed(nll, 3))
     def("calEce", fixed(100 * ece, 1)); def("calBins", bins)
     def("calTopShare", fixed(100 * last_count / n, 0)); def("calTopLow", fixed(last_low, 2))
-    def("calTopConfidence", fixed(last_conf, 2))
+    def("calTopConfidence", fixed(last_conf, 2)); def("calTopAccuracy", fixed(100 * last_acc, 0))
     def("calDirection", conf > acc ? "over-confident" : "under-confident")
   }' figures/calibration.dat

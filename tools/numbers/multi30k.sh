@@ -155,7 +155,11 @@ grep -v '^#' $M/spread.txt | while IFS='|' read -r name seed machine log hyp; do
     END { printf "%s|%s|%s|%d|%s|%s|%s|%s|%s\n", name, seed, machine, e, fixed(sec / 60, 1), fixed(best, 4), c, s, ENVIRON["p"] }' $M/$log
 done > "${TMPDIR:-/tmp}/spread.$$"
 rm -f "${TMPDIR:-/tmp}/spread-first.$$" "${TMPDIR:-/tmp}/spread-first.$$.other"
-awk -F'|' "$LIB"'
+# The gap of cased training (the chapter Capital letters, tools/numbers/cased.sh) in units of
+# the runs' standard deviation: the recaser's run on machine C less the cased run (cased BLEU).
+casedgap=$(awk -v a="$(cased $M/spread/machine-c/test2016.beam4.en)" \
+               -v b="$(cased $M/cased-training/test2016.beam4.en)" 'BEGIN { print a - b }')
+awk -F'|' -v casedgap="$casedgap" "$LIB"'
   { rows = rows sprintf("%s & %s & %s & %s & %s & %s & %s & %s & %s \\\\\n", $1, $2, $3, $4, $5, $6, $7, $8, $9)
     n++; sum += $7; squares += $7 * $7; if (n == 1 || $7 < lo) lo = $7; if (n == 1 || $7 > hi) hi = $7
     if ($7 >= 41) reach++; if ($9 != "--" && $9 < 0.05) significant++ }
@@ -172,6 +176,9 @@ awk -F'|' "$LIB"'
     # 80% power: n = 2 (1.96 + 0.84)^2 s^2 / d^2, rounded up.
     sd = sqrt((squares - sum * sum / n) / (n - 1)); need = 2 * (1.96 + 0.84) ^ 2 * sd * sd / 0.09
     def("mtSpreadSd", fixed(sd, 2)); def("mtSpreadRunsForThree", int(need) + (need > int(need)))
+    def("mtCasedGapOverSd", fixed(casedgap / sd, 0))
+    # The chapter Capital letters calls the gap several times the scatter.
+    if (casedgap / sd < 2) { print "multi30k.sh: the cased run is within twice the runs\047 standard deviation; the chapter Capital letters says several times" > "/dev/stderr"; exit 1 }
   }' "${TMPDIR:-/tmp}/spread.$$"
 rm -f "${TMPDIR:-/tmp}/spread.$$"
 
