@@ -96,7 +96,7 @@ FIGURE_DATA := figures/mask-subsequent.dat \
 PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex \
-              figures/architecture.tex \
+              figures/architecture.tex figures/heads-example.tex \
               figures/bench-precision.tex
 
 .PHONY: all deps tangle build figures pdf demo copy-full multi30k multi30k-ship multi30k-figures bench bench-figures check run-check sanitize run-sanitize clean
@@ -167,6 +167,10 @@ $(FIGDIR)/distributed-scaling.dat: transformer tools/scaling-args figures/bench/
 # (without the comment lines that open every figure's data).
 figures/architecture.tex: transformer
 	./transformer figure-data architecture | sed '/^#/d' | cpif $@
+# The worked example's two heads with a random projection (the attention chapter, Learned
+# projections), as LaTeX macros, the same way.
+figures/heads-example.tex: transformer
+	./transformer figure-data heads | sed '/^#/d' | cpif $@
 # The loss curves come from a real (small, 2 s) training run of the copy task; FIGURE_ARGS
 # are options of `transformer copy`. Its status 1 (a run that does not copy every sequence,
 # as a short one may not) still leaves a whole log to draw.

@@ -403,6 +403,47 @@ static const char *emit_positional_encoding(FILE *out, const FigureValue *option
     return NULL;
 }
 
+#line 719 "book/attention.nw"
+/* Print rows x cols numbers of m (leading dimension ld), in tenths, as the body of a LaTeX
+   matrix. */
+static void print_matrix_macro(FILE *out, const char *name, const float *m, int rows,
+                               int cols, int ld)
+{
+    fprintf(out, "\\newcommand{\\%s}{", name);
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++)
+            fprintf(out, "%.1f%s", round(10.0 * m[(size_t)r * ld + c]) / 10.0 + 0.0,
+                    c + 1 < cols ? " & " : r + 1 < rows ? " \\\\ " : "}\n");
+}
+
+static const char *emit_heads(FILE *out, const FigureValue *option)
+{
+    enum { T = 2, D = 4, DK = 2 };
+    const float x[T][D] = {{1, 2, 3, 4}, {5, 6, 7, 8}};   /* the worked example's X_q */
+    float w[D][D], zero[D] = {0}, fused[T][D], head[2][T][DK], cut[T][D], head_cut[T][DK];
+    Rng rng;
+    rng_seed(&rng, (uint64_t)option[0].number[0], 0);
+    for (int i = 0; i < D; i++)
+        for (int j = 0; j < D; j++) w[i][j] = roundf(5.0f * rng_normal(&rng)) / 10.0f;
+    linear_forward(&fused[0][0], &x[0][0], &w[0][0], zero, T, D, D);
+    for (int a = 0; a < 2; a++)   /* head a: rows a DK .. a DK + DK - 1 of W_0 */
+        linear_forward(&head[a][0][0], &x[0][0], &w[a * DK][0], zero, T, D, DK);
+    memcpy(cut, x, sizeof cut);
+    for (int t = 0; t < T; t++) cut[t][2] = cut[t][3] = 0.0f;
+    linear_forward(&head_cut[0][0], &cut[0][0], &w[0][0], zero, T, D, DK);
+    double difference = 0.0;
+    for (int a = 0; a < 2; a++)
+        for (int t = 0; t < T; t++)
+            for (int c = 0; c < DK; c++)
+                difference = fmax(difference, fabs(fused[t][a * DK + c] - head[a][t][c]));
+    print_matrix_macro(out, "headsW", &w[0][0], D, D, D);
+    print_matrix_macro(out, "headsQone", &head[0][0][0], T, DK, DK);
+    print_matrix_macro(out, "headsQtwo", &head[1][0][0], T, DK, DK);
+    print_matrix_macro(out, "headsQoneCut", &head_cut[0][0], T, DK, DK);
+    fprintf(out, "\\newcommand{\\headsFusedDiff}{%g}\n", difference);
+    return NULL;
+}
+
 #line 164 "book/training.nw"
 static const char *emit_smoothing_distribution(FILE *out, const FigureValue *option)
 {
@@ -590,6 +631,10 @@ const FigureKind figure_kinds[] = {
       {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
       {"--count", FIGURE_INTEGER, 1, 8, "4", "how many dimensions", NULL}},
      emit_positional_encoding},
+#line 763 "book/attention.nw"
+    {"heads", "two heads' queries from a random projection, per head and fused, as LaTeX",
+     {{"--seed", FIGURE_INTEGER, 1, 1000000, "1", "seed of the random projection W_0", NULL}},
+     emit_heads},
 #line 230 "book/training.nw"
     {"smoothing distribution", "the smoothed targets of the course's example",
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.4", "epsilon, the smoothing", NULL},

@@ -4,7 +4,7 @@
    not this file. */
 #include "layers.h"
 /* <<layers.c includes>> */
-#line 33 "book/attention.nw"
+#line 35 "book/attention.nw"
 #include <string.h>
 #line 880 "book/fast.nw"
 #include <immintrin.h>
@@ -97,7 +97,7 @@ void positional_encoding_forward(float *x, const float *table, int batch, int le
             x[(size_t)b * len * d_model + pi] += table[pi];
 }
 
-#line 40 "book/attention.nw"
+#line 42 "book/attention.nw"
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features)
 {
@@ -108,7 +108,7 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
            transposed(weight, in_features), 1.0f, out, out_features);
 }
 
-#line 84 "book/attention.nw"
+#line 86 "book/attention.nw"
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features)
@@ -123,7 +123,7 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
     if (d_bias) add_column_sums(d_bias, d_out, n, out_features);
 }
 
-#line 110 "book/attention.nw"
+#line 112 "book/attention.nw"
 enum { COLUMN_SUM_WIDTH = 64 };   /* sums held at once: 4 AVX-512 registers, 16 SSE ones */
 
 void add_column_sums(float *sums, const float *x, int rows, int cols)
@@ -144,7 +144,7 @@ void add_column_sums(float *sums, const float *x, int rows, int cols)
     }
 }
 
-#line 235 "book/attention.nw"
+#line 237 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -159,7 +159,7 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
     }
 }
 
-#line 272 "book/attention.nw"
+#line 274 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -171,7 +171,7 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
     }
 }
 
-#line 389 "book/attention.nw"
+#line 391 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape)
@@ -182,10 +182,10 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     const int d_k = d_model / heads;
     float *q = saved->q, *k = saved->k, *v = saved->v, *probs = saved->probs;
     /* <<Hold the inputs, which two or three products read>> */
-#line 418 "book/attention.nw"
+#line 420 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 399 "book/attention.nw"
+#line 401 "book/attention.nw"
     linear_forward(q, query_in, w->w_q, w->b_q, batch * len_q, d_model, d_model);
     linear_forward(k, memory_in, w->w_k, w->b_k, batch * len_k, d_model, d_model);
     linear_forward(v, memory_in, w->w_v, w->b_v, batch * len_k, d_model, d_model);
@@ -194,7 +194,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head a of sequence b>> */
-#line 450 "book/attention.nw"
+#line 452 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -213,12 +213,12 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         }
         matmul(len_q, d_k, len_k, 1.0f, matrix(weights, len_k), matrix(v + k_offset, d_model), 0.0f,
                saved->context + q_offset, d_model);
-#line 407 "book/attention.nw"
+#line 409 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
 
-#line 437 "book/attention.nw"
+#line 439 "book/attention.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -226,7 +226,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
     softmax_rows(p, p, rows, cols);
 }
 
-#line 514 "book/attention.nw"
+#line 516 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -248,7 +248,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head a of sequence b>> */
-#line 552 "book/attention.nw"
+#line 554 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -267,13 +267,13 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                scratch->d_q + q_offset, d_model);
         matmul(len_k, d_k, len_q, scale, transposed(d_p, len_k), matrix(saved->q + q_offset, d_model),
                1.0f, scratch->d_k + k_offset, d_model);
-#line 535 "book/attention.nw"
+#line 537 "book/attention.nw"
     }
     /* <<Hold the inputs, which two or three products read>> */
-#line 418 "book/attention.nw"
+#line 420 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 537 "book/attention.nw"
+#line 539 "book/attention.nw"
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
     linear_backward(d_memory_in, d_w->w_k, d_w->b_k, scratch->d_k, memory_in, w->w_k,
@@ -283,7 +283,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     bf16_operand_release(memory_in), bf16_operand_release(query_in);
 }
 
-#line 627 "book/attention.nw"
+#line 629 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);

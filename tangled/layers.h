@@ -55,13 +55,13 @@ void positional_encoding_table(float *table, int max_len, int d_model);
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model);
 
-#line 24 "book/attention.nw"
+#line 26 "book/attention.nw"
 /* out[r] = in[r] weight^T + bias; out: [n][out_features], in: [n][in_features],
    weight: [out_features][in_features], bias: [out_features]. */
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features);
 
-#line 66 "book/attention.nw"
+#line 68 "book/attention.nw"
 /* d_in += d_out weight; d_weight += d_out^T in; d_bias += sum of the rows of d_out.
    d_in, in: [n][in_features] (d_in may be NULL), d_out: [n][out_features],
    weight, d_weight: [out_features][in_features], d_bias: [out_features] (may be NULL). */
@@ -72,17 +72,17 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
    sums: [cols], x: [rows][cols]. */
 void add_column_sums(float *sums, const float *x, int rows, int cols);
 
-#line 226 "book/attention.nw"
+#line 228 "book/attention.nw"
 /* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
    all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
 void softmax_rows(float *p, const float *s, int rows, int cols);
 
-#line 263 "book/attention.nw"
+#line 265 "book/attention.nw"
 /* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
 
-#line 351 "book/attention.nw"
+#line 353 "book/attention.nw"
 /* The four linear layers of an attention, the reference's linears.0 to linears.3 (query,
    key, value, output): w_q, w_k, w_v, w_o: [d][d]; b_q, b_k, b_v, b_o: [d]. The same
    structure names their gradients. */
@@ -104,20 +104,20 @@ typedef struct { const uint8_t *keep; size_t batch_stride, row_stride; } Mask;
    unscaled: scores without the 1/sqrt(d_k) (the --no-scale experiment). */
 typedef struct { int batch, len_q, len_k, d_model, heads; bool unscaled; } AttentionShape;
 
-#line 377 "book/attention.nw"
+#line 379 "book/attention.nw"
 /* Multi-head attention of query_in: [B][Tq][d] over memory_in: [B][Tk][d] (the same tensor
    for self-attention) under mask, into out: [B][Tq][d]; fills saved's arrays. */
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
 
-#line 428 "book/attention.nw"
+#line 430 "book/attention.nw"
 /* p[i] = softmax(p[i]) after mask_scores with keep, in place; p: [rows][cols] scores in,
    weights out; keep as in mask_scores. */
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols);
 
-#line 496 "book/attention.nw"
+#line 498 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -131,7 +131,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
 
-#line 614 "book/attention.nw"
+#line 616 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */

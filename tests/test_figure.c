@@ -322,6 +322,33 @@ END_TEST
 
 /* A figure's first line is the command that prints it, every option written out: read
    back, it gives the same data, whatever the options were. */
+/* figure-data heads: the five macros; the fused projection equals the per-head ones (here
+   exactly); setting X_q's columns 2-3 to zero changes head 1's queries (it reads them), and
+   another seed draws another W_0. */
+START_TEST(figure_heads_reads_every_column)
+{
+    char *text = figure_text("heads", "");
+    static const char *const names[5] = {"headsW", "headsQone", "headsQtwo", "headsQoneCut",
+                                         "headsFusedDiff"};
+    char body[5][256];
+    for (int i = 0; i < 5; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "\\newcommand{\\%s}{", names[i]);
+        const char *at = strstr(text, key);
+        ck_assert_msg(at != NULL, "no %s", names[i]);
+        ck_assert_int_eq(sscanf(at + strlen(key), "%255[^}]", body[i]), 1);
+    }
+    ck_assert_double_le(fabs(atof(body[4])), 1e-5);
+    ck_assert_str_ne(body[1], body[3]);   /* head 1 reads columns 2-3 */
+    int ampersands = 0;
+    for (const char *c = body[0]; *c; c++) ampersands += *c == '&';
+    ck_assert_int_eq(ampersands, 12);   /* W_0 is 4 x 4: three a row */
+    char *other = figure_text("heads", "--seed 2");
+    ck_assert_str_ne(text, other);
+    free(text), free(other);
+}
+END_TEST
+
 START_TEST(figure_header_reproduces_the_data)
 {
     static const struct { const char *name, *arguments; } cases[] = {
@@ -405,6 +432,7 @@ Suite *figure_suite(void)
     tcase_add_test(data, figure_positional_encoding_follows_its_dimensions);
     tcase_add_test(data, figure_label_smoothing_follows_epsilon_and_vocabulary);
     tcase_add_test(data, figure_header_reproduces_the_data);
+    tcase_add_test(data, figure_heads_reads_every_column);
     tcase_add_test(data, figure_options_refuse_bad_values);
     suite_add_tcase(suite, data);
     return suite;
