@@ -87,7 +87,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 TEST_SOURCES := $(wildcard tests/*.c)
 FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss \
            multi30k-loss multi30k-ablation attention-maps attention-heads bench-ratio \
-           bench-stages distributed-scaling norm-warmup calibration
+           bench-stages distributed-scaling norm-warmup calibration multi30k-loss-bleu
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
@@ -196,6 +196,9 @@ $(FIGDIR)/distributed-scaling.tex: figures/distributed-scaling.gp \
 # The translator's figures: data recorded from a run of `make multi30k` (committed in
 # figures/multi30k/, since the run takes an hour); `make multi30k-figures` renews them.
 figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv figures/style.gp
+# The validation loss and BLEU of one run with --validate-bleu (What the loss does not say).
+figures/multi30k-loss-bleu.tex: figures/multi30k-loss-bleu.gp figures/multi30k/loss-bleu/log.csv \
+                                figures/style.gp
 figures/multi30k-ablation.tex: figures/multi30k-ablation.gp figures/multi30k/log.csv \
                                $(wildcard figures/multi30k/ablation-*.csv) figures/style.gp
 figures/bench-ratio.tex: figures/bench-ratio.gp figures/bench/table.dat figures/style.gp
@@ -252,9 +255,10 @@ FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
 .PHONY: figure
 FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
                 copy-loss attention-maps attention-heads multi30k-loss bench-ratio \
-                bench-stages distributed-scaling norm-warmup calibration
-RECORDED := multi30k-loss bench-ratio bench-stages norm-warmup
+                bench-stages distributed-scaling norm-warmup calibration multi30k-loss-bleu
+RECORDED := multi30k-loss bench-ratio bench-stages norm-warmup multi30k-loss-bleu
 DATA_multi30k-loss = $(MT)/log.csv
+DATA_multi30k-loss-bleu = $(MT)/log.csv
 DATA_norm-warmup = figures/copy/experiments/pre-w400-s1.csv
 DATA_bench-ratio = build/bench/table.dat
 DATA = $(DATA_$(NAME))
