@@ -237,7 +237,7 @@ int run_average(int argc, char **argv)
     return finish_output();
 }
 
-#line 1698 "book/translate.nw"
+#line 1735 "book/translate.nw"
 int run_calibration(int argc, char **argv)
 {
     const char *model_path = NULL, *data_dir = "data/multi30k";
@@ -257,7 +257,7 @@ int run_calibration(int argc, char **argv)
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
     /* <<Number the validation pairs with the model's vocabularies>> */
-#line 1730 "book/translate.nw"
+#line 1767 "book/translate.nw"
     TokenizedFile files[2];
     static const char *const names[2] = {"val.de", "val.en"};
     for (int f = 0; f < 2; f++) {
@@ -273,10 +273,10 @@ int run_calibration(int argc, char **argv)
     Corpus pairs = corpus_number(&files[0], &files[1], &src_vocab, &tgt_vocab, 0,
                                  model.config.max_len);
     tokenized_file_free(&files[0]), tokenized_file_free(&files[1]);
-#line 1717 "book/translate.nw"
+#line 1754 "book/translate.nw"
     Calibration table = calibration_start(bins);
     /* <<Add the predictions of every validation batch to the table>> */
-#line 1750 "book/translate.nw"
+#line 1787 "book/translate.nw"
     BatchPlan plan;
     batch_plan(&plan, &pairs, 2000);
     const BatchBounds most = batch_plan_bounds(&plan, &plan);
@@ -293,9 +293,9 @@ int run_calibration(int argc, char **argv)
                         model.config.tgt_vocab, VOCAB_BLANK);
     }
     batch_free(&batch);
-#line 1719 "book/translate.nw"
+#line 1756 "book/translate.nw"
     /* <<Print the calibration table>> */
-#line 1772 "book/translate.nw"
+#line 1809 "book/translate.nw"
     long right = 0;
     double sure = 0.0;
     printf("# low high predictions confidence accuracy\n");
@@ -310,14 +310,14 @@ int run_calibration(int argc, char **argv)
     printf("# predictions %ld\n# accuracy %.4f\n# confidence %.4f\n", n, (double)right / n,
            sure / n);
     printf("# nll %.4f\n# ece %.4f\n", -table.log_likelihood / n, calibration_error(&table));
-#line 1720 "book/translate.nw"
+#line 1757 "book/translate.nw"
     batch_plan_free(&plan), corpus_free(&pairs);
     vocab_free(&src_vocab), vocab_free(&tgt_vocab), model_free(&model);
     return finish_output();
 }
 
 /* <<Translate the sentence on standard input greedily>> */
-#line 1873 "book/translate.nw"
+#line 1910 "book/translate.nw"
 /* The sentence on standard input and its greedy translation, as a batch of one pair. */
 static Batch sentence_pair(Translator *translator)
 {
@@ -335,16 +335,16 @@ static Batch sentence_pair(Translator *translator)
         die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
     /* <<Make the sentence and its translation a batch>> */
-#line 1898 "book/translate.nw"
+#line 1935 "book/translate.nw"
     const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
     Batch pair;
     batch_init(&pair, 1, src_len, tgt_len);
     batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
     return pair;
-#line 1890 "book/translate.nw"
+#line 1927 "book/translate.nw"
 }
 
-#line 1832 "book/translate.nw"
+#line 1869 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -374,7 +374,7 @@ int run_attention(int argc, char **argv)
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     Batch pair = sentence_pair(&translator);
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1908 "book/translate.nw"
+#line 1945 "book/translate.nw"
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
     model_prepare(model, 1, c->max_len, c->max_len);
@@ -408,7 +408,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-#line 1861 "book/translate.nw"
+#line 1898 "book/translate.nw"
     translator_close(&translator);
     return finish_output();
 }

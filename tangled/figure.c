@@ -403,7 +403,7 @@ static const char *emit_positional_encoding(FILE *out, const FigureValue *option
     return NULL;
 }
 
-#line 719 "book/attention.nw"
+#line 720 "book/attention.nw"
 /* Print rows x cols numbers of m (leading dimension ld), in tenths, as the body of a LaTeX
    matrix. */
 static void print_matrix_macro(FILE *out, const char *name, const float *m, int rows,
@@ -631,7 +631,7 @@ const FigureKind figure_kinds[] = {
       {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
       {"--count", FIGURE_INTEGER, 1, 8, "4", "how many dimensions", NULL}},
      emit_positional_encoding},
-#line 763 "book/attention.nw"
+#line 764 "book/attention.nw"
     {"heads", "two heads' queries from a random projection, per head and fused, as LaTeX",
      {{"--seed", FIGURE_INTEGER, 1, 1000000, "1", "seed of the random projection W_0", NULL}},
      emit_heads},

@@ -150,7 +150,7 @@ static const Command commands[] = {
      "--bf16 a bfloat16 copy of half the size). --recaser ENGLISH learns the table\n"
      "of capital letters anew from a cased, untokenized English file.\n",
      NULL, run_average},
-#line 1683 "book/translate.nw"
+#line 1720 "book/translate.nw"
     {"calibration", "how sure a translation model is against how often it is right",
      "usage: transformer calibration [OPTIONS] > FILE.dat\n"
      "\n"
@@ -160,7 +160,7 @@ static const Command commands[] = {
      "confidence, accuracy; then the expected calibration error (the translation\n"
      "chapter).\n",
      NULL, run_calibration},
-#line 1946 "book/translate.nw"
+#line 1983 "book/translate.nw"
     {"attention", "print one attention map of a translation (the translation chapter)",
      "usage: transformer attention [OPTIONS] < sentence.de\n"
      "\n"

@@ -207,7 +207,7 @@ double scheduled_rate(long step, int d_model, const StepSettings *settings)
     return rate * fmax(0.0, fmin(1.0, left));
 }
 
-#line 1634 "book/translate.nw"
+#line 1671 "book/translate.nw"
 Calibration calibration_start(int bins)
 {
     return (Calibration){.bins = bins};

@@ -110,7 +110,7 @@ typedef struct {
    times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const StepSettings *settings);
 
-#line 1607 "book/translate.nw"
+#line 1644 "book/translate.nw"
 enum { CALIBRATION_MAX_BINS = 100 };
 
 typedef struct {
