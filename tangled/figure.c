@@ -633,7 +633,7 @@ const FigureKind figure_kinds[] = {
      emit_positional_encoding},
 #line 764 "book/attention.nw"
     {"heads", "two heads' queries from a random projection, per head and fused, as LaTeX",
-     {{"--seed", FIGURE_INTEGER, 1, 1000000, "1", "seed of the random projection W_0", NULL}},
+     {{"--seed", FIGURE_INTEGER, 1, 1e6, "1", "seed of the random projection W_0", NULL}},
      emit_heads},
 #line 230 "book/training.nw"
     {"smoothing distribution", "the smoothed targets of the course's example",
