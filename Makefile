@@ -50,7 +50,7 @@ TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
            tangled/data.h tangled/data.c tangled/modelfile.h tangled/modelfile.c \
            tangled/translator.h tangled/translator.c \
            tangled/figure.h tangled/figure.c \
-           tangled/cli.h tangled/cli.c tangled/commands.h tangled/commands-tool.c \
+           tangled/cli.h tangled/cli.c tangled/commands.h tangled/commands-common.c tangled/commands-tool.c \
            tangled/commands-training.c tangled/commands-text.c tangled/commands-translation.c \
            tangled/commands-speed.c tangled/main.c tangled/distributed.h tangled/distributed.c
 # The command line (cli.c and the commands) is linked into the program, not into the tests;
@@ -542,6 +542,7 @@ run-check: build/run-tests transformer $(FIGURE_DATA)
 	TRANSFORMER=./transformer tests/interop.sh
 	tests/patches.sh
 	tests/commands.sh
+	tests/check-link-cycles.sh build/main.o $(LIB_OBJECTS) $(COMMAND_OBJECTS)
 	tools/fresh-debian-table --check
 # The model file read and written by plain PyTorch (tools/transformer_torch.py): skipped, with
 # a line that says so, where /usr/bin/python3 has no torch (tools/install-deps --bench).

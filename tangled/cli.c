@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<cli.c includes>> */
-#line 269 "book/program.nw"
+#line 281 "book/program.nw"
 #include <errno.h>
-#line 318 "book/program.nw"
+#line 330 "book/program.nw"
 #include <getopt.h>
 #include <limits.h>
 
 /* <<cli.c definitions>> */
-#line 232 "book/program.nw"
+#line 244 "book/program.nw"
 void usage_error(const char *command, const char *format, ...)
 {
     va_list arguments;
@@ -25,7 +25,7 @@ void usage_error(const char *command, const char *format, ...)
     exit(2);
 }
 
-#line 252 "book/program.nw"
+#line 264 "book/program.nw"
 int finish_output(void)
 {
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -36,7 +36,7 @@ int finish_output(void)
     return 0;
 }
 
-#line 276 "book/program.nw"
+#line 288 "book/program.nw"
 long long parse_integer(const char *command, const char *flag, const char *text,
                                long long low, long long high)
 {
@@ -50,7 +50,7 @@ long long parse_integer(const char *command, const char *flag, const char *text,
     return value;
 }
 
-#line 294 "book/program.nw"
+#line 306 "book/program.nw"
 double parse_number(const char *command, const char *flag, const char *text,
                            double low, double high)
 {
@@ -64,7 +64,7 @@ double parse_number(const char *command, const char *flag, const char *text,
     return value;
 }
 
-#line 353 "book/program.nw"
+#line 365 "book/program.nw"
 static void read_option(const char *command, const Option *option, const char *text)
 {
     char flag[64];
@@ -92,7 +92,7 @@ static void read_option(const char *command, const Option *option, const char *t
         break;
     case OPTION_CHOICE:
         /* <<Look the value up among the choices>> */
-#line 391 "book/program.nw"
+#line 403 "book/program.nw"
         {
             const char *word = option->choices;
             for (int index = 0; *word; index++) {
@@ -113,14 +113,14 @@ static void read_option(const char *command, const Option *option, const char *t
             }
             usage_error(command, "%s expects %s, got '%s'", flag, list, text ? text : "nothing");
         }
-#line 380 "book/program.nw"
+#line 392 "book/program.nw"
         break;
     case OPTION_SWITCH: *(bool *)option->target = true; break;
     case OPTION_SET: *(int *)option->target = (int)option->low; break;
     }
 }
 
-#line 435 "book/program.nw"
+#line 447 "book/program.nw"
 int parse_options(const char *command, const Option *options, int count, int argc,
                          char **argv)
 {
@@ -151,7 +151,7 @@ void no_operands(const char *command, int first, int argc, char **argv)
     if (first < argc) usage_error(command, "unexpected argument '%s'", argv[first]);
 }
 
-#line 475 "book/program.nw"
+#line 487 "book/program.nw"
 static void print_option(FILE *out, const Option *option)
 {
     const char *help = option->help ? option->help : "";
@@ -168,7 +168,7 @@ static void print_option(FILE *out, const Option *option)
     else fprintf(out, "  %s\n%27s%s", flag, "", help);
     if (strstr(help, "default") == NULL) 
                                          /* <<Print the default value of option>> */
-#line 512 "book/program.nw"
+#line 524 "book/program.nw"
                                          switch (option->kind) {
                                          case OPTION_INT: fprintf(out, " (default %d)", *(const int *)option->target); break;
                                          case OPTION_LONG: fprintf(out, " (default %ld)", *(const long *)option->target); break;
@@ -187,7 +187,7 @@ static void print_option(FILE *out, const Option *option)
                                          }
                                          case OPTION_SWITCH: case OPTION_SET: break;
                                          }
-#line 490 "book/program.nw"
+#line 502 "book/program.nw"
     fputc('\n', out);
 }
 

@@ -1,4 +1,4 @@
-#line 159 "book/program.nw"
+#line 171 "book/program.nw"
 /* The commands that time the program: time-decode (the decoding chapter) and benchmark
    (the speed chapter). Generated from the book's chapters by notangle: edit the book. */
 #include "cli.h"
@@ -202,7 +202,7 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 2067 "book/fast.nw"
+#line 2107 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
 #line 377 "book/fast.nw"
@@ -262,18 +262,4 @@ int run_benchmark(int argc, char **argv)
 #line 409 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
-}
-
-#line 2119 "book/fast.nw"
-int default_precision(void)
-{
-    return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32;
-}
-
-void set_precision(const char *command, int choice)
-{
-    if (choice == PRECISION_BF16 && !bf16_hardware())
-        usage_error(command, "--precision bf16 needs a processor with AVX512_BF16, which "
-                             "this one lacks (or ONEDNN_MAX_CPU_ISA hides)");
-    compute.precision = (Precision)choice;
 }

@@ -1,4 +1,4 @@
-#line 131 "book/program.nw"
+#line 143 "book/program.nw"
 /* The commands about text: tokenize, vocab (the text chapter) and bleu (the BLEU chapter).
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"

@@ -1,4 +1,4 @@
-#line 114 "book/program.nw"
+#line 126 "book/program.nw"
 /* The commands that train: copy (the copy-task chapter) and train (the translation
    chapter). Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -23,13 +23,6 @@
 #include "distributed.h"
 
 /* <<commands-training.c functions>> */
-#line 37 "book/copy-command.nw"
-void check_model_size(const char *command, const Config *config)
-{
-    if (config->d_model % config->heads || config->d_model % 2)
-        usage_error(command, "--d-model must be even and a multiple of --heads");
-}
-
 #line 50 "book/copy-command.nw"
 typedef struct {
     int batch_size, len, vocab;

@@ -1,4 +1,4 @@
-#line 145 "book/program.nw"
+#line 157 "book/program.nw"
 /* The commands that use a trained translator: translate and attention (the translation chapter).
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"

@@ -9,7 +9,7 @@
 #include "model.h"
 
 /* <<commands.h declarations>> */
-#line 175 "book/program.nw"
+#line 187 "book/program.nw"
 int run_figure_data(int argc, char **argv);
 void print_figure_data_help(FILE *out);
 int run_demo(int argc, char **argv);
@@ -54,7 +54,7 @@ void check_model_size(const char *command, const Config *config);
     {"stop-after", OPTION_LONG, &(run).stop_after, 1, 1e9, NULL,                 \
      "STEP save and stop after step STEP (default: never)"}
 
-#line 2102 "book/fast.nw"
+#line 2142 "book/fast.nw"
 /* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
 #define PRECISION_OPTION(choice) \
     {"precision", OPTION_CHOICE, &(choice), 0, 0, "fp32|bf16", \

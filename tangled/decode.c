@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* <<decode.c definitions>> */
-#line 300 "book/copy.nw"
+#line 301 "book/copy.nw"
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start)
 {
@@ -267,7 +267,7 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
         decoded = cache->normed;
     }
     project(model, model->generator, cache->logprobs, decoded, batch, d, c->tgt_vocab);
-    compute.kernels->log_softmax(cache->logprobs, batch, c->tgt_vocab);
+    layer_kernels[compute.kernel_set].log_softmax(cache->logprobs, batch, c->tgt_vocab);
     return cache->logprobs;
 #line 371 "book/decode.nw"
 }

@@ -6,7 +6,7 @@
 #include "model.h"
 
 /* <<decode.h declarations>> */
-#line 290 "book/copy.nw"
+#line 291 "book/copy.nw"
 /* out[b] = greedy decoding of src[b], starting with start: out: [batch][len],
    src: [batch][src_len] with its padding mask src_keep. */
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,

@@ -1,4 +1,4 @@
-#line 703 "book/program.nw"
+#line 715 "book/program.nw"
 /* The data behind the book's figures -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -120,7 +120,7 @@ static const char *emit_mask_batch(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 737 "book/program.nw"
+#line 749 "book/program.nw"
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
                         FigureValue *value, char *problem, size_t size)
 {
@@ -129,7 +129,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
     bool good = *p != '\0';
     if (option->kind == FIGURE_RECORD) {
         /* <<Read one record of named numbers>> */
-#line 789 "book/program.nw"
+#line 801 "book/program.nw"
         const int keys = (int)strlen(option->keys);
         double record[FIGURE_MAX_NUMBERS];
         for (int k = 0; k < keys; k++) {
@@ -154,10 +154,10 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             return false;
         }
         for (int k = 0; good && k < keys; k++) value->number[value->count++] = record[k];
-#line 745 "book/program.nw"
+#line 757 "book/program.nw"
     } else {
         /* <<Read numbers separated by commas>> */
-#line 769 "book/program.nw"
+#line 781 "book/program.nw"
         const bool integer = option->kind != FIGURE_REAL;
         const int most = option->kind == FIGURE_INTEGERS ? FIGURE_MAX_NUMBERS : 1;
         while (good) {
@@ -171,7 +171,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             if (!good || *end == '\0') break;
             p = end + 1;
         }
-#line 747 "book/program.nw"
+#line 759 "book/program.nw"
     }
     if (good) return true;
     const char *what = option->kind == FIGURE_INTEGER ? "an integer"
@@ -187,7 +187,7 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
     return false;
 }
 
-#line 828 "book/program.nw"
+#line 840 "book/program.nw"
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size)
 {
     for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++) {
@@ -206,7 +206,7 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
 }
 
 /* <<Print the command of a figure>> */
-#line 895 "book/program.nw"
+#line 907 "book/program.nw"
 static void print_command(FILE *out, const FigureKind *kind, const FigureValue *value,
                           const char *dashes)
 {
@@ -223,7 +223,7 @@ static void print_command(FILE *out, const FigureKind *kind, const FigureValue *
     }
 }
 
-#line 869 "book/program.nw"
+#line 881 "book/program.nw"
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value)
 {
     char *text = NULL;
@@ -242,7 +242,7 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     return problem;
 }
 
-#line 1026 "book/program.nw"
+#line 1038 "book/program.nw"
 /* Which part of the model a parameter belongs to, from its PyTorch name. */
 typedef enum { PART_ATTENTION, PART_FEED_FORWARD, PART_NORM, PART_EMBEDDING,
                PART_GENERATOR, PART_COUNT } ModelPart;
@@ -266,7 +266,7 @@ static size_t parameters_under(const Model *model, const char *prefix)
     return count;
 }
 
-#line 1054 "book/program.nw"
+#line 1066 "book/program.nw"
 static void print_count_macro(FILE *out, const char *name, size_t count)
 {
     char digits[32], grouped[96] = "";
@@ -279,7 +279,7 @@ static void print_count_macro(FILE *out, const char *name, size_t count)
     fprintf(out, "\\newcommand{\\arch%s}{%s}\n", name, grouped);
 }
 
-#line 1072 "book/program.nw"
+#line 1084 "book/program.nw"
 static const char *emit_architecture(FILE *out, const FigureValue *option)
 {
     int value[6];
@@ -295,7 +295,7 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
     for (int i = 0; i < model.parameters.count; i++)
         part[model_part(model.parameters.views[i].name)] += model.parameters.views[i].size;
     /* <<Print the architecture's sizes and counts as macros>> */
-#line 1098 "book/program.nw"
+#line 1110 "book/program.nw"
     fprintf(out, "%% a pre-norm model, the generator not tied to the target embedding\n");
     const char *size_name[] = {"Layers", "DModel", "Dff", "Heads", "SrcVocab", "TgtVocab"};
     for (int o = 0; o < 6; o++) print_count_macro(out, size_name[o], (size_t)value[o]);
@@ -316,12 +316,12 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
                 100.0 * (double)part[p] / (double)total);
     }
     print_count_macro(out, "Total", total);
-#line 1087 "book/program.nw"
+#line 1099 "book/program.nw"
     model_free(&model);
     return NULL;
 }
 
-#line 1184 "book/program.nw"
+#line 1196 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
@@ -338,7 +338,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 1216 "book/program.nw"
+#line 1228 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -353,7 +353,7 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 1200 "book/program.nw"
+#line 1212 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -403,7 +403,7 @@ static const char *emit_positional_encoding(FILE *out, const FigureValue *option
     return NULL;
 }
 
-#line 720 "book/attention.nw"
+#line 721 "book/attention.nw"
 /* Print rows x cols numbers of m (leading dimension ld), in tenths, as the body of a LaTeX
    matrix. */
 static void print_matrix_macro(FILE *out, const char *name, const float *m, int rows,
@@ -602,7 +602,7 @@ static const char *emit_scaling(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 712 "book/program.nw"
+#line 724 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
 #line 401 "book/masks.nw"
@@ -614,7 +614,7 @@ const FigureKind figure_kinds[] = {
        "the sentences' lengths, <s> and </s> included", NULL},
       {"--sentence", FIGURE_INTEGER, 1, EXAMPLE_MAX_BATCH, "1", "which sentence", NULL}},
      emit_mask_batch},
-#line 1123 "book/program.nw"
+#line 1135 "book/program.nw"
     {"architecture", "sizes and parameter counts of a model, as LaTeX macros",
      {{"--layers", FIGURE_INTEGER, 1, 64, "6", "N, layers in the encoder and in the decoder",
        NULL},
@@ -631,7 +631,7 @@ const FigureKind figure_kinds[] = {
       {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
       {"--count", FIGURE_INTEGER, 1, 8, "4", "how many dimensions", NULL}},
      emit_positional_encoding},
-#line 764 "book/attention.nw"
+#line 765 "book/attention.nw"
     {"heads", "two heads' queries from a random projection, per head and fused, as LaTeX",
      {{"--seed", FIGURE_INTEGER, 1, 1e6, "1", "seed of the random projection W_0", NULL}},
      emit_heads},
@@ -660,6 +660,6 @@ const FigureKind figure_kinds[] = {
       {"--latency-us", FIGURE_INTEGER, 0, 100000, "30", "latency of one message, microseconds",
        NULL}},
      emit_scaling},
-#line 714 "book/program.nw"
+#line 726 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

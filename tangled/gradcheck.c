@@ -176,9 +176,9 @@ static double run_embedding(LayerProblem *p, bool backward)
 static double run_log_softmax(LayerProblem *p, bool backward)
 {
     memcpy(p->out, xs(p, 0), (size_t)p->n * p->d * sizeof(float));
-    compute.kernels->log_softmax(p->out, p->n, p->d);
+    layer_kernels[compute.kernel_set].log_softmax(p->out, p->n, p->d);
     if (!backward) return weighted_sum(p->w, p->out, (size_t)p->n * p->d);
-    compute.kernels->log_softmax_backward(gs(p, 0), p->w, p->out, p->n, p->d);
+    layer_kernels[compute.kernel_set].log_softmax_backward(gs(p, 0), p->w, p->out, p->n, p->d);
     return 0;
 }
 

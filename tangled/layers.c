@@ -6,7 +6,7 @@
 /* <<layers.c includes>> */
 #line 35 "book/attention.nw"
 #include <string.h>
-#line 880 "book/fast.nw"
+#line 920 "book/fast.nw"
 #include <immintrin.h>
 
 /* <<layers.c definitions>> */
@@ -194,7 +194,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head a of sequence b>> */
-#line 452 "book/attention.nw"
+#line 453 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -202,7 +202,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         matmul(len_q, len_k, d_k, scale, matrix(q + q_offset, d_model),
                transposed(k + k_offset, d_model), 0.0f, p, len_k);
         const uint8_t *keep = mask->keep + (size_t)b * mask->batch_stride;
-        compute.kernels->masked_softmax(p, keep, mask->row_stride, len_q, len_k);
+        layer_kernels[compute.kernel_set].masked_softmax(p, keep, mask->row_stride, len_q, len_k);
         const float *weights = p;
         if (saved->probs_keep) {   /* keep p itself: the softmax's backward needs it */
             const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -218,7 +218,7 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
 
-#line 439 "book/attention.nw"
+#line 440 "book/attention.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -226,7 +226,7 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
     softmax_rows(p, p, rows, cols);
 }
 
-#line 516 "book/attention.nw"
+#line 517 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -248,7 +248,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head a of sequence b>> */
-#line 554 "book/attention.nw"
+#line 555 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -267,13 +267,13 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                scratch->d_q + q_offset, d_model);
         matmul(len_k, d_k, len_q, scale, transposed(d_p, len_k), matrix(saved->q + q_offset, d_model),
                1.0f, scratch->d_k + k_offset, d_model);
-#line 537 "book/attention.nw"
+#line 538 "book/attention.nw"
     }
     /* <<Hold the inputs, which two or three products read>> */
 #line 420 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 539 "book/attention.nw"
+#line 540 "book/attention.nw"
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
     linear_backward(d_memory_in, d_w->w_k, d_w->b_k, scratch->d_k, memory_in, w->w_k,
@@ -283,7 +283,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     bf16_operand_release(memory_in), bf16_operand_release(query_in);
 }
 
-#line 629 "book/attention.nw"
+#line 630 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -319,7 +319,7 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
         const float *x = in + (size_t)r * d;
         float *y = out + (size_t)r * d;
         double mu, squares;
-        compute.kernels->row_moments(x, d, &mu, &squares);
+        layer_kernels[compute.kernel_set].row_moments(x, d, &mu, &squares);
         const double r_factor = formula == LAYERNORM_STANDARD
                                     ? 1.0 / sqrt(squares / d + eps)
                                     : 1.0 / (sqrt(squares / (d - 1)) + eps);
@@ -499,7 +499,25 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
     }
 }
 
-#line 884 "book/fast.nw"
+#line 782 "book/fast.nw"
+const LayerKernels layer_kernels[KERNEL_SETS] = {
+    [KERNELS_FAST] = {
+        .masked_softmax = masked_softmax_rows_fast,
+        .dropout_mask = dropout_mask_parallel,
+        .row_moments = row_moments_fast,
+        .log_softmax = log_softmax_rows_fast,
+        .log_softmax_backward = log_softmax_backward_fast,
+    },
+    [KERNELS_REFERENCE] = {
+        .masked_softmax = masked_softmax_rows,
+        .dropout_mask = dropout_mask,
+        .row_moments = row_moments,
+        .log_softmax = log_softmax_rows,
+        .log_softmax_backward = log_softmax_backward,
+    },
+};
+
+#line 924 "book/fast.nw"
 enum { DROPOUT_LANES = 16 };
 
 /* keep_scale[first..end) as dropout_mask draws them, from stream standing at draw first:
@@ -538,7 +556,7 @@ static void dropout_mask_block_avx512(float *keep_scale, size_t first, size_t en
     for (; i < end; i++) keep_scale[i] = rng_next(&rest) >> 8 < threshold ? 0.0f : scale;
 }
 
-#line 927 "book/fast.nw"
+#line 967 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -561,7 +579,7 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     rng_advance(rng, n);
 }
 
-#line 967 "book/fast.nw"
+#line 1007 "book/fast.nw"
 void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
                               int rows, int cols)
 {
@@ -578,7 +596,7 @@ void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_str
     }
 }
 
-#line 1001 "book/fast.nw"
+#line 1041 "book/fast.nw"
 void row_moments_fast(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -590,7 +608,7 @@ void row_moments_fast(const float *x, int d, double *mean, double *squares)
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
 
-#line 1078 "book/fast.nw"
+#line 1118 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

@@ -111,13 +111,13 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
 
-#line 430 "book/attention.nw"
+#line 431 "book/attention.nw"
 /* p[i] = softmax(p[i]) after mask_scores with keep, in place; p: [rows][cols] scores in,
    weights out; keep as in mask_scores. */
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols);
 
-#line 498 "book/attention.nw"
+#line 499 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -131,7 +131,7 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
 
-#line 616 "book/attention.nw"
+#line 617 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
@@ -196,20 +196,33 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
 /* d_x = d_y - softmax(x) * sum(d_y), per row, from y = log_softmax(x); all [rows][cols]. */
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols);
 
-#line 855 "book/fast.nw"
+#line 768 "book/fast.nw"
+/* The kernels of the layers, in two versions (layer_kernels[compute.kernel_set]). */
+typedef struct {
+    void (*masked_softmax)(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
+                           int cols);
+    void (*dropout_mask)(float *keep_scale, size_t n, float p, Rng *rng);
+    void (*row_moments)(const float *x, int d, double *mean, double *squares);
+    void (*log_softmax)(float *x, int rows, int cols);
+    void (*log_softmax_backward)(float *d_x, const float *d_y, const float *y, int rows,
+                                 int cols);
+} LayerKernels;
+extern const LayerKernels layer_kernels[KERNEL_SETS];
+
+#line 895 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
 
-#line 958 "book/fast.nw"
+#line 998 "book/fast.nw"
 /* masked_softmax_rows in one pass over each row. */
 void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
                               int rows, int cols);
 
-#line 993 "book/fast.nw"
+#line 1033 "book/fast.nw"
 /* row_moments in one pass over x. */
 void row_moments_fast(const float *x, int d, double *mean, double *squares);
 
-#line 1038 "book/fast.nw"
+#line 1078 "book/fast.nw"
 /* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
    Plain arithmetic, so that a loop of it runs in vector registers. */
 static inline float vector_expf(float x)
@@ -233,7 +246,7 @@ static inline float vector_expf(float x)
     return x == x ? e_x : x;   /* NaN in, NaN out */
 }
 
-#line 1067 "book/fast.nw"
+#line 1107 "book/fast.nw"
 /* log_softmax_rows and log_softmax_backward with vector_expf; x, d_x, d_y, y:
    [rows][cols]. */
 void log_softmax_rows_fast(float *x, int rows, int cols);

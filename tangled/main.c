@@ -4,14 +4,14 @@
 #include "cli.h"
 #include "commands.h"
 /* <<main.c includes>> */
-#line 199 "book/program.nw"
+#line 211 "book/program.nw"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bleu.h"   /* the help of bleu names sacreBLEU's version */
 
 /* <<main.c definitions>> */
-#line 539 "book/program.nw"
+#line 551 "book/program.nw"
 typedef struct {
     const char *name;
     const char *summary;   /* one line for 'transformer --help' */
@@ -20,26 +20,26 @@ typedef struct {
     int (*run)(int argc, char **argv);   /* argv[0] is the first argument after NAME */
 } Command;
 
-#line 551 "book/program.nw"
+#line 563 "book/program.nw"
 static const Command commands[] = {
     /* <<Commands>> */
-#line 1010 "book/program.nw"
+#line 1022 "book/program.nw"
     {"figure-data", "print the data of one of the book's figures",
      NULL, print_figure_data_help, run_figure_data},
-#line 1165 "book/program.nw"
+#line 1177 "book/program.nw"
     {"demo", "show what the program computes so far (run by make)",
      "usage: transformer demo\n"
      "\n"
      "Print the data of every figure of the book in the terminal.\n",
      NULL, run_demo},
-#line 1268 "book/program.nw"
+#line 1280 "book/program.nw"
     {"random", "print numbers from the seeded generator (the tensor chapter)",
      "usage: transformer random [OPTIONS]\n"
      "\n"
      "Print numbers of the PCG32 stream: 32-bit outputs, uniform numbers in [0,1) or\n"
      "standard normal numbers. Seeds and streams are integers from 0 to 2^63 - 1.\n",
      NULL, run_random},
-#line 1352 "book/program.nw"
+#line 1364 "book/program.nw"
     {"time-matmul", "time one matrix-multiplication kernel (the tensor chapter)",
      "usage: transformer time-matmul [OPTIONS]\n"
      "\n"
@@ -191,11 +191,11 @@ static const Command commands[] = {
      "symbols, one at a time; prints sentences/s. The model is the copy task's\n"
      "unless sizes are given.\n",
      NULL, run_benchmark},
-#line 553 "book/program.nw"
+#line 565 "book/program.nw"
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
-#line 562 "book/program.nw"
+#line 574 "book/program.nw"
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: transformer COMMAND [OPTIONS]\n"
@@ -214,7 +214,7 @@ static void print_usage(FILE *out)
                  "  OMP_NUM_THREADS=N                   threads (default: the cores)\n");
 }
 
-#line 589 "book/program.nw"
+#line 601 "book/program.nw"
 int main(int argc, char **argv)
 {
     if (argc < 2) usage_error(NULL, "which command?");
@@ -241,15 +241,15 @@ int main(int argc, char **argv)
                 return finish_output();
             }
         /* <<Choose the kernels from the environment>> */
-#line 627 "book/program.nw"
+#line 639 "book/program.nw"
         const char *kernel = getenv("TRANSFORMER_MATMUL");
         if (kernel && strcmp(kernel, "reference") == 0) compute.matmul = MATMUL_REFERENCE;
         else if (kernel && *kernel && strcmp(kernel, "blas") != 0)
             usage_error(NULL, "TRANSFORMER_MATMUL must be 'blas' or 'reference', not '%s'",
                         kernel);
-#line 791 "book/fast.nw"
+#line 831 "book/fast.nw"
         const char *table = getenv("TRANSFORMER_KERNELS");
-        if (table && strcmp(table, "reference") == 0) compute.kernels = &reference_kernels;
+        if (table && strcmp(table, "reference") == 0) compute.kernel_set = KERNELS_REFERENCE;
         else if (table && *table && strcmp(table, "fast") != 0)
             usage_error(NULL, "TRANSFORMER_KERNELS must be 'fast' or 'reference', not '%s'", table);
         const char *products = getenv("TRANSFORMER_PRODUCTS");
@@ -258,7 +258,7 @@ int main(int argc, char **argv)
             usage_error(NULL, "TRANSFORMER_PRODUCTS must be 'split' or 'openblas', not '%s'",
                         products);
         set_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS);
-#line 615 "book/program.nw"
+#line 627 "book/program.nw"
         int status = commands[i].run(argc - 2, argv + 2);
         return status ? status : finish_output();
     }

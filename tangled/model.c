@@ -435,7 +435,7 @@ static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
 {
     const size_t per_row = size / (size_t)model->batch;
     rng_advance(rng, per_row * (size_t)model->dropout_rows_before);
-    compute.kernels->dropout_mask(keep, size, model->config.dropout, rng);
+    layer_kernels[compute.kernel_set].dropout_mask(keep, size, model->config.dropout, rng);
     rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
 }
 
@@ -767,7 +767,7 @@ static void begin_pass(Model *model, int batch, int src_len, int tgt_len, bool d
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = dropout;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 2075 "book/fast.nw"
+#line 2115 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
 #line 839 "book/model.nw"
@@ -795,7 +795,7 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
                    model_parameter(model, model->generator.bias), batch * tgt_len, c->d_model,
                    c->tgt_vocab);
-    compute.kernels->log_softmax(logprobs, batch * tgt_len, c->tgt_vocab);
+    layer_kernels[compute.kernel_set].log_softmax(logprobs, batch * tgt_len, c->tgt_vocab);
     return logprobs;
 #line 857 "book/model.nw"
 }
@@ -814,10 +814,9 @@ float *model_gradient(const Model *model, ParameterView view)
 #line 1521 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
-    compute.kernels->log_softmax_backward(model_logits_gradient(model), d_logprobs,
-                                          model_activation(model, model->logprobs),
-                                          model->batch * model->tgt_len,
-                                          model->config.tgt_vocab);
+    layer_kernels[compute.kernel_set].log_softmax_backward(
+        model_logits_gradient(model), d_logprobs, model_activation(model, model->logprobs),
+        model->batch * model->tgt_len, model->config.tgt_vocab);
     model_backward_from_logits(model, src, tgt);
 }
 
@@ -826,7 +825,7 @@ float *model_logits_gradient(const Model *model)
     return model_activation(model, model->d_logits);
 }
 
-#line 1542 "book/model.nw"
+#line 1541 "book/model.nw"
 static void decoder_backward(Model *model, float *d_memory)
 {
     const Config *c = &model->config;
@@ -837,7 +836,7 @@ static void decoder_backward(Model *model, float *d_memory)
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
     /* <<Back through the decoder's layers>> */
-#line 1605 "book/model.nw"
+#line 1604 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -863,7 +862,7 @@ static void decoder_backward(Model *model, float *d_memory)
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1552 "book/model.nw"
+#line 1551 "book/model.nw"
 }
 
 static void encoder_backward(Model *model, float *d_memory)
@@ -873,7 +872,7 @@ static void encoder_backward(Model *model, float *d_memory)
     const AttentionShape encoder_shape = {batch, src_len, src_len, c->d_model, c->heads,
                                           c->unscaled_attention};
     /* <<Back through the encoder>> */
-#line 1636 "book/model.nw"
+#line 1635 "book/model.nw"
     const ActivationView last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -895,17 +894,17 @@ static void encoder_backward(Model *model, float *d_memory)
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1561 "book/model.nw"
+#line 1560 "book/model.nw"
 }
 
-#line 1568 "book/model.nw"
+#line 1567 "book/model.nw"
 void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
     const int src_rows = model->batch * model->src_len;
     const int tgt_rows = model->batch * model->tgt_len;
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1585 "book/model.nw"
+#line 1584 "book/model.nw"
     const float *d_logits = model_logits_gradient(model);
     float *d_decoded = model_activation(model, model->d_output);
     memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
@@ -919,7 +918,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1574 "book/model.nw"
+#line 1573 "book/model.nw"
     decoder_backward(model, d_memory);
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     encoder_backward(model, d_memory);

@@ -12,11 +12,11 @@
 #include <math.h>
 #line 622 "book/tensor.nw"
 #include <cblas.h>
-#line 1292 "book/program.nw"
+#line 1304 "book/program.nw"
 #include <time.h>
-#line 1609 "book/fast.nw"
+#line 1649 "book/fast.nw"
 #include <immintrin.h>
-#line 1842 "book/fast.nw"
+#line 1882 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 
@@ -269,7 +269,7 @@ void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     /* <<Multiply a single row by the kernel table's product of one row>> */
 #line 647 "book/fast.nw"
     if (m == 1) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
-        compute.kernels->row_product(n, k, alpha, a, b, beta, c, ldc);
+        tensor_kernels[compute.kernel_set].row_product(n, k, alpha, a, b, beta, c, ldc);
         return;
     }
 #line 681 "book/tensor.nw"
@@ -288,11 +288,11 @@ ComputeSettings compute = {
     .threads = 1,
 #line 588 "book/fast.nw"
     .split_products = true,
-#line 755 "book/fast.nw"
-    .kernels = &fast_kernels,
-#line 1572 "book/fast.nw"
+#line 751 "book/fast.nw"
+    .kernel_set = KERNELS_FAST,
+#line 1612 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 2026 "book/fast.nw"
+#line 2066 "book/fast.nw"
     .bf16_min_work = 1e6,
 #line 718 "book/tensor.nw"
 };
@@ -310,7 +310,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 2033 "book/fast.nw"
+#line 2073 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
@@ -319,7 +319,7 @@ void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, 
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
 
-#line 1298 "book/program.nw"
+#line 1310 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;
@@ -400,7 +400,13 @@ void row_product_sgemv(int n, int k, float alpha, MatmulOperand a, MatmulOperand
                 a.transposed ? a.ld : 1, beta, c, 1);
 }
 
-#line 836 "book/fast.nw"
+#line 758 "book/fast.nw"
+const TensorKernels tensor_kernels[KERNEL_SETS] = {
+    [KERNELS_FAST] = {.row_product = row_product_sgemv},
+    [KERNELS_REFERENCE] = {.row_product = row_product_sgemm},
+};
+
+#line 876 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -416,7 +422,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     rng->state = total_multiplier * rng->state + total_increment;
 }
 
-#line 1617 "book/fast.nw"
+#line 1657 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -439,7 +445,7 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
 
-#line 1644 "book/fast.nw"
+#line 1684 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -448,7 +454,7 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
 
-#line 1677 "book/fast.nw"
+#line 1717 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 enum { BF16_HELD = 3 };   /* at most held at once: a layer's two inputs and a gradient */
@@ -479,7 +485,7 @@ typedef struct {
 
 static Bf16State bf16;
 
-#line 1712 "book/fast.nw"
+#line 1752 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -505,7 +511,7 @@ void bf16_weights_forget(void)
     bf16.weights = NULL, bf16.weight_count = 0;
 }
 
-#line 1743 "book/fast.nw"
+#line 1783 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -514,7 +520,7 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         && end <= weights + bf16.weight_count * sizeof(float))
         return bf16.weights_bf16 + (x - bf16.weights);
     /* <<Read a held operand from its copy, rounded at its first product>> */
-#line 1820 "book/fast.nw"
+#line 1860 "book/fast.nw"
     for (int i = 0; i < BF16_HELD; i++) {
         Bf16Held *h = &bf16.held[i];
         if (h->x != x || h->rows != rows || h->cols != cols || *ld != cols) continue;
@@ -525,14 +531,14 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         }
         return h->copy;
     }
-#line 1751 "book/fast.nw"
+#line 1791 "book/fast.nw"
     bf16_reserve(&bf16.scratch[which], &bf16.scratch_capacity[which], (size_t)rows * cols);
     bf16_round_matrix(bf16.scratch[which], x, rows, cols, *ld);
     *ld = cols;
     return bf16.scratch[which];
 }
 
-#line 1785 "book/fast.nw"
+#line 1825 "book/fast.nw"
 void bf16_operand_hold(const float *x, int rows, int cols)
 {
     if (omp_in_parallel()) return;   /* products there stay in float, and this state is shared */
@@ -563,7 +569,7 @@ void bf16_operand_release(const float *x)
     ENSURE(false, "a bfloat16 operand released that was not held");
 }
 
-#line 1850 "book/fast.nw"
+#line 1890 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -572,7 +578,7 @@ struct Bf16Product {
     dnnl_memory_t a, b, c, scratchpad;
 };
 
-#line 1868 "book/fast.nw"
+#line 1908 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -612,7 +618,7 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1923 "book/fast.nw"
+#line 1963 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -623,7 +629,7 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1907 "book/fast.nw"
+#line 1947 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
@@ -631,7 +637,7 @@ static void bf16_make_product(Bf16Product *p)
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
 
-#line 1939 "book/fast.nw"
+#line 1979 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -654,7 +660,7 @@ static Bf16Product *bf16_product(Bf16Product key)
     return p;
 }
 
-#line 1978 "book/fast.nw"
+#line 2018 "book/fast.nw"
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
@@ -683,7 +689,7 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
 
-#line 2055 "book/fast.nw"
+#line 2095 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
@@ -691,7 +697,7 @@ bool bf16_hardware(void)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
 
-#line 2142 "book/fast.nw"
+#line 2183 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

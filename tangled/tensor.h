@@ -124,28 +124,19 @@ typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 #line 109 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
 
-#line 724 "book/fast.nw"
-/* The kernels that exist in two versions, which compute the same numbers: the chapters'
-   reference versions (reference_kernels) and the speed chapter's (fast_kernels). */
+#line 729 "book/fast.nw"
+/* The kernels that exist in two versions, which compute the same numbers: the speed
+   chapter's (KERNELS_FAST) and the chapters' reference versions (KERNELS_REFERENCE). */
+typedef enum { KERNELS_FAST, KERNELS_REFERENCE, KERNEL_SETS } KernelSet;
+
+/* The kernel of this floor: the product of one row, m = 1. */
 typedef struct {
     void (*row_product)(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                         float beta, float *c, int ldc);
-    void (*masked_softmax)(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
-                           int cols);
-    void (*dropout_mask)(float *keep_scale, size_t n, float p, Rng *rng);
-    void (*row_moments)(const float *x, int d, double *mean, double *squares);
-    void (*log_softmax)(float *x, int rows, int cols);
-    void (*log_softmax_backward)(float *d_x, const float *d_y, const float *y, int rows,
-                                 int cols);
-    double (*smoothed_loss)(float *d_logprobs, const float *logprobs, const int *targets,
-                            int rows, int vocab, int pad, float smoothing, int *tokens);
-    double (*smoothed_logits_gradient)(float *d_logits, const float *logprobs,
-                                       const int *targets, int rows, int vocab, int pad,
-                                       float smoothing, double norm, int *tokens);
-} Kernels;
-extern const Kernels reference_kernels, fast_kernels;
+} TensorKernels;
+extern const TensorKernels tensor_kernels[KERNEL_SETS];
 
-#line 1559 "book/fast.nw"
+#line 1599 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
 
 #line 703 "book/tensor.nw"
@@ -159,17 +150,17 @@ typedef struct {
     int threads;            /* threads in use: set_threads() changes it */
 #line 582 "book/fast.nw"
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
-#line 749 "book/fast.nw"
-    const Kernels *kernels; /* the table of kernels the program calls */
-#line 1565 "book/fast.nw"
+#line 745 "book/fast.nw"
+    KernelSet kernel_set;   /* the version of every kernel that has two */
+#line 1605 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 2019 "book/fast.nw"
+#line 2059 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
 #line 707 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
 
-#line 1285 "book/program.nw"
+#line 1297 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
 
@@ -218,11 +209,11 @@ void row_product_sgemm(int n, int k, float alpha, MatmulOperand a, MatmulOperand
 void row_product_sgemv(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc);
 
-#line 828 "book/fast.nw"
+#line 868 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 
-#line 1582 "book/fast.nw"
+#line 1622 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -236,28 +227,28 @@ static inline float float_from_bf16(uint16_t x)
     return u.value;
 }
 
-#line 1665 "book/fast.nw"
+#line 1705 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
 
-#line 1774 "book/fast.nw"
+#line 1814 "book/fast.nw"
 /* x[rows][cols] (no gaps between rows) will be read by several products and will not
    change until bf16_operand_release(x): the bfloat16 products round it once. */
 void bf16_operand_hold(const float *x, int rows, int cols);
 void bf16_operand_release(const float *x);
 
-#line 1968 "book/fast.nw"
+#line 2008 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
 
-#line 2047 "book/fast.nw"
+#line 2087 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
 
-#line 2136 "book/fast.nw"
+#line 2177 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
 #line 19 "book/tensor.nw"
 #endif

@@ -154,12 +154,13 @@ double evaluate_batch(Model *model, const Batch *batch, const StepSettings *sett
                                           batch->tgt_keep, batch->batch, batch->src_len,
                                           batch->tgt_len, NULL);
     int tokens, rows = batch->batch * batch->tgt_len;
-    return compute.kernels->smoothed_loss(d_logprobs, logprobs, batch->tgt_y, rows,
-                                          model->config.tgt_vocab, settings->pad,
-                                          settings->smoothing, &tokens);
+    return loss_kernels[compute.kernel_set].smoothed_loss(d_logprobs, logprobs, batch->tgt_y,
+                                                          rows, model->config.tgt_vocab,
+                                                          settings->pad, settings->smoothing,
+                                                          &tokens);
 }
 
-#line 215 "book/copy.nw"
+#line 216 "book/copy.nw"
 double train_accumulate(Model *model, const Batch *part, const StepSettings *settings,
                         Rng *dropout_rng, double norm)
 {
@@ -169,7 +170,7 @@ double train_accumulate(Model *model, const Batch *part, const StepSettings *set
                                           part->tgt_keep, part->batch, part->src_len,
                                           part->tgt_len, dropout_rng);
     int tokens;
-    const double loss = compute.kernels->smoothed_logits_gradient(
+    const double loss = loss_kernels[compute.kernel_set].smoothed_logits_gradient(
         model_logits_gradient(model), logprobs, part->tgt_y, rows, c->tgt_vocab, settings->pad,
         settings->smoothing, norm, &tokens);
     if (tokens == 0) return 0.0;
@@ -183,7 +184,7 @@ void train_update(Model *model, Adam *adam, const StepSettings *settings)
               scheduled_rate(adam->step, model->config.d_model, settings));
 }
 
-#line 259 "book/copy.nw"
+#line 260 "book/copy.nw"
 double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
                                        const int *targets, int rows, int vocab, int pad,
                                        float smoothing, double norm, int *tokens)
@@ -248,30 +249,19 @@ double calibration_error(const Calibration *c)
     return error;
 }
 
-#line 764 "book/fast.nw"
-const Kernels reference_kernels = {
-    .row_product = row_product_sgemm,
-    .masked_softmax = masked_softmax_rows,
-    .dropout_mask = dropout_mask,
-    .row_moments = row_moments,
-    .log_softmax = log_softmax_rows,
-    .log_softmax_backward = log_softmax_backward,
-    .smoothed_loss = label_smoothing_loss,
-    .smoothed_logits_gradient = label_smoothing_logits_gradient,
+#line 815 "book/fast.nw"
+const LossKernels loss_kernels[KERNEL_SETS] = {
+    [KERNELS_FAST] = {
+        .smoothed_loss = label_smoothing_loss_fast,
+        .smoothed_logits_gradient = label_smoothing_logits_gradient_fast,
+    },
+    [KERNELS_REFERENCE] = {
+        .smoothed_loss = label_smoothing_loss,
+        .smoothed_logits_gradient = label_smoothing_logits_gradient,
+    },
 };
 
-const Kernels fast_kernels = {
-    .row_product = row_product_sgemv,
-    .masked_softmax = masked_softmax_rows_fast,
-    .dropout_mask = dropout_mask_parallel,
-    .row_moments = row_moments_fast,
-    .log_softmax = log_softmax_rows_fast,
-    .log_softmax_backward = log_softmax_backward_fast,
-    .smoothed_loss = label_smoothing_loss_fast,
-    .smoothed_logits_gradient = label_smoothing_logits_gradient_fast,
-};
-
-#line 1177 "book/fast.nw"
+#line 1217 "book/fast.nw"
 static double sum_of_floats(const float *x, int n)
 {
     double partial[4] = {0.0, 0.0, 0.0, 0.0};
@@ -282,7 +272,7 @@ static double sum_of_floats(const float *x, int n)
     return (partial[0] + partial[1]) + (partial[2] + partial[3]);
 }
 
-#line 1195 "book/fast.nw"
+#line 1235 "book/fast.nw"
 typedef enum { OF_LOGPROBS, OF_LOGITS } GradientOf;   /* the gradient a loss writes */
 
 static double smoothed_loss(float *gradient, GradientOf of, const float *logprobs,
@@ -298,14 +288,14 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
     const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
     const double confidence = 1.0f - smoothing;
     /* <<Set the per-row constants of the closed form>> */
-#line 1243 "book/fast.nw"
+#line 1283 "book/fast.nw"
     const double divisor = of == OF_LOGITS ? norm : n;
     const float per_token = n > 0 ? (float)(1.0 / divisor) : 0.0f;
     const float spread_share = n > 0 ? (float)(spread / divisor) : 0.0f;
     const float confidence_share = n > 0 ? (float)(confidence / divisor) : 0.0f;
     const double row_constant = confidence * log(confidence)
                               + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
-#line 1210 "book/fast.nw"
+#line 1250 "book/fast.nw"
     double block_loss[PARALLEL_BLOCKS];
     PARALLEL_FOR((size_t)rows * vocab)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -313,7 +303,7 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
         for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
             float *g = gradient + (size_t)r * vocab;
             /* <<Add row r's loss to its block's; for padding, clear its gradient g and go on>> */
-#line 1257 "book/fast.nw"
+#line 1297 "book/fast.nw"
             const float *y = logprobs + (size_t)r * vocab;
             const int target = targets[r];
             if (target == pad) { memset(g, 0, (size_t)vocab * sizeof *g); continue; }
@@ -325,22 +315,22 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
                                   + sum_of_floats(y + high + 1, vocab - high - 1));
             }
             block_loss[block] += loss;
-#line 1217 "book/fast.nw"
+#line 1257 "book/fast.nw"
             if (of == OF_LOGITS) {
                 /* <<Write row r's probabilities minus its smoothed target, over norm>> */
-#line 1323 "book/fast.nw"
+#line 1363 "book/fast.nw"
                 #pragma omp simd
                 for (int w = 0; w < vocab; w++) g[w] = vector_expf(y[w]) * per_token - spread_share;
                 g[pad] = vector_expf(y[pad]) * per_token;
                 g[target] = vector_expf(y[target]) * per_token - confidence_share;
-#line 1219 "book/fast.nw"
+#line 1259 "book/fast.nw"
             } else {
                 /* <<Write row r's smoothed target, negated and over its tokens>> */
-#line 1273 "book/fast.nw"
+#line 1313 "book/fast.nw"
                 for (int w = 0; w < vocab; w++) g[w] = -spread_share;
                 g[pad] = 0.0f;
                 g[target] = -confidence_share;
-#line 1221 "book/fast.nw"
+#line 1261 "book/fast.nw"
             }
         }
     }
@@ -357,7 +347,7 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                          smoothing, 0.0, tokens);
 }
 
-#line 1309 "book/fast.nw"
+#line 1349 "book/fast.nw"
 double label_smoothing_logits_gradient_fast(float *d_logits, const float *logprobs,
                                             const int *targets, int rows, int vocab, int pad,
                                             float smoothing, double norm, int *tokens)

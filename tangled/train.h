@@ -77,7 +77,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 double evaluate_batch(Model *model, const Batch *batch, const StepSettings *settings,
                       float *d_logprobs);
 
-#line 199 "book/copy.nw"
+#line 200 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
@@ -86,7 +86,7 @@ double train_accumulate(Model *model, const Batch *part, const StepSettings *set
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const StepSettings *settings);
 
-#line 248 "book/copy.nw"
+#line 249 "book/copy.nw"
 /* The loss of label_smoothing_loss (returned: per token; *tokens: the rows that are not
    padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
    with respect to the logits whose log-softmax is logprobs [rows][vocab]. */
@@ -130,13 +130,24 @@ void calibration_add(Calibration *c, const float *logprobs, const int *target, i
 long calibration_predictions(const Calibration *c);
 double calibration_error(const Calibration *c);   /* the expected calibration error */
 
-#line 1167 "book/fast.nw"
+#line 803 "book/fast.nw"
+/* The kernels of the loss, in two versions (loss_kernels[compute.kernel_set]). */
+typedef struct {
+    double (*smoothed_loss)(float *d_logprobs, const float *logprobs, const int *targets,
+                            int rows, int vocab, int pad, float smoothing, int *tokens);
+    double (*smoothed_logits_gradient)(float *d_logits, const float *logprobs,
+                                       const int *targets, int rows, int vocab, int pad,
+                                       float smoothing, double norm, int *tokens);
+} LossKernels;
+extern const LossKernels loss_kernels[KERNEL_SETS];
+
+#line 1207 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens);
 
-#line 1299 "book/fast.nw"
+#line 1339 "book/fast.nw"
 /* label_smoothing_logits_gradient with the loss of label_smoothing_loss_fast, in one pass. */
 double label_smoothing_logits_gradient_fast(float *d_logits, const float *logprobs,
                                             const int *targets, int rows, int vocab, int pad,

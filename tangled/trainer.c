@@ -1,8 +1,8 @@
-#line 354 "book/copy.nw"
+#line 355 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 367 "book/copy.nw"
+#line 368 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -17,7 +17,7 @@
 #include <fcntl.h>
 
 /* <<trainer.c types>> */
-#line 728 "book/copy.nw"
+#line 729 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -115,7 +115,7 @@ static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSetting
 }
 
 /* <<trainer.c helpers>> */
-#line 569 "book/copy.nw"
+#line 570 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -125,7 +125,7 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
 
-#line 588 "book/copy.nw"
+#line 589 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -149,7 +149,7 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     return loss;
 }
 
-#line 616 "book/copy.nw"
+#line 617 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
@@ -157,7 +157,7 @@ static int batch_tokens(const Batch *batch, int pad)
     return tokens;
 }
 
-#line 629 "book/copy.nw"
+#line 630 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     if (tokens == 0) return 0.0;   /* nothing to learn from: no step */
@@ -167,7 +167,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     return loss / tokens;
 }
 
-#line 709 "book/copy.nw"
+#line 710 "book/copy.nw"
 /* Stop if the loss is not finite: a failure, with the message. */
 static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run, double loss)
 {
@@ -181,7 +181,7 @@ static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run,
     return TRAINER_FAILED;
 }
 
-#line 744 "book/copy.nw"
+#line 745 "book/copy.nw"
 /* Prepare the run: the log, the clock, the signals. False, with the trainer's message, when
    one of them fails. */
 static bool prepare_run(Trainer *trainer, const BatchSource *source, const RunSettings *run,
@@ -204,7 +204,7 @@ static bool prepare_run(Trainer *trainer, const BatchSource *source, const RunSe
         }
         catch_stop_signals();
     }
-#line 752 "book/copy.nw"
+#line 753 "book/copy.nw"
     if (run->log_path) {
         clock->log = fopen(run->log_path, trainer->adam.step > 0 ? "a" : "w");
         if (clock->log == NULL) {
@@ -221,7 +221,7 @@ static bool prepare_run(Trainer *trainer, const BatchSource *source, const RunSe
     return true;
 }
 
-#line 778 "book/copy.nw"
+#line 779 "book/copy.nw"
 /* The epoch the run ends with: the settings', unless a time budget brought it forward. */
 static int last_epoch(const TrainingProgress *progress, const RunSettings *run)
 {
@@ -253,7 +253,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
     fflush(stdout);
 }
 
-#line 844 "book/copy.nw"
+#line 845 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -296,7 +296,7 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     return error == NULL;
 }
 
-#line 894 "book/copy.nw"
+#line 895 "book/copy.nw"
 /* Fit the run's end to the time budget (Getting to 41). */
 static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                                    const RunSettings *run, const TrainerClock *clock)
@@ -323,7 +323,7 @@ static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                clock->terminal ? "\n" : "", fits, fits);
         fflush(stdout);
     }
-#line 899 "book/copy.nw"
+#line 900 "book/copy.nw"
 }
 
 /* Begin the next epoch: its counts from zero, the run's end fitted to a time budget, and
@@ -338,7 +338,7 @@ static void begin_next_epoch(Trainer *trainer, const BatchSource *source,
         source->start_epoch(source->task, progress->epoch);
 }
 
-#line 920 "book/copy.nw"
+#line 921 "book/copy.nw"
 /* Decide whether to stop, saving a checkpoint when one is due: TRAINER_FINISHED to go on,
    else the run's outcome (the checkpoint chapter). */
 static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings *run,
@@ -357,10 +357,10 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
     if (!stop) return TRAINER_FINISHED;
     if (clock->terminal) putchar('\n');
     return say_why_the_run_stopped(trainer, run, out_of_time, impatient);
-#line 927 "book/copy.nw"
+#line 928 "book/copy.nw"
 }
 
-#line 934 "book/copy.nw"
+#line 935 "book/copy.nw"
 /* Finish the run: close the log and the checkpoint's lock. The outcome, a failure if the log
    could not be written. */
 static TrainerOutcome finish_run(Trainer *trainer, const RunSettings *run,
@@ -411,7 +411,7 @@ static bool agree(DataParallel *parallel, bool flag)
 }
 
 /* <<trainer.c definitions>> */
-#line 411 "book/copy.nw"
+#line 412 "book/copy.nw"
 void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
                    const StepSettings *settings)
 {
@@ -438,7 +438,7 @@ void trainer_free(Trainer *trainer)
     model_free(&trainer->model);
 }
 
-#line 495 "book/copy.nw"
+#line 496 "book/copy.nw"
 void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
 {
     va_list args, again;
@@ -463,7 +463,7 @@ void recipe_free(Recipe *recipe)
     *recipe = (Recipe){NULL, 0, 0};
 }
 
-#line 653 "book/copy.nw"
+#line 654 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const RunSettings *run)
 {
     TrainingProgress *progress = &trainer->progress;
@@ -482,7 +482,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
 #line 1381 "book/translate.nw"
     if (progress->last_epoch && trainer->settings.cooldown > 0)
         trainer->settings.cooldown_end = (long)progress->last_epoch * source->batches;
-#line 668 "book/copy.nw"
+#line 669 "book/copy.nw"
     const int parts = run->accumulate > 1 ? run->accumulate : 1;
     while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, run)) {
         source->fill(source->task, trainer);

@@ -1,4 +1,4 @@
-#line 339 "book/copy.nw"
+#line 340 "book/copy.nw"
 /* The training loop of every task: steps, progress line, CSV log, validation, best model,
    checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -7,7 +7,7 @@
 #include "train.h"
 
 /* <<trainer.h declarations>> */
-#line 382 "book/copy.nw"
+#line 383 "book/copy.nw"
 typedef struct {
     Model model;
     Adam adam;
@@ -29,7 +29,7 @@ void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBo
                    const StepSettings *settings);
 void trainer_free(Trainer *trainer);
 
-#line 447 "book/copy.nw"
+#line 448 "book/copy.nw"
 typedef struct {
     double per_token;    /* the summed loss over the summed target tokens */
     double batch_mean;   /* the mean of the batches' losses per token */
@@ -53,7 +53,7 @@ typedef struct {
     bool logs_bleu;   /* validate measures BLEU too: a last column of the log */
 } BatchSource;
 
-#line 478 "book/copy.nw"
+#line 479 "book/copy.nw"
 /* The recipe of a run: what a resumed run must repeat, as keys and their values' text. */
 typedef struct {
     char *(*pairs)[2];   /* [count]: key, value */
@@ -66,7 +66,7 @@ void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 void recipe_free(Recipe *recipe);
 
-#line 529 "book/copy.nw"
+#line 530 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -116,5 +116,5 @@ typedef struct DataParallel {
     double compute_seconds;               /* in them: forward, backward and update */
     double communication_seconds;         /* in sum, waiting for the others included */
 } DataParallel;
-#line 346 "book/copy.nw"
+#line 347 "book/copy.nw"
 #endif

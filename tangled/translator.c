@@ -52,7 +52,7 @@ const char *translator_open(Translator *t, const char *path, const TranslatorSet
     }
     safetensors_free(&file);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 2067 "book/fast.nw"
+#line 2107 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
 #line 113 "book/translate-commands.nw"

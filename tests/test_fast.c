@@ -151,13 +151,13 @@ START_TEST(single_row_products_use_sgemv_correctly)
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
             for (int j = 0; j < N; j++) with_gemv[j] = with_gemm[j] = (float)j;
-            compute.kernels = &fast_kernels;
+            compute.kernel_set = KERNELS_FAST;
             matmul_blas(1, N, K, 0.5f, (MatmulOperand){a, ta ? 1 : K, ta},
                         (MatmulOperand){b, tb ? K : N, tb}, 1.0f, with_gemv, N);
-            compute.kernels = &reference_kernels;
+            compute.kernel_set = KERNELS_REFERENCE;
             matmul_blas(1, N, K, 0.5f, (MatmulOperand){a, ta ? 1 : K, ta},
                         (MatmulOperand){b, tb ? K : N, tb}, 1.0f, with_gemm, N);
-            compute.kernels = &fast_kernels;
+            compute.kernel_set = KERNELS_FAST;
             assert_within_dot_bound(with_gemv, with_gemm, ta, tb, 1, N, K, 0.5f, a, b);
         }
     set_threads(2);
@@ -196,10 +196,10 @@ START_TEST(vector_log_softmax_equals_first_version)
         x[i] = reference[i] = 5.0f * rng_normal(&rng);
         d_y[i] = rng_uniform(&rng) < 0.01f ? -0.1f : -0.001f;
     }
-    fast_kernels.log_softmax(x, ROWS, COLS);
-    fast_kernels.log_softmax_backward(d_fast, d_y, x, ROWS, COLS);
-    reference_kernels.log_softmax(reference, ROWS, COLS);
-    reference_kernels.log_softmax_backward(d_reference, d_y, reference, ROWS, COLS);
+    layer_kernels[KERNELS_FAST].log_softmax(x, ROWS, COLS);
+    layer_kernels[KERNELS_FAST].log_softmax_backward(d_fast, d_y, x, ROWS, COLS);
+    layer_kernels[KERNELS_REFERENCE].log_softmax(reference, ROWS, COLS);
+    layer_kernels[KERNELS_REFERENCE].log_softmax_backward(d_reference, d_y, reference, ROWS, COLS);
     for (int r = 0; r < ROWS; r++) {
         float sum = 0.0f;   /* the backward's term p_j * sum of the row's d_y */
         for (int j = 0; j < COLS; j++) sum += fabsf(d_y[r * COLS + j]);
@@ -241,8 +241,8 @@ START_TEST(parallel_dropout_equals_serial)
             Rng a, b;
             rng_seed(&a, 3, 7);
             b = a;
-            reference_kernels.dropout_mask(serial, sizes[z], probabilities[p], &a);
-            fast_kernels.dropout_mask(parallel, sizes[z], probabilities[p], &b);
+            layer_kernels[KERNELS_REFERENCE].dropout_mask(serial, sizes[z], probabilities[p], &a);
+            layer_kernels[KERNELS_FAST].dropout_mask(parallel, sizes[z], probabilities[p], &b);
             ck_assert(memcmp(serial, parallel, sizeof(float) * sizes[z]) == 0);
             ck_assert_uint_eq(a.state, b.state);
         }
@@ -366,7 +366,7 @@ START_TEST(masked_softmax_equals_mask_then_softmax)
         if (trial % 2 == 0) memset(keep + 2 * COLS, 0, COLS);   /* an all-masked row */
         mask_scores(reference, keep, COLS, ROWS, COLS);
         softmax_rows(reference, reference, ROWS, COLS);
-        fast_kernels.masked_softmax(scores, keep, COLS, ROWS, COLS);
+        layer_kernels[KERNELS_FAST].masked_softmax(scores, keep, COLS, ROWS, COLS);
         ck_assert(memcmp(scores, reference, sizeof scores) == 0);
     }
 }
@@ -387,7 +387,7 @@ START_TEST(one_pass_moments_equal_two_pass)
         for (int i = 0; i < D; i++) sum += x[i];
         const double mu = sum / D;
         for (int i = 0; i < D; i++) squares += (x[i] - mu) * (x[i] - mu);
-        fast_kernels.row_moments(x, D, &mean, &one_pass);
+        layer_kernels[KERNELS_FAST].row_moments(x, D, &mean, &one_pass);
         ck_assert_double_eq_tol(mean, mu, 1e-12 * (fabs(mu) + 1));
         ck_assert_double_eq_tol(one_pass, squares, 1e-12 * squares * offset * offset + 1e-12);
     }
@@ -409,10 +409,10 @@ START_TEST(closed_form_loss_equals_word_sums)
     for (int s = 0; s < 3; s++) {
         const float smoothing = s == 0 ? 0.0f : s == 1 ? 0.1f : 0.4f;
         int tokens_reference, tokens_fast;
-        const double loss_reference = reference_kernels.smoothed_loss(
+        const double loss_reference = loss_kernels[KERNELS_REFERENCE].smoothed_loss(
             reference, logprobs, targets, ROWS, V, 0, smoothing, &tokens_reference);
-        const double loss_fast = fast_kernels.smoothed_loss(fast, logprobs, targets, ROWS, V, 0,
-                                                            smoothing, &tokens_fast);
+        const double loss_fast = loss_kernels[KERNELS_FAST].smoothed_loss(
+            fast, logprobs, targets, ROWS, V, 0, smoothing, &tokens_fast);
         ck_assert_int_eq(tokens_fast, tokens_reference);
         ck_assert(isfinite(loss_fast));
         ck_assert_double_eq_tol(loss_fast, loss_reference, 1e-12 * fabs(loss_reference));
@@ -423,23 +423,23 @@ START_TEST(closed_form_loss_equals_word_sums)
     /* a target with probability 0 costs infinitely much, in both */
     logprobs[3 * V + 1] = -INFINITY;
     int tokens;
-    ck_assert(isinf(fast_kernels.smoothed_loss(fast, logprobs, targets, ROWS, V, 0, 0.1f,
-                                               &tokens)));
+    ck_assert(isinf(loss_kernels[KERNELS_FAST].smoothed_loss(fast, logprobs, targets, ROWS, V, 0,
+                                                             0.1f, &tokens)));
 }
 END_TEST
 
-/* The three passes of a table's kernels that its smoothed_logits_gradient stands for: the
+/* The three passes of a kernel set that its smoothed_logits_gradient stands for: the
    loss's gradient into d_y, its rescaling from the tokens to norm, the log-softmax backward
    into d_logits. Returns the loss; *tokens as the loss sets it. */
-static double three_passes(const Kernels *table, float *d_logits, float *d_y,
+static double three_passes(KernelSet set, float *d_logits, float *d_y,
                            const float *logprobs, const int *targets, int rows, int vocab,
                            float smoothing, double norm, int *tokens)
 {
-    const double loss = table->smoothed_loss(d_y, logprobs, targets, rows, vocab, 0, smoothing,
-                                             tokens);
+    const double loss = loss_kernels[set].smoothed_loss(d_y, logprobs, targets, rows, vocab, 0,
+                                                        smoothing, tokens);
     const float rescale = (float)(*tokens / norm);
     for (int i = 0; i < rows * vocab; i++) d_y[i] *= rescale;
-    table->log_softmax_backward(d_logits, d_y, logprobs, rows, vocab);
+    layer_kernels[set].log_softmax_backward(d_logits, d_y, logprobs, rows, vocab);
     return loss;
 }
 
@@ -461,22 +461,22 @@ START_TEST(fused_loss_gradient_equals_separate_passes)
     Rng rng;
     rng_seed(&rng, 21, 21);
     for (int i = 0; i < ROWS * V; i++) logprobs[i] = 8.0f * rng_uniform(&rng) - 4.0f;
-    fast_kernels.log_softmax(logprobs, ROWS, V);
+    layer_kernels[KERNELS_FAST].log_softmax(logprobs, ROWS, V);
     for (int s = 0; s < 2; s++) {
         const float smoothing = s == 0 ? 0.0f : 0.1f;
         int tokens_separate, tokens_fused;
-        const double loss_separate = three_passes(&fast_kernels, separate, d_y, logprobs,
+        const double loss_separate = three_passes(KERNELS_FAST, separate, d_y, logprobs,
                                                   targets, ROWS, V, smoothing, norm,
                                                   &tokens_separate);
         /* the reference table's entry is its three passes, to the bit */
         int tokens_reference;
-        const double loss_reference = reference_kernels.smoothed_logits_gradient(
+        const double loss_reference = loss_kernels[KERNELS_REFERENCE].smoothed_logits_gradient(
             fused, logprobs, targets, ROWS, V, 0, smoothing, norm, &tokens_reference);
-        ck_assert(loss_reference == three_passes(&reference_kernels, reference, d_y, logprobs,
+        ck_assert(loss_reference == three_passes(KERNELS_REFERENCE, reference, d_y, logprobs,
                                                  targets, ROWS, V, smoothing, norm,
                                                  &tokens_reference));
         ck_assert(memcmp(fused, reference, sizeof(float) * ROWS * V) == 0);
-        const double loss_fused = fast_kernels.smoothed_logits_gradient(
+        const double loss_fused = loss_kernels[KERNELS_FAST].smoothed_logits_gradient(
             fused, logprobs, targets, ROWS, V, 0, smoothing, norm, &tokens_fused);
         ck_assert_int_eq(tokens_fused, 4);
         ck_assert_int_eq(tokens_separate, 4);
@@ -540,10 +540,10 @@ END_TEST
 START_TEST(fast_and_reference_kernels_train_alike)
 {
     StepRun fast, reference;
-    compute.kernels = &reference_kernels;
+    compute.kernel_set = KERNELS_REFERENCE;
     step_run_init(&reference);
     const double loss_reference = step_run_step(&reference);
-    compute.kernels = &fast_kernels;
+    compute.kernel_set = KERNELS_FAST;
     step_run_init(&fast);
     const double loss_fast = step_run_step(&fast);
     ck_assert_double_eq_tol(loss_fast, loss_reference, 1e-6 * loss_reference);
