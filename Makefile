@@ -70,7 +70,7 @@ CHECK_LIBS   = $(shell pkg-config --libs check)
 # reads the floating-point exception flags, so the compiler may vectorize loops with
 # comparisons (Making it fast);
 # -fno-math-errno: nor errno after arithmetic, so sqrtf may be a vector instruction (Adam).
-ALL_CFLAGS = $(WARN) -fopenmp -fno-trapping-math -fno-math-errno -D_POSIX_C_SOURCE=200809L -Itangled $(DEPFLAGS) $(CFLAGS)
+ALL_CFLAGS = $(WARN) -fopenmp -fno-trapping-math -fno-math-errno -D_POSIX_C_SOURCE=200809L -Ibuild/src $(DEPFLAGS) $(CFLAGS)
 
 # MPI (the chapter Training on many machines): with Open MPI's pkg-config file present,
 # distributed.c is compiled against mpi.h and the program links libmpi; `make MPI=no`
@@ -87,7 +87,8 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 TEST_SOURCES := $(wildcard tests/*.c)
 FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss \
            multi30k-loss multi30k-ablation attention-maps attention-heads bench-ratio \
-           bench-stages distributed-scaling norm-warmup calibration multi30k-loss-bleu
+           bench-stages distributed-scaling norm-warmup calibration multi30k-loss-bleu \
+           multi30k-precision
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
@@ -110,13 +111,16 @@ deps:
 	@tools/install-deps
 
 # ---------------------------------------------------------------- tangle
-# One stamp stands for all tangled files. cpif rewrites a file only when its text changed,
-# so an edit to one chunk recompiles only the files that chunk reaches.
+# One stamp stands for all tangled files. tangled/ is the copy a person reads, without
+# `#line`; the build compiles its own copy, in build/src/, whose `#line` directives point
+# compiler messages, debuggers and ENSURE at the chapters. cpif rewrites a file only when its
+# text changed, so an edit to one chunk recompiles only the files that chunk reaches.
+SRC := build/src
 tangle: build/tangle.stamp
-$(TANGLED): build/tangle.stamp ;
+$(TANGLED) $(patsubst tangled/%,$(SRC)/%,$(TANGLED)): build/tangle.stamp ;
 build/tangle.stamp: $(CHAPTERS) tools/tangle
-	@mkdir -p build tangled
-	tools/tangle $(CHAPTERS) -- $(TANGLED)
+	@mkdir -p build $(SRC) tangled
+	tools/tangle --lines $(SRC) $(CHAPTERS) -- $(TANGLED)
 	@touch $@
 
 # ---------------------------------------------------------------- build
@@ -125,10 +129,10 @@ LIB_OBJECTS := $(patsubst tangled/%.c,build/%.o,$(LIB_SOURCES))
 
 # -MMD writes build/NAME.d, the headers NAME.c includes, so a header edit recompiles only
 # the files that include it.
-build/%.o: tangled/%.c | build/tangle.stamp
+build/%.o: $(SRC)/%.c | build/tangle.stamp
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-build/distributed.o: tangled/distributed.c | build/tangle.stamp
+build/distributed.o: $(SRC)/distributed.c | build/tangle.stamp
 	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) -MMD -MP -c -o $@ $<
 
 COMMAND_OBJECTS := $(patsubst tangled/%.c,build/%.o,$(COMMAND_SOURCES))
@@ -199,6 +203,9 @@ figures/multi30k-loss.tex: figures/multi30k-loss.gp figures/multi30k/log.csv fig
 # The validation loss and BLEU of one run with --validate-bleu (What the loss does not say).
 figures/multi30k-loss-bleu.tex: figures/multi30k-loss-bleu.gp figures/multi30k/loss-bleu/log.csv \
                                 figures/style.gp
+# An hour of the recipe in each precision (the speed chapter): two recorded runs' logs.
+figures/multi30k-precision.tex: figures/multi30k-precision.gp figures/multi30k/fp32/log.csv \
+                                figures/multi30k/loss-bleu/log.csv figures/style.gp
 figures/multi30k-ablation.tex: figures/multi30k-ablation.gp figures/multi30k/log.csv \
                                $(wildcard figures/multi30k/ablation-*.csv) figures/style.gp
 figures/bench-ratio.tex: figures/bench-ratio.gp figures/bench/table.dat figures/style.gp
@@ -249,16 +256,20 @@ FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
 # NAME is a figure's file name in figures/; ARGS go to its figure-data (each panel's), or to
 # `transformer copy` (copy-loss) or `transformer attention` (attention-maps, see above).
 # The recorded figures take a file of one's own measurements instead, DATA: a log of
-# `make multi30k` (multi30k-loss; default its own), a table of `make bench` (bench-ratio;
+# `make multi30k` (multi30k-loss and multi30k-loss-bleu; default its own; multi30k-precision
+# draws it as the float run against the recorded bfloat16 one), a table of `make bench` (bench-ratio;
 # default its own) or of bench/stages.py --dat (bench-stages), or one log of a directory of
 # copy-task runs named as figures/copy/run-small.sh names them (norm-warmup draws them all).
 .PHONY: figure
 FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
                 copy-loss attention-maps attention-heads multi30k-loss bench-ratio \
-                bench-stages distributed-scaling norm-warmup calibration multi30k-loss-bleu
-RECORDED := multi30k-loss bench-ratio bench-stages norm-warmup multi30k-loss-bleu
+                bench-stages distributed-scaling norm-warmup calibration multi30k-loss-bleu \
+                multi30k-precision
+RECORDED := multi30k-loss bench-ratio bench-stages norm-warmup multi30k-loss-bleu \
+            multi30k-precision
 DATA_multi30k-loss = $(MT)/log.csv
 DATA_multi30k-loss-bleu = $(MT)/log.csv
+DATA_multi30k-precision = $(MT)/log.csv
 DATA_norm-warmup = figures/copy/experiments/pre-w400-s1.csv
 DATA_bench-ratio = build/bench/table.dat
 DATA = $(DATA_$(NAME))
@@ -575,7 +586,7 @@ valgrind: transformer
 
 # Sanitizers: a separate tree of objects so the normal build is untouched. Its program is
 # built without MPI (whose libraries the leak checker would blame), so MPI_TESTS=no.
-build/asan/%.o: tangled/%.c | build/tangle.stamp
+build/asan/%.o: $(SRC)/%.c | build/tangle.stamp
 	@mkdir -p build/asan
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
 build/asan/tests/%.o: tests/%.c | build/tangle.stamp
@@ -603,8 +614,8 @@ FUZZ_SECONDS ?= 20
 FUZZ_RUNS ?= -1
 FUZZ_CC := clang
 FUZZ_SAN := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CFLAGS = -std=c11 -Wno-pass-failed -fopenmp -D_POSIX_C_SOURCE=200809L -Itangled -Itests/fuzz $(DEPFLAGS) $(FUZZ_SAN)
-build/fuzz/%.o: tangled/%.c | build/tangle.stamp
+FUZZ_CFLAGS = -std=c11 -Wno-pass-failed -fopenmp -D_POSIX_C_SOURCE=200809L -Ibuild/src -Itests/fuzz $(DEPFLAGS) $(FUZZ_SAN)
+build/fuzz/%.o: $(SRC)/%.c | build/tangle.stamp
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 FUZZ_OBJECTS := $(patsubst tangled/%.c,build/fuzz/%.o,$(LIB_SOURCES))

@@ -10,7 +10,7 @@ set output dir.'multi30k-loss-bleu.tex'
 # The book's recorded log, or another (make figure NAME=multi30k-loss-bleu DATA=FILE).
 if (!exists('source')) source = 'figures/multi30k/loss-bleu/log.csv'
 set datafile separator ','
-set key below horizontal maxrows 1 samplen 2
+set key right center samplen 2 spacing 1.2
 set xlabel 'epoch'
 set ylabel 'validation loss per piece'
 set xtics out

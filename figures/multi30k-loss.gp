@@ -7,10 +7,10 @@ set output dir.'multi30k-loss.tex'
 # The book's recorded log, or another (make figure NAME=multi30k-loss DATA=FILE).
 if (!exists('source')) source = 'figures/multi30k/log.csv'
 set datafile separator ','
-# The key below the plot, where it covers no curve.
-set key below horizontal maxrows 1 samplen 2
+# The key in the upper right, above the curves once the losses have fallen.
+set key top right samplen 2 spacing 1.1
 set xlabel 'epoch'
-set ylabel 'loss per token'
+set ylabel 'loss per piece'
 set yrange [0:6.5]
 set xtics out
 set ytics out nomirror

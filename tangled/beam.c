@@ -1,4 +1,3 @@
-#line 45 "book/beam.nw"
 /* Beam search: several candidate translations per source, kept in the key-value cache --
    generated from the book's chapters by notangle: edit the book, not this file. */
 #include "beam.h"
@@ -7,80 +6,6 @@
 #include <string.h>
 
 /* <<beam.c definitions>> */
-#line 113 "book/beam.nw"
-DecodeSettings decode_settings(int start, int end, int pad, int max_len)
-{
-    return (DecodeSettings){.start = start, .end = end, .pad = pad, .max_len = max_len,
-                            .max_extra = 50, .penalty = PENALTY_GNMT, .alpha = 0.6f};
-}
-
-int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_len)
-{
-    int limit = settings->max_len - 1;
-    if (keep && settings->max_extra >= 0) {
-        int n = 0;
-        for (int j = 0; j < src_len; j++) n += keep[j] != 0;
-        if (n + settings->max_extra < limit) limit = n + settings->max_extra;
-    }
-    return limit;
-}
-
-#line 164 "book/beam.nw"
-static bool greedy_open(const DecodeSettings *settings, const int *row, int length, int t,
-                        int limit)
-{
-    return length == t && t <= limit && (t == 1 || row[t - 1] != settings->end);
-}
-
-#line 175 "book/beam.nw"
-void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
-                      const SourceBatch *source, const DecodeSettings *settings)
-{
-    const int *src = source->tokens, batch = source->batch, src_len = source->len;
-    const uint8_t *src_keep = source->keep;
-    const int len = settings->max_len, vocab = model->config.tgt_vocab;
-    ENSURE(len >= 1 && len - 1 <= cache->max_len && batch <= cache->max_batch,
-           "%d x %d tokens in a cache for %d x %d", batch, len, cache->max_batch,
-           cache->max_len);
-    for (int b = 0; b < batch; b++) {
-        for (int t = 0; t < len; t++) out[(size_t)b * len + t] = settings->pad;
-        out[(size_t)b * len] = settings->start, lengths[b] = 1;
-        if (sums) sums[b] = 0.0;
-    }
-    if (len > 1) decoder_cache_start(model, cache, src, src_keep, batch, src_len);
-    for (int t = 1; t < len; t++) {
-        /* <<Drop the finished rows from the cache; stop when no row is open>> */
-#line 202 "book/beam.nw"
-        uint8_t *keep = cache->keep;
-        int open = 0;
-        for (int r = 0; r < cache->batch; r++) {
-            const int b = cache->rows[r];
-            const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
-            keep[r] = greedy_open(settings, out + (size_t)b * len, lengths[b], t, limit);
-            open += keep[r];
-        }
-        if (open == 0) break;
-        if (open < cache->batch) decoder_cache_keep(cache, model, keep);
-        for (int r = 0; r < cache->batch; r++)
-            cache->tokens[r] = out[(size_t)cache->rows[r] * len + t - 1];
-#line 192 "book/beam.nw"
-        const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
-        /* <<Append the most probable token to each open row>> */
-#line 219 "book/beam.nw"
-        for (int r = 0; r < cache->batch; r++) {
-            const int b = cache->rows[r];
-            int *row = out + (size_t)b * len;
-            const float *p = logprobs + (size_t)r * vocab;
-            int best = 0;
-            for (int w = 1; w < vocab; w++) if (p[w] > p[best]) best = w;
-            row[t] = best, lengths[b] = t + 1;
-            if (sums) sums[b] += p[best];
-        }
-#line 194 "book/beam.nw"
-    }
-}
-
-#line 303 "book/beam.nw"
 double length_penalty(const DecodeSettings *settings, int n)
 {
     if (settings->alpha == 0.0f || n < 1) return 1.0;
@@ -88,7 +13,6 @@ double length_penalty(const DecodeSettings *settings, int n)
     return pow(x, (double)settings->alpha);
 }
 
-#line 357 "book/beam.nw"
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab)
 {
     ENSURE(max_batch > 0 && size > 0 && max_len > 0 && vocab > 0, "beam %d x %d, %d, %d",
@@ -127,7 +51,6 @@ void beam_free(Beam *beam)
 }
 
 /* <<Keep a finished output, in order of score>> */
-#line 455 "book/beam.nw"
 /* Keep for source b the output tokens[0..n] (the start symbol and n more) of sum s. */
 static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
 {
@@ -148,7 +71,6 @@ static void keep_finished(Beam *beam, int b, const int *tokens, int n, double s)
     beam->hyp_len[r] = n + 1, beam->hyp_sum[r] = s, beam->hyp_score[r] = score;
 }
 
-#line 423 "book/beam.nw"
 void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
                 const DecodeSettings *settings)
 {
@@ -174,7 +96,6 @@ void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
     }
 }
 
-#line 479 "book/beam.nw"
 bool beam_advance(Beam *beam, const float *logprobs)
 {
     const int k = beam->size, len = beam->max_len, vocab = beam->vocab;
@@ -184,7 +105,6 @@ bool beam_advance(Beam *beam, const float *logprobs)
     for (int b = 0; b < beam->batch; b++) {
         if (beam->alive[b] == 0) continue;
         /* <<Find the best expansions of source b>> */
-#line 511 "book/beam.nw"
         const int width = beam->open[b];
         int n = 0;
         for (int j = 0; j < beam->alive[b]; j++) {
@@ -202,9 +122,7 @@ bool beam_advance(Beam *beam, const float *logprobs)
                 beam->top_sum[i] = s, beam->top_slot[i] = j, beam->top_token[i] = w;
             }
         }
-#line 488 "book/beam.nw"
         /* <<Set the finished expansions aside and make the others the next beam>> */
-#line 536 "book/beam.nw"
         int alive = 0;
         for (int i = 0; i < n; i++) {
             const int from = b * k + beam->top_slot[i], w = beam->top_token[i];
@@ -230,7 +148,6 @@ bool beam_advance(Beam *beam, const float *logprobs)
         beam->alive[b] = alive;
         for (int r = b * k + alive; r < (b + 1) * k; r++)
             beam->parent[r] = r, beam->feed[r] = beam->settings.start;
-#line 489 "book/beam.nw"
         beam->done = beam->done && beam->alive[b] == 0;
     }
     int *prefix = beam->prefix;
@@ -240,7 +157,6 @@ bool beam_advance(Beam *beam, const float *logprobs)
     return beam->done;
 }
 
-#line 569 "book/beam.nw"
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
 {
     const int k = beam->size, len = beam->max_len, width = beam->settings.max_len;
@@ -254,7 +170,6 @@ void beam_finish(const Beam *beam, int *out, int *lengths, double *sums)
     }
 }
 
-#line 717 "book/beam.nw"
 void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
                  double *sums, const SourceBatch *source, const DecodeSettings *settings)
 {
@@ -273,7 +188,6 @@ void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *length
                 cache->tokens[i] = beam->feed[cache->rows[i]];
             if (beam_advance(beam, decoder_cache_step(model, cache, cache->tokens))) break;
             /* <<Make the cache follow the beam: new parents, and no row that can hold no candidate>> */
-#line 752 "book/beam.nw"
             if (beam->moved) {   /* the parents, as rows of the cache */
                 for (int i = 0; i < cache->batch; i++)
                     beam->cache_parent[i] = beam->index[beam->parent[cache->rows[i]]];
@@ -290,7 +204,6 @@ void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *length
                 for (int r = 0; r < batch * beam->size; r++) beam->index[r] = -1;
                 for (int i = 0; i < cache->batch; i++) beam->index[cache->rows[i]] = i;
             }
-#line 735 "book/beam.nw"
         }
     }
     beam_finish(beam, out, lengths, sums);

@@ -1,51 +1,13 @@
-#line 33 "book/beam.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef BEAM_H
 #define BEAM_H
 #include "decode.h"
 
 /* <<beam.h declarations>> */
-#line 89 "book/beam.nw"
-typedef enum { PENALTY_GNMT, PENALTY_POWER } LengthPenalty;
-
-typedef struct {
-    int start, end, pad;     /* start and end symbols (end < 0: none), padding index */
-    int max_len;             /* tokens in an output row, the start symbol included */
-    int max_extra;           /* at most (source length + max_extra) tokens after the start
-                                symbol; < 0: no limit but max_len */
-    LengthPenalty penalty;   /* how finished outputs of different lengths compare */
-    float alpha;             /* the penalty's exponent; 0 compares raw sums */
-} DecodeSettings;
-
-/* The paper's settings: the GNMT penalty with alpha = 0.6, at most the source's length
-   + 50 tokens after the start symbol, and at most max_len tokens in all. */
-DecodeSettings decode_settings(int start, int end, int pad, int max_len);
-/* The most tokens after the start symbol for a source whose padding mask is keep:
-   [src_len] (NULL: max_len - 1). */
-int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_len);
-
-#line 144 "book/beam.nw"
-typedef struct {
-    const int *tokens;       /* [batch][len] */
-    const uint8_t *keep;     /* [batch][len]: 1 for a token, 0 for padding */
-    int batch, len;
-} SourceBatch;
-
-/* out[b] = source b's greedy decoding: the start symbol, then the most probable token after
-   each prefix, until the end symbol (included) or the limits of settings; the rest of the
-   row is the padding index. out: [batch][settings->max_len], lengths: [batch] (tokens
-   before the padding), sums: [batch] (their log-probability) or NULL. The cache holds
-   batch sequences of max_len - 1 positions, and the model is prepared for batch sequences
-   of source->len tokens. */
-void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
-                      const SourceBatch *source, const DecodeSettings *settings);
-
-#line 295 "book/beam.nw"
 /* lp(n), the length penalty of the beam's score, for an output of n tokens after the
    start symbol (1 for n < 1). */
 double length_penalty(const DecodeSettings *settings, int n);
 
-#line 327 "book/beam.nw"
 typedef struct {
     int max_batch, size;        /* laid out for: B_max sources, beams of k candidates, */
     int max_len, vocab;         /* outputs of L tokens, V symbols */
@@ -71,7 +33,6 @@ typedef struct {
 void beam_init(Beam *beam, int max_batch, int size, int max_len, int vocab);
 void beam_free(Beam *beam);
 
-#line 402 "book/beam.nw"
 /* Start a search of batch sources with settings: each source's beam holds the start
    symbol alone, with sum 0. src_keep: [batch][src_len] (NULL: no source limit). */
 void beam_begin(Beam *beam, int batch, const uint8_t *src_keep, int src_len,
@@ -86,7 +47,6 @@ bool beam_advance(Beam *beam, const float *logprobs);
    outputs stay sorted in hyp, hyp_len, hyp_sum and hyp_score. */
 void beam_finish(const Beam *beam, int *out, int *lengths, double *sums);
 
-#line 704 "book/beam.nw"
 /* Beam search with beam->size candidates per source, batched: out[b] = the best output
    for source b by score (penalized with settings), padded; out: [batch][settings->max_len],
    lengths, sums: [batch] as in beam_finish (may be NULL). The cache holds
@@ -94,5 +54,4 @@ void beam_finish(const Beam *beam, int *out, int *lengths, double *sums);
    batch sequences of source->len tokens. All finished outputs are in beam (beam_finish). */
 void beam_search(Model *model, KVCache *cache, Beam *beam, int *out, int *lengths,
                  double *sums, const SourceBatch *source, const DecodeSettings *settings);
-#line 38 "book/beam.nw"
 #endif

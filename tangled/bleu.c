@@ -1,11 +1,9 @@
-#line 29 "book/bleu-engine.nw"
 /* Corpus BLEU and its tokenizer, computed as sacreBLEU does -- generated from the book's
    chapters by notangle: edit the book, not this file. */
 #include "bleu.h"
 #include <stdlib.h>
 #include <string.h>
 /* <<bleu.c includes>> */
-#line 42 "book/bleu-engine.nw"
 #include <errno.h>
 #include <inttypes.h>
 #include <locale.h>
@@ -13,11 +11,9 @@
 #include <stdio.h>
 #include <wctype.h>
 #include "utf8.h"
-#line 593 "book/bleu-engine.nw"
 #include <stdint.h>
 
 /* <<bleu.c definitions>> */
-#line 84 "book/bleu-engine.nw"
 typedef struct {
     char *text;           /* NUL-terminated; NULL while empty */
     size_t length, capacity;
@@ -38,7 +34,6 @@ static char *text_finish(TextBuffer *t)   /* the text, "" if nothing was put */
     return t->text;
 }
 
-#line 109 "book/bleu-engine.nw"
 static char *replace_all(char *line, const char *from, const char *to)
 {
     TextBuffer out = {0};
@@ -53,7 +48,6 @@ static char *replace_all(char *line, const char *from, const char *to)
     return text_finish(&out);
 }
 
-#line 128 "book/bleu-engine.nw"
 static bool is_13a_symbol(unsigned char c)
 {
     return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&')
@@ -80,7 +74,6 @@ static char *pad_symbols(char *line)
     return text_finish(&out);
 }
 
-#line 159 "book/bleu-engine.nw"
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static bool is_not_digit(unsigned char c) { return !is_digit(c); }
 static bool is_period_or_comma(unsigned char c) { return c == '.' || c == ','; }
@@ -119,7 +112,6 @@ static char *apply_pair_rule(char *line, const PairRule *rule)
     return text_finish(&out);
 }
 
-#line 206 "book/bleu-engine.nw"
 static uint32_t character_at(const char *text, int *length)
 {
     if ((unsigned char)text[0] < 0x80) return *length = 1, (unsigned char)text[0];
@@ -130,7 +122,6 @@ static uint32_t character_at(const char *text, int *length)
     return c;
 }
 
-#line 223 "book/bleu-engine.nw"
 static bool python_space(uint32_t c)
 {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0
@@ -157,7 +148,6 @@ static char *join_words(char *line)
     return text_finish(&out);
 }
 
-#line 262 "book/bleu-engine.nw"
 char *bleu_tokenize_13a(const char *line)
 {
     TextBuffer copy = {0};
@@ -177,7 +167,6 @@ char *bleu_tokenize_13a(const char *line)
     return join_words(s);
 }
 
-#line 313 "book/bleu-engine.nw"
 static bool case_ignorable(uint32_t c)
 {
     static const uint32_t ranges[][2] = {
@@ -202,7 +191,6 @@ static bool is_cased(uint32_t c, locale_t utf8)
         || iswupper_l(w, utf8);
 }
 
-#line 344 "book/bleu-engine.nw"
 static locale_t utf8_locale(void)   /* (locale_t)0 if the system has none */
 {
     static locale_t utf8 = (locale_t)0;
@@ -217,7 +205,6 @@ const char *bleu_lowercase_ready(char *error, size_t size)
     return error;
 }
 
-#line 381 "book/bleu-engine.nw"
 char *bleu_lowercase(const char *line)
 {
     const locale_t utf8 = utf8_locale();
@@ -238,14 +225,12 @@ char *bleu_lowercase(const char *line)
                                     + utf8_encode(0x307, encoded + 1);
         else if (c[i] == 0x3A3) {
             /* <<Choose final or medial sigma>> */
-#line 413 "book/bleu-engine.nw"
             size_t before = i, after = i + 1;
             while (before > 0 && case_ignorable(c[before - 1])) before--;
             while (after < n && case_ignorable(c[after])) after++;
             const bool final = before > 0 && is_cased(c[before - 1], utf8)
                                && !(after < n && is_cased(c[after], utf8));
             length = utf8_encode(final ? 0x3C2 : 0x3C3, encoded);
-#line 401 "book/bleu-engine.nw"
         } else length = utf8_encode((uint32_t)towlower_l((wint_t)c[i], utf8), encoded);
         text_put(&out, encoded, (size_t)length);
     }
@@ -253,7 +238,6 @@ char *bleu_lowercase(const char *line)
     return text_finish(&out);
 }
 
-#line 434 "book/bleu-engine.nw"
 char *bleu_preprocess(const char *line, bool lowercase)
 {
     char *s = lowercase ? bleu_lowercase(line) : strcpy(xmalloc(strlen(line) + 1), line);
@@ -269,7 +253,6 @@ char *bleu_preprocess(const char *line, bool lowercase)
     return words;
 }
 
-#line 485 "book/bleu-engine.nw"
 typedef struct {
     char *line;        /* the preprocessed line, which the word table's words point into */
     uint32_t *ids;     /* its words as ids */
@@ -297,7 +280,6 @@ static uint64_t hash_word(const char *text, size_t length)
     return (h ^ length) * 1099511628211u;
 }
 
-#line 520 "book/bleu-engine.nw"
 static WordTable word_table_new(size_t size)   /* SIZE: a power of two */
 {
     WordTable words = {xmalloc(size * sizeof *words.slot), size - 1, 0};
@@ -337,7 +319,6 @@ static uint32_t word_id(WordTable *words, const char *text, size_t length)
     return words->count - 1;
 }
 
-#line 565 "book/bleu-engine.nw"
 static Words words_of(const char *sentence, bool lowercase, WordTable *words_seen)
 {
     Words w = {bleu_preprocess(sentence, lowercase), NULL, 0};
@@ -352,7 +333,6 @@ static Words words_of(const char *sentence, bool lowercase, WordTable *words_see
     return w;
 }
 
-#line 597 "book/bleu-engine.nw"
 typedef struct {
     uint32_t check;              /* the hash's high half */
     uint32_t start;              /* 1 + its first position in the hypothesis; 0: empty */
@@ -405,7 +385,6 @@ static NGramSlot *ngram_slot(const NGramTable *t, const uint32_t *ids)
     }
 }
 
-#line 655 "book/bleu-engine.nw"
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase)
 {
@@ -415,7 +394,6 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     Words *refs = xmalloc((size_t)n_refs * sizeof *refs);
     for (int r = 0; r < n_refs; r++) refs[r] = words_of(references[r], lowercase, &words_seen);
     /* <<Add the hypothesis length and the closest reference length>> */
-#line 680 "book/bleu-engine.nw"
     size_t closest = 0, closest_distance = SIZE_MAX;
     for (int r = 0; r < n_refs; r++) {
         const size_t len = refs[r].count;
@@ -425,13 +403,11 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
     }
     stats->hyp_len += (long long)hyp.count;
     stats->ref_len += (long long)closest;
-#line 664 "book/bleu-engine.nw"
     NGramTable table = ngram_table(hyp.count);   /* one table, emptied for each order */
     table.hypothesis = hyp.ids;
     NGramCount *counts = xmalloc((hyp.count + 1) * sizeof *counts);
     for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
         /* <<Add the clipped matches of order n>> */
-#line 701 "book/bleu-engine.nw"
         const size_t hyp_count = hyp.count >= (size_t)n ? hyp.count - (size_t)n + 1 : 0;
         table.n = n;
         memset(table.slot, 0, (table.mask + 1) * sizeof *table.slot);
@@ -456,14 +432,12 @@ void bleu_add_segment(BleuStats *stats, const char *hypothesis,
         for (size_t i = 0; i < hyp_count; i++)
             stats->correct[n - 1] += (long long)(counts[i].in_hypothesis < counts[i].most
                                                  ? counts[i].in_hypothesis : counts[i].most);
-#line 669 "book/bleu-engine.nw"
     }
     free(table.slot), free(counts), free(words_seen.slot);
     for (int r = 0; r < n_refs; r++) free(refs[r].line), free(refs[r].ids);
     free(hyp.line), free(hyp.ids), free(refs);
 }
 
-#line 761 "book/bleu-engine.nw"
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
 {
     BleuScore s = {.score = 0.0, .bp = 1.0, .stats = *stats};
@@ -476,7 +450,6 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
         any_match = any_match || stats->correct[n] > 0;
     if (!any_match) return s;
     /* <<Compute the smoothed precisions and the order to average>> */
-#line 785 "book/bleu-engine.nw"
     double smooth = 1.0;
     int order = BLEU_MAX_ORDER;
     for (int n = 0; n < BLEU_MAX_ORDER; n++) {
@@ -487,7 +460,6 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
             s.precisions[n] = 100.0 / (smooth * (double)stats->total[n]);
         } else s.precisions[n] = 100.0 * (double)stats->correct[n] / (double)stats->total[n];
     }
-#line 773 "book/bleu-engine.nw"
     double log_sum = 0.0;
     for (int n = 0; n < order; n++)
         log_sum += s.precisions[n] > 0.0 ? log(s.precisions[n]) : -9999999999.0;
@@ -495,7 +467,6 @@ BleuScore bleu_compute(const BleuStats *stats, bool effective_order)
     return s;
 }
 
-#line 808 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order)
 {
@@ -509,7 +480,6 @@ BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *r
     return bleu_compute(&stats, effective_order);
 }
 
-#line 841 "book/bleu-engine.nw"
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
 {
     snprintf(buffer, size, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f "
@@ -518,7 +488,6 @@ void bleu_format_score(char *buffer, size_t size, const BleuScore *s)
              s->stats.hyp_len, s->stats.ref_len);
 }
 
-#line 870 "book/bleu-engine.nw"
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order)
 {
@@ -527,7 +496,6 @@ void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
              BLEU_SACREBLEU_VERSION);
 }
 
-#line 903 "book/bleu-engine.nw"
 BleuScore bleu_resample(const BleuStats *segments, const long *index, long count)
 {
     BleuStats sum = {0};
@@ -540,7 +508,6 @@ BleuScore bleu_resample(const BleuStats *segments, const long *index, long count
     return bleu_compute(&sum, false);
 }
 
-#line 938 "book/bleu-engine.nw"
 void bleu_bootstrap(const BleuStats *segments, long count, int resamples, uint64_t seed,
                     double *scores)
 {
@@ -555,7 +522,6 @@ void bleu_bootstrap(const BleuStats *segments, long count, int resamples, uint64
     free(index);
 }
 
-#line 968 "book/bleu-engine.nw"
 static int compare_scores(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -572,7 +538,6 @@ void bleu_interval(double *scores, int n, double *mean, double *half_width)
     *half_width = n > 0 ? 0.5 * (scores[high] - scores[low]) : 0.0;
 }
 
-#line 1008 "book/bleu-engine.nw"
 double bleu_paired_p(const double *baseline, const double *system, int n, double difference)
 {
     double mean = 0.0;
@@ -584,7 +549,6 @@ double bleu_paired_p(const double *baseline, const double *system, int n, double
     return (reached + 1.0) / (n + 1.0);
 }
 
-#line 1040 "book/bleu-engine.nw"
 void bleu_format_interval(char *buffer, size_t size, const BleuScore *s, double mean,
                           double half_width)
 {
@@ -602,7 +566,6 @@ void bleu_signature_resampled(char *buffer, size_t size, int n_refs, bool lowerc
              BLEU_SACREBLEU_VERSION);
 }
 
-#line 1092 "book/bleu-engine.nw"
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
 {
     FILE *in = fopen(path, "rb");
@@ -623,7 +586,6 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         return error;
     }
     /* <<Refuse a file that is not UTF-8 text>> */
-#line 1140 "book/bleu-engine.nw"
     const size_t valid = utf8_valid_prefix(text, t.length);
     const char *nul = memchr(text, '\0', t.length);
     const size_t bad = nul && (size_t)(nul - text) < valid ? (size_t)(nul - text) : valid;
@@ -642,7 +604,6 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
         free(text);
         return error;
     }
-#line 1112 "book/bleu-engine.nw"
     file->text = text;
     file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */
     for (size_t i = 0; i < t.length; i++)

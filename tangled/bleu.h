@@ -1,4 +1,3 @@
-#line 15 "book/bleu-engine.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef BLEU_H
 #define BLEU_H
@@ -7,27 +6,22 @@
 #include "tensor.h"
 
 /* <<bleu.h declarations>> */
-#line 253 "book/bleu-engine.nw"
 /* The line tokenized by sacreBLEU's 13a rules: words separated by single spaces, no space
    at either end. LINE is UTF-8; free() the result. */
 char *bleu_tokenize_13a(const char *line);
 
-#line 363 "book/bleu-engine.nw"
 /* Whether bleu_lowercase can work here (it needs the C.UTF-8 locale): NULL, or why not in
    error (size bytes). */
 const char *bleu_lowercase_ready(char *error, size_t size);
 
-#line 372 "book/bleu-engine.nw"
 /* LINE lowercased as Python's str.lower() does (see the book for the one approximation);
    UTF-8 in and out; free() the result. */
 char *bleu_lowercase(const char *line);
 
-#line 425 "book/bleu-engine.nw"
 /* sacreBLEU's preprocessing of one segment: optionally lowercase, strip trailing
    whitespace, tokenize with 13a. free() the result. */
 char *bleu_preprocess(const char *line, bool lowercase);
 
-#line 462 "book/bleu-engine.nw"
 enum { BLEU_MAX_ORDER = 4 };
 
 typedef struct {
@@ -41,7 +35,6 @@ typedef struct {
 void bleu_add_segment(BleuStats *stats, const char *hypothesis,
                       const char *const *references, int n_refs, bool lowercase);
 
-#line 743 "book/bleu-engine.nw"
 typedef struct {
     double score;                        /* 0 to 100 */
     double precisions[BLEU_MAX_ORDER];   /* percent, smoothed */
@@ -55,26 +48,21 @@ typedef struct {
    corpus BLEU is false). */
 BleuScore bleu_compute(const BleuStats *stats, bool effective_order);
 
-#line 801 "book/bleu-engine.nw"
 BleuScore bleu_corpus(const char *const *hypotheses, const char *const *const *references,
                       int n_refs, long count, bool lowercase, bool effective_order);
 
-#line 834 "book/bleu-engine.nw"
 /* The score line, in sacreBLEU's format. */
 void bleu_format_score(char *buffer, size_t size, const BleuScore *s);
 
-#line 861 "book/bleu-engine.nw"
 #define BLEU_SACREBLEU_VERSION "2.6.0"
 /* sacreBLEU's signature of a BLEU score computed with these settings. */
 void bleu_signature(char *buffer, size_t size, int n_refs, bool lowercase,
                     bool effective_order);
 
-#line 895 "book/bleu-engine.nw"
 /* The corpus BLEU of the segments SEGMENTS[INDEX[0]], ..., SEGMENTS[INDEX[COUNT - 1]] (a
    segment may come more than once): their statistics summed, then bleu_compute. */
 BleuScore bleu_resample(const BleuStats *segments, const long *index, long count);
 
-#line 925 "book/bleu-engine.nw"
 enum { BLEU_RESAMPLES = 1000, BLEU_SEED = 12345 };   /* sacreBLEU's defaults */
 
 /* The scores of RESAMPLES resamples of the COUNT segments, each resample COUNT segment
@@ -83,17 +71,14 @@ enum { BLEU_RESAMPLES = 1000, BLEU_SEED = 12345 };   /* sacreBLEU's defaults */
 void bleu_bootstrap(const BleuStats *segments, long count, int resamples, uint64_t seed,
                     double *scores);
 
-#line 960 "book/bleu-engine.nw"
 /* The mean of the N scores and half the distance between the scores at positions n/40
    and n - 1 - n/40 once sorted (sacreBLEU's estimate_ci); SCORES is sorted in place. */
 void bleu_interval(double *scores, int n, double *mean, double *half_width);
 
-#line 1000 "book/bleu-engine.nw"
 /* The p-value of paired bootstrap resampling: BASELINE and SYSTEM are the scores of the same
    N resamples, DIFFERENCE the absolute difference of the two corpus scores. */
 double bleu_paired_p(const double *baseline, const double *system, int n, double difference);
 
-#line 1029 "book/bleu-engine.nw"
 /* The score line with the mean and the half-width of a bootstrap interval. */
 void bleu_format_interval(char *buffer, size_t size, const BleuScore *s, double mean,
                           double half_width);
@@ -101,7 +86,6 @@ void bleu_format_interval(char *buffer, size_t size, const BleuScore *s, double 
 void bleu_signature_resampled(char *buffer, size_t size, int n_refs, bool lowercase,
                               int resamples, uint64_t seed);
 
-#line 1077 "book/bleu-engine.nw"
 typedef struct {
     char *text;       /* the whole file, its line ends replaced by NULs */
     char **lines;
@@ -112,5 +96,4 @@ typedef struct {
    names the file (and the line); then there is nothing to free. */
 const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size);
 void bleu_lines_free(BleuLines *file);
-#line 22 "book/bleu-engine.nw"
 #endif

@@ -1,4 +1,3 @@
-#line 31 "book/checkpoint.nw"
 /* Checkpoints: the weights and the whole training state in one file, written and read
    back -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "checkpoint.h"
@@ -12,11 +11,9 @@
 #include <string.h>
 
 /* <<checkpoint.c definitions>> */
-#line 91 "book/checkpoint.nw"
 static const char checkpoint_magic[] = "annotated-transformer-c checkpoint";
 enum { CHECKPOINT_VERSION = 1 };
 
-#line 99 "book/checkpoint.nw"
 enum { METADATA_MAX = 48 };
 typedef struct {
     int count;
@@ -37,7 +34,6 @@ static void metadata_add(Metadata *meta, const char *key, const char *format, ..
     meta->count++;
 }
 
-#line 124 "book/checkpoint.nw"
 static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
 {
     metadata_add(meta, "config.src_vocab", "%d", c->src_vocab);
@@ -64,7 +60,6 @@ static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
     metadata_add(meta, "adam.eps", "%.17g", adam->eps);
 }
 
-#line 181 "book/checkpoint.nw"
 const char *checkpoint_save(const char *path, const Model *model, const Adam *adam,
                             const TrainingProgress *progress,
                             const char *const (*recipe)[2], int n_recipe,
@@ -72,7 +67,6 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 {
     error->message[0] = '\0';
     /* <<Refuse to save parameters that are not finite>> */
-#line 213 "book/checkpoint.nw"
     for (size_t i = 0; i < model->parameters.total; i++)
         if (!isfinite(model->parameters.data[i])) {
             snprintf(error->message, sizeof error->message,
@@ -80,7 +74,6 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                      path);
             return error->message;
         }
-#line 188 "book/checkpoint.nw"
     Metadata meta;   /* 5 kB on the stack: no state shared between saves */
     meta.count = 0;
     metadata_add(&meta, "magic", "%s", checkpoint_magic);
@@ -89,7 +82,6 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     for (int i = 0; i < n_recipe; i++)
         metadata_add(&meta, recipe[i][0], "%s", recipe[i][1]);
     /* <<Describe the progress of training>> */
-#line 227 "book/checkpoint.nw"
     metadata_add(&meta, "progress.step", "%ld", adam->step);
     metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
     metadata_add(&meta, "progress.batch", "%d", progress->batch);
@@ -101,26 +93,20 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
         metadata_add(&meta, stream_keys[s][0], "%016" PRIx64, streams[s]->state);
         metadata_add(&meta, stream_keys[s][1], "%016" PRIx64, streams[s]->increment);
     }
-#line 1389 "book/translate.nw"
     if (progress->last_epoch)
         metadata_add(&meta, "progress.last_epoch", "%d", progress->last_epoch);
-#line 196 "book/checkpoint.nw"
     /* <<Note the number of threads>> */
-#line 693 "book/fast.nw"
     metadata_add(&meta, "run.threads", "%d", compute.threads);
     metadata_add(&meta, "run.precision", "%s", precision_name(compute.precision));
-#line 197 "book/checkpoint.nw"
     const SafetensorsPart parts[3] = {
         {"", &model->parameters, false}, {"adam.m.", &adam->m, false},
         {"adam.v.", &adam->v, false}};
     /* <<Hash the parts and the metadata, and add the checksum>> */
-#line 244 "book/checkpoint.nw"
     const char *listed[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) listed[i][0] = meta.key[i], listed[i][1] = meta.value[i];
     metadata_add(&meta, "checksum", "%016" PRIx64,
                  safetensors_checksum_parts(parts, 3, (const char *const (*)[2])listed,
                                             meta.count));
-#line 201 "book/checkpoint.nw"
     const char *pairs[METADATA_MAX][2];
     for (int i = 0; i < meta.count; i++) pairs[i][0] = meta.key[i], pairs[i][1] = meta.value[i];
     return safetensors_write_parts(path, parts, 3, (const char *const (*)[2])pairs,
@@ -128,13 +114,11 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 }
 
 /* <<checkpoint.c loading steps>> */
-#line 301 "book/checkpoint.nw"
 /* Check the magic, the version and the checksum */
 static const char *check_identity(Safetensors *file, const char *path)
 {
     char value[128];
     /* <<Check the magic and the version>> */
-#line 315 "book/checkpoint.nw"
     if (!safetensors_metadata(file, "magic", value, sizeof value)
         || strcmp(value, checkpoint_magic) != 0)
         return safetensors_fail(&file->error, path,
@@ -145,19 +129,15 @@ static const char *check_identity(Safetensors *file, const char *path)
         return safetensors_fail(&file->error, path,
                                 "checkpoint version '%s'; this program reads version %d",
                                 safetensors_printable(value, value, 24), CHECKPOINT_VERSION);
-#line 306 "book/checkpoint.nw"
     /* <<Check the checksum>> */
-#line 331 "book/checkpoint.nw"
     char expected[32];
     snprintf(expected, sizeof expected, "%016" PRIx64, safetensors_checksum(file));
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
         return safetensors_fail(&file->error, path, "checksum mismatch: the file is corrupt");
-#line 307 "book/checkpoint.nw"
     return NULL;
 }
 
-#line 342 "book/checkpoint.nw"
 /* Check that the file's configuration and recipe are this run's */
 static const char *check_same_run(Safetensors *file, const char *path, const Model *model,
                                   const Adam *adam, const char *const (*recipe)[2],
@@ -179,14 +159,12 @@ static const char *check_same_run(Safetensors *file, const char *path, const Mod
     return NULL;
 }
 
-#line 371 "book/checkpoint.nw"
 /* Read the step, the position and the generators */
 static const char *read_progress(Safetensors *file, const char *path, Adam *adam,
                                  TrainingProgress *progress)
 {
     char value[128];
     /* <<Read the step, the position and the generators>> */
-#line 384 "book/checkpoint.nw"
     long long integers[3];
     const char *integer_keys[3] = {"progress.step", "progress.epoch", "progress.batch"};
     for (int i = 0; i < 3; i++) {
@@ -222,7 +200,6 @@ static const char *read_progress(Safetensors *file, const char *path, Adam *adam
     progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
     progress->loss_sum = loss_sum;
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
-#line 1394 "book/translate.nw"
     progress->last_epoch = 0;   /* absent: the settings' last epoch */
     if (safetensors_metadata(file, "progress.last_epoch", value, sizeof value)) {
         const long number = strtol(value, &end, 10);
@@ -230,12 +207,10 @@ static const char *read_progress(Safetensors *file, const char *path, Adam *adam
             return safetensors_fail(&file->error, path, "bad 'progress.last_epoch'");
         progress->last_epoch = (int)number;
     }
-#line 377 "book/checkpoint.nw"
     return NULL;
 }
 
 /* <<checkpoint.c loading>> */
-#line 277 "book/checkpoint.nw"
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],
                             int n_recipe, Safetensors *file)
@@ -252,7 +227,6 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
     if ((error = read_progress(file, path, adam, progress))) return error;
     char value[128];
     /* <<Warn if the checkpoint was written with another number of threads>> */
-#line 701 "book/fast.nw"
     if (safetensors_metadata(file, "run.threads", value, sizeof value)
         && strtol(value, NULL, 10) != compute.threads)
         fprintf(stderr, "transformer: warning: %s was written by a run with %s thread%s and this "
@@ -263,6 +237,5 @@ const char *checkpoint_load(const char *path, Model *model, Adam *adam,
         fprintf(stderr, "transformer: warning: %s was written by a run in %s and this one "
                         "computes in %s: it continues, but not bit for bit\n", path, value,
                 precision_name(compute.precision));
-#line 293 "book/checkpoint.nw"
     return NULL;
 }

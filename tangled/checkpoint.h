@@ -1,4 +1,3 @@
-#line 17 "book/checkpoint.nw"
 /* Checkpoints: the weights and the whole training state in one file. Generated from the
    book's chapters by notangle: edit the book, not this file. */
 #ifndef CHECKPOINT_H
@@ -7,7 +6,6 @@
 #include "train.h"
 
 /* <<checkpoint.h declarations>> */
-#line 167 "book/checkpoint.nw"
 /* Save the parameters, Adam's moments and step, the progress and the recipe (n_recipe
    key/value pairs that a resumed run must repeat) to PATH, atomically. NULL on success,
    else a one-line message (in error). */
@@ -16,7 +14,6 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
                             const char *const (*recipe)[2], int n_recipe,
                             Error *error);
 
-#line 263 "book/checkpoint.nw"
 /* Load the checkpoint at PATH into model (initialized with the run's configuration), adam
    (initialized for it) and progress, checking magic, version, checksum, configuration and
    recipe. NULL on success, else a one-line message. The file is read into FILE: call
@@ -24,5 +21,4 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
 const char *checkpoint_load(const char *path, Model *model, Adam *adam,
                             TrainingProgress *progress, const char *const (*recipe)[2],
                             int n_recipe, Safetensors *file);
-#line 24 "book/checkpoint.nw"
 #endif

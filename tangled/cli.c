@@ -1,18 +1,14 @@
-#line 68 "book/program.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 /* <<cli.c includes>> */
-#line 281 "book/program.nw"
 #include <errno.h>
-#line 330 "book/program.nw"
 #include <getopt.h>
 #include <limits.h>
 
 /* <<cli.c definitions>> */
-#line 244 "book/program.nw"
 void usage_error(const char *command, const char *format, ...)
 {
     va_list arguments;
@@ -25,7 +21,6 @@ void usage_error(const char *command, const char *format, ...)
     exit(2);
 }
 
-#line 264 "book/program.nw"
 int finish_output(void)
 {
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -36,7 +31,6 @@ int finish_output(void)
     return 0;
 }
 
-#line 288 "book/program.nw"
 long long parse_integer(const char *command, const char *flag, const char *text,
                                long long low, long long high)
 {
@@ -50,7 +44,6 @@ long long parse_integer(const char *command, const char *flag, const char *text,
     return value;
 }
 
-#line 306 "book/program.nw"
 double parse_number(const char *command, const char *flag, const char *text,
                            double low, double high)
 {
@@ -64,7 +57,6 @@ double parse_number(const char *command, const char *flag, const char *text,
     return value;
 }
 
-#line 365 "book/program.nw"
 static void read_option(const char *command, const Option *option, const char *text)
 {
     char flag[64];
@@ -92,7 +84,6 @@ static void read_option(const char *command, const Option *option, const char *t
         break;
     case OPTION_CHOICE:
         /* <<Look the value up among the choices>> */
-#line 403 "book/program.nw"
         {
             const char *word = option->choices;
             for (int index = 0; *word; index++) {
@@ -113,14 +104,12 @@ static void read_option(const char *command, const Option *option, const char *t
             }
             usage_error(command, "%s expects %s, got '%s'", flag, list, text ? text : "nothing");
         }
-#line 392 "book/program.nw"
         break;
     case OPTION_SWITCH: *(bool *)option->target = true; break;
     case OPTION_SET: *(int *)option->target = (int)option->low; break;
     }
 }
 
-#line 447 "book/program.nw"
 int parse_options(const char *command, const Option *options, int count, int argc,
                          char **argv)
 {
@@ -151,7 +140,6 @@ void no_operands(const char *command, int first, int argc, char **argv)
     if (first < argc) usage_error(command, "unexpected argument '%s'", argv[first]);
 }
 
-#line 487 "book/program.nw"
 static void print_option(FILE *out, const Option *option)
 {
     const char *help = option->help ? option->help : "";
@@ -168,7 +156,6 @@ static void print_option(FILE *out, const Option *option)
     else fprintf(out, "  %s\n%27s%s", flag, "", help);
     if (strstr(help, "default") == NULL) 
                                          /* <<Print the default value of option>> */
-#line 524 "book/program.nw"
                                          switch (option->kind) {
                                          case OPTION_INT: fprintf(out, " (default %d)", *(const int *)option->target); break;
                                          case OPTION_LONG: fprintf(out, " (default %ld)", *(const long *)option->target); break;
@@ -187,7 +174,6 @@ static void print_option(FILE *out, const Option *option)
                                          }
                                          case OPTION_SWITCH: case OPTION_SET: break;
                                          }
-#line 502 "book/program.nw"
     fputc('\n', out);
 }
 

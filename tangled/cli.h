@@ -1,4 +1,3 @@
-#line 54 "book/program.nw"
 /* The helpers every command uses: usage errors, reading options, writing results.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef CLI_H
@@ -7,10 +6,8 @@
 #include <stdio.h>
 
 /* <<cli.h declarations>> */
-#line 220 "book/program.nw"
 #define TRANSFORMER_VERSION "0.1.0"
 
-#line 228 "book/program.nw"
 /* Print "transformer COMMAND: message (try ...)" on one line and exit with status 2. */
 _Noreturn __attribute__((format(printf, 2, 3)))
 void usage_error(const char *command, const char *format, ...);
@@ -22,7 +19,6 @@ long long parse_integer(const char *command, const char *flag, const char *text,
 double parse_number(const char *command, const char *flag, const char *text, double low,
                     double high);
 
-#line 338 "book/program.nw"
 typedef enum {
     OPTION_INT,      /* int, in [low, high] */
     OPTION_LONG,     /* long, in [low, high] */
@@ -43,7 +39,6 @@ typedef struct {
     const char *help;      /* for --help: "N epochs to train"; a value's name comes first */
 } Option;
 
-#line 434 "book/program.nw"
 /* Read the options of argv[0 .. argc) (the arguments after the command's name) into their
    targets; return the index of the first operand, the operands being argv[index .. argc). */
 int parse_options(const char *command, const Option *options, int count, int argc,
@@ -51,8 +46,6 @@ int parse_options(const char *command, const Option *options, int count, int arg
 /* For a command that takes no operands: refuse any. */
 void no_operands(const char *command, int first, int argc, char **argv);
 
-#line 516 "book/program.nw"
 /* Print the table's flags, one a line, with their help and defaults. */
 void print_options(FILE *out, const Option *options, int count);
-#line 61 "book/program.nw"
 #endif

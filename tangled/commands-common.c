@@ -1,18 +1,15 @@
-#line 99 "book/program.nw"
 /* What the files of commands share: the check of the model's sizes and the precision.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
 #include "commands.h"
 
 /* <<commands-common.c functions>> */
-#line 37 "book/copy-command.nw"
 void check_model_size(const char *command, const Config *config)
 {
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
 }
 
-#line 2160 "book/fast.nw"
 int default_precision(void)
 {
     return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32;

@@ -1,4 +1,3 @@
-#line 171 "book/program.nw"
 /* The commands that time the program: time-decode (the decoding chapter) and benchmark
    (the speed chapter). Generated from the book's chapters by notangle: edit the book. */
 #include "cli.h"
@@ -9,22 +8,18 @@
 #include <string.h>
 #include "train.h"
 /* <<commands-speed.c includes>> */
-#line 40 "book/decode-check.nw"
 #include "data.h"
 #include "decode.h"
-#line 220 "book/fast.nw"
 #include <sys/resource.h>
 #include "trainer.h"
 
 /* <<commands-speed.c functions>> */
-#line 48 "book/decode-check.nw"
 int run_time_decode(int argc, char **argv)
 {
     Config config = config_default(11, 11, 2);
     int batch = 8, len = 10;
     bool use[2] = {true, true};   /* recompute, cached */
     /* <<Read the time-decode command's flags>> */
-#line 79 "book/decode-check.nw"
     int decoder = -1;   /* 0: recompute only, 1: cached only, -1: both */
     const Option options[] = {
         {"batch", OPTION_INT, &batch, 1, 4096, NULL, "N sources decoded together"},
@@ -38,7 +33,6 @@ int run_time_decode(int argc, char **argv)
                 argc, argv);
     if (decoder >= 0) use[0] = decoder == 0, use[1] = decoder == 1;
     check_model_size("time-decode", &config);
-#line 54 "book/decode-check.nw"
     config.max_len = len;
     Model model;
     model_init(&model, config);
@@ -54,7 +48,6 @@ int run_time_decode(int argc, char **argv)
     copy_task_batch(src, batch, len, config.src_vocab, &rng);
     const SourceBatch sources = source_batch(src, keep, batch, len, 0);   /* with its mask */
     /* <<Time the chosen decoders and compare their outputs>> */
-#line 99 "book/decode-check.nw"
     static const char *const names[2] = {"recompute", "cached"};
     double seconds[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
@@ -78,14 +71,12 @@ int run_time_decode(int argc, char **argv)
                same ? "identical" : "DIFFERENT");
         status = same ? 0 : 1;
     }
-#line 69 "book/decode-check.nw"
     free(src), free(keep);
     decoder_cache_free(&cache);
     model_free(&model);
     return status;
 }
 
-#line 228 "book/fast.nw"
 typedef struct {
     bool decoding;                   /* true: time greedy decoding, not training */
     int batch, len, steps, warmup_steps, sentences, warmup_sentences, threads;
@@ -98,7 +89,6 @@ static double peak_rss_mib(void)
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
 }
 
-#line 249 "book/fast.nw"
 typedef void MatmulFunction(int m, int n, int k, float alpha, MatmulOperand a,
                             MatmulOperand b, float beta, float *c, int ldc);
 
@@ -130,7 +120,6 @@ static double replay_gflops(const MatmulLog *log, MatmulFunction *multiply)
     return (double)rounds * matmul_log_flops(log) / elapsed * 1e-9;
 }
 
-#line 289 "book/fast.nw"
 static int benchmark_training(Config config, const BenchmarkSettings *s)
 {
     const int batch = s->batch, len = s->len, vocab = config.tgt_vocab;
@@ -144,7 +133,6 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     int *full = xmalloc((size_t)batch * len * sizeof *full);          /* [batch][len] */
     MatmulLog log = {0};
     /* <<Warm up, logging the products of the first step>> */
-#line 325 "book/fast.nw"
     for (int step = 0; step < s->warmup_steps; step++) {
         copy_task_batch(full, batch, len, vocab, &trainer.progress.data_rng);
         batch_fill(&trainer.batch, full, full, 0);
@@ -152,9 +140,7 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
         train_step(model, &trainer.adam, &trainer.batch, &settings, &trainer.progress.dropout_rng);
         compute.log = NULL;
     }
-#line 302 "book/fast.nw"
     /* <<Time the training steps>> */
-#line 350 "book/fast.nw"
     double loss = 0.0;
     const double start = seconds_now();
     for (int step = 0; step < s->steps; step++) {
@@ -165,7 +151,6 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     }
     const double elapsed = seconds_now() - start;
     if (!isfinite(loss)) die("benchmark: the loss is %g", loss);
-#line 303 "book/fast.nw"
     const double seconds_per_step = elapsed / s->steps;
     const int tokens_per_step = batch * (len - 1);
     const double training_rss = peak_rss_mib();   /* before the replay's matrices */
@@ -176,14 +161,12 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
            model_parameter_count(model), s->threads, precision_name(compute.precision),
            matmul_log_flops(&log), replay_gflops(&log, matmul_blas));
     /* <<Print the rate of bfloat16 products on the logged shapes, where the processor has them>> */
-#line 338 "book/fast.nw"
     if (bf16_hardware()) {
         const Precision precision = compute.precision;
         compute.precision = PRECISION_BF16;
         printf(" bf16_gflops=%.2f", replay_gflops(&log, matmul));
         compute.precision = precision;
     }
-#line 313 "book/fast.nw"
     putchar('\n');
     matmul_log_free(&log);
     free(full);
@@ -191,7 +174,6 @@ static int benchmark_training(Config config, const BenchmarkSettings *s)
     return finish_output();
 }
 
-#line 367 "book/fast.nw"
 static int benchmark_decoding(Config config, const BenchmarkSettings *s)
 {
     const int len = s->len;
@@ -202,10 +184,8 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     rng_seed(&rng, 1, 1);
     model_initialize_parameters(&model, &rng);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 2107 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 377 "book/fast.nw"
     model_prepare(&model, 1, len, len);
     KVCache cache;
     decoder_cache_init(&cache, &model, 1, len, len);
@@ -227,14 +207,12 @@ static int benchmark_decoding(Config config, const BenchmarkSettings *s)
     return finish_output();
 }
 
-#line 403 "book/fast.nw"
 int run_benchmark(int argc, char **argv)
 {
     BenchmarkSettings s = {.batch = 80, .len = 10, .steps = 20, .warmup_steps = 3,
                            .sentences = 10, .warmup_sentences = 2, .threads = 1};
     Config config = config_default(11, 11, 2);
     /* <<Read the benchmark's flags>> */
-#line 418 "book/fast.nw"
     int vocab = config.tgt_vocab, precision = default_precision();
     const Option options[] = {
         {"vocab", OPTION_INT, &vocab, 3, 1000000, NULL, "V vocabulary size"},
@@ -259,7 +237,6 @@ int run_benchmark(int argc, char **argv)
     check_model_size("benchmark", &config);
     set_precision("benchmark", precision);
     config.src_vocab = config.tgt_vocab = vocab;
-#line 409 "book/fast.nw"
     set_threads(s.threads);
     return s.decoding ? benchmark_decoding(config, &s) : benchmark_training(config, &s);
 }

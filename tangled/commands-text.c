@@ -1,4 +1,3 @@
-#line 143 "book/program.nw"
 /* The commands about text: tokenize, vocab (the text chapter) and bleu (the BLEU chapter).
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -7,17 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-text.c includes>> */
-#line 2081 "book/text.nw"
 #include "vocab.h"
-#line 1171 "book/bleu-engine.nw"
 #include "bleu.h"
 
 /* <<commands-text.c functions>> */
-#line 2088 "book/text.nw"
 #define LANGUAGE_OPTION(options) \
     {"language", OPTION_CHOICE, &(options).language, 0, 0, "en|de", "the language's rules"}
 
-#line 2097 "book/text.nw"
 int run_tokenize(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -41,7 +36,6 @@ int run_tokenize(int argc, char **argv)
     if (subwords_path && vocab_load(&subwords, subwords_path)) die("%s", subwords.error);
     if (compare) {
         /* <<Compare the tokens of standard input with a reference file>> */
-#line 2170 "book/text.nw"
         FILE *reference = fopen(compare, "r");
         if (reference == NULL) die("cannot open %s: %s", compare, strerror(errno));
         Agreement agreement;
@@ -52,10 +46,8 @@ int run_tokenize(int argc, char **argv)
         const double lines = (double)(agreement.lines ? agreement.lines : 1);
         printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
                100.0 * (double)agreement.identical / lines);
-#line 2120 "book/text.nw"
     } else {
         /* <<Tokenize or detokenize standard input line by line>> */
-#line 2133 "book/text.nw"
         static TextLine line;
         LineReader reader = {0};
         for (long length; (length = read_line(stdin, &reader)) >= 0;) {
@@ -67,7 +59,6 @@ int run_tokenize(int argc, char **argv)
             if (problem) die("standard input:%ld: %s", reader.number, problem);
             if (subwords_path && !detokenize) {
                 /* <<Print the line's tokens as the pieces of the vocabulary>> */
-#line 2156 "book/text.nw"
                 const char *separator = "";
                 for (char *token = strtok(line.text, " "); token; token = strtok(NULL, " ")) {
                     int ids[TEXT_MAX_LINE_BYTES];
@@ -76,20 +67,17 @@ int run_tokenize(int argc, char **argv)
                         printf("%s%s", separator, vocab_token(&subwords, ids[k]));
                 }
                 putchar('\n');
-#line 2144 "book/text.nw"
             } else {
                 puts(line.text);
             }
         }
         if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
         free(reader.text);
-#line 2122 "book/text.nw"
     }
     vocab_free(&subwords);
     return 0;
 }
 
-#line 2210 "book/text.nw"
 int run_vocab(int argc, char **argv)
 {
     TextOptions options = {TEXT_ENGLISH, false};
@@ -109,7 +97,6 @@ int run_vocab(int argc, char **argv)
                                          argv);
     if (first_file == argc) usage_error("vocab", "which files?");
     /* <<Tokenize the files and build their vocabulary>> */
-#line 2237 "book/text.nw"
     const int n_files = argc - first_file;
     TokenizedFile *files = xmalloc((size_t)n_files * sizeof *files);
     long count = 0, lines = 0;
@@ -126,7 +113,6 @@ int run_vocab(int argc, char **argv)
     Vocab vocab;
     if (subwords) {
         /* <<Learn the subwords of the tokens and count the pieces>> */
-#line 2270 "book/text.nw"
         vocab_learn_subwords(&vocab, tokens, count, subwords);
         long pieces = 0, whole = 0;
         for (long i = 0; i < count; i++) {
@@ -139,7 +125,6 @@ int run_vocab(int argc, char **argv)
                100.0 * (double)whole / (double)(count ? count : 1));
         printf("vocabulary: %d = %d specials + %d subwords\n", vocab.size, VOCAB_SPECIALS,
                vocab.size - VOCAB_SPECIALS);
-#line 2253 "book/text.nw"
     } else {
         vocab_build(&vocab, tokens, count, min_frequency);
         printf("%ld lines, %ld tokens, %ld distinct\n", lines, count, vocab.types);
@@ -151,18 +136,15 @@ int run_vocab(int argc, char **argv)
     vocab_free(&vocab);
     for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
     free(files), free(tokens);
-#line 2229 "book/text.nw"
     return 0;
 }
 
-#line 1183 "book/bleu-engine.nw"
 typedef struct {
     bool on;          /* --confidence or --paired-bs */
     int resamples;
     uint64_t seed;
 } BleuResampling;
 
-#line 1194 "book/bleu-engine.nw"
 /* The statistics of each line of HYP against the lines of the N_REFS files REFS. */
 static BleuStats *count_lines(const BleuLines *hyp, const BleuLines *refs, int n_refs,
                               bool lowercase)
@@ -188,7 +170,6 @@ static BleuScore corpus_score(const BleuStats *segments, long count)
     return score;
 }
 
-#line 1223 "book/bleu-engine.nw"
 static void score_system(const BleuLines *files, int n_refs, bool lowercase,
                          BleuResampling resampling)
 {
@@ -215,7 +196,6 @@ static void score_system(const BleuLines *files, int n_refs, bool lowercase,
     free(segments);
 }
 
-#line 1255 "book/bleu-engine.nw"
 static void compare_systems(const BleuLines *files, const char *const *paths, int n_systems,
                             bool lowercase, BleuResampling resampling)
 {
@@ -248,7 +228,6 @@ static void compare_systems(const BleuLines *files, const char *const *paths, in
     free(baseline), free(scores), free(sorted);
 }
 
-#line 1291 "book/bleu-engine.nw"
 int run_bleu(int argc, char **argv)
 {
     bool lowercase = false, confidence = false, paired = false;

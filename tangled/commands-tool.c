@@ -1,4 +1,3 @@
-#line 110 "book/program.nw"
 /* The commands of the first chapters: figure-data, demo, random, time-matmul, gradcheck.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -9,13 +8,10 @@
 #include <string.h>
 #include "figure.h"
 /* <<commands-tool.c includes>> */
-#line 986 "book/program.nw"
 #include <getopt.h>
-#line 20 "book/gradcheck-command.nw"
 #include "gradcheck.h"
 
 /* <<commands-tool.c functions>> */
-#line 930 "book/program.nw"
 int run_figure_data(int argc, char **argv)
 {
     char name[64] = "";
@@ -36,7 +32,6 @@ int run_figure_data(int argc, char **argv)
     if (!figure_defaults(kind, value, problem, sizeof problem))
         usage_error("figure-data", "%s", problem);
     /* <<Read the figure's options>> */
-#line 962 "book/program.nw"
     struct option table[FIGURE_MAX_OPTIONS + 1];
     bool given[FIGURE_MAX_OPTIONS] = {false};
     int count = 0;
@@ -56,13 +51,11 @@ int run_figure_data(int argc, char **argv)
         given[o] = true;
     }
     no_operands("figure-data", a + optind - 1, argc, argv);
-#line 950 "book/program.nw"
     const char *refused = figure_emit(stdout, kind, value);
     if (refused) usage_error("figure-data", "%s", refused);
     return 0;
 }
 
-#line 993 "book/program.nw"
 void print_figure_data_help(FILE *out)
 {
     fprintf(out, "usage: transformer figure-data FIGURE [OPTIONS] > FILE.dat\n\n"
@@ -88,7 +81,6 @@ void print_figure_data_help(FILE *out)
     }
 }
 
-#line 1157 "book/program.nw"
 int run_demo(int argc, char **argv)
 {
     no_operands("demo", parse_options("demo", NULL, 0, argc, argv), argc, argv);
@@ -105,7 +97,6 @@ int run_demo(int argc, char **argv)
     return 0;
 }
 
-#line 1251 "book/program.nw"
 int run_random(int argc, char **argv)
 {
     long seed = 42, stream = 54, count = 6;
@@ -131,7 +122,6 @@ int run_random(int argc, char **argv)
     return 0;
 }
 
-#line 1322 "book/program.nw"
 int run_time_matmul(int argc, char **argv)
 {
     int n = 256, choice = compute.matmul;   /* the choices in MatmulKernel's order */
@@ -144,7 +134,6 @@ int run_time_matmul(int argc, char **argv)
                 argc, argv);
     const MatmulKernel kernel = (MatmulKernel)choice;
     /* <<Fill two random matrices and time their product>> */
-#line 1342 "book/program.nw"
     size_t size = (size_t)n * n;
     float *a = xmalloc(3 * size * sizeof(float)), *b = a + size, *c = b + size;
     Rng rng;
@@ -162,11 +151,9 @@ int run_time_matmul(int argc, char **argv)
     printf("n=%d kernel=%s seconds=%.6g GFLOP/s=%.3f\n", n,
            kernel == MATMUL_BLAS ? "blas" : "reference", seconds, flops / seconds / 1e9);
     free(a);
-#line 1334 "book/program.nw"
     return 0;
 }
 
-#line 27 "book/gradcheck-command.nw"
 int run_gradcheck(int argc, char **argv)
 {
     const char *layer = "all";
@@ -182,7 +169,6 @@ int run_gradcheck(int argc, char **argv)
                                            sizeof options / sizeof *options, argc, argv),
                 argc, argv);
     /* <<Run the chosen checks and report the worst error>> */
-#line 49 "book/gradcheck-command.nw"
     double worst_layer = 0.0, worst_model = 0.0;
     bool ran_layers = false, ran_model = false;
     for (int i = 0; gradcheck_layer_names[i]; i++)
@@ -218,5 +204,4 @@ int run_gradcheck(int argc, char **argv)
                  GRADCHECK_MODEL_BOUND);
     printf("worst error e: %s, %s: %s\n", layers_part, model_part, passed ? "passed" : "FAILED");
     return passed ? 0 : 1;
-#line 42 "book/gradcheck-command.nw"
 }

@@ -1,4 +1,3 @@
-#line 126 "book/program.nw"
 /* The commands that train: copy (the copy-task chapter) and train (the translation
    chapter). Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -10,20 +9,15 @@
 #include "data.h"
 #include "decode.h"
 /* <<commands-training.c includes>> */
-#line 10 "book/copy-command.nw"
 #include <unistd.h>
 #include "trainer.h"
-#line 386 "book/translate-commands.nw"
 #include "modelfile.h"
-#line 387 "book/translate.nw"
 #include "bleu.h"
 #include "translator.h"
-#line 392 "book/distributed.nw"
 #include <limits.h>
 #include "distributed.h"
 
 /* <<commands-training.c functions>> */
-#line 50 "book/copy-command.nw"
 typedef struct {
     int batch_size, len, vocab;
     int *data;   /* [batch_size][len] */
@@ -52,7 +46,6 @@ static ValidationLoss copy_validate(void *task, Trainer *trainer)
     return (ValidationLoss){validation, validation, NAN};   /* batches of equal length */
 }
 
-#line 84 "book/copy-command.nw"
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
     if (outcome == TRAINER_FAILED) die("%s", trainer->message);
@@ -63,7 +56,6 @@ static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
     return 0;
 }
 
-#line 99 "book/copy-command.nw"
 typedef struct {
     Config config;
     RunSettings run;
@@ -75,7 +67,6 @@ typedef struct {
     double adam_beta2, adam_eps;   /* Adam's beta_2 and epsilon: the paper's unless set */
 } CopyFlags;
 
-#line 116 "book/copy-command.nw"
 /* Read the copy command's flags. */
 static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
 {
@@ -98,7 +89,6 @@ static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
         {"accumulate", OPTION_INT, &flags->run.accumulate, 1, 4096, NULL,
          "K parts of a batch, one update: accumulation"},
         /* <<The copy command's experiment options>> */
-#line 161 "book/copy-command.nw"
         {"norm", OPTION_CHOICE, &flags->norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
         {"warmup", OPTION_LONG, &flags->settings.warmup, 0, 10000000, NULL,
@@ -113,7 +103,6 @@ static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
          "B Adam's beta_2 (default 0.98)"},
         {"adam-eps", OPTION_REAL, &flags->adam_eps, 1e-12, 1.0, NULL,
          "E Adam's epsilon (default 1e-9)"},
-#line 138 "book/copy-command.nw"
         PRECISION_OPTION(flags->precision),
         MODEL_SIZE_OPTIONS(flags->config),
         CHECKPOINT_OPTIONS(flags->run, flags->resume_path),
@@ -125,7 +114,6 @@ static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
     set_precision("copy", flags->precision);
 }
 
-#line 199 "book/copy-command.nw"
 /* Decode examples and report whether they are copies: true if every one is. */
 static bool decode_examples(Trainer *trainer, const CopyTask *copy, double start)
 {
@@ -161,7 +149,6 @@ static bool decode_examples(Trainer *trainer, const CopyTask *copy, double start
     return exact;
 }
 
-#line 242 "book/copy-command.nw"
 int run_copy(int argc, char **argv)
 {
     CopyFlags flags;
@@ -176,7 +163,6 @@ int run_copy(int argc, char **argv)
     const BatchSource source = {&copy, flags.batches, NULL, copy_fill, copy_validate, NULL,
                                 NULL, false};
     /* <<Resume the copy task from its checkpoint, if asked>> */
-#line 522 "book/checkpoint.nw"
     Recipe *recipe = &flags.run.recipe;
     recipe_add(recipe, "recipe.task", "copy");
     recipe_add(recipe, "recipe.batch_size", "%d", flags.batch_size);
@@ -194,12 +180,9 @@ int run_copy(int argc, char **argv)
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", flags.resume_path,
                trainer.adam.step, trainer.progress.epoch, trainer.progress.batch);
     }
-#line 256 "book/copy-command.nw"
     /* <<Share the copy task among the processes that mpirun started>> */
-#line 371 "book/distributed.nw"
     distributed_join("copy", &flags.run, flags.batch_size, &trainer.model, &trainer.adam,
                      &trainer.progress);
-#line 257 "book/copy-command.nw"
     const double start = seconds_now();
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &flags.run);
     int status = trainer_exit_status(&trainer, outcome);
@@ -212,7 +195,6 @@ int run_copy(int argc, char **argv)
     return status;
 }
 
-#line 395 "book/translate.nw"
 typedef struct {
     Translator translator;           /* on a copy of the run's weights */
     BleuLines sources, references;   /* val.de and val.en */
@@ -249,7 +231,6 @@ static void validation_bleu_close(ValidationBleu *v)
     free(v->sizes), free(v->out);
 }
 
-#line 437 "book/translate.nw"
 /* The corpus BLEU of the greedy translations of the validation set by MODEL's weights;
    NAN, with a warning, if a line could not be translated. */
 static double validation_bleu_measure(ValidationBleu *v, const Model *model)
@@ -269,7 +250,6 @@ static double validation_bleu_measure(ValidationBleu *v, const Model *model)
     return bleu_corpus(v->out, &references, 1, v->count, false, false).score;
 }
 
-#line 465 "book/translate.nw"
 typedef struct {
     const Corpus *train, *validation;
     const BatchPlan *plan, *validation_plan;
@@ -326,7 +306,6 @@ static const char *translation_save_best(void *task, const Model *model)
     return error ? t->error : NULL;
 }
 
-#line 529 "book/translate.nw"
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
    "DIR/NAME-epoch-EPOCH.safetensors". */
 static void epoch_model_path(char *out, size_t size, const char *path, int epoch)
@@ -357,7 +336,6 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     return NULL;
 }
 
-#line 564 "book/translate.nw"
 typedef struct {
     Config config;
     RunSettings run;
@@ -369,7 +347,6 @@ typedef struct {
     bool validate_bleu;
 } TrainFlags;
 
-#line 584 "book/translate.nw"
 /* The recipe of a translation run, after its flags. */
 static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
 {
@@ -391,7 +368,6 @@ static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
     recipe_add(recipe, "recipe.rate", "%.17g", flags->settings.constant_rate);
 }
 
-#line 627 "book/translate.nw"
 /* Read the train command's flags. */
 static void read_train_flags(TrainFlags *flags, int argc, char **argv)
 {
@@ -459,7 +435,6 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
     set_precision("train", flags->precision);
 }
 
-#line 701 "book/translate.nw"
 /* Check at once that the model can be saved. */
 static void check_model_can_be_saved(const char *model_path)
 {
@@ -468,14 +443,12 @@ static void check_model_can_be_saved(const char *model_path)
     safetensors_remove_temporaries(model_path);
 }
 
-#line 713 "book/translate.nw"
 int run_train(int argc, char **argv)
 {
     TrainFlags flags;
     read_train_flags(&flags, argc, argv);
     check_model_can_be_saved(flags.model_path);
     /* <<Load the vocabularies and the training and validation pairs>> */
-#line 195 "book/translate-files.nw"
     TranslationData data;
     char error[4400];
     if (translation_data_load(&data, flags.data_dir, flags.subset, flags.config.tie_source,
@@ -486,9 +459,7 @@ int run_train(int argc, char **argv)
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",
            train->count, validation->count, data.src_vocab.size, data.tgt_vocab.size);
     fflush(stdout);
-#line 719 "book/translate.nw"
     /* <<Set up the trainer and the batches>> */
-#line 768 "book/translate.nw"
     BatchPlan plan, validation_plan;
     batch_plan(&plan, train, flags.token_budget);
     batch_plan(&validation_plan, validation, flags.token_budget);
@@ -506,7 +477,6 @@ int run_train(int argc, char **argv)
                             &data.src_vocab, &data.tgt_vocab, "", flags.keep_epochs, flags.seed,
                             flags.validate_bleu ? &bleu : NULL};
     /* <<Resume the translation run, if asked>> */
-#line 791 "book/translate.nw"
     translation_recipe(&flags.run.recipe, &flags);
     if (flags.resume_path) {
         if (trainer_resume(&trainer, flags.resume_path, &flags.run.recipe))
@@ -515,15 +485,12 @@ int run_train(int argc, char **argv)
                trainer.adam.step, trainer.progress.epoch, trainer.progress.batch);
     }
     /* <<Share the translation run among the processes that mpirun started>> */
-#line 380 "book/distributed.nw"
     int smallest = INT_MAX;
     for (int b = 0; b < plan.count; b++)
         if (plan.spans[b].count < smallest) smallest = plan.spans[b].count;
     const int rank = distributed_join("train", &flags.run, smallest, &trainer.model, &trainer.adam,
                                       &trainer.progress);
-#line 720 "book/translate.nw"
     /* <<Train, keeping the best model>> */
-#line 805 "book/translate.nw"
     const BatchSource source = {&task, plan.count, translation_start_epoch, translation_fill,
                                 translation_validate,
                                 /* the chapter on many machines: rank 0 saves */
@@ -539,15 +506,12 @@ int run_train(int argc, char **argv)
                flags.run.checkpoint_path);
     /* the chapter on many machines */
     distributed_leave("train", &trainer.model, &trainer.adam, &trainer.progress);
-#line 721 "book/translate.nw"
     /* <<Free the training run>> */
-#line 825 "book/translate.nw"
     recipe_free(&flags.run.recipe);
     free(task.order);
     if (task.bleu) validation_bleu_close(task.bleu);
     trainer_free(&trainer);
     batch_plan_free(&plan), batch_plan_free(&validation_plan);
     translation_data_free(&data);
-#line 722 "book/translate.nw"
     return status;
 }

@@ -1,4 +1,3 @@
-#line 157 "book/program.nw"
 /* The commands that use a trained translator: translate and attention (the translation chapter).
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "cli.h"
@@ -7,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<commands-translation.c includes>> */
-#line 376 "book/translate-commands.nw"
 #include <sys/stat.h>
 #include <unistd.h>
 #include "data.h"
@@ -15,7 +13,6 @@
 #include "translator.h"
 
 /* <<commands-translation.c functions>> */
-#line 397 "book/translate-commands.nw"
 /* The translator that ships with the book: SHIPPED_MODEL in the current directory, else
    beside the program (its own directory found through /proc/self/exe). */
 #define SHIPPED_MODEL "data/multi30k-de-en.safetensors"
@@ -32,7 +29,6 @@ static const char *shipped_model(void)
     return access(path, R_OK) == 0 ? path : SHIPPED_MODEL;
 }
 
-#line 424 "book/translate-commands.nw"
 /* The live line of translate: when it started, whether it is shown, the input's size. */
 typedef struct {
     double start;
@@ -74,7 +70,6 @@ static void translate_progress_end(const TranslateProgress *progress, long lines
             lines / elapsed, "");
 }
 
-#line 470 "book/translate-commands.nw"
 /* Load the translator saved at path (weights and both vocabularies), or die. */
 static void load_translator(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
@@ -85,7 +80,6 @@ static void load_translator(const char *path, Model *model, Vocab *src_vocab,
     safetensors_free(&file);
 }
 
-#line 485 "book/translate-commands.nw"
 int run_translate(int argc, char **argv)
 {
     const char *model_path = NULL;   /* the shipped translator */
@@ -116,7 +110,6 @@ int run_translate(int argc, char **argv)
                                                               lowercase});
     if (error) die("%s", error);
     /* <<Read, translate and print standard input, a window at a time>> */
-#line 530 "book/translate-commands.nw"
     const int window = translator.window;
     LineReader *lines = xmalloc((size_t)window * sizeof *lines);   /* one reader a line */
     memset(lines, 0, (size_t)window * sizeof *lines);
@@ -136,7 +129,6 @@ int run_translate(int argc, char **argv)
                 break;
             }
             /* <<Cut a line over the tokenizer's limit, and say so>> */
-#line 575 "book/translate-commands.nw"
             if (length > TEXT_MAX_LINE_BYTES) {
                 size_t cut = TEXT_MAX_LINE_BYTES;
                 while (cut > 0 && ((unsigned char)lines[count].text[cut] & 0xC0) == 0x80) cut--;
@@ -146,7 +138,6 @@ int run_translate(int argc, char **argv)
                 lines[count].text[cut] = '\0';
                 length = (long)cut;
             }
-#line 549 "book/translate-commands.nw"
             line_texts[count] = lines[count].text, sizes[count++] = (size_t)length;
         }
         if (count == 0) break;
@@ -167,12 +158,10 @@ int run_translate(int argc, char **argv)
     if (*refusal) die("%s", refusal);
     for (int i = 0; i < window; i++) free(lines[i].text);
     free(lines), free(texts), free(line_texts), free(sizes);
-#line 515 "book/translate-commands.nw"
     translator_close(&translator);
     return finish_output();
 }
 
-#line 1184 "book/translate.nw"
 int run_average(int argc, char **argv)
 {
     const char *output = NULL, *cased = NULL;
@@ -199,7 +188,6 @@ int run_average(int argc, char **argv)
     for (int k = 1; k < count; k++) {
         load_translator(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
-#line 1228 "book/translate.nw"
         const Config *a = &mean.config, *b = &model.config;
         bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
                     && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
@@ -213,14 +201,12 @@ int run_average(int argc, char **argv)
         if (!same)
             die("%s: not a model of the same run as %s (other sizes or vocabularies)",
                 argv[first + k], argv[first]);
-#line 1210 "book/translate.nw"
         for (size_t i = 0; i < n; i++) sum[i] += model.parameters.data[i];
         model_free(&model), vocab_free(&other_src), vocab_free(&other_tgt);
     }
     for (size_t i = 0; i < n; i++) mean.parameters.data[i] = (float)(sum[i] / count);
     if (cased) 
                /* <<Learn the capital letters anew from the cased file>> */
-#line 346 "book/recase.nw"
                {
                    TokenizedFile file;
                    if (tokenize_file(cased, (TextOptions){TEXT_ENGLISH, false}, &file)) die("%s", file.error);
@@ -228,7 +214,6 @@ int run_average(int argc, char **argv)
                    recaser_learn(&tgt_vocab.cases, &file, file.lines);
                    tokenized_file_free(&file);
                }
-#line 1215 "book/translate.nw"
     const char *error = translation_model_save(output, &mean, &src_vocab, &tgt_vocab,
                                                bf16_weights, &probe);
     if (error) die("%s", error);
@@ -237,7 +222,6 @@ int run_average(int argc, char **argv)
     return finish_output();
 }
 
-#line 1735 "book/translate.nw"
 int run_calibration(int argc, char **argv)
 {
     const char *model_path = NULL, *data_dir = "data/multi30k";
@@ -257,7 +241,6 @@ int run_calibration(int argc, char **argv)
     Vocab src_vocab, tgt_vocab;
     load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
     /* <<Number the validation pairs with the model's vocabularies>> */
-#line 1767 "book/translate.nw"
     TokenizedFile files[2];
     static const char *const names[2] = {"val.de", "val.en"};
     for (int f = 0; f < 2; f++) {
@@ -273,10 +256,8 @@ int run_calibration(int argc, char **argv)
     Corpus pairs = corpus_number(&files[0], &files[1], &src_vocab, &tgt_vocab, 0,
                                  model.config.max_len);
     tokenized_file_free(&files[0]), tokenized_file_free(&files[1]);
-#line 1754 "book/translate.nw"
     Calibration table = calibration_start(bins);
     /* <<Add the predictions of every validation batch to the table>> */
-#line 1787 "book/translate.nw"
     BatchPlan plan;
     batch_plan(&plan, &pairs, 2000);
     const BatchBounds most = batch_plan_bounds(&plan, &plan);
@@ -293,9 +274,7 @@ int run_calibration(int argc, char **argv)
                         model.config.tgt_vocab, VOCAB_BLANK);
     }
     batch_free(&batch);
-#line 1756 "book/translate.nw"
     /* <<Print the calibration table>> */
-#line 1809 "book/translate.nw"
     long right = 0;
     double sure = 0.0;
     printf("# low high predictions confidence accuracy\n");
@@ -310,14 +289,12 @@ int run_calibration(int argc, char **argv)
     printf("# predictions %ld\n# accuracy %.4f\n# confidence %.4f\n", n, (double)right / n,
            sure / n);
     printf("# nll %.4f\n# ece %.4f\n", -table.log_likelihood / n, calibration_error(&table));
-#line 1757 "book/translate.nw"
     batch_plan_free(&plan), corpus_free(&pairs);
     vocab_free(&src_vocab), vocab_free(&tgt_vocab), model_free(&model);
     return finish_output();
 }
 
 /* <<Translate the sentence on standard input greedily>> */
-#line 1910 "book/translate.nw"
 /* The sentence on standard input and its greedy translation, as a batch of one pair. */
 static Batch sentence_pair(Translator *translator)
 {
@@ -335,16 +312,13 @@ static Batch sentence_pair(Translator *translator)
         die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
     /* <<Make the sentence and its translation a batch>> */
-#line 1935 "book/translate.nw"
     const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
     Batch pair;
     batch_init(&pair, 1, src_len, tgt_len);
     batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
     return pair;
-#line 1927 "book/translate.nw"
 }
 
-#line 1869 "book/translate.nw"
 int run_attention(int argc, char **argv)
 {
     static const char *const kinds[3] = {"encoder", "decoder", "cross"};
@@ -374,7 +348,6 @@ int run_attention(int argc, char **argv)
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
     Batch pair = sentence_pair(&translator);
     /* <<Run the model on the pair and print the chosen weights>> */
-#line 1945 "book/translate.nw"
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
     model_prepare(model, 1, c->max_len, c->max_len);
@@ -408,12 +381,10 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-#line 1898 "book/translate.nw"
     translator_close(&translator);
     return finish_output();
 }
 
-#line 387 "book/recase.nw"
 /* One English line of standard input recased into out (blank: ""). NULL, or the reason. */
 static const char *recase_text(const Recaser *r, const char *line, size_t length,
                                TextLine *tokens, TextLine *out)

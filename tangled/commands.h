@@ -1,4 +1,3 @@
-#line 82 "book/program.nw"
 /* The commands of the transformer program, one function each (argv[0] is the first
    argument after the command's name), and the options they share about the model.
    Generated from the book's chapters by notangle: edit the book, not this file. */
@@ -9,7 +8,6 @@
 #include "model.h"
 
 /* <<commands.h declarations>> */
-#line 187 "book/program.nw"
 int run_figure_data(int argc, char **argv);
 void print_figure_data_help(FILE *out);
 int run_demo(int argc, char **argv);
@@ -29,7 +27,6 @@ int run_calibration(int argc, char **argv);
 int run_recase(int argc, char **argv);
 int run_benchmark(int argc, char **argv);
 
-#line 20 "book/copy-command.nw"
 /* The options --layers, --d-model, --d-ff and --heads of the Config config, for a table. */
 #define MODEL_SIZE_OPTIONS(config)                                               \
     {"layers", OPTION_INT, &(config).layers, 1, 24, NULL,                        \
@@ -41,7 +38,6 @@ int run_benchmark(int argc, char **argv);
 
 void check_model_size(const char *command, const Config *config);
 
-#line 436 "book/checkpoint.nw"
 /* The options --checkpoint, --resume, --checkpoint-every and --stop-after for a table:
    into the RunSettings run, and the char * resume_path. */
 #define CHECKPOINT_OPTIONS(run, resume_path)                                     \
@@ -54,7 +50,6 @@ void check_model_size(const char *command, const Config *config);
     {"stop-after", OPTION_LONG, &(run).stop_after, 1, 1e9, NULL,                 \
      "STEP save and stop after step STEP (default: never)"}
 
-#line 2142 "book/fast.nw"
 /* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
 #define PRECISION_OPTION(choice) \
     {"precision", OPTION_CHOICE, &(choice), 0, 0, "fp32|bf16", \
@@ -63,5 +58,4 @@ void check_model_size(const char *command, const Config *config);
 int default_precision(void);
 /* compute.precision = choice; bf16 on a processor without it is a usage error. */
 void set_precision(const char *command, int choice);
-#line 91 "book/program.nw"
 #endif

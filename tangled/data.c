@@ -1,11 +1,9 @@
-#line 33 "book/translate.nw"
 /* Translation data: token pairs and batches -- generated: edit the book. */
 #include "data.h"
 #include <stdlib.h>
 #include <string.h>
 
 /* <<data.c definitions>> */
-#line 79 "book/translate.nw"
 void corpus_free(Corpus *corpus)
 {
     free(corpus->src_offset), free(corpus->tgt_offset);
@@ -13,7 +11,6 @@ void corpus_free(Corpus *corpus)
     memset(corpus, 0, sizeof *corpus);
 }
 
-#line 136 "book/translate.nw"
 /* What a pair is sorted by, next to its number: qsort's comparison sees only two items. */
 typedef struct { int tgt_len, src_len, pair; } LengthKey;
 
@@ -38,7 +35,6 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
     for (int i = 0; i < n; i++) plan->order[i] = keys[i].pair;
     free(keys);
     /* <<Cut the sorted pairs into batches within the budget>> */
-#line 173 "book/translate.nw"
     for (int i = 0; i < n;) {
         BatchSpan span = {.first = i};
         while (i < n) {
@@ -55,7 +51,6 @@ void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget)
         if (span.src_len > plan->max_src_len) plan->max_src_len = span.src_len;
         if (span.tgt_len > plan->max_tgt_len) plan->max_tgt_len = span.tgt_len;
     }
-#line 160 "book/translate.nw"
 }
 
 void batch_plan_free(BatchPlan *plan)
@@ -64,7 +59,6 @@ void batch_plan_free(BatchPlan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
-#line 208 "book/translate.nw"
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad)
 {
@@ -84,14 +78,12 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
     target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
 }
 
-#line 242 "book/translate.nw"
 SourceBatch source_batch(const int *tokens, uint8_t *keep, int batch, int len, int pad)
 {
     padding_mask(keep, tokens, batch, len, pad);
     return (SourceBatch){tokens, keep, batch, len};
 }
 
-#line 265 "book/translate.nw"
 void batch_order(int *order, int count, uint64_t seed, int epoch)
 {
     Rng rng;
@@ -104,7 +96,6 @@ void batch_order(int *order, int count, uint64_t seed, int epoch)
     }
 }
 
-#line 743 "book/translate.nw"
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
 {
     BatchBounds most = {0, 0, 0, 0, 0};
@@ -123,7 +114,6 @@ BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b)
     return most;
 }
 
-#line 35 "book/translate-files.nw"
 static void number_side(int **offsets, int **ids, const TokenizedFile *file,
                         const Vocab *vocab, long lines, int max_tokens)
 {
@@ -156,19 +146,6 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
     return corpus;
 }
 
-#line 83 "book/translate-files.nw"
-int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
-{
-    int n = 0;
-    ids[n++] = VOCAB_START;
-    for (char *token = strtok(text, " "); token && n < max_tokens - 1;
-         token = strtok(NULL, " "))
-        n += vocab_encode(vocab, token, ids + n, max_tokens - 1 - n);
-    ids[n++] = VOCAB_END;
-    return n;
-}
-
-#line 123 "book/translate-files.nw"
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   bool joint, int subwords, char *error, size_t size)
 {
@@ -194,7 +171,6 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
     if (read == 4) {
         const long lines = subset && subset < files[0].lines ? subset : files[0].lines;
         /* <<Build the source and target vocabularies, or one for both>> */
-#line 165 "book/translate-files.nw"
         const long n_de = files[0].line_start[lines], n_en = files[1].line_start[lines];
         if (joint || subwords > 0) {
             char **both = xmalloc((size_t)(n_de + n_en + 1) * sizeof *both);
@@ -210,13 +186,11 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
             vocab_build(&data->src_vocab, files[0].token, n_de, 2);
             vocab_build(&data->tgt_vocab, files[1].token, n_en, 2);
         }
-#line 148 "book/translate-files.nw"
         data->train = corpus_number(&files[0], &files[1], &data->src_vocab, &data->tgt_vocab,
                                     subset, 128);
         data->validation = corpus_number(&files[2], &files[3], &data->src_vocab,
                                          &data->tgt_vocab, subset, 128);
         /* <<Learn how the English words are written>> */
-#line 331 "book/recase.nw"
         char cased_path[4200];
         snprintf(cased_path, sizeof cased_path, "%s/%s", dir, names[1]);
         TokenizedFile cased;
@@ -224,13 +198,11 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
         if (problem) snprintf(error, size, "%s", problem), read = 5;
         else recaser_learn(&data->tgt_vocab.cases, &cased, lines);
         tokenized_file_free(&cased);
-#line 153 "book/translate-files.nw"
     }
     for (int f = 0; f < (read < 4 ? read : 4); f++) tokenized_file_free(&files[f]);
     return read == 4 ? NULL : error;
 }
 
-#line 185 "book/translate-files.nw"
 void translation_data_free(TranslationData *data)
 {
     vocab_free(&data->src_vocab), vocab_free(&data->tgt_vocab);

@@ -1,15 +1,13 @@
-#line 18 "book/translate.nw"
 /* Sentence pairs as token numbers, and batches of similar lengths. Generated from the
    book's chapters by notangle: edit the book, not this file. */
 #ifndef DATA_H
 #define DATA_H
 #include "safetensors.h"
-#include "beam.h"
+#include "decode.h"
 #include "vocab.h"
 #include "train.h"
 
 /* <<data.h declarations>> */
-#line 50 "book/translate.nw"
 typedef struct {
     int count;                       /* sentence pairs */
     int *src_offset, *tgt_offset;    /* [count + 1]: where each sentence starts */
@@ -35,7 +33,6 @@ static inline int corpus_tgt_len(const Corpus *c, int i)
 }
 void corpus_free(Corpus *corpus);
 
-#line 112 "book/translate.nw"
 typedef struct {
     int first, count;   /* pairs order[first .. first + count - 1] */
     int src_len, tgt_len;   /* the longest source and target in the batch */
@@ -53,37 +50,26 @@ typedef struct {
 void batch_plan(BatchPlan *plan, const Corpus *corpus, int token_budget);
 void batch_plan_free(BatchPlan *plan);
 
-#line 198 "book/translate.nw"
 /* Fill batch (allocated for at least span's sizes) with the pairs of span, padded with pad. */
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad);
 
-#line 236 "book/translate.nw"
 /* tokens: [batch][len], padded with pad, as sources to decode: keep ([batch][len]) is
    filled with their padding mask. */
 SourceBatch source_batch(const int *tokens, uint8_t *keep, int batch, int len, int pad);
 
-#line 257 "book/translate.nw"
 /* order[i] = the i-th batch to visit in epoch epoch (from 1): a permutation of 0..count-1. */
 void batch_order(int *order, int count, uint64_t seed, int epoch);
 
-#line 735 "book/translate.nw"
 /* The largest batch sizes of two plans (training and validation), each size on its own. */
 BatchBounds batch_plan_bounds(const BatchPlan *a, const BatchPlan *b);
 
-#line 21 "book/translate-files.nw"
 /* The first limit lines (0: all) of two tokenized files as a corpus, numbered with the
    vocabularies, each sentence between <s> and </s> and at most max_tokens tokens long. */
 Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
                      const Vocab *src_vocab, const Vocab *tgt_vocab, long limit,
                      int max_tokens);
 
-#line 73 "book/translate-files.nw"
-/* ids = <s>, the numbers of the space-separated tokens of text, </s>: at most max_tokens
-   (>= 2) numbers in all, the tokens cut to fit. Returns the count; text is cut up. */
-int number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens);
-
-#line 100 "book/translate-files.nw"
 typedef struct {
     Vocab src_vocab, tgt_vocab;     /* from the training pairs used */
     Corpus train, validation;       /* the pairs, numbered */
@@ -97,5 +83,4 @@ typedef struct {
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
                                   bool joint, int subwords, char *error, size_t size);
 void translation_data_free(TranslationData *data);
-#line 27 "book/translate.nw"
 #endif

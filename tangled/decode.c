@@ -1,4 +1,3 @@
-#line 33 "book/decode.nw"
 /* Greedy decoding with a key-value cache, one position per step -- generated from the
    book's chapters by notangle: edit the book, not this file. */
 #include "decode.h"
@@ -6,7 +5,6 @@
 #include <string.h>
 
 /* <<decode.c definitions>> */
-#line 301 "book/copy.nw"
 void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_keep,
                    int batch, int src_len, int len, int start)
 {
@@ -33,7 +31,6 @@ void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_ke
     free(keep);
 }
 
-#line 143 "book/decode.nw"
 static float *carve(float **next, size_t floats)
 {
     float *start = *next;
@@ -41,7 +38,6 @@ static float *carve(float **next, size_t floats)
     return start;
 }
 
-#line 156 "book/decode.nw"
 void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
                         int max_src_len, int max_len)
 {
@@ -56,7 +52,6 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->max_len = max_len;
     cache->layers = xmalloc((size_t)c->layers * sizeof *cache->layers);
     /* <<Carve the cache's arrays out of one allocation>> */
-#line 181 "book/decode.nw"
     const size_t d = (size_t)c->d_model, rows = (size_t)max_batch;
     const size_t self = (size_t)max_len * rows * d, src = rows * max_src_len * d;
     const size_t longest = (size_t)(max_len > max_src_len ? max_len : max_src_len);
@@ -77,14 +72,12 @@ void decoder_cache_init(KVCache *cache, const Model *model, int max_batch,
     cache->scores = carve(&next, longest);
     ENSURE(next == cache->storage + total, "carved %td of %zu floats", next - cache->storage,
            total);
-#line 170 "book/decode.nw"
     cache->tokens = xmalloc((size_t)max_batch * sizeof *cache->tokens);
     cache->rows = xmalloc((size_t)max_batch * sizeof *cache->rows);
     cache->keep = xmalloc((size_t)max_batch);
     cache->src_keep = xmalloc((size_t)max_batch * max_src_len);
 }
 
-#line 206 "book/decode.nw"
 void decoder_cache_free(KVCache *cache)
 {
     free(cache->layers);
@@ -95,7 +88,6 @@ void decoder_cache_free(KVCache *cache)
     memset(cache, 0, sizeof *cache);
 }
 
-#line 236 "book/decode.nw"
 /* out = in W^T + b with the parameters of linear; in: [rows][in_features],
    out: [rows][out_features]. */
 static void project(const Model *model, LinearViews linear, float *out, const float *in,
@@ -105,7 +97,6 @@ static void project(const Model *model, LinearViews linear, float *out, const fl
                    model_parameter(model, linear.bias), rows, in_features, out_features);
 }
 
-#line 250 "book/decode.nw"
 void decoder_cache_start(Model *model, KVCache *cache, const int *src,
                          const uint8_t *src_keep, int batch, int src_len)
 {
@@ -117,21 +108,16 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
     for (int b = 0; b < batch; b++) cache->rows[b] = b;
     memcpy(cache->src_keep, src_keep, (size_t)batch * src_len);
     /* <<Run the encoder once>> */
-#line 272 "book/decode.nw"
     const float *memory = model_encode(model, src, src_keep, batch, src_len);   /* [B][S][d] */
-#line 261 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) {
         /* <<Project the memory's keys and values for layer l>> */
-#line 280 "book/decode.nw"
         const AttentionViews *src_attn = &model->decoder[l].src_attn;
         const int rows = batch * src_len, d = c->d_model;
         project(model, src_attn->linears[1], cache->layers[l].src_k, memory, rows, d, d);
         project(model, src_attn->linears[2], cache->layers[l].src_v, memory, rows, d, d);
-#line 263 "book/decode.nw"
     }
 }
 
-#line 309 "book/decode.nw"
 void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
 {
     const size_t d = (size_t)model->config.d_model, position = (size_t)cache->max_batch * d;
@@ -163,7 +149,6 @@ void decoder_cache_keep(KVCache *cache, const Model *model, const uint8_t *keep)
 }
 
 /* <<Sublayers for the newest position>> */
-#line 392 "book/decode.nw"
 /* What F reads: LN(x) into cache->normed (pre-norm) or x itself (post-norm);
    x: [batch][d]. */
 static const float *step_input(const Model *model, KVCache *cache, NormViews norm)
@@ -180,7 +165,6 @@ static void step_residual(const Model *model, KVCache *cache, NormViews norm)
                             NULL, cache->batch);
 }
 
-#line 417 "book/decode.nw"
 /* cache->f = multi-head attention of the newest position of each sequence, with queries
    from in: [batch][d], over n keys and values: key j of sequence b is the row of d floats
    at k + b * seq_stride + j * key_stride, its value likewise in v; keep: NULL (attend to
@@ -195,7 +179,6 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
     for (int b = 0; b < cache->batch; b++)
         for (int a = 0; a < c->heads; a++) {
             /* <<Attend with head a of the newest position of sequence b>> */
-#line 441 "book/decode.nw"
             const size_t head = (size_t)b * d + (size_t)a * d_k;      /* in q and context */
             const size_t first = (size_t)b * seq_stride + (size_t)a * d_k;   /* in k and v */
             float *p = cache->scores;
@@ -206,12 +189,10 @@ static void attend_newest(const Model *model, KVCache *cache, const AttentionVie
             softmax_rows(p, p, 1, n);
             matmul(1, d_k, n, 1.0f, matrix(p, n), matrix(v + first, key_stride), 0.0f,
                    cache->context + head, d);
-#line 431 "book/decode.nw"
         }
     project(model, views->linears[3], cache->f, cache->context, cache->batch, d, d);
 }
 
-#line 459 "book/decode.nw"
 static void decoder_layer_step(const Model *model, KVCache *cache, int l)
 {
     const Config *c = &model->config;
@@ -221,11 +202,9 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     const int position = cache->max_batch * d;   /* floats per position of the cache */
     const float *in = step_input(model, cache, views->norm[0]);
     /* <<Append the newest position's keys and values>> */
-#line 488 "book/decode.nw"
     const size_t at = (size_t)t * position;
     project(model, views->self_attn.linears[1], layer->self_k + at, in, batch, d, d);
     project(model, views->self_attn.linears[2], layer->self_v + at, in, batch, d, d);
-#line 468 "book/decode.nw"
     attend_newest(model, cache, &views->self_attn, in, layer->self_k, layer->self_v,
                   (size_t)d, position, NULL, t + 1);
     step_residual(model, cache, views->norm[0]);
@@ -241,7 +220,6 @@ static void decoder_layer_step(const Model *model, KVCache *cache, int l)
     step_residual(model, cache, views->norm[2]);
 }
 
-#line 361 "book/decode.nw"
 const float *decoder_cache_step(const Model *model, KVCache *cache, const int *tokens)
 {
     const Config *c = &model->config;
@@ -249,15 +227,12 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     ENSURE(batch > 0 && t < cache->max_len, "step %d of a cache of %d (batch %d)",
            t, cache->max_len, batch);
     /* <<Embed the newest position>> */
-#line 379 "book/decode.nw"
     const float *table = model_parameter(model, model->tgt_embedding);
     embedding_forward(cache->x, tokens, table, batch, d, c->tgt_vocab, embedding_scale(c));
     positional_encoding_forward(cache->x, model->positional + (size_t)t * d, batch, 1, d);
-#line 368 "book/decode.nw"
     for (int l = 0; l < c->layers; l++) decoder_layer_step(model, cache, l);
     cache->length = t + 1;
     /* <<Take the final norm and the generator>> */
-#line 498 "book/decode.nw"
     const float *decoded = cache->x;
     if (c->norm == NORM_PRE) {
         const LayerNormWeights w = layernorm_weights(&model->parameters, model->decoder_norm);
@@ -269,10 +244,8 @@ const float *decoder_cache_step(const Model *model, KVCache *cache, const int *t
     project(model, model->generator, cache->logprobs, decoded, batch, d, c->tgt_vocab);
     layer_kernels[compute.kernel_set].log_softmax(cache->logprobs, batch, c->tgt_vocab);
     return cache->logprobs;
-#line 371 "book/decode.nw"
 }
 
-#line 534 "book/decode.nw"
 void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src,
                           const uint8_t *src_keep, int batch, int src_len, int len,
                           int start)
@@ -286,7 +259,6 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
         for (int b = 0; b < batch; b++) cache->tokens[b] = out[(size_t)b * len + i - 1];
         const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
         /* <<Pick each sequence's most probable next token>> */
-#line 555 "book/decode.nw"
         const int vocab = model->config.tgt_vocab;
         for (int b = 0; b < batch; b++) {
             const float *row = logprobs + (size_t)b * vocab;
@@ -294,11 +266,75 @@ void greedy_decode_cached(Model *model, KVCache *cache, int *out, const int *src
             for (int w = 1; w < vocab; w++) if (row[w] > row[best]) best = w;
             out[(size_t)b * len + i] = best;
         }
-#line 547 "book/decode.nw"
     }
 }
 
-#line 614 "book/beam.nw"
+DecodeSettings decode_settings(int start, int end, int pad, int max_len)
+{
+    return (DecodeSettings){.start = start, .end = end, .pad = pad, .max_len = max_len,
+                            .max_extra = 50, .penalty = PENALTY_GNMT, .alpha = 0.6f};
+}
+
+int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_len)
+{
+    int limit = settings->max_len - 1;
+    if (keep && settings->max_extra >= 0) {
+        int n = 0;
+        for (int j = 0; j < src_len; j++) n += keep[j] != 0;
+        if (n + settings->max_extra < limit) limit = n + settings->max_extra;
+    }
+    return limit;
+}
+
+static bool greedy_open(const DecodeSettings *settings, const int *row, int length, int t,
+                        int limit)
+{
+    return length == t && t <= limit && (t == 1 || row[t - 1] != settings->end);
+}
+
+void greedy_translate(Model *model, KVCache *cache, int *out, int *lengths, double *sums,
+                      const SourceBatch *source, const DecodeSettings *settings)
+{
+    const int *src = source->tokens, batch = source->batch, src_len = source->len;
+    const uint8_t *src_keep = source->keep;
+    const int len = settings->max_len, vocab = model->config.tgt_vocab;
+    ENSURE(len >= 1 && len - 1 <= cache->max_len && batch <= cache->max_batch,
+           "%d x %d tokens in a cache for %d x %d", batch, len, cache->max_batch,
+           cache->max_len);
+    for (int b = 0; b < batch; b++) {
+        for (int t = 0; t < len; t++) out[(size_t)b * len + t] = settings->pad;
+        out[(size_t)b * len] = settings->start, lengths[b] = 1;
+        if (sums) sums[b] = 0.0;
+    }
+    if (len > 1) decoder_cache_start(model, cache, src, src_keep, batch, src_len);
+    for (int t = 1; t < len; t++) {
+        /* <<Drop the finished rows from the cache; stop when no row is open>> */
+        uint8_t *keep = cache->keep;
+        int open = 0;
+        for (int r = 0; r < cache->batch; r++) {
+            const int b = cache->rows[r];
+            const int limit = decode_limit(settings, src_keep + (size_t)b * src_len, src_len);
+            keep[r] = greedy_open(settings, out + (size_t)b * len, lengths[b], t, limit);
+            open += keep[r];
+        }
+        if (open == 0) break;
+        if (open < cache->batch) decoder_cache_keep(cache, model, keep);
+        for (int r = 0; r < cache->batch; r++)
+            cache->tokens[r] = out[(size_t)cache->rows[r] * len + t - 1];
+        const float *logprobs = decoder_cache_step(model, cache, cache->tokens);
+        /* <<Append the most probable token to each open row>> */
+        for (int r = 0; r < cache->batch; r++) {
+            const int b = cache->rows[r];
+            int *row = out + (size_t)b * len;
+            const float *p = logprobs + (size_t)r * vocab;
+            int best = 0;
+            for (int w = 1; w < vocab; w++) if (p[w] > p[best]) best = w;
+            row[t] = best, lengths[b] = t + 1;
+            if (sums) sums[b] += p[best];
+        }
+    }
+}
+
 void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
 {
     const int batch = cache->batch, s = cache->src_len, d = model->config.d_model;
@@ -322,7 +358,6 @@ void decoder_cache_share_sources(const Model *model, KVCache *cache, int copies)
     for (int r = 0; r < cache->batch; r++) cache->rows[r] = r;
 }
 
-#line 677 "book/beam.nw"
 void decoder_cache_reorder(const Model *model, KVCache *cache, const int *parent)
 {
     const int rows = cache->batch, d = model->config.d_model;

@@ -1,4 +1,3 @@
-#line 163 "book/distributed.nw"
 /* Data-parallel training with MPI. Generated from the book's chapters by notangle: edit the
    book, not this file. */
 #include "distributed.h"
@@ -13,7 +12,6 @@
 #endif
 
 /* <<distributed.c definitions>> */
-#line 191 "book/distributed.nw"
 /* The number of processes that the launcher started, 1 without one. */
 static int launched_processes(void)
 {
@@ -38,7 +36,6 @@ static void fail(const char *command, const char *format, ...)
     exit(EXIT_FAILURE);
 }
 
-#line 223 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static void mpi_sum(void *context, float *floats, size_t n, double *doubles, int m)
 {
@@ -52,7 +49,6 @@ static void mpi_sum(void *context, float *floats, size_t n, double *doubles, int
 }
 #endif
 
-#line 246 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static uint64_t hash_bytes(uint64_t hash, const void *bytes, size_t n)
 {
@@ -74,7 +70,6 @@ static uint64_t hash_state(const Model *model, const Adam *adam,
 }
 #endif
 
-#line 272 "book/distributed.nw"
 #ifdef TRANSFORMER_MPI
 static void check_same_state(const char *command, const char *when, const Model *model,
                              const Adam *adam, const TrainingProgress *progress, int size)
@@ -90,7 +85,6 @@ static void check_same_state(const char *command, const char *when, const Model 
 }
 #endif
 
-#line 311 "book/distributed.nw"
 static DataParallel team;
 
 int distributed_join(const char *command, RunSettings *run, int smallest_batch,
@@ -123,7 +117,6 @@ int distributed_join(const char *command, RunSettings *run, int smallest_batch,
 #endif
 }
 
-#line 349 "book/distributed.nw"
 void distributed_leave(const char *command, const Model *model, const Adam *adam,
                        const TrainingProgress *progress)
 {

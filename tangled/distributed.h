@@ -1,4 +1,3 @@
-#line 150 "book/distributed.nw"
 /* Data-parallel training with MPI: joining the processes mpirun started. Generated from the
    book's chapters by notangle: edit the book, not this file. */
 #ifndef DISTRIBUTED_H
@@ -6,7 +5,6 @@
 #include "trainer.h"
 
 /* <<distributed.h declarations>> */
-#line 296 "book/distributed.nw"
 /* Under mpirun with several processes: start MPI, check that every process holds the same
    state and can have a share of batches of smallest_batch sequences, and make run
    data-parallel, silent on ranks other than 0. Returns the rank (0 for one process).
@@ -17,5 +15,4 @@ int distributed_join(const char *command, RunSettings *run, int smallest_batch,
    went, and end MPI. Nothing for one process. */
 void distributed_leave(const char *command, const Model *model, const Adam *adam,
                        const TrainingProgress *progress);
-#line 156 "book/distributed.nw"
 #endif

@@ -1,4 +1,3 @@
-#line 715 "book/program.nw"
 /* The data behind the book's figures -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "figure.h"
@@ -6,12 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 /* <<figure.c includes>> */
-#line 243 "book/training.nw"
 #include <math.h>
 #include "train.h"
 
 /* <<figure.c definitions>> */
-#line 292 "book/masks.nw"
 static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
 {
     for (int i = 0; i < rows; i++)
@@ -19,7 +16,6 @@ static void print_flags(FILE *out, const uint8_t *keep, int rows, int cols)
             fprintf(out, "%d%c", keep[(size_t)i * cols + j], j + 1 < cols ? ' ' : '\n');
 }
 
-#line 305 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size)
 {
     ENSURE(size >= 1, "subsequent mask of size %d", size);
@@ -31,7 +27,6 @@ void figure_mask_subsequent(FILE *out, int size)
     free(keep);
 }
 
-#line 325 "book/masks.nw"
 enum { EXAMPLE_BATCH = 3, EXAMPLE_MAX_BATCH = 8, EXAMPLE_MAX_LEN = 32, EXAMPLE_PAD = 2 };
 static const char *const example_vocabulary[] = {
     "<s>", "</s>", "<blank>", "<unk>", "a", "dog", "runs", "on", "the", "beach", ".",
@@ -44,7 +39,6 @@ static const int example_words[EXAMPLE_BATCH][8] = {
     {14, 15, 10, -1},               /* children play .           */
 };
 
-#line 342 "book/masks.nw"
 static void example_batch(int *tokens, const int *lengths, int batch, int longest)
 {
     for (int b = 0; b < batch; b++) {
@@ -59,7 +53,6 @@ static void example_batch(int *tokens, const int *lengths, int batch, int longes
     }
 }
 
-#line 364 "book/masks.nw"
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
 {
     ENSURE(batch >= 1 && batch <= EXAMPLE_MAX_BATCH && sentence >= 1 && sentence <= batch,
@@ -92,7 +85,6 @@ void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence)
     free(keep);
 }
 
-#line 416 "book/masks.nw"
 static const char *emit_mask_subsequent(FILE *out, const FigureValue *option)
 {
     const int size = (int)option[0].number[0];
@@ -120,7 +112,6 @@ static const char *emit_mask_batch(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 749 "book/program.nw"
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
                         FigureValue *value, char *problem, size_t size)
 {
@@ -129,7 +120,6 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
     bool good = *p != '\0';
     if (option->kind == FIGURE_RECORD) {
         /* <<Read one record of named numbers>> */
-#line 801 "book/program.nw"
         const int keys = (int)strlen(option->keys);
         double record[FIGURE_MAX_NUMBERS];
         for (int k = 0; k < keys; k++) {
@@ -154,10 +144,8 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             return false;
         }
         for (int k = 0; good && k < keys; k++) value->number[value->count++] = record[k];
-#line 757 "book/program.nw"
     } else {
         /* <<Read numbers separated by commas>> */
-#line 781 "book/program.nw"
         const bool integer = option->kind != FIGURE_REAL;
         const int most = option->kind == FIGURE_INTEGERS ? FIGURE_MAX_NUMBERS : 1;
         while (good) {
@@ -171,7 +159,6 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             if (!good || *end == '\0') break;
             p = end + 1;
         }
-#line 759 "book/program.nw"
     }
     if (good) return true;
     const char *what = option->kind == FIGURE_INTEGER ? "an integer"
@@ -187,7 +174,6 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
     return false;
 }
 
-#line 840 "book/program.nw"
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size)
 {
     for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++) {
@@ -206,7 +192,6 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
 }
 
 /* <<Print the command of a figure>> */
-#line 907 "book/program.nw"
 static void print_command(FILE *out, const FigureKind *kind, const FigureValue *value,
                           const char *dashes)
 {
@@ -223,7 +208,6 @@ static void print_command(FILE *out, const FigureKind *kind, const FigureValue *
     }
 }
 
-#line 881 "book/program.nw"
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value)
 {
     char *text = NULL;
@@ -242,7 +226,6 @@ const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *va
     return problem;
 }
 
-#line 1038 "book/program.nw"
 /* Which part of the model a parameter belongs to, from its PyTorch name. */
 typedef enum { PART_ATTENTION, PART_FEED_FORWARD, PART_NORM, PART_EMBEDDING,
                PART_GENERATOR, PART_COUNT } ModelPart;
@@ -266,7 +249,6 @@ static size_t parameters_under(const Model *model, const char *prefix)
     return count;
 }
 
-#line 1066 "book/program.nw"
 static void print_count_macro(FILE *out, const char *name, size_t count)
 {
     char digits[32], grouped[96] = "";
@@ -279,7 +261,6 @@ static void print_count_macro(FILE *out, const char *name, size_t count)
     fprintf(out, "\\newcommand{\\arch%s}{%s}\n", name, grouped);
 }
 
-#line 1084 "book/program.nw"
 static const char *emit_architecture(FILE *out, const FigureValue *option)
 {
     int value[6];
@@ -295,7 +276,6 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
     for (int i = 0; i < model.parameters.count; i++)
         part[model_part(model.parameters.views[i].name)] += model.parameters.views[i].size;
     /* <<Print the architecture's sizes and counts as macros>> */
-#line 1110 "book/program.nw"
     fprintf(out, "%% a pre-norm model, the generator not tied to the target embedding\n");
     const char *size_name[] = {"Layers", "DModel", "Dff", "Heads", "SrcVocab", "TgtVocab"};
     for (int o = 0; o < 6; o++) print_count_macro(out, size_name[o], (size_t)value[o]);
@@ -316,12 +296,10 @@ static const char *emit_architecture(FILE *out, const FigureValue *option)
                 100.0 * (double)part[p] / (double)total);
     }
     print_count_macro(out, "Total", total);
-#line 1099 "book/program.nw"
     model_free(&model);
     return NULL;
 }
 
-#line 1196 "book/program.nw"
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option)
 {
     char *text = NULL, *picture = NULL;
@@ -338,7 +316,6 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
         size_t line_length = strcspn(line, "\n");
         if (line[0] != '#') {
             /* <<Count the numbers of one line and draw them>> */
-#line 1228 "book/program.nw"
             long numbers_before = numbers;
             for (const char *word = line; word < line + line_length; ) {
                 size_t word_length = strcspn(word, " \n");
@@ -353,7 +330,6 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
                 word += word_length + (word[word_length] == ' ');
             }
             if (numbers > numbers_before) fputc('\n', drawing);
-#line 1212 "book/program.nw"
         }
         line += line_length + (line[line_length] == '\n');
     }
@@ -366,7 +342,6 @@ void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option
     free(picture);
 }
 
-#line 252 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count)
 {
     ENSURE(first >= 0 && count >= 1 && first + count <= d_model, "dimensions %d+%d of %d",
@@ -384,7 +359,6 @@ void figure_positional_encoding(FILE *out, int positions, int d_model, int first
     free(table);
 }
 
-#line 275 "book/embeddings.nw"
 static const char *emit_positional_encoding(FILE *out, const FigureValue *option)
 {
     const int positions = (int)option[0].number[0], d_model = (int)option[1].number[0],
@@ -403,7 +377,6 @@ static const char *emit_positional_encoding(FILE *out, const FigureValue *option
     return NULL;
 }
 
-#line 721 "book/attention.nw"
 /* Print rows x cols numbers of m (leading dimension ld), in tenths, as the body of a LaTeX
    matrix. */
 static void print_matrix_macro(FILE *out, const char *name, const float *m, int rows,
@@ -444,7 +417,6 @@ static const char *emit_heads(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 164 "book/training.nw"
 static const char *emit_smoothing_distribution(FILE *out, const FigureValue *option)
 {
     enum { ROWS = 5, MAX_V = 64 };
@@ -468,7 +440,6 @@ static const char *emit_smoothing_distribution(FILE *out, const FigureValue *opt
     return NULL;
 }
 
-#line 201 "book/training.nw"
 static const char *emit_smoothing_confidence(FILE *out, const FigureValue *option)
 {
     enum { MAX_V = 64 };
@@ -493,7 +464,6 @@ static const char *emit_smoothing_confidence(FILE *out, const FigureValue *optio
     return NULL;
 }
 
-#line 320 "book/training.nw"
 static const char *emit_learning_rate(FILE *out, const FigureValue *option)
 {
     const FigureValue *curve = &option[0];
@@ -507,7 +477,6 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
         if (w < 1 || w != floor(w)) return "--curve: w (warm-up steps) must be a positive integer";
     }
     /* <<Print the curves' settings for the legend and the caption>> */
-#line 355 "book/training.nw"
     static const char *const symbol[3] = {"d_\\mathrm{model}", "f", "w"};
     bool differs[3] = {false, false, false}, any = false;
     for (int k = 0; k < 3; k++) {
@@ -533,7 +502,6 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     for (int i = 0; i < length; i++)
         fprintf(out, "%s%c", i > 0 && length > 4 && (length - i) % 3 == 0 ? "\\," : "", digits[i]);
     fputs("}\n", out);
-#line 333 "book/training.nw"
     fputs("# learning rate: step, then one column per curve [d_model, factor, warmup]:", out);
     for (int c = 0; c < curves; c++)
         fprintf(out, " [%g, %g, %g]", curve->number[3 * c], curve->number[3 * c + 1],
@@ -550,7 +518,6 @@ static const char *emit_learning_rate(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 437 "book/distributed.nw"
 size_t parameter_count_of(const Config *c)
 {
     const size_t d = (size_t)c->d_model, ff = (size_t)c->d_ff;
@@ -563,7 +530,6 @@ size_t parameter_count_of(const Config *c)
     return count;
 }
 
-#line 462 "book/distributed.nw"
 Config scaling_translator(void)
 {
     Config c = config_default(7723, 7723, 3);   /* one vocabulary of 7723 pieces */
@@ -572,7 +538,6 @@ Config scaling_translator(void)
     return c;
 }
 
-#line 475 "book/distributed.nw"
 static const char *emit_scaling(FILE *out, const FigureValue *option)
 {
     const Config base = config_default(8315, 6384, 6), multi30k = scaling_translator();
@@ -602,10 +567,8 @@ static const char *emit_scaling(FILE *out, const FigureValue *option)
     return NULL;
 }
 
-#line 724 "book/program.nw"
 const FigureKind figure_kinds[] = {
     /* <<figure kinds>> */
-#line 401 "book/masks.nw"
     {"mask subsequent", "the subsequent mask of size T",
      {{"--size", FIGURE_INTEGER, 1, 512, "20", "T, the sequence length", NULL}},
      emit_mask_subsequent},
@@ -614,7 +577,6 @@ const FigureKind figure_kinds[] = {
        "the sentences' lengths, <s> and </s> included", NULL},
       {"--sentence", FIGURE_INTEGER, 1, EXAMPLE_MAX_BATCH, "1", "which sentence", NULL}},
      emit_mask_batch},
-#line 1135 "book/program.nw"
     {"architecture", "sizes and parameter counts of a model, as LaTeX macros",
      {{"--layers", FIGURE_INTEGER, 1, 64, "6", "N, layers in the encoder and in the decoder",
        NULL},
@@ -624,18 +586,15 @@ const FigureKind figure_kinds[] = {
       {"--src-vocab", FIGURE_INTEGER, 1, 1000000, "8315", "source vocabulary", NULL},
       {"--tgt-vocab", FIGURE_INTEGER, 1, 1000000, "6384", "target vocabulary", NULL}},
      emit_architecture},
-#line 304 "book/embeddings.nw"
     {"pe", "dimensions of the positional encoding",
      {{"--positions", FIGURE_INTEGER, 1, 10000, "100", "positions", NULL},
       {"--d-model", FIGURE_INTEGER, 2, 4096, "20", "d_model, even", NULL},
       {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
       {"--count", FIGURE_INTEGER, 1, 8, "4", "how many dimensions", NULL}},
      emit_positional_encoding},
-#line 765 "book/attention.nw"
     {"heads", "two heads' queries from a random projection, per head and fused, as LaTeX",
      {{"--seed", FIGURE_INTEGER, 1, 1e6, "1", "seed of the random projection W_0", NULL}},
      emit_heads},
-#line 230 "book/training.nw"
     {"smoothing distribution", "the smoothed targets of the course's example",
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.4", "epsilon, the smoothing", NULL},
       {"--vocab", FIGURE_INTEGER, 4, 64, "5", "V, words in the vocabulary", NULL}},
@@ -644,14 +603,12 @@ const FigureKind figure_kinds[] = {
      {{"--epsilon", FIGURE_REAL, 0, 0.99, "0.1", "epsilon, the smoothing", NULL},
       {"--vocab", FIGURE_INTEGER, 3, 64, "5", "V, words in the vocabulary", NULL}},
      emit_smoothing_confidence},
-#line 385 "book/training.nw"
     {"lr", "the learning-rate schedule, one curve per setting",
      {{"--curve", FIGURE_RECORD, 0, 1e7, "d=512,f=1,w=4000 d=512,f=1,w=8000 d=256,f=1,w=4000",
        "one curve: d_model, factor, warm-up; repeat for more", "dfw"},
       {"--steps", FIGURE_INTEGER, 1, 1000000, "20000", "last step", NULL},
       {"--every", FIGURE_INTEGER, 1, 100000, "20", "print every Nth step", NULL}},
      emit_learning_rate},
-#line 510 "book/distributed.nw"
     {"scaling", "step time and efficiency of P processes, projected",
      {{"--base-ms", FIGURE_INTEGER, 1, 600000, "1000",
        "compute time of a base-model step, ms (the book: measured)", NULL},
@@ -660,6 +617,5 @@ const FigureKind figure_kinds[] = {
       {"--latency-us", FIGURE_INTEGER, 0, 100000, "30", "latency of one message, microseconds",
        NULL}},
      emit_scaling},
-#line 726 "book/program.nw"
 };
 const int figure_kind_count = sizeof figure_kinds / sizeof figure_kinds[0];

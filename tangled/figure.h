@@ -1,4 +1,3 @@
-#line 666 "book/program.nw"
 /* figure.h -- the data behind the book's figures.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef FIGURE_H
@@ -42,39 +41,30 @@ extern const FigureKind figure_kinds[];
 extern const int figure_kind_count;
 
 /* <<figure.h declarations>> */
-#line 447 "book/masks.nw"
 void figure_mask_subsequent(FILE *out, int size);
 /* Sentence (1 to batch) of a batch of example sentences of the given lengths (2 to 32). */
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence);
 
-#line 739 "book/program.nw"
 /* Read TEXT (NULL: missing) as a value of OPTION into VALUE (replace: start it afresh).
    Returns false with a message in problem[size] if the text is not a value of the option. */
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
                         FigureValue *value, char *problem, size_t size);
 
-#line 832 "book/program.nw"
 /* Set every option of kind to its default. Returns false with a message if one is bad. */
 bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size);
 
-#line 871 "book/program.nw"
 /* Print the data of kind for the given option values, after the comment lines that name
    the command and its settings. Returns NULL or the emit function's usage error. */
 const char *figure_emit(FILE *out, const FigureKind *kind, const FigureValue *value);
 
-#line 1189 "book/program.nw"
 /* Print a terminal summary of one figure's data, drawn with the given option values. */
 void figure_summary(FILE *out, const FigureKind *kind, const FigureValue *option);
 
-#line 298 "book/embeddings.nw"
 void figure_positional_encoding(FILE *out, int positions, int d_model, int first, int count);
 
-#line 429 "book/distributed.nw"
 /* The number of parameters of a model of configuration c, without building it. */
 size_t parameter_count_of(const Config *c);
 
-#line 457 "book/distributed.nw"
 /* The configuration of the translator that ships with the book, for the projection. */
 Config scaling_translator(void);
-#line 708 "book/program.nw"
 #endif

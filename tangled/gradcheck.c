@@ -1,4 +1,3 @@
-#line 65 "book/gradcheck.nw"
 /* Finite-difference checks of every backward function, layer by layer and for the whole
    model -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "gradcheck.h"
@@ -7,7 +6,6 @@
 #include <string.h>
 
 /* <<gradcheck.c definitions>> */
-#line 99 "book/gradcheck.nw"
 double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng, FILE *out)
 {
     memset(problem->grads->data, 0, problem->grads->total * sizeof(float));
@@ -23,7 +21,6 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
         scale = fmax(scale, 1e-2);   /* below this, compare in absolute terms */
         for (int s = 0; s < samples; s++) {
             /* <<Compare one random entry's central difference with its gradient>> */
-#line 136 "book/gradcheck.nw"
             const size_t j = rng_next(rng) % view->size;
             const float saved = x[j];
             x[j] = saved + h;
@@ -36,7 +33,6 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
             double miss = fabs(central - g[j]);
             miss = fmin(miss, fmin(fabs(forward - g[j]), fabs(backward - g[j])));   /* at a kink */
             error = fmax(error, miss / scale);
-#line 114 "book/gradcheck.nw"
         }
         if (out)
             fprintf(out, "  %-44s e = %.2e  (max |grad| %.3g)\n", view->name, error, scale);
@@ -45,7 +41,6 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
     return worst;
 }
 
-#line 170 "book/gradcheck.nw"
 typedef struct {
     const char *layer;
     FlatBuffer vars, grads;
@@ -68,7 +63,6 @@ static double weighted_sum(const float *w, const float *y, size_t n)
 }
 
 /* <<Run a linear layer>> */
-#line 226 "book/gradcheck.nw"
 /* vars: in [n][d], weight [d2][d], bias [d2] */
 static double run_linear_layer(LayerProblem *p, bool backward)
 {
@@ -80,7 +74,6 @@ static double run_linear_layer(LayerProblem *p, bool backward)
 }
 
 /* <<Run a softmax>> */
-#line 241 "book/gradcheck.nw"
 /* vars: scores [n][d] */
 static double run_softmax(LayerProblem *p, bool backward)
 {
@@ -93,7 +86,6 @@ static double run_softmax(LayerProblem *p, bool backward)
 }
 
 /* <<Run an attention layer>> */
-#line 260 "book/gradcheck.nw"
 /* attention, attention-unscaled, cross-attention; vars: query_in, memory_in, the weights */
 static double run_attention_layer(LayerProblem *p, bool backward)
 {
@@ -127,7 +119,6 @@ static double run_attention_layer(LayerProblem *p, bool backward)
 }
 
 /* <<Run a layer norm>> */
-#line 297 "book/gradcheck.nw"
 /* layernorm, layernorm-annotated; vars: in [n][d], gain [d], bias [d] */
 static double run_layer_norm(LayerProblem *p, bool backward)
 {
@@ -142,7 +133,6 @@ static double run_layer_norm(LayerProblem *p, bool backward)
 }
 
 /* <<Run a feed-forward network>> */
-#line 314 "book/gradcheck.nw"
 /* vars: in, w_1, b_1, w_2, b_2 */
 static double run_feed_forward_network(LayerProblem *p, bool backward)
 {
@@ -159,7 +149,6 @@ static double run_feed_forward_network(LayerProblem *p, bool backward)
 }
 
 /* <<Run an embedding>> */
-#line 333 "book/gradcheck.nw"
 /* vars: table [d2][d]; tokens repeat */
 static double run_embedding(LayerProblem *p, bool backward)
 {
@@ -171,7 +160,6 @@ static double run_embedding(LayerProblem *p, bool backward)
 }
 
 /* <<Run a log-softmax>> */
-#line 347 "book/gradcheck.nw"
 /* vars: logits [n][d] */
 static double run_log_softmax(LayerProblem *p, bool backward)
 {
@@ -182,7 +170,6 @@ static double run_log_softmax(LayerProblem *p, bool backward)
     return 0;
 }
 
-#line 205 "book/gradcheck.nw"
 static double layer_run(LayerProblem *p, bool backward)
 {
     const char *name = p->layer;
@@ -200,7 +187,6 @@ static double layer_run(LayerProblem *p, bool backward)
 static double layer_loss(void *context) { return layer_run(context, false); }
 static void layer_gradient(void *context) { layer_run(context, true); }
 
-#line 364 "book/gradcheck.nw"
 const char *const gradcheck_layer_names[] = {
     "linear", "softmax", "attention", "attention-unscaled", "cross-attention", "layernorm",
     "layernorm-annotated", "feed-forward", "embedding", "log-softmax", NULL};
@@ -217,7 +203,6 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     p->n = 2, p->d = 8, p->d2 = 5, p->heads = 2, p->len_q = 3, p->len_k = 3;
     size_t outputs = (size_t)p->n * p->d;
     /* <<Lay out the variables of the layer>> */
-#line 395 "book/gradcheck.nw"
     if (strcmp(name, "linear") == 0) {
         add_var(p, "in", p->n, p->d), add_var(p, "weight", p->d2, p->d);
         add_var(p, "bias", 1, p->d2);
@@ -247,13 +232,11 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     } else {   /* softmax, log-softmax */
         add_var(p, "scores", p->n, p->d);
     }
-#line 380 "book/gradcheck.nw"
     flat_allocate(&p->vars);
     flat_allocate_like(&p->grads, &p->vars);
     for (size_t i = 0; i < p->vars.total; i++)
         p->vars.data[i] = rng_uniform_between(rng, -1, 1);
     /* <<Adjust the variables that need it>> */
-#line 433 "book/gradcheck.nw"
     for (int i = 0; i < 64; i++) p->keep[i] = 1;
     if (strcmp(name, "softmax") == 0)
         p->keep[1] = p->keep[10] = p->keep[11] = 0;
@@ -263,14 +246,12 @@ static void setup_layer(LayerProblem *p, const char *name, Rng *rng)
     if (strcmp(name, "cross-attention") == 0) p->keep[3] = 0;   /* sequence 0's last key */
     if (strcmp(name, "embedding") == 0)
         for (int t = 0; t < p->n; t++) p->tokens[t] = (t * 3) % p->d2;   /* 0 3 1 4 2 0 */
-#line 385 "book/gradcheck.nw"
     p->w = xmalloc(outputs * sizeof *p->w);
     p->out = xmalloc(outputs * sizeof *p->out);
     p->scratch = xmalloc(65536 * sizeof *p->scratch);
     for (size_t i = 0; i < outputs; i++) p->w[i] = rng_uniform_between(rng, -1, 1);
 }
 
-#line 448 "book/gradcheck.nw"
 double gradcheck_layer(const char *name, int samples, float h, FILE *out)
 {
     bool known = false;
@@ -285,12 +266,10 @@ double gradcheck_layer(const char *name, int samples, float h, FILE *out)
         dropout_mask(p.scratch + (size_t)p.n * p.d2, (size_t)p.n * p.d2, 0.25f, &rng);
     if (strcmp(name, "cross-attention") == 0) {
         /* <<Draw the cross-attention's dropout pattern into its place in the scratch>> */
-#line 474 "book/gradcheck.nw"
         const size_t rows_q = (size_t)p.n * p.len_q, rows_k = (size_t)p.n * p.len_k;
         const size_t weights = (size_t)p.n * p.heads * p.len_q * p.len_k;
         float *keep_scale = p.scratch + (rows_q + 2 * rows_k) * p.d + 2 * weights + rows_q * p.d;
         dropout_mask(keep_scale, weights, 0.25f, &rng);
-#line 462 "book/gradcheck.nw"
     }
     GradcheckProblem problem = {&p.vars, &p.grads, layer_loss, layer_gradient, &p};
     double worst = gradcheck(&problem, samples, h, &rng, out);
@@ -299,7 +278,6 @@ double gradcheck_layer(const char *name, int samples, float h, FILE *out)
     return worst;
 }
 
-#line 507 "book/gradcheck.nw"
 static const float *model_problem_forward(ModelProblem *m)
 {
     Rng rng;
@@ -323,7 +301,6 @@ void model_problem_gradient(void *context)
     model_backward(m->model, m->d_logprobs, m->src, m->tgt);
 }
 
-#line 549 "book/gradcheck.nw"
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,
                        float h, FILE *out)
 {

@@ -1,4 +1,3 @@
-#line 52 "book/gradcheck.nw"
 /* Finite-difference checks of the backward functions. Generated from the book's chapters
    by notangle: edit the book, not this file. */
 #ifndef GRADCHECK_H
@@ -7,7 +6,6 @@
 #include "model.h"
 
 /* <<gradcheck.h declarations>> */
-#line 78 "book/gradcheck.nw"
 #define GRADCHECK_LAYER_BOUND 1e-2   /* bounds on e for one layer and for the model */
 #define GRADCHECK_MODEL_BOUND 5e-2
 
@@ -23,7 +21,6 @@ typedef struct {
    line per view to out (if not NULL); return the worst error e over all views. */
 double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng, FILE *out);
 
-#line 158 "book/gradcheck.nw"
 /* Run the check of one layer ("linear", "softmax", "attention", "attention-unscaled",
    "cross-attention", "layernorm", "layernorm-annotated", "feed-forward", "embedding",
    "log-softmax") with
@@ -31,7 +28,6 @@ double gradcheck(const GradcheckProblem *problem, int samples, float h, Rng *rng
 double gradcheck_layer(const char *name, int samples, float h, FILE *out);
 extern const char *const gradcheck_layer_names[];
 
-#line 490 "book/gradcheck.nw"
 typedef struct {
     Model *model;
     const int *src, *tgt, *tgt_y;          /* [B][T_src], [B][T_tgt], [B][T_tgt] */
@@ -44,10 +40,8 @@ typedef struct {
 double model_problem_loss(void *context);
 void model_problem_gradient(void *context);
 
-#line 537 "book/gradcheck.nw"
 /* Check model_backward on a small random model of the given variant (tying: 0 none, 1 the
    generator, 2 the generator and the source embedding); returns the worst e. */
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,
                        float h, FILE *out);
-#line 59 "book/gradcheck.nw"
 #endif

@@ -1,16 +1,12 @@
-#line 42 "book/masks.nw"
 /* The layers of the Transformer, forward and backward, with no knowledge of the model
    that assembles them -- generated from the book's chapters by notangle: edit the book,
    not this file. */
 #include "layers.h"
 /* <<layers.c includes>> */
-#line 35 "book/attention.nw"
 #include <string.h>
-#line 920 "book/fast.nw"
 #include <immintrin.h>
 
 /* <<layers.c definitions>> */
-#line 91 "book/masks.nw"
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "padding mask of %d x %d", batch, len);
@@ -18,7 +14,6 @@ void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
         keep[bj] = tokens[bj] != pad;
 }
 
-#line 126 "book/masks.nw"
 void subsequent_mask(uint8_t *keep, int len)
 {
     ENSURE(len >= 0, "subsequent mask of length %d", len);
@@ -27,7 +22,6 @@ void subsequent_mask(uint8_t *keep, int len)
             keep[(size_t)i * len + j] = j <= i;
 }
 
-#line 169 "book/masks.nw"
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
 {
     ENSURE(batch >= 0 && len >= 0, "target mask of %d x %d", batch, len);
@@ -38,7 +32,6 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
                     tokens[(size_t)b * len + j] != pad && j <= i;
 }
 
-#line 261 "book/masks.nw"
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols)
 {
@@ -51,7 +44,6 @@ void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
     }
 }
 
-#line 71 "book/embeddings.nw"
 void embedding_forward(float *out, const int *tokens, const float *table,
                        int n, int d_model, int vocab, float scale)
 {
@@ -64,7 +56,6 @@ void embedding_forward(float *out, const int *tokens, const float *table,
     }
 }
 
-#line 107 "book/embeddings.nw"
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model, float scale)
 {
@@ -75,7 +66,6 @@ void embedding_backward(float *d_table, const float *d_out, const int *tokens, i
     }
 }
 
-#line 178 "book/embeddings.nw"
 void positional_encoding_table(float *table, int max_len, int d_model)
 {
     ENSURE(d_model % 2 == 0 && max_len > 0, "positional encoding %d x %d", max_len, d_model);
@@ -87,7 +77,6 @@ void positional_encoding_table(float *table, int max_len, int d_model)
         }
 }
 
-#line 204 "book/embeddings.nw"
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model)
 {
@@ -97,7 +86,6 @@ void positional_encoding_forward(float *x, const float *table, int batch, int le
             x[(size_t)b * len * d_model + pi] += table[pi];
 }
 
-#line 42 "book/attention.nw"
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features)
 {
@@ -108,7 +96,6 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
            transposed(weight, in_features), 1.0f, out, out_features);
 }
 
-#line 86 "book/attention.nw"
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int n, int in_features,
                      int out_features)
@@ -123,7 +110,6 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
     if (d_bias) add_column_sums(d_bias, d_out, n, out_features);
 }
 
-#line 112 "book/attention.nw"
 enum { COLUMN_SUM_WIDTH = 64 };   /* sums held at once: 4 AVX-512 registers, 16 SSE ones */
 
 void add_column_sums(float *sums, const float *x, int rows, int cols)
@@ -144,7 +130,6 @@ void add_column_sums(float *sums, const float *x, int rows, int cols)
     }
 }
 
-#line 237 "book/attention.nw"
 void softmax_rows(float *p, const float *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -159,7 +144,6 @@ void softmax_rows(float *p, const float *s, int rows, int cols)
     }
 }
 
-#line 274 "book/attention.nw"
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -171,7 +155,6 @@ void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows,
     }
 }
 
-#line 391 "book/attention.nw"
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape)
@@ -182,10 +165,8 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     const int d_k = d_model / heads;
     float *q = saved->q, *k = saved->k, *v = saved->v, *probs = saved->probs;
     /* <<Hold the inputs, which two or three products read>> */
-#line 420 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 401 "book/attention.nw"
     linear_forward(q, query_in, w->w_q, w->b_q, batch * len_q, d_model, d_model);
     linear_forward(k, memory_in, w->w_k, w->b_k, batch * len_k, d_model, d_model);
     linear_forward(v, memory_in, w->w_v, w->b_v, batch * len_k, d_model, d_model);
@@ -194,7 +175,6 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Attend with head a of sequence b>> */
-#line 453 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         float *p = probs + ((size_t)b * heads + a) * len_q * len_k;
@@ -213,12 +193,10 @@ void attention_forward(float *out, const AttentionWeights *w, const AttentionSav
         }
         matmul(len_q, d_k, len_k, 1.0f, matrix(weights, len_k), matrix(v + k_offset, d_model), 0.0f,
                saved->context + q_offset, d_model);
-#line 409 "book/attention.nw"
     }
     linear_forward(out, saved->context, w->w_o, w->b_o, batch * len_q, d_model, d_model);
 }
 
-#line 440 "book/attention.nw"
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols)
 {
@@ -226,7 +204,6 @@ void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, 
     softmax_rows(p, p, rows, cols);
 }
 
-#line 517 "book/attention.nw"
 void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWeights *d_w,
                         const AttentionScratch *scratch, const float *d_out,
                         const AttentionWeights *w, const AttentionSaved *saved,
@@ -248,7 +225,6 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     for (int head_of_batch = 0; head_of_batch < batch * heads; head_of_batch++) {
         const int b = head_of_batch / heads, a = head_of_batch % heads;
         /* <<Carry the gradient back through head a of sequence b>> */
-#line 555 "book/attention.nw"
         const size_t q_offset = (size_t)b * len_q * d_model + (size_t)a * d_k;
         const size_t k_offset = (size_t)b * len_k * d_model + (size_t)a * d_k;
         const size_t head = ((size_t)b * heads + a) * len_q * len_k;
@@ -267,13 +243,10 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                scratch->d_q + q_offset, d_model);
         matmul(len_k, d_k, len_q, scale, transposed(d_p, len_k), matrix(saved->q + q_offset, d_model),
                1.0f, scratch->d_k + k_offset, d_model);
-#line 538 "book/attention.nw"
     }
     /* <<Hold the inputs, which two or three products read>> */
-#line 420 "book/attention.nw"
     bf16_operand_hold(query_in, batch * len_q, d_model);
     bf16_operand_hold(memory_in, batch * len_k, d_model);
-#line 540 "book/attention.nw"
     linear_backward(d_query_in, d_w->w_q, d_w->b_q, scratch->d_q, query_in, w->w_q,
                     batch * len_q, d_model, d_model);
     linear_backward(d_memory_in, d_w->w_k, d_w->b_k, scratch->d_k, memory_in, w->w_k,
@@ -283,7 +256,6 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
     bf16_operand_release(memory_in), bf16_operand_release(query_in);
 }
 
-#line 630 "book/attention.nw"
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -297,7 +269,6 @@ void dropout_apply(float *x, const float *keep_scale, size_t n)
     for (size_t i = 0; i < n; i++) x[i] *= keep_scale[i];
 }
 
-#line 111 "book/layernorm.nw"
 void row_moments(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, deviations = 0.0;
@@ -307,7 +278,6 @@ void row_moments(const float *x, int d, double *mean, double *squares)
     *mean = mu, *squares = deviations;
 }
 
-#line 126 "book/layernorm.nw"
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps)
 {
@@ -330,7 +300,6 @@ void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSav
     }
 }
 
-#line 178 "book/layernorm.nw"
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps)
@@ -349,7 +318,6 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             gc_sum += g * (x[i] - mu);
         }
         /* <<Find dr_per_c, the derivative of the factor over c_i>> */
-#line 229 "book/layernorm.nw"
         double dr_per_c;
         if (formula == LAYERNORM_STANDARD) {
             dr_per_c = -factor * factor * factor / d;
@@ -357,7 +325,6 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             const double s = 1.0 / factor - eps;
             dr_per_c = s > 0.0 ? -factor * factor / ((d - 1) * s) : 0.0;
         }
-#line 196 "book/layernorm.nw"
         for (int i = 0; i < d; i++) {
             const double c = x[i] - mu;
             dx[i] += (float)(factor * ((double)gain[i] * dy[i] - g_sum / d)
@@ -365,7 +332,6 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
         }
     }
     /* <<Add the gain's and the bias's gradients, row after row>> */
-#line 211 "book/layernorm.nw"
     PARALLEL_FOR((size_t)n * d)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         const int first = block_start(block, d), end = block_start(block + 1, d);
@@ -378,10 +344,8 @@ void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d
             }
         }
     }
-#line 203 "book/layernorm.nw"
 }
 
-#line 332 "book/layernorm.nw"
 void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff)
@@ -390,7 +354,6 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
     matmul(n, d_ff, d_model, 1.0f, matrix(in, d_model), transposed(w->w_1, d_model), 0.0f,
            hidden, d_ff);
     /* <<Add the bias, apply the ReLU and the dropout, in one pass>> */
-#line 349 "book/layernorm.nw"
     const float *keep = saved->hidden_keep, *bias = w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int r = 0; r < n; r++) {
@@ -407,11 +370,9 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
                 h[j] = z < 0.0f ? 0.0f : z;
             }
     }
-#line 340 "book/layernorm.nw"
     linear_forward(out, hidden, w->w_2, w->b_2, n, d_ff, d_model);
 }
 
-#line 397 "book/layernorm.nw"
 void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_hidden,
                            const float *d_out, const FeedForwardWeights *w,
                            const FeedForwardSaved *saved, const float *in, int n,
@@ -424,7 +385,6 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
     linear_backward(NULL, d_w->w_2, d_w->b_2, d_out, hidden, w->w_2, n, d_ff, d_model);
     bf16_operand_release(d_out);
     /* <<Mask the hidden layer's gradient and sum the first bias's, in one pass>> */
-#line 419 "book/layernorm.nw"
     float *d_bias = d_w->b_1;
     PARALLEL_FOR((size_t)n * d_ff)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -452,11 +412,9 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
             memcpy(d_bias + first, partial, (size_t)width * sizeof *partial);
         }
     }
-#line 409 "book/layernorm.nw"
     linear_backward(d_in, d_w->w_1, NULL, d_hidden, in, w->w_1, n, d_model, d_ff);
 }
 
-#line 1200 "book/model.nw"
 void log_softmax_rows(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)
@@ -471,7 +429,6 @@ void log_softmax_rows(float *x, int rows, int cols)
     }
 }
 
-#line 1335 "book/model.nw"
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
                 int vocab, int pad)
 {
@@ -486,7 +443,6 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
     return loss;
 }
 
-#line 1354 "book/model.nw"
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)
@@ -499,7 +455,6 @@ void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows
     }
 }
 
-#line 782 "book/fast.nw"
 const LayerKernels layer_kernels[KERNEL_SETS] = {
     [KERNELS_FAST] = {
         .masked_softmax = masked_softmax_rows_fast,
@@ -517,7 +472,6 @@ const LayerKernels layer_kernels[KERNEL_SETS] = {
     },
 };
 
-#line 924 "book/fast.nw"
 enum { DROPOUT_LANES = 16 };
 
 /* keep_scale[first..end) as dropout_mask draws them, from stream standing at draw first:
@@ -556,7 +510,6 @@ static void dropout_mask_block_avx512(float *keep_scale, size_t first, size_t en
     for (; i < end; i++) keep_scale[i] = rng_next(&rest) >> 8 < threshold ? 0.0f : scale;
 }
 
-#line 967 "book/fast.nw"
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
@@ -579,7 +532,6 @@ void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
     rng_advance(rng, n);
 }
 
-#line 1007 "book/fast.nw"
 void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
                               int rows, int cols)
 {
@@ -596,7 +548,6 @@ void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_str
     }
 }
 
-#line 1041 "book/fast.nw"
 void row_moments_fast(const float *x, int d, double *mean, double *squares)
 {
     double sum = 0.0, sum_of_squares = 0.0;
@@ -608,7 +559,6 @@ void row_moments_fast(const float *x, int d, double *mean, double *squares)
     *squares = fmax(sum_of_squares - sum * *mean, 0.0);
 }
 
-#line 1118 "book/fast.nw"
 void log_softmax_rows_fast(float *x, int rows, int cols)
 {
     PARALLEL_FOR((size_t)rows * cols)

@@ -1,4 +1,3 @@
-#line 26 "book/masks.nw"
 /* The Transformer's layers: masks, embeddings, attention, layer norm, feed-forward, the
    log-softmax and the loss, each a forward function and its backward, and their faster
    twins of the speed chapter.
@@ -9,21 +8,17 @@
 #include "tensor.h"
 
 /* <<layers.h declarations>> */
-#line 84 "book/masks.nw"
 /* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
 void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
 
-#line 118 "book/masks.nw"
 /* keep[i][j] = 1 if j <= i: position i may attend to itself and earlier positions;
    keep: [len][len]. */
 void subsequent_mask(uint8_t *keep, int len);
 
-#line 160 "book/masks.nw"
 /* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
    keep: [batch][len][len], tokens: [batch][len]. */
 void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
 
-#line 247 "book/masks.nw"
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 
@@ -33,35 +28,29 @@ void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols);
 
-#line 61 "book/embeddings.nw"
 /* out[p][i] = scale * table[tokens[p]][i], scale being sqrt(d_model) in the model;
    out: [n][d_model], tokens: [n], table: [vocab][d_model]. */
 void embedding_forward(float *out, const int *tokens, const float *table,
                        int n, int d_model, int vocab, float scale);
 
-#line 97 "book/embeddings.nw"
 /* d_table[tokens[p]] += scale * d_out[p], with the forward's scale; d_table:
    [vocab][d_model], d_out: [n][d_model], tokens: [n]. */
 void embedding_backward(float *d_table, const float *d_out, const int *tokens, int n,
                         int d_model, float scale);
 
-#line 170 "book/embeddings.nw"
 /* table[p][2i] = sin(p w_i), table[p][2i+1] = cos(p w_i), w_i = 10000^(-2i/d_model);
    table: [max_len][d_model], d_model even. */
 void positional_encoding_table(float *table, int max_len, int d_model);
 
-#line 196 "book/embeddings.nw"
 /* x[b][p][i] += table[p][i]; x: [batch][len][d_model], table: [>= len][d_model]. */
 void positional_encoding_forward(float *x, const float *table, int batch, int len,
                                  int d_model);
 
-#line 26 "book/attention.nw"
 /* out[r] = in[r] weight^T + bias; out: [n][out_features], in: [n][in_features],
    weight: [out_features][in_features], bias: [out_features]. */
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int n, int in_features, int out_features);
 
-#line 68 "book/attention.nw"
 /* d_in += d_out weight; d_weight += d_out^T in; d_bias += sum of the rows of d_out.
    d_in, in: [n][in_features] (d_in may be NULL), d_out: [n][out_features],
    weight, d_weight: [out_features][in_features], d_bias: [out_features] (may be NULL). */
@@ -72,17 +61,14 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
    sums: [cols], x: [rows][cols]. */
 void add_column_sums(float *sums, const float *x, int rows, int cols);
 
-#line 228 "book/attention.nw"
 /* p[i] = softmax(s[i]) for each row; -INFINITY entries get weight 0, and a row that is
    all -INFINITY gets all zeros. p, s: [rows][cols]; p may be s. */
 void softmax_rows(float *p, const float *s, int rows, int cols);
 
-#line 265 "book/attention.nw"
 /* ds[i][k] = p[i][k] * (dp[i][k] - sum_j p[i][j] dp[i][j]); ds, dp, p: [rows][cols];
    ds may be dp. */
 void softmax_rows_backward(float *ds, const float *dp, const float *p, int rows, int cols);
 
-#line 353 "book/attention.nw"
 /* The four linear layers of an attention, the reference's linears.0 to linears.3 (query,
    key, value, output): w_q, w_k, w_v, w_o: [d][d]; b_q, b_k, b_v, b_o: [d]. The same
    structure names their gradients. */
@@ -104,20 +90,17 @@ typedef struct { const uint8_t *keep; size_t batch_stride, row_stride; } Mask;
    unscaled: scores without the 1/sqrt(d_k) (the --no-scale experiment). */
 typedef struct { int batch, len_q, len_k, d_model, heads; bool unscaled; } AttentionShape;
 
-#line 379 "book/attention.nw"
 /* Multi-head attention of query_in: [B][Tq][d] over memory_in: [B][Tk][d] (the same tensor
    for self-attention) under mask, into out: [B][Tq][d]; fills saved's arrays. */
 void attention_forward(float *out, const AttentionWeights *w, const AttentionSaved *saved,
                        const float *query_in, const float *memory_in, const Mask *mask,
                        const AttentionShape *shape);
 
-#line 431 "book/attention.nw"
 /* p[i] = softmax(p[i]) after mask_scores with keep, in place; p: [rows][cols] scores in,
    weights out; keep as in mask_scores. */
 void masked_softmax_rows(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
                          int cols);
 
-#line 499 "book/attention.nw"
 /* Scratch for attention_backward: d_context, d_q: [B][Tq][d]; d_k, d_v: [B][Tk][d];
    d_p: [Tq][Tk] for each thread. */
 typedef struct { float *d_context, *d_q, *d_k, *d_v, *d_p; } AttentionScratch;
@@ -131,13 +114,11 @@ void attention_backward(float *d_query_in, float *d_memory_in, const AttentionWe
                         const float *query_in, const float *memory_in,
                         const AttentionShape *shape);
 
-#line 617 "book/attention.nw"
 /* keep_scale[i] = 0 with probability p, else 1/(1-p); keep_scale: [n]. */
 void dropout_mask(float *keep_scale, size_t n, float p, Rng *rng);
 /* x[i] *= keep_scale[i]; x, keep_scale: [n]. */
 void dropout_apply(float *x, const float *keep_scale, size_t n);
 
-#line 85 "book/layernorm.nw"
 typedef enum { LAYERNORM_STANDARD, LAYERNORM_ANNOTATED } LayerNormFormula;
 
 /* A layer norm's gain and bias (the reference's a_2, b_2), or their gradients: [d]. */
@@ -151,18 +132,15 @@ typedef struct { float *mean, *rstd; } LayerNormSaved;
 void layernorm_forward(float *out, const LayerNormWeights *w, const LayerNormSaved *saved,
                        const float *in, int n, int d, LayerNormFormula formula, float eps);
 
-#line 104 "book/layernorm.nw"
 /* *mean and *squares = sum (x[i] - mean)^2 of x: [d], in double precision. */
 void row_moments(const float *x, int d, double *mean, double *squares);
 
-#line 167 "book/layernorm.nw"
 /* Gradients of layernorm_forward, added into d_in: [n][d] and d_w's arrays, from
    d_out: [n][d]; in: [n][d] and saved as in the forward. */
 void layernorm_backward(float *d_in, const LayerNormWeights *d_w, const float *d_out,
                         const LayerNormWeights *w, const LayerNormSaved *saved,
                         const float *in, int n, int d, LayerNormFormula formula, float eps);
 
-#line 307 "book/layernorm.nw"
 /* The two linear layers (or their gradients): w_1: [d_ff][d_model], b_1: [d_ff],
    w_2: [d_model][d_ff], b_2: [d_model]. */
 typedef struct { float *w_1, *b_1, *w_2, *b_2; } FeedForwardWeights;
@@ -175,7 +153,6 @@ void feed_forward_forward(float *out, const FeedForwardWeights *w,
                           const FeedForwardSaved *saved, const float *in, int n,
                           int d_model, int d_ff);
 
-#line 379 "book/layernorm.nw"
 /* Gradients of feed_forward_forward, added into d_in: [n][d_model] and d_w's arrays, from
    d_out: [n][d_model]; d_hidden: scratch [n][d_ff]; in: [n][d_model], w and saved as in
    the forward. */
@@ -184,11 +161,9 @@ void feed_forward_backward(float *d_in, const FeedForwardWeights *d_w, float *d_
                            const FeedForwardSaved *saved, const float *in, int n,
                            int d_model, int d_ff);
 
-#line 1192 "book/model.nw"
 /* x[r] = log_softmax(x[r]) for each row, in place; x: [rows][cols]. */
 void log_softmax_rows(float *x, int rows, int cols);
 
-#line 1308 "book/model.nw"
 /* L = -sum over rows r with targets[r] != pad of logprobs[r][targets[r]]; returns L and
    writes d_logprobs = dL/dlogprobs. logprobs, d_logprobs: [rows][vocab], targets: [rows]. */
 double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, int rows,
@@ -196,7 +171,6 @@ double nll_loss(float *d_logprobs, const float *logprobs, const int *targets, in
 /* d_x = d_y - softmax(x) * sum(d_y), per row, from y = log_softmax(x); all [rows][cols]. */
 void log_softmax_backward(float *d_x, const float *d_y, const float *y, int rows, int cols);
 
-#line 768 "book/fast.nw"
 /* The kernels of the layers, in two versions (layer_kernels[compute.kernel_set]). */
 typedef struct {
     void (*masked_softmax)(float *p, const uint8_t *keep, size_t keep_row_stride, int rows,
@@ -209,20 +183,16 @@ typedef struct {
 } LayerKernels;
 extern const LayerKernels layer_kernels[KERNEL_SETS];
 
-#line 895 "book/fast.nw"
 /* dropout_mask's exact result, drawn by blocks on several threads. */
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng);
 
-#line 998 "book/fast.nw"
 /* masked_softmax_rows in one pass over each row. */
 void masked_softmax_rows_fast(float *p, const uint8_t *keep, size_t keep_row_stride,
                               int rows, int cols);
 
-#line 1033 "book/fast.nw"
 /* row_moments in one pass over x. */
 void row_moments_fast(const float *x, int d, double *mean, double *squares);
 
-#line 1078 "book/fast.nw"
 /* e^x within 2 units in the last place for x in [-87, 88]; 0 below -87, NaN for NaN.
    Plain arithmetic, so that a loop of it runs in vector registers. */
 static inline float vector_expf(float x)
@@ -246,11 +216,9 @@ static inline float vector_expf(float x)
     return x == x ? e_x : x;   /* NaN in, NaN out */
 }
 
-#line 1107 "book/fast.nw"
 /* log_softmax_rows and log_softmax_backward with vector_expf; x, d_x, d_y, y:
    [rows][cols]. */
 void log_softmax_rows_fast(float *x, int rows, int cols);
 void log_softmax_backward_fast(float *d_x, const float *d_y, const float *y, int rows,
                                int cols);
-#line 35 "book/masks.nw"
 #endif

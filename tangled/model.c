@@ -1,18 +1,14 @@
-#line 36 "book/model.nw"
 /* The encoder-decoder model: its parameters and activations, the forward pass through the
    layers and the backward pass back -- generated from the book's chapters by notangle:
    edit the book, not this file. */
 #include "model.h"
 #include <string.h>
 /* <<model.c includes>> */
-#line 169 "book/model.nw"
 #include <stdio.h>
 #include <stdlib.h>
-#line 177 "book/model.nw"
 #include <stdarg.h>
 
 /* <<model.c definitions>> */
-#line 88 "book/model.nw"
 Config config_default(int src_vocab, int tgt_vocab, int layers)
 {
     return (Config){.src_vocab = src_vocab, .tgt_vocab = tgt_vocab, .layers = layers,
@@ -27,7 +23,6 @@ float embedding_scale(const Config *c)
     return c->unscaled_embedding ? 1.0f : sqrtf((float)c->d_model);
 }
 
-#line 184 "book/model.nw"
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
@@ -39,7 +34,6 @@ static void format_name(char name[TENSOR_NAME_MAX], const char *format, ...)
     ENSURE(n >= 0 && n < TENSOR_NAME_MAX, "tensor name too long: %s...", name);
 }
 
-#line 200 "book/model.nw"
 static LinearViews add_linear(FlatBuffer *p, const char *prefix, int out, int in)
 {
     char name[TENSOR_NAME_MAX];
@@ -84,7 +78,6 @@ static FeedForwardViews add_feed_forward(FlatBuffer *p, const char *prefix, int 
     return views;
 }
 
-#line 250 "book/model.nw"
 static void add_encoder_layer(Model *model, int l)
 {
     FlatBuffer *p = &model->parameters;
@@ -119,15 +112,12 @@ static void add_decoder_layer(Model *model, int l)
     }
 }
 
-#line 291 "book/model.nw"
 void model_init(Model *model, Config config)
 {
     /* <<Check the configuration>> */
-#line 364 "book/model.nw"
     char problem[128];
     ENSURE(config_problem(&config, problem, sizeof problem) == NULL, "model configuration: %s",
            problem);
-#line 294 "book/model.nw"
     memset(model, 0, sizeof *model);
     model->config = config;
     FlatBuffer *p = &model->parameters;
@@ -160,7 +150,6 @@ void model_init(Model *model, Config config)
     positional_encoding_table(model->positional, config.max_len, config.d_model);
 }
 
-#line 334 "book/model.nw"
 const char *config_problem(const Config *config, char *message, size_t size)
 {
     const Config c = *config;
@@ -186,7 +175,6 @@ const char *config_problem(const Config *config, char *message, size_t size)
     return message;
 }
 
-#line 373 "book/model.nw"
 float *model_parameter(const Model *model, ParameterView view)
 {
     return flat_view(&model->parameters, view.index);
@@ -205,7 +193,6 @@ void model_free(Model *model)
     memset(model, 0, sizeof *model);
 }
 
-#line 412 "book/model.nw"
 static float *parameter_in(const FlatBuffer *buffer, ParameterView view)
 {
     return flat_view(buffer, view.index);
@@ -235,7 +222,6 @@ LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views)
                               parameter_in(buffer, views.bias)};
 }
 
-#line 477 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng)
 {
     const FlatBuffer *p = &model->parameters;
@@ -252,17 +238,14 @@ void model_initialize_parameters(Model *model, Rng *rng)
             memset(x, 0, view->size * sizeof *x);
         } else {   /* a linear layer's bias: its weight is the view before it */
             /* <<Draw a bias uniformly in plus or minus one over the square root of its fan-in>> */
-#line 502 "book/model.nw"
             int fan_in = model->config.d_model;
             if (i > 0 && p->views[i - 1].ndim == 2) fan_in = p->views[i - 1].shape[1];
             float bound = 1.0f / sqrtf((float)fan_in);
             for (size_t j = 0; j < view->size; j++) x[j] = rng_uniform_between(rng, -bound, bound);
-#line 493 "book/model.nw"
         }
     }
 }
 
-#line 512 "book/model.nw"
 size_t model_parameter_count(const Model *model)
 {
     size_t count = 0;
@@ -271,7 +254,6 @@ size_t model_parameter_count(const Model *model)
     return count;
 }
 
-#line 629 "book/model.nw"
 static ActivationView add_act(FlatBuffer *a, const char *prefix, const char *what, size_t rows,
                    int cols)
 {
@@ -309,7 +291,6 @@ static SublayerActs add_sublayer_acts(FlatBuffer *a, const char *prefix, size_t 
     return acts;
 }
 
-#line 672 "book/model.nw"
 static void lay_out_encoder_activations(Model *model)
 {
     const Config *c = &model->config;
@@ -318,7 +299,6 @@ static void lay_out_encoder_activations(Model *model)
     const int d = c->d_model, max_src_len = model->max_src_len;
     char prefix[TENSOR_NAME_MAX];
     /* <<Lay out the encoder's activations>> */
-#line 735 "book/model.nw"
     model->src_input = add_act(a, "src_embed", "output", src_rows, d);
     model->src_input_keep = add_act(a, "src_embed", "keep", src_rows, d);
     model->encoder_acts = xmalloc((size_t)c->layers * sizeof *model->encoder_acts);
@@ -338,7 +318,6 @@ static void lay_out_encoder_activations(Model *model)
     model->memory = add_act(a, "encoder", "output", src_rows, d);
     model->memory_mean = add_act(a, "encoder", "mean", src_rows, 1);
     model->memory_rstd = add_act(a, "encoder", "rstd", src_rows, 1);
-#line 680 "book/model.nw"
 }
 
 static void lay_out_decoder_activations(Model *model)
@@ -351,7 +330,6 @@ static void lay_out_decoder_activations(Model *model)
     const int max_tgt_len = model->max_tgt_len;
     char prefix[TENSOR_NAME_MAX];
     /* <<Lay out the decoder's activations>> */
-#line 759 "book/model.nw"
     model->tgt_input = add_act(a, "tgt_embed", "output", tgt_rows, d);
     model->tgt_input_keep = add_act(a, "tgt_embed", "keep", tgt_rows, d);
     model->decoder_acts = xmalloc((size_t)c->layers * sizeof *model->decoder_acts);
@@ -374,10 +352,8 @@ static void lay_out_decoder_activations(Model *model)
     model->decoded = add_act(a, "decoder", "output", tgt_rows, d);
     model->decoded_mean = add_act(a, "decoder", "mean", tgt_rows, 1);
     model->decoded_rstd = add_act(a, "decoder", "rstd", tgt_rows, 1);
-#line 692 "book/model.nw"
 }
 
-#line 700 "book/model.nw"
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len)
 {
     model_prepare_tokens(model, max_batch, max_src_len, max_tgt_len,
@@ -405,7 +381,6 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     lay_out_decoder_activations(model);
     model->logprobs = add_act(a, "generator", "logprobs", tgt_rows, c->tgt_vocab);
     /* <<Lay out the scratch of the backward pass>> */
-#line 1286 "book/model.nw"
     const size_t rows = src_rows > tgt_rows ? src_rows : tgt_rows;
     const int longest = max_src_len > max_tgt_len ? max_src_len : max_tgt_len;
     model->d_stream = add_act(a, "grad", "stream", rows, d);
@@ -419,18 +394,15 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
     model->d_k = add_act(a, "grad", "k", rows, d);
     model->d_v = add_act(a, "grad", "v", rows, d);
     model->d_p = add_act(a, "grad", "p", (size_t)MAX_THREADS * longest, longest);  /* each its own */
-#line 727 "book/model.nw"
     flat_allocate(a);
 }
 
-#line 786 "book/model.nw"
 float *model_activation(const Model *model, ActivationView view)
 {
     return flat_view(&model->activations, view.index);
 }
 
 /* <<Sublayer helpers>> */
-#line 875 "book/model.nw"
 static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
 {
     const size_t per_row = size / (size_t)model->batch;
@@ -439,7 +411,6 @@ static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
     rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
 }
 
-#line 905 "book/model.nw"
 static LayerNormSaved layernorm_saved(const Model *model, ActivationView mean,
                                      ActivationView rstd)
 {
@@ -500,7 +471,6 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
     return stream;
 }
 
-#line 973 "book/model.nw"
 static const float *maybe_dropout(Model *model, ActivationView view, size_t size,
                                   Rng *rng)
 {
@@ -543,7 +513,6 @@ static void feed_forward_sublayer(Model *model, ActivationView hidden,
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
 
-#line 1020 "book/model.nw"
 static const float *embed(Model *model, ParameterView table, ActivationView output,
                           ActivationView keep_view, const int *tokens, int vocab, int batch,
                           int len, Rng *rng)
@@ -575,7 +544,6 @@ static const float *final_norm(Model *model, NormViews norm, ActivationView out,
     return y;
 }
 
-#line 1392 "book/model.nw"
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
                                       int rows)
 {
@@ -623,7 +591,6 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
     return model->config.norm == NORM_PRE ? model_activation(model, acts->normed) : x;
 }
 
-#line 1444 "book/model.nw"
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
@@ -658,7 +625,6 @@ static void feed_forward_sublayer_backward(Model *model, ActivationView hidden,
                           c->d_model, c->d_ff);
 }
 
-#line 1484 "book/model.nw"
 static void final_norm_backward(Model *model, NormViews norm, ActivationView mean,
                                 ActivationView rstd, const float *x, const float *d_out,
                                 int rows)
@@ -690,7 +656,6 @@ static void embed_backward(Model *model, ParameterView table, ActivationView kee
 }
 
 /* <<The encoder>> */
-#line 1057 "book/model.nw"
 static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
                            int batch, int src_len, Rng *rng)
 {
@@ -719,7 +684,6 @@ static const float *encode(Model *model, const int *src, const uint8_t *src_keep
 }
 
 /* <<The decoder>> */
-#line 1090 "book/model.nw"
 static const float *decode(Model *model, const float *memory, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
                            int src_len, int tgt_len, Rng *rng)
@@ -756,7 +720,6 @@ static const float *decode(Model *model, const float *memory, const int *tgt,
                       model->decoded_rstd, x, rows);
 }
 
-#line 829 "book/model.nw"
 /* Begin a pass of batch sequences of src_len and tgt_len tokens, with dropout or not. */
 static void begin_pass(Model *model, int batch, int src_len, int tgt_len, bool dropout)
 {
@@ -767,10 +730,8 @@ static void begin_pass(Model *model, int batch, int src_len, int tgt_len, bool d
     model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
     model->dropout_on = dropout;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
-#line 2115 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
-#line 839 "book/model.nw"
 }
 
 const float *model_encode(Model *model, const int *src, const uint8_t *src_keep, int batch,
@@ -789,7 +750,6 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
     const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
                                   tgt_len, rng);
     /* <<Project to the vocabulary and take the log-softmax>> */
-#line 1219 "book/model.nw"
     const Config *c = &model->config;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
@@ -797,10 +757,8 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
                    c->tgt_vocab);
     layer_kernels[compute.kernel_set].log_softmax(logprobs, batch * tgt_len, c->tgt_vocab);
     return logprobs;
-#line 857 "book/model.nw"
 }
 
-#line 1371 "book/model.nw"
 void model_zero_gradients(Model *model)
 {
     memset(model->gradients.data, 0, model->gradients.total * sizeof(float));
@@ -811,7 +769,6 @@ float *model_gradient(const Model *model, ParameterView view)
     return flat_view(&model->gradients, view.index);
 }
 
-#line 1521 "book/model.nw"
 void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
 {
     layer_kernels[compute.kernel_set].log_softmax_backward(
@@ -825,7 +782,6 @@ float *model_logits_gradient(const Model *model)
     return model_activation(model, model->d_logits);
 }
 
-#line 1541 "book/model.nw"
 static void decoder_backward(Model *model, float *d_memory)
 {
     const Config *c = &model->config;
@@ -836,7 +792,6 @@ static void decoder_backward(Model *model, float *d_memory)
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
     /* <<Back through the decoder's layers>> */
-#line 1604 "book/model.nw"
     const float *memory = model_activation(model, model->memory);
     for (int l = c->layers - 1; l >= 0; l--) {
         const DecoderLayerViews *views = &model->decoder[l];
@@ -862,7 +817,6 @@ static void decoder_backward(Model *model, float *d_memory)
                                     in, in, &self_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
-#line 1551 "book/model.nw"
 }
 
 static void encoder_backward(Model *model, float *d_memory)
@@ -872,7 +826,6 @@ static void encoder_backward(Model *model, float *d_memory)
     const AttentionShape encoder_shape = {batch, src_len, src_len, c->d_model, c->heads,
                                           c->unscaled_attention};
     /* <<Back through the encoder>> */
-#line 1635 "book/model.nw"
     const ActivationView last_encoder_stream = model->encoder_acts[c->layers - 1].sub[1].stream;
     final_norm_backward(model, model->encoder_norm, model->memory_mean, model->memory_rstd,
                         model_activation(model, last_encoder_stream), d_memory, src_rows);
@@ -894,17 +847,14 @@ static void encoder_backward(Model *model, float *d_memory)
                                     in, in, &encoder_shape);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
-#line 1560 "book/model.nw"
 }
 
-#line 1567 "book/model.nw"
 void model_backward_from_logits(Model *model, const int *src, const int *tgt)
 {
     const Config *c = &model->config;
     const int src_rows = model->batch * model->src_len;
     const int tgt_rows = model->batch * model->tgt_len;
     /* <<Back through the generator and the decoder's final norm>> */
-#line 1584 "book/model.nw"
     const float *d_logits = model_logits_gradient(model);
     float *d_decoded = model_activation(model, model->d_output);
     memset(d_decoded, 0, (size_t)tgt_rows * c->d_model * sizeof *d_decoded);
@@ -918,14 +868,12 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-#line 1573 "book/model.nw"
     decoder_backward(model, d_memory);
     embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
     encoder_backward(model, d_memory);
     embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
 }
 
-#line 82 "book/fast.nw"
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len)
 {
     const double B = batch, S = src_len, T = tgt_len, d = config->d_model;

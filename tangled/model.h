@@ -1,4 +1,3 @@
-#line 24 "book/model.nw"
 /* The encoder-decoder Transformer assembled from the layers.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef MODEL_H
@@ -6,7 +5,6 @@
 #include "layers.h"
 
 /* <<model.h declarations>> */
-#line 57 "book/model.nw"
 typedef enum { NORM_PRE, NORM_POST } NormPlacement;
 
 typedef struct {
@@ -32,7 +30,6 @@ Config config_default(int src_vocab, int tgt_vocab, int layers);
 /* The factor of the embeddings: sqrt(d_model), or 1 in the --no-embed-scale experiment. */
 float embedding_scale(const Config *c);
 
-#line 117 "book/model.nw"
 typedef struct { int index; } ParameterView;    /* a view of parameters and gradients */
 typedef struct { int index; } ActivationView;   /* a view of the activations */
 typedef struct { ParameterView weight, bias; } LinearViews;
@@ -51,7 +48,6 @@ typedef struct {
 } DecoderLayerViews;
 
 /* <<Activation views>> */
-#line 570 "book/model.nw"
 typedef struct {
     ActivationView q, k, v, probs, probs_keep, probs_dropped, context;
 } AttentionActs;
@@ -73,7 +69,6 @@ typedef struct {
     ActivationView hidden, hidden_keep;
 } DecoderActs;
 
-#line 141 "book/model.nw"
 typedef struct {
     Config config;
     FlatBuffer parameters;
@@ -85,7 +80,6 @@ typedef struct {
     LinearViews generator;               /* weight = tgt_embedding when tied */
     float *positional;                   /* [max_len][d_model], not a parameter */
     /* <<Activation fields of the model>> */
-#line 596 "book/model.nw"
     FlatBuffer activations;
     int max_batch, max_src_len, max_tgt_len;   /* what the activations were laid out for */
     int max_src_tokens, max_tgt_tokens;        /* ... and at most this many rows in all */
@@ -96,14 +90,11 @@ typedef struct {
     ActivationView decoded, decoded_mean, decoded_rstd;   /* the decoder's (after its norm) */
     ActivationView logprobs;                           /* [B][T_tgt][tgt_vocab] */
     /* <<Gradient scratch views>> */
-#line 1277 "book/model.nw"
     ActivationView d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     ActivationView d_context, d_q, d_k, d_v, d_p;
-#line 606 "book/model.nw"
     int batch, src_len, tgt_len;               /* of the last forward pass */
     bool dropout_on;                           /* whether it drew dropout patterns */
     long dropout_rows_before, dropout_rows_after;   /* rows of other processes or parts */
-#line 152 "book/model.nw"
 } Model;
 
 /* NULL if config describes a model, else what is wrong with it, written into message
@@ -114,7 +105,6 @@ void model_init(Model *model, Config config);
 void model_free(Model *model);
 float *model_parameter(const Model *model, ParameterView view);
 
-#line 400 "book/model.nw"
 /* A layer's weights from its views in buffer: model->parameters for the weights,
    model->gradients for their gradients. */
 AttentionWeights attention_weights(const FlatBuffer *buffer, const AttentionViews *views);
@@ -122,11 +112,9 @@ FeedForwardWeights feed_forward_weights(const FlatBuffer *buffer,
                                         const FeedForwardViews *views);
 LayerNormWeights layernorm_weights(const FlatBuffer *buffer, NormViews views);
 
-#line 468 "book/model.nw"
 void model_initialize_parameters(Model *model, Rng *rng);
 size_t model_parameter_count(const Model *model);
 
-#line 615 "book/model.nw"
 /* Lay out and allocate the activations for batches of up to max_batch sequences. */
 void model_prepare(Model *model, int max_batch, int max_src_len, int max_tgt_len);
 /* The same for batches that also hold at most max_src_tokens and max_tgt_tokens positions
@@ -136,7 +124,6 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
                           int max_src_tokens, int max_tgt_tokens);
 float *model_activation(const Model *model, ActivationView view);
 
-#line 802 "book/model.nw"
 /* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
    activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
    tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
@@ -144,13 +131,11 @@ const float *model_forward(Model *model, const int *src, const int *tgt,
                            const uint8_t *src_keep, const uint8_t *tgt_keep,
                            int batch, int src_len, int tgt_len, Rng *rng);
 
-#line 814 "book/model.nw"
 /* The encoder's pass alone, in evaluation: the memory [B][T_src][d_model], returned (a view
    of the activations). src: [B][T_src], src_keep: [B][T_src] padding mask. */
 const float *model_encode(Model *model, const int *src, const uint8_t *src_keep, int batch,
                           int src_len);
 
-#line 892 "book/model.nw"
 /* What a sublayer F reads: LN(x) into normed, its statistics into saved (pre-norm), or x
    itself (post-norm); x, normed: [rows][d_model]. */
 const float *model_sublayer_input(const Model *model, NormViews norm, float *normed,
@@ -162,7 +147,6 @@ void model_sublayer_residual(const Model *model, NormViews norm, float *stream,
                              float *scratch, const LayerNormSaved *saved, const float *x,
                              float *f, const float *keep, int rows);
 
-#line 1320 "book/model.nw"
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
    last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
@@ -173,9 +157,7 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt);
 float *model_logits_gradient(const Model *model);
 float *model_gradient(const Model *model, ParameterView view);
 
-#line 73 "book/fast.nw"
 /* The floating-point operations of the matrix products of one training step (forward and
    backward) on a batch of batch pairs, sources of src_len and decoder inputs of tgt_len. */
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len);
-#line 30 "book/model.nw"
 #endif

@@ -1,4 +1,3 @@
-#line 256 "book/translate-files.nw"
 /* Saving a translation model (weights, configuration, vocabularies) as one file, and
    loading it back with every field checked against the model it claims to be --
    generated from the book's chapters by notangle: edit the book, not this file. */
@@ -9,17 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "beam.h"
+#include "decode.h"
 
 /* <<modelfile.c definitions>> */
-#line 292 "book/translate-files.nw"
 static const char model_format[] = "annotated-transformer-c model";
 enum { MODEL_FILE_VERSION = 3, MODEL_OLDEST_VERSION = 2, MODEL_MAX_LEN = 10000,
        MODEL_MAX_NUMBER = 10000000 };
 static const char *const number_keys[7] = {"src_vocab", "tgt_vocab", "layers", "d_model",
                                            "d_ff", "heads", "max_len"};
 
-#line 308 "book/translate-files.nw"
 enum { DESCRIPTION_MAX = 40 };
 typedef struct {
     int count, first_text;     /* entries; the first that is compared as text */
@@ -35,7 +32,6 @@ static void describe(ModelDescription *d, const char *key, const char *value)
     strcpy(d->value[d->count++], value);
 }
 
-#line 329 "book/translate-files.nw"
 static void describe_configuration(ModelDescription *d, const Config *c)
 {
     char number[32];
@@ -56,7 +52,6 @@ static void describe_configuration(ModelDescription *d, const Config *c)
     describe(d, "tied_source", c->tie_source ? "1" : "0");
 }
 
-#line 357 "book/translate-files.nw"
 static void describe_model(ModelDescription *d, const Config *c)
 {
     describe(d, "norm.formula", c->norm == NORM_PRE
@@ -79,7 +74,6 @@ static void describe_model(ModelDescription *d, const Config *c)
     describe(d, "tied.tensors", tied);
 }
 
-#line 387 "book/translate-files.nw"
 static void describe_pipeline(ModelDescription *d, const Config *c, bool subwords)
 {
     static const char *const special_keys[VOCAB_SPECIALS] = {
@@ -113,7 +107,6 @@ static void describe_pipeline(ModelDescription *d, const Config *c, bool subword
              : "none: a token is one number, <unk> when absent");
 }
 
-#line 424 "book/translate-files.nw"
 static void describe_model_file(ModelDescription *d, const Config *c, bool subwords)
 {
     d->count = 0;
@@ -123,7 +116,6 @@ static void describe_model_file(ModelDescription *d, const Config *c, bool subwo
     describe_pipeline(d, c, subwords);
 }
 
-#line 437 "book/translate-files.nw"
 static char *join_tokens(const Vocab *vocab)
 {
     size_t bytes = 1;
@@ -134,7 +126,6 @@ static char *join_tokens(const Vocab *vocab)
     return joined;
 }
 
-#line 453 "book/translate-files.nw"
 const char *translation_model_save(const char *path, const Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, bool bf16_weights, Error *error)
 {
@@ -147,10 +138,8 @@ const char *translation_model_save(const char *path, const Model *model, Vocab *
     metadata[n][0] = "vocab.src", metadata[n++][1] = vocabs[0];
     metadata[n][0] = "vocab.tgt", metadata[n++][1] = vocabs[1];
     /* <<Add the recaser to the metadata>> */
-#line 360 "book/recase.nw"
     char *cases = tgt_vocab->cases.count ? recaser_text(&tgt_vocab->cases) : NULL;
     if (cases) metadata[n][0] = "recaser", metadata[n++][1] = cases;
-#line 465 "book/translate-files.nw"
     const SafetensorsPart part = {"", &model->parameters, bf16_weights};
     char checksum[32];
     snprintf(checksum, sizeof checksum, "%016" PRIx64,
@@ -164,13 +153,11 @@ const char *translation_model_save(const char *path, const Model *model, Vocab *
 }
 
 /* <<modelfile.c loading steps>> */
-#line 513 "book/translate-files.nw"
 /* Check the model file's format, version and checksum */
 static const char *check_model_identity(Safetensors *file, const char *path, int *version)
 {
     char value[64];
     /* <<Check the model file's format, version and checksum>> */
-#line 525 "book/translate-files.nw"
     if (!safetensors_metadata(file, "format", value, sizeof value)
         || strcmp(value, model_format) != 0)
         return safetensors_metadata(file, "src_vocab", value, sizeof value)
@@ -195,18 +182,15 @@ static const char *check_model_identity(Safetensors *file, const char *path, int
     if (!safetensors_metadata(file, "checksum", value, sizeof value)
         || strcmp(value, expected) != 0)
         return safetensors_fail(&file->error, path, "checksum mismatch: the file is corrupt");
-#line 518 "book/translate-files.nw"
     return NULL;
 }
 
-#line 556 "book/translate-files.nw"
 /* Read the configuration */
 static const char *read_configuration(Safetensors *file, const char *path, int version,
                                       Config *config)
 {
     char value[64];
     /* <<Read the configuration, each number within its bounds>> */
-#line 572 "book/translate-files.nw"
     int numbers[7];
     for (int i = 0; i < 7; i++) {
         char *end;
@@ -222,9 +206,7 @@ static const char *read_configuration(Safetensors *file, const char *path, int v
     *config = config_default(numbers[0], numbers[1], numbers[2]);
     config->d_model = numbers[3], config->d_ff = numbers[4], config->heads = numbers[5];
     config->max_len = numbers[6];
-#line 562 "book/translate-files.nw"
     /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-#line 594 "book/translate-files.nw"
     static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
     static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
                                                      {"0", "1"}};
@@ -242,15 +224,12 @@ static const char *read_configuration(Safetensors *file, const char *path, int v
     config->layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
     config->tie_generator = chosen[2];
     /* <<Read whether the source embedding is shared, absent meaning not>> */
-#line 618 "book/translate-files.nw"
     if (!safetensors_metadata(file, "tied_source", value, sizeof value)) strcpy(value, "0");
     if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
         return safetensors_fail(&file->error, path, "'tied_source' must be '0' or '1', not '%s'",
                                 safetensors_printable(value, value, 44));
     config->tie_source = value[0] == '1';
-#line 563 "book/translate-files.nw"
     /* <<Read the layer norm's epsilon, from version 3 on>> */
-#line 628 "book/translate-files.nw"
     if (version >= 3) {
         char *end;
         if (!safetensors_metadata(file, "layernorm.epsilon", value, sizeof value)) *value = '\0';
@@ -261,17 +240,14 @@ static const char *read_configuration(Safetensors *file, const char *path, int v
                                     "not '%s'", safetensors_printable(value, value, 24));
         config->layernorm_eps = epsilon;
     }
-#line 564 "book/translate-files.nw"
     return NULL;
 }
 
-#line 651 "book/translate-files.nw"
 /* Check the configuration against itself and against the file's size */
 static const char *check_configuration(Safetensors *file, const char *path,
                                        const Config *config)
 {
     /* <<Check the configuration against itself and against the file's size>> */
-#line 663 "book/translate-files.nw"
     if (config->max_len < 3)
         return safetensors_fail(&file->error, path,
                                 "max_len %d is too small (at least 3)", config->max_len);
@@ -293,11 +269,9 @@ static const char *check_configuration(Safetensors *file, const char *path,
         return safetensors_fail(&file->error, path,
                                 "the configuration needs at least %.0f numbers but the file "
                                 "holds at most %zu", needed, file->data_size / 2);
-#line 656 "book/translate-files.nw"
     return NULL;
 }
 
-#line 705 "book/translate-files.nw"
 /* Read both vocabularies and check their sizes */
 static const char *read_vocabularies(Safetensors *file, const char *path,
                                      const Config *config, Vocab *src_vocab,
@@ -305,7 +279,6 @@ static const char *read_vocabularies(Safetensors *file, const char *path,
 {
     const char *error = NULL;
     /* <<Read both vocabularies and check their sizes>> */
-#line 720 "book/translate-files.nw"
     cJSON *meta = cJSON_Parse(file->metadata_json);
     Vocab *vocabs[2] = {src_vocab, tgt_vocab};
     const int sizes[2] = {config->src_vocab, config->tgt_vocab};
@@ -325,23 +298,19 @@ static const char *read_vocabularies(Safetensors *file, const char *path,
         if (in) fclose(in);
     }
     /* <<Read the recaser, if the file has one>> */
-#line 368 "book/recase.nw"
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(meta, "recaser");
     char problem[TEXT_ERROR_MAX];
     if (error == NULL && cJSON_IsString(cases)
         && recaser_read(&tgt_vocab->cases, cases->valuestring, problem))
         error = safetensors_fail(&file->error, path, "%s", problem);
-#line 739 "book/translate-files.nw"
     cJSON_Delete(meta);
     for (int v = 0; error == NULL && config->tie_source && v < src_vocab->size; v++)
         if (strcmp(src_vocab->token[v], tgt_vocab->token[v]) != 0)
             error = safetensors_fail(&file->error, path, "a shared source embedding, but the "
                                      "vocabularies differ at token %d", v);
-#line 712 "book/translate-files.nw"
     return error;
 }
 
-#line 753 "book/translate-files.nw"
 /* Check that the file describes the model as this program computes it */
 static const char *check_description(Safetensors *file, const char *path,
                                      const Config *config, bool subwords)
@@ -361,7 +330,6 @@ static const char *check_description(Safetensors *file, const char *path,
 }
 
 /* <<modelfile.c loading>> */
-#line 488 "book/translate-files.nw"
 const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file)
 {
@@ -376,13 +344,11 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
         return error;
     model_init(model, config);
     /* <<Check that the file holds exactly the model's tensors, and load them>> */
-#line 691 "book/translate-files.nw"
     if (file->count != model->parameters.count)
         return safetensors_fail(&file->error, path,
                                 "%d tensors, but the model it describes has %d", file->count,
                                 model->parameters.count);
     if ((error = safetensors_load(file, &model->parameters, path))) return error;
-#line 502 "book/translate-files.nw"
     if ((error = read_vocabularies(file, path, &config, src_vocab, tgt_vocab))) return error;
     return version >= 3 ? check_description(file, path, &config, src_vocab->subwords) : NULL;
 }

@@ -1,4 +1,3 @@
-#line 240 "book/translate-files.nw"
 /* The translation model's file: weights, configuration and both vocabularies as one
    safetensors file. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -9,7 +8,6 @@
 #include "vocab.h"
 
 /* <<modelfile.h declarations>> */
-#line 275 "book/translate-files.nw"
 /* Save the weights (as bfloat16 if bf16_weights, else as floats), configuration and
    vocabularies to PATH as one file, atomically. NULL on success, else a one-line message
    (in error). */
@@ -19,5 +17,4 @@ const char *translation_model_save(const char *path, const Model *model, Vocab *
    or a message. */
 const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file);
-#line 249 "book/translate-files.nw"
 #endif

@@ -1,4 +1,3 @@
-#line 45 "book/recase.nw"
 /* The recaser: learning its table, its text, and recasing a line of tokens. Generated from
    the book's chapters by notangle: edit the book, not this file. */
 #include "recase.h"
@@ -6,7 +5,6 @@
 #include <string.h>
 
 /* <<recase.c definitions>> */
-#line 80 "book/recase.nw"
 /* The tokenizer's lowercasing on UTF-8 bytes, in place: A-Z and U+00C0-U+00DE but U+00D7. */
 static void lowercase_bytes(char *s)
 {
@@ -28,7 +26,6 @@ static bool raise_first(char *s)
     return true;
 }
 
-#line 122 "book/recase.nw"
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -44,7 +41,6 @@ void recaser_learn(Recaser *r, const TokenizedFile *file, long lines)
     char *text = xmalloc(bytes + 1), *end = text;
     long votes = 0;
     /* <<Collect a vote for each token that does not start its line>> */
-#line 146 "book/recase.nw"
     for (long line = 0; line < lines; line++)
         for (long i = file->line_start[line] + 1; i < file->line_start[line + 1]; i++) {
             const size_t n = strlen(file->token[i]);
@@ -55,10 +51,8 @@ void recaser_learn(Recaser *r, const TokenizedFile *file, long lines)
             memcpy(end + n + 1, file->token[i], n + 1);
             end += 2 * n + 2;
         }
-#line 137 "book/recase.nw"
     qsort(vote, (size_t)votes, sizeof *vote, compare_strings);
     /* <<Keep each word whose winning form is not its lowercase form>> */
-#line 163 "book/recase.nw"
     memset(r, 0, sizeof *r);
     r->word = xmalloc((size_t)(votes + 1) * sizeof *r->word);
     r->form = xmalloc((size_t)(votes + 1) * sizeof *r->form);
@@ -82,18 +76,15 @@ void recaser_learn(Recaser *r, const TokenizedFile *file, long lines)
         }
         i = j;
     }
-#line 139 "book/recase.nw"
     free(vote), free(text);
 }
 
-#line 191 "book/recase.nw"
 void recaser_free(Recaser *r)
 {
     free(r->word), free(r->form), free(r->storage);
     memset(r, 0, sizeof *r);
 }
 
-#line 218 "book/recase.nw"
 char *recaser_text(const Recaser *r)
 {
     size_t bytes = 1;
@@ -104,7 +95,6 @@ char *recaser_text(const Recaser *r)
     return text;
 }
 
-#line 233 "book/recase.nw"
 const char *recaser_read(Recaser *r, const char *text, char *error)
 {
     memset(r, 0, sizeof *r);
@@ -138,7 +128,6 @@ const char *recaser_read(Recaser *r, const char *text, char *error)
     return NULL;
 }
 
-#line 287 "book/recase.nw"
 static int compare_word(const void *key, const void *entry)
 {
     return strcmp(key, *(char *const *)entry);

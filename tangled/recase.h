@@ -1,4 +1,3 @@
-#line 32 "book/recase.nw"
 /* Capital letters: how each English word is written, learned from the cased training text
    and applied to the translator's lowercase tokens. Generated from the book's chapters by
    notangle: edit the book, not this file. */
@@ -7,7 +6,6 @@
 #include "text.h"
 
 /* <<recase.h declarations>> */
-#line 62 "book/recase.nw"
 typedef struct {
     int count;
     char **word;     /* [count]: lowercase words, sorted by their bytes */
@@ -15,22 +13,18 @@ typedef struct {
     char *storage;   /* their text */
 } Recaser;
 
-#line 112 "book/recase.nw"
 /* Learn r from the tokens of FILE (tokenized without lowercasing), its first lines lines:
    each word's most frequent form outside the first token of a line. */
 void recaser_learn(Recaser *r, const TokenizedFile *file, long lines);
 void recaser_free(Recaser *r);
 
-#line 208 "book/recase.nw"
 /* The table as text: "word form\n" for each word, in order. Free it. */
 char *recaser_text(const Recaser *r);
 /* Read what recaser_text wrote into r. NULL, or a one-line message in error (of
    TEXT_ERROR_MAX bytes); r is empty then. */
 const char *recaser_read(Recaser *r, const char *text, char *error);
 
-#line 278 "book/recase.nw"
 /* Write the lowercase tokens of line (single spaces between them) as English is written, in
    place: each word in its form, the first letter of the sentence raised. */
 void recase_line(const Recaser *r, char *line);
-#line 39 "book/recase.nw"
 #endif

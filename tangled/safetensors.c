@@ -1,4 +1,3 @@
-#line 42 "book/safetensors.nw"
 /* Reading and writing tensors in the safetensors format -- generated from the book's
    chapters by notangle: edit the book, not this file. */
 #include "safetensors.h"
@@ -15,13 +14,11 @@
 #include <unistd.h>
 
 /* <<safetensors.c helpers>> */
-#line 322 "book/safetensors.nw"
 static size_t dtype_bytes(Dtype dtype)
 {
     return dtype == DTYPE_BF16 ? 2 : 4;
 }
 
-#line 673 "book/safetensors.nw"
 /* The bytes the file holds for view i of part (their count in bytes): NULL for the floats
    themselves, or a bfloat16 copy, which the caller frees. */
 static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
@@ -36,7 +33,6 @@ static void *stored_bytes(const SafetensorsPart *part, int i, size_t *bytes)
 }
 
 /* <<safetensors.c definitions>> */
-#line 126 "book/safetensors.nw"
 static bool host_is_little_endian(void)
 {
     const uint32_t one = 1;
@@ -63,7 +59,6 @@ const char *safetensors_vfail(Error *error, const char *path, const char *format
     return error->message;
 }
 
-#line 161 "book/safetensors.nw"
 const char *safetensors_printable(const char *text, char *out, size_t size)
 {
     size_t n = 0;   /* out may be text itself: each byte is read before it is written */
@@ -75,7 +70,6 @@ const char *safetensors_printable(const char *text, char *out, size_t size)
     return out;
 }
 
-#line 177 "book/safetensors.nw"
 const char *safetensors_fail(Error *error, const char *path, const char *format, ...)
 {
     va_list arguments;
@@ -85,7 +79,6 @@ const char *safetensors_fail(Error *error, const char *path, const char *format,
     return error->message;
 }
 
-#line 191 "book/safetensors.nw"
 static int compare_places(const void *a, const void *b)
 {
     const SafetensorsEntry *x = *(const SafetensorsEntry *const *)a;
@@ -94,7 +87,6 @@ static int compare_places(const void *a, const void *b)
     return (x->size > y->size) - (x->size < y->size);
 }
 
-#line 426 "book/safetensors.nw"
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name)
 {
     for (int i = 0; i < file->count; i++)
@@ -121,7 +113,6 @@ void safetensors_free(Safetensors *file)
     memset(file, 0, sizeof *file);
 }
 
-#line 473 "book/safetensors.nw"
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
 {
     return safetensors_load_prefixed(file, buffer, "", path);
@@ -156,7 +147,6 @@ const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffe
     return NULL;
 }
 
-#line 534 "book/safetensors.nw"
 static void sync_directory(const char *path)
 {
     char directory[4096];
@@ -172,7 +162,6 @@ static void sync_directory(const char *path)
     }
 }
 
-#line 747 "book/safetensors.nw"
 /* PATH's directory into directory (size bytes), and a pointer to its last component. */
 static const char *split_path(const char *path, char *directory, size_t size)
 {
@@ -206,7 +195,6 @@ void safetensors_remove_temporaries(const char *path)
     if (dir) closedir(dir);
 }
 
-#line 785 "book/safetensors.nw"
 const char *safetensors_can_write(const char *path, Error *error)
 {
     error->message[0] = '\0';
@@ -226,7 +214,6 @@ const char *safetensors_can_write(const char *path, Error *error)
     return NULL;
 }
 
-#line 829 "book/safetensors.nw"
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
 static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
@@ -245,7 +232,6 @@ static uint64_t hash_entry(uint64_t hash, const char *key, const char *value)
     return fnv1a(hash, "\n", 1);
 }
 
-#line 854 "book/safetensors.nw"
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                     const char *const (*metadata)[2], int n_metadata)
 {
@@ -272,7 +258,6 @@ uint64_t safetensors_checksum(const Safetensors *file)
     return hash;
 }
 
-#line 917 "book/safetensors.nw"
 static int compare_names(const void *a, const void *b)
 {
     return strcmp((*(const SafetensorsEntry *const *)a)->name,
@@ -287,7 +272,6 @@ static int compare_pairs(const void *a, const void *b)
     return by_key ? by_key : strcmp(x[1], y[1]);
 }
 
-#line 936 "book/safetensors.nw"
 static const char *const dtype_names[3] = {"F32", "I32", "BF16"};   /* in Dtype's order */
 
 static uint64_t content_checksum(const SafetensorsEntry *entries, int count,
@@ -321,7 +305,6 @@ static uint64_t content_checksum(const SafetensorsEntry *entries, int count,
     return hash;
 }
 
-#line 974 "book/safetensors.nw"
 uint64_t safetensors_content_checksum(const Safetensors *file)
 {
     cJSON *meta = cJSON_Parse(file->metadata_json ? file->metadata_json : "{}");
@@ -337,7 +320,6 @@ uint64_t safetensors_content_checksum(const Safetensors *file)
     return hash;
 }
 
-#line 994 "book/safetensors.nw"
 uint64_t safetensors_content_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                             const char *const (*metadata)[2],
                                             int n_metadata)
@@ -367,7 +349,6 @@ uint64_t safetensors_content_checksum_parts(const SafetensorsPart *parts, int n_
 }
 
 /* <<safetensors.c entry check>> */
-#line 332 "book/safetensors.nw"
 /* Check one entry and fill entry: NULL, or what is wrong with it */
 static const char *check_entry(const Safetensors *file, const cJSON *item,
                                SafetensorsEntry *entry, const unsigned char *data,
@@ -375,7 +356,6 @@ static const char *check_entry(const Safetensors *file, const cJSON *item,
 {
     const char *problem = NULL;
     /* <<Check one entry and fill entry, or set problem>> */
-#line 346 "book/safetensors.nw"
     const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
     const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -412,17 +392,14 @@ static const char *check_entry(const Safetensors *file, const cJSON *item,
     }
     for (int i = 0; i < file->count && !problem; i++)   /* a name twice: which one is meant? */
         if (strcmp(file->entries[i].name, entry->name) == 0) problem = "named twice";
-#line 339 "book/safetensors.nw"
     return problem;
 }
 
 /* <<safetensors.c reading steps>> */
-#line 224 "book/safetensors.nw"
 /* Read the whole file into file->bytes, its length into size */
 static const char *read_whole_file(Safetensors *file, const char *path, size_t *size)
 {
     /* <<Read the whole file into file->bytes>> */
-#line 236 "book/safetensors.nw"
     FILE *in = fopen(path, "rb");
     if (in == NULL)
         return safetensors_fail(&file->error, path, "cannot open: %s", strerror(errno));
@@ -436,18 +413,15 @@ static const char *read_whole_file(Safetensors *file, const char *path, size_t *
     fclose(in);
     if (read_error) return safetensors_fail(&file->error, path,
                                             "cannot read: %s", strerror(read_error));
-#line 228 "book/safetensors.nw"
     *size = length;
     return NULL;
 }
 
-#line 282 "book/safetensors.nw"
 /* Read every tensor's entry from the header */
 static const char *read_entries(Safetensors *file, const char *path, const cJSON *header,
                                 const unsigned char *data, size_t data_size)
 {
     /* <<Read every tensor's entry from the header>> */
-#line 294 "book/safetensors.nw"
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
@@ -467,18 +441,15 @@ static const char *read_entries(Safetensors *file, const char *path, const cJSON
         }
         file->count++;
     }
-#line 287 "book/safetensors.nw"
     return NULL;
 }
 
-#line 391 "book/safetensors.nw"
 /* Refuse tensors that overlap or leave bytes of the data unused */
 static const char *check_tiling(Safetensors *file, const char *path)
 {
     const unsigned char *data = file->data;
     const size_t data_size = file->data_size;
     /* <<Refuse tensors that overlap or leave bytes of the data unused>> */
-#line 404 "book/safetensors.nw"
     const SafetensorsEntry **order = xmalloc((size_t)(file->count + 1) * sizeof *order);
     for (int i = 0; i < file->count; i++) order[i] = &file->entries[i];
     qsort(order, (size_t)file->count, sizeof *order, compare_places);
@@ -495,12 +466,10 @@ static const char *check_tiling(Safetensors *file, const char *path)
         return safetensors_fail(&file->error, path,
                                 "%zu bytes after the last tensor (two files glued together?)",
                                 data_size - covered);
-#line 397 "book/safetensors.nw"
     return NULL;
 }
 
 /* <<safetensors.c reading>> */
-#line 205 "book/safetensors.nw"
 const char *safetensors_read(Safetensors *file, const char *path)
 {
     memset(file, 0, sizeof *file);
@@ -508,7 +477,6 @@ const char *safetensors_read(Safetensors *file, const char *path)
     const char *error = read_whole_file(file, path, &length);
     if (error) return error;
     /* <<Read the header length and parse the header>> */
-#line 256 "book/safetensors.nw"
     ENSURE(host_is_little_endian(), "this program assumes a little-endian host");
     if (length < 8)
         return safetensors_fail(&file->error, path,
@@ -526,7 +494,6 @@ const char *safetensors_read(Safetensors *file, const char *path)
         cJSON_Delete(header);
         return safetensors_fail(&file->error, path, "the header is not a JSON object");
     }
-#line 212 "book/safetensors.nw"
     error = read_entries(file, path, header, data, data_size);
     cJSON_Delete(header);
     if (error) return error;
@@ -535,13 +502,11 @@ const char *safetensors_read(Safetensors *file, const char *path)
 }
 
 /* <<safetensors.c writing steps>> */
-#line 602 "book/safetensors.nw"
 /* Build the header, tensors in layout order */
 static char *header_json(const SafetensorsPart *parts, int n_parts,
                          const char *const (*metadata)[2], int n_metadata)
 {
     /* <<Build the header, tensors in layout order>> */
-#line 614 "book/safetensors.nw"
     cJSON *header = cJSON_CreateObject();
     if (n_metadata > 0) {
         cJSON *meta = cJSON_AddObjectToObject(header, "__metadata__");
@@ -566,11 +531,9 @@ static char *header_json(const SafetensorsPart *parts, int n_parts,
     }
     char *json = cJSON_PrintUnformatted(header);
     cJSON_Delete(header);
-#line 607 "book/safetensors.nw"
     return json;
 }
 
-#line 644 "book/safetensors.nw"
 /* Write header and data to a temporary file, sync it, and rename it */
 static const char *write_atomically(const char *path, const char *json,
                                     const SafetensorsPart *parts, int n_parts, Error *error)
@@ -578,12 +541,10 @@ static const char *write_atomically(const char *path, const char *json,
     const size_t json_length = strlen(json), padded = (json_length + 7) / 8 * 8;
     /* <<Write header and data to a temporary file, sync it, and rename it>> */
     /* <<Refuse to replace anything but a regular file>> */
-#line 663 "book/safetensors.nw"
     struct stat existing;
     if (lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode)) {
         return safetensors_fail(error, path, "not a regular file; refusing to replace it");
     }
-#line 692 "book/safetensors.nw"
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= (int)sizeof temporary) {
         return safetensors_fail(error, path, "file name too long");
@@ -622,12 +583,10 @@ static const char *write_atomically(const char *path, const char *json,
                                 "cannot write: %s", strerror(failed ? failed : EIO));
     }
     sync_directory(path);
-#line 650 "book/safetensors.nw"
     return NULL;
 }
 
 /* <<safetensors.c writing>> */
-#line 577 "book/safetensors.nw"
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Error *error)

@@ -1,4 +1,3 @@
-#line 28 "book/safetensors.nw"
 /* Reading and writing the safetensors format. Generated from the book's chapters by
    notangle: edit the book, not this file. */
 #ifndef SAFETENSORS_H
@@ -7,7 +6,6 @@
 #include "tensor.h"
 
 /* <<safetensors.h declarations>> */
-#line 74 "book/safetensors.nw"
 /* A one-line message: what a function that refuses a file, or fails to write one, says. */
 typedef struct { char message[512]; } Error;
 
@@ -52,14 +50,12 @@ const char *safetensors_fail(Error *error, const char *path, const char *format,
    returns out. */
 const char *safetensors_printable(const char *text, char *out, size_t size);
 
-#line 461 "book/safetensors.nw"
 /* Copy every view of BUFFER from FILE; NULL on success, else a one-line message. */
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path);
 /* The same for tensors named PREFIX followed by the view's name. */
 const char *safetensors_load_prefixed(Safetensors *file, const FlatBuffer *buffer,
                                       const char *prefix, const char *path);
 
-#line 556 "book/safetensors.nw"
 typedef struct {
     const char *prefix;          /* put before every view's name */
     const FlatBuffer *buffer;
@@ -76,14 +72,12 @@ const char *safetensors_write(const char *path, const FlatBuffer *buffer,
                               const char *const (*metadata)[2], int n_metadata,
                               Error *error);
 
-#line 737 "book/safetensors.nw"
 /* Remove PATH.XXXXXX, the temporary files of saves of PATH that were interrupted. */
 void safetensors_remove_temporaries(const char *path);
 /* Whether PATH could be saved now: it is a regular file or absent, and a file can be
    created beside it. NULL, or a one-line message (in error). */
 const char *safetensors_can_write(const char *path, Error *error);
 
-#line 818 "book/safetensors.nw"
 /* The 64-bit FNV-1a checksum of the data the writer puts in a file for PARTS, followed by
    the METADATA pairs but one named "checksum", in their order. */
 uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
@@ -91,7 +85,6 @@ uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
 /* The same of a file that was read: its data section, then its metadata as listed. */
 uint64_t safetensors_checksum(const Safetensors *file);
 
-#line 903 "book/safetensors.nw"
 /* The 64-bit FNV-1a checksum of the contents of a file: every tensor in the byte order of
    the names (name, NUL, dtype, NUL, shape "2,3", NUL, bytes), then every metadata pair but
    "checksum" in the byte order of the keys (key, NUL, value, NUL). */
@@ -100,5 +93,4 @@ uint64_t safetensors_content_checksum(const Safetensors *file);
 uint64_t safetensors_content_checksum_parts(const SafetensorsPart *parts, int n_parts,
                                             const char *const (*metadata)[2],
                                             int n_metadata);
-#line 35 "book/safetensors.nw"
 #endif

@@ -1,27 +1,19 @@
-#line 25 "book/tensor.nw"
 /* Errors, flat buffers, random numbers, matrix products and threads, for every other
    file -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "tensor.h"
 /* <<tensor.c includes>> */
-#line 44 "book/tensor.nw"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#line 449 "book/tensor.nw"
 #include <math.h>
-#line 622 "book/tensor.nw"
 #include <cblas.h>
-#line 1304 "book/program.nw"
 #include <time.h>
-#line 1649 "book/fast.nw"
 #include <immintrin.h>
-#line 1882 "book/fast.nw"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
 
 /* <<tensor.c definitions>> */
-#line 87 "book/tensor.nw"
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
 {
     va_list arguments;
@@ -34,7 +26,6 @@ void fail_at(const char *file, int line, const char *condition, const char *form
     abort();
 }
 
-#line 112 "book/tensor.nw"
 void die(const char *format, ...)
 {
     va_list arguments;
@@ -47,7 +38,6 @@ void die(const char *format, ...)
     exit(EXIT_FAILURE);
 }
 
-#line 139 "book/tensor.nw"
 void *xmalloc_at(size_t bytes, const char *file, int line)
 {
     void *memory = malloc(bytes ? bytes : 1);
@@ -56,7 +46,6 @@ void *xmalloc_at(size_t bytes, const char *file, int line)
     return memory;
 }
 
-#line 162 "book/tensor.nw"
 void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item)
 {
     if (needed <= *capacity) return memory;
@@ -68,7 +57,6 @@ void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item)
     return moved;
 }
 
-#line 246 "book/tensor.nw"
 enum { FLAT_ALIGN = 16 };   /* floats: 64 bytes, one cache line */
 
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
@@ -78,10 +66,8 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     ENSURE(strlen(name) < TENSOR_NAME_MAX, "view name too long: %s", name);
     ENSURE(flat_find(buffer, name) < 0, "view %s added twice", name);
     /* <<Grow the table of views if it is full>> */
-#line 276 "book/tensor.nw"
     buffer->views = xgrow(buffer->views, &buffer->capacity, (size_t)buffer->count + 1,
                           sizeof *buffer->views);
-#line 255 "book/tensor.nw"
     TensorView *view = &buffer->views[buffer->count];
     memset(view, 0, sizeof *view);
     strcpy(view->name, name);
@@ -99,7 +85,6 @@ int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape)
     return buffer->count++;
 }
 
-#line 285 "book/tensor.nw"
 void flat_allocate(FlatBuffer *buffer)
 {
     ENSURE(buffer->data == NULL, "buffer allocated twice");
@@ -121,7 +106,6 @@ void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout)
     flat_allocate(buffer);
 }
 
-#line 312 "book/tensor.nw"
 int flat_find(const FlatBuffer *buffer, const char *name)
 {
     for (int i = 0; i < buffer->count; i++)
@@ -144,7 +128,6 @@ void flat_free(FlatBuffer *buffer)
     memset(buffer, 0, sizeof *buffer);
 }
 
-#line 391 "book/tensor.nw"
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
 {
     rng->state = 0;
@@ -154,7 +137,6 @@ void rng_seed(Rng *rng, uint64_t seed, uint64_t stream)
     rng_next(rng);
 }
 
-#line 425 "book/tensor.nw"
 float rng_uniform(Rng *rng)
 {
     return (float)(rng_next(rng) >> 8) * 0x1p-24f;
@@ -165,7 +147,6 @@ float rng_uniform_between(Rng *rng, float low, float high)
     return low + (high - low) * rng_uniform(rng);
 }
 
-#line 456 "book/tensor.nw"
 float rng_normal(Rng *rng)
 {
     const double two_pi = 6.283185307179586;
@@ -174,14 +155,12 @@ float rng_normal(Rng *rng)
     return (float)(sqrt(-2.0 * log(u1)) * cos(two_pi * u2));
 }
 
-#line 537 "book/tensor.nw"
 /* Element (row, col) of op(x). */
 static inline float element(MatmulOperand x, int row, int col)
 {
     return x.transposed ? x.data[(size_t)col * x.ld + row] : x.data[(size_t)row * x.ld + col];
 }
 
-#line 551 "book/tensor.nw"
 static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
                              const float *y, int y_rows, int y_cols, int ldy)
 {
@@ -192,13 +171,11 @@ static bool matrices_overlap(const float *x, int x_rows, int x_cols, int ldx,
     return x_first < y_end && y_first < x_end;
 }
 
-#line 566 "book/tensor.nw"
 /* Stop the program on a product whose sizes, leading dimensions or memory are wrong. */
 static void check_product(int m, int n, int k, MatmulOperand a, MatmulOperand b,
                           const float *c, int ldc)
 {
     /* <<Check the shapes and leading dimensions of a matrix product>> */
-#line 602 "book/tensor.nw"
     ENSURE(m >= 0 && n >= 0 && k >= 0, "product sizes m=%d n=%d k=%d", m, n, k);
     ENSURE(a.ld >= (a.transposed ? m : k) && a.ld >= 1, "leading dimension lda=%d too small",
            a.ld);
@@ -210,10 +187,8 @@ static void check_product(int m, int n, int k, MatmulOperand a, MatmulOperand b,
            && !matrices_overlap(c, m, n, ldc, b.data, b.transposed ? n : k, b.transposed ? k : n,
                                 b.ld),
            "the product's result overlaps an operand");
-#line 571 "book/tensor.nw"
 }
 
-#line 581 "book/tensor.nw"
 void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                       float beta, float *c, int ldc)
 {
@@ -228,7 +203,6 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
         }
 }
 
-#line 637 "book/tensor.nw"
 /* c[m][n] = beta * c, where beta == 0 stores zeros (0 * NaN would be NaN). */
 static void scale_matrix(int m, int n, float beta, float *c, int ldc)
 {
@@ -241,85 +215,63 @@ static void scale_matrix(int m, int n, float beta, float *c, int ldc)
     }
 }
 
-#line 672 "book/tensor.nw"
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
     check_product(m, n, k, a, b, c, ldc);
     if (m == 0 || n == 0) return;
     /* <<Keep the rules of BLAS that libraries break: $\alpha = 0$, $k = 0$, $\beta = 0$>> */
-#line 655 "book/tensor.nw"
     if (alpha == 0.0f || k == 0) {   /* C = beta C; A and B are not read */
         if (beta != 1.0f) scale_matrix(m, n, beta, c, ldc);
         return;
     }
-#line 678 "book/tensor.nw"
     /* <<Split a large product between the threads, if there are several>> */
-#line 571 "book/fast.nw"
     if (compute.split_products && compute.threads > 1 && !omp_in_parallel()
         && (double)m * n * k >= MATMUL_SPLIT_WORK) {
         matmul_blas_split(m, n, k, alpha, a, b, beta, c, ldc);
         return;
     }
-#line 679 "book/tensor.nw"
     /* <<Clear the result when $\beta = 0$, whatever it held>> */
-#line 665 "book/tensor.nw"
     if (beta == 0.0f) scale_matrix(m, n, 0.0f, c, ldc);
-#line 680 "book/tensor.nw"
     /* <<Multiply a single row by the kernel table's product of one row>> */
-#line 647 "book/fast.nw"
     if (m == 1) {   /* c[0][j] = alpha sum_p a[p] op(b)[p][j] + beta c[0][j] */
         tensor_kernels[compute.kernel_set].row_product(n, k, alpha, a, b, beta, c, ldc);
         return;
     }
-#line 681 "book/tensor.nw"
     cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
                 b.transposed ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
 }
 
-#line 715 "book/tensor.nw"
 ComputeSettings compute = {
     .matmul = MATMUL_BLAS,
     /* <<Initial values of the compute settings>> */
-#line 121 "book/fast.nw"
     .log = NULL,
-#line 548 "book/fast.nw"
     .threads = 1,
-#line 588 "book/fast.nw"
     .split_products = true,
-#line 751 "book/fast.nw"
     .kernel_set = KERNELS_FAST,
-#line 1612 "book/fast.nw"
     .precision = PRECISION_FP32,
-#line 2066 "book/fast.nw"
     .bf16_min_work = 1e6,
-#line 718 "book/tensor.nw"
 };
 
 void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
             float *c, int ldc)
 {
     /* <<Note the product's shape when a log is kept>> */
-#line 148 "book/fast.nw"
     if (compute.log)
         #pragma omp critical(matmul_log)
         matmul_log_add(compute.log, (MatmulShape){a.transposed, b.transposed, beta != 0.0f,
                                                   m, n, k});
-#line 724 "book/tensor.nw"
     if (compute.matmul == MATMUL_REFERENCE)
         matmul_reference(m, n, k, alpha, a, b, beta, c, ldc);
     /* <<Otherwise send a large product to bfloat16 arithmetic, if asked>> */
-#line 2073 "book/fast.nw"
     else if (compute.precision == PRECISION_BF16 && !omp_in_parallel()
              && (double)m * n * k >= compute.bf16_min_work)
         matmul_bf16(m, n, k, alpha, a, b, beta, c, ldc);
-#line 727 "book/tensor.nw"
     else
         matmul_blas(m, n, k, alpha, a, b, beta, c, ldc);
 }
 
-#line 1310 "book/program.nw"
 double seconds_now(void)
 {
     struct timespec now;
@@ -327,7 +279,6 @@ double seconds_now(void)
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
 
-#line 158 "book/fast.nw"
 void matmul_log_add(MatmulLog *log, MatmulShape shape)
 {
     log->shapes = xgrow(log->shapes, &log->capacity, (size_t)log->count + 1,
@@ -349,7 +300,6 @@ void matmul_log_free(MatmulLog *log)
     memset(log, 0, sizeof *log);
 }
 
-#line 604 "book/fast.nw"
 void set_threads(int n)
 {
     ENSURE(n >= 1 && n <= MAX_THREADS, "%d threads", n);
@@ -383,7 +333,6 @@ void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, Matmul
     }
 }
 
-#line 669 "book/fast.nw"
 void row_product_sgemm(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc)
 {
@@ -400,13 +349,11 @@ void row_product_sgemv(int n, int k, float alpha, MatmulOperand a, MatmulOperand
                 a.transposed ? a.ld : 1, beta, c, 1);
 }
 
-#line 758 "book/fast.nw"
 const TensorKernels tensor_kernels[KERNEL_SETS] = {
     [KERNELS_FAST] = {.row_product = row_product_sgemv},
     [KERNELS_REFERENCE] = {.row_product = row_product_sgemm},
 };
 
-#line 876 "book/fast.nw"
 void rng_advance(Rng *rng, uint64_t delta)
 {
     uint64_t multiplier = 6364136223846793005ULL, increment = rng->increment;
@@ -422,7 +369,6 @@ void rng_advance(Rng *rng, uint64_t delta)
     rng->state = total_multiplier * rng->state + total_increment;
 }
 
-#line 1657 "book/fast.nw"
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -445,7 +391,6 @@ static void bf16_round_row(uint16_t *out, const float *x, size_t n)
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
 
-#line 1684 "book/fast.nw"
 /* out[rows][cols] = bfloat16 of x[rows][cols] (row stride ld). */
 static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols, int ld)
 {
@@ -454,7 +399,6 @@ static void bf16_round_matrix(uint16_t *out, const float *x, int rows, int cols,
         bf16_round_row(out + (size_t)r * cols, x + (size_t)r * ld, (size_t)cols);
 }
 
-#line 1717 "book/fast.nw"
 typedef struct Bf16Product Bf16Product;   /* one product's primitive, below */
 
 enum { BF16_HELD = 3 };   /* at most held at once: a layer's two inputs and a gradient */
@@ -485,7 +429,6 @@ typedef struct {
 
 static Bf16State bf16;
 
-#line 1752 "book/fast.nw"
 /* Make sure *buffer holds n numbers of 16 bits. */
 static void bf16_reserve(uint16_t **buffer, size_t *capacity, size_t n)
 {
@@ -511,7 +454,6 @@ void bf16_weights_forget(void)
     bf16.weights = NULL, bf16.weight_count = 0;
 }
 
-#line 1783 "book/fast.nw"
 static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld, int which)
 {
     const uintptr_t first = (uintptr_t)x, weights = (uintptr_t)bf16.weights;
@@ -520,7 +462,6 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         && end <= weights + bf16.weight_count * sizeof(float))
         return bf16.weights_bf16 + (x - bf16.weights);
     /* <<Read a held operand from its copy, rounded at its first product>> */
-#line 1860 "book/fast.nw"
     for (int i = 0; i < BF16_HELD; i++) {
         Bf16Held *h = &bf16.held[i];
         if (h->x != x || h->rows != rows || h->cols != cols || *ld != cols) continue;
@@ -531,14 +472,12 @@ static const uint16_t *bf16_operand(const float *x, int rows, int cols, int *ld,
         }
         return h->copy;
     }
-#line 1791 "book/fast.nw"
     bf16_reserve(&bf16.scratch[which], &bf16.scratch_capacity[which], (size_t)rows * cols);
     bf16_round_matrix(bf16.scratch[which], x, rows, cols, *ld);
     *ld = cols;
     return bf16.scratch[which];
 }
 
-#line 1825 "book/fast.nw"
 void bf16_operand_hold(const float *x, int rows, int cols)
 {
     if (omp_in_parallel()) return;   /* products there stay in float, and this state is shared */
@@ -569,7 +508,6 @@ void bf16_operand_release(const float *x)
     ENSURE(false, "a bfloat16 operand released that was not held");
 }
 
-#line 1890 "book/fast.nw"
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -578,7 +516,6 @@ struct Bf16Product {
     dnnl_memory_t a, b, c, scratchpad;
 };
 
-#line 1908 "book/fast.nw"
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -618,7 +555,6 @@ static void bf16_make_product(Bf16Product *p)
                                           NULL));
     DNNL_CHECK(dnnl_primitive_create(&p->primitive, primitive_desc));
     /* <<Make room for the product's scratchpad>> */
-#line 1963 "book/fast.nw"
     const dnnl_memory_desc_t *scratchpad =
         dnnl_primitive_desc_query_md(primitive_desc, dnnl_query_scratchpad_md, 0);
     const size_t bytes = dnnl_memory_desc_get_size(scratchpad);
@@ -629,7 +565,6 @@ static void bf16_make_product(Bf16Product *p)
         bf16.scratchpad_size = bytes;
     }
     DNNL_CHECK(dnnl_memory_create(&p->scratchpad, scratchpad, bf16.engine, DNNL_MEMORY_NONE));
-#line 1947 "book/fast.nw"
     dnnl_primitive_desc_destroy(primitive_desc);
     dnnl_primitive_attr_destroy(attributes);
     DNNL_CHECK(dnnl_memory_create(&p->a, &a, bf16.engine, DNNL_MEMORY_NONE));
@@ -637,7 +572,6 @@ static void bf16_make_product(Bf16Product *p)
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
 
-#line 1979 "book/fast.nw"
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -660,7 +594,6 @@ static Bf16Product *bf16_product(Bf16Product key)
     return p;
 }
 
-#line 2018 "book/fast.nw"
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
@@ -689,7 +622,6 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
 
-#line 2095 "book/fast.nw"
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
@@ -697,7 +629,6 @@ bool bf16_hardware(void)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
 
-#line 2183 "book/fast.nw"
 const char *precision_name(Precision precision)
 {
     return precision == PRECISION_BF16 ? "bf16" : "fp32";

@@ -1,18 +1,14 @@
-#line 13 "book/tensor.nw"
 /* tensor.h -- errors, flat buffers, random numbers and matrix products.
    Generated from book/tensor.nw by notangle: edit the book, not this file. */
 #ifndef TENSOR_H
 #define TENSOR_H
 /* <<tensor.h includes>> */
-#line 35 "book/tensor.nw"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#line 515 "book/fast.nw"
 #include <omp.h>
 
 /* <<tensor.h declarations>> */
-#line 74 "book/tensor.nw"
 /* Stop with "FILE:LINE: internal error: CONDITION: message" when a bug is detected. */
 #define ENSURE(condition, ...)                                                  \
     do {                                                                        \
@@ -21,21 +17,17 @@
 _Noreturn void fail_at(const char *file, int line, const char *condition,
                        const char *format, ...) __attribute__((format(printf, 4, 5)));
 
-#line 105 "book/tensor.nw"
 /* Print "transformer: message" on one line and exit with status 1: for bad input. */
 _Noreturn void die(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-#line 131 "book/tensor.nw"
 /* malloc that never returns NULL: it dies naming the size and the calling place. */
 #define xmalloc(bytes) xmalloc_at((bytes), __FILE__, __LINE__)
 void *xmalloc_at(size_t bytes, const char *file, int line);
 
-#line 154 "book/tensor.nw"
 /* The array at memory, of *capacity items of item bytes, grown by doubling to hold at least
    needed items (perhaps moved; NULL with capacity 0 starts one). */
 void *xgrow(void *memory, size_t *capacity, size_t needed, size_t item);
 
-#line 204 "book/tensor.nw"
 enum { TENSOR_MAX_DIMS = 4, TENSOR_NAME_MAX = 96 };
 
 /* One named tensor inside a FlatBuffer. */
@@ -56,7 +48,6 @@ typedef struct {
     float *data;     /* NULL until the buffer is allocated */
 } FlatBuffer;
 
-#line 232 "book/tensor.nw"
 int flat_add(FlatBuffer *buffer, const char *name, int ndim, const int *shape);
 void flat_allocate(FlatBuffer *buffer);
 void flat_allocate_like(FlatBuffer *buffer, const FlatBuffer *layout);
@@ -64,7 +55,6 @@ int flat_find(const FlatBuffer *buffer, const char *name);      /* -1 when absen
 float *flat_view(const FlatBuffer *buffer, int index);
 void flat_free(FlatBuffer *buffer);
 
-#line 357 "book/tensor.nw"
 /* PCG32: 64-bit state, odd increment chosen by the stream number. */
 typedef struct {
     uint64_t state;
@@ -73,7 +63,6 @@ typedef struct {
 
 void rng_seed(Rng *rng, uint64_t seed, uint64_t stream);
 
-#line 370 "book/tensor.nw"
 static inline uint32_t rng_next(Rng *rng)
 {
     uint64_t old = rng->state;
@@ -83,12 +72,10 @@ static inline uint32_t rng_next(Rng *rng)
     return (xorshifted >> rotation) | (xorshifted << ((32 - rotation) & 31));
 }
 
-#line 416 "book/tensor.nw"
 float rng_uniform(Rng *rng);                                 /* [0, 1) */
 float rng_uniform_between(Rng *rng, float low, float high);  /* [low, high] */
 float rng_normal(Rng *rng);                                  /* mean 0, variance 1 */
 
-#line 499 "book/tensor.nw"
 /* One operand of a product: row-major numbers with leading dimension ld (floats from one
    row to the next), used as they are or transposed. */
 typedef struct {
@@ -107,7 +94,6 @@ static inline MatmulOperand transposed(const float *data, int ld)
     return (MatmulOperand){data, ld, true};
 }
 
-#line 522 "book/tensor.nw"
 /* c[m][n] = alpha * op(a)[m][k] * op(b)[k][n] + beta * c, c row-major with leading
    dimension ldc; op(x) is x transposed when x.transposed. beta == 0 ignores c's contents. */
 void matmul(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b, float beta,
@@ -117,14 +103,11 @@ void matmul_reference(int m, int n, int k, float alpha, MatmulOperand a, MatmulO
 void matmul_blas(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
 
-#line 701 "book/tensor.nw"
 typedef enum { MATMUL_BLAS, MATMUL_REFERENCE } MatmulKernel;
 
 /* <<Types of the compute settings>> */
-#line 109 "book/fast.nw"
 typedef struct MatmulLog MatmulLog;
 
-#line 729 "book/fast.nw"
 /* The kernels that exist in two versions, which compute the same numbers: the speed
    chapter's (KERNELS_FAST) and the chapters' reference versions (KERNELS_REFERENCE). */
 typedef enum { KERNELS_FAST, KERNELS_REFERENCE, KERNEL_SETS } KernelSet;
@@ -136,35 +119,24 @@ typedef struct {
 } TensorKernels;
 extern const TensorKernels tensor_kernels[KERNEL_SETS];
 
-#line 1599 "book/fast.nw"
 typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
 
-#line 703 "book/tensor.nw"
 /* How the program computes: the switches of the kernels, all in one place. */
 typedef struct {
     MatmulKernel matmul;    /* the kernel that matmul() forwards to */
     /* <<Fields of the compute settings>> */
-#line 115 "book/fast.nw"
     MatmulLog *log;         /* not NULL: matmul() appends the shape of each product */
-#line 542 "book/fast.nw"
     int threads;            /* threads in use: set_threads() changes it */
-#line 582 "book/fast.nw"
     bool split_products;    /* false: OpenBLAS's own threads, for comparison */
-#line 745 "book/fast.nw"
     KernelSet kernel_set;   /* the version of every kernel that has two */
-#line 1605 "book/fast.nw"
     Precision precision;    /* PRECISION_BF16: large products with bfloat16 operands */
-#line 2059 "book/fast.nw"
     double bf16_min_work;   /* products with m n k below this stay in float */
-#line 707 "book/tensor.nw"
 } ComputeSettings;
 extern ComputeSettings compute;
 
-#line 1297 "book/program.nw"
 /* Seconds on a monotonic clock, from an arbitrary origin: for measuring intervals. */
 double seconds_now(void);
 
-#line 128 "book/fast.nw"
 typedef struct {
     bool transpose_a, transpose_b, accumulate;   /* accumulate: beta != 0 */
     int m, n, k;
@@ -180,7 +152,6 @@ void matmul_log_add(MatmulLog *log, MatmulShape shape);
 double matmul_log_flops(const MatmulLog *log);    /* the sum of 2 m n k */
 void matmul_log_free(MatmulLog *log);
 
-#line 522 "book/fast.nw"
 /* Split the for loop that follows between the threads when it does at least
    PARALLEL_MIN_WORK elements of work; iterations must be independent. */
 #define PARALLEL_MIN_WORK 32768
@@ -196,12 +167,10 @@ static inline int block_start(int block, int size)   /* first column of block */
 /* Use n threads (1 to MAX_THREADS) in the products and the other kernels. */
 void set_threads(int n);
 
-#line 595 "book/fast.nw"
 #define MATMUL_SPLIT_WORK 1e6   /* m n k below this is not worth a team */
 void matmul_blas_split(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc);
 
-#line 657 "book/fast.nw"
 /* c[0][j] = alpha sum_p op(a)[0][p] op(b)[p][j] + beta c[0][j]: the product of one row
    (m = 1) by cblas_sgemm, as any product, or by cblas_sgemv, the matrix-vector product. */
 void row_product_sgemm(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
@@ -209,11 +178,9 @@ void row_product_sgemm(int n, int k, float alpha, MatmulOperand a, MatmulOperand
 void row_product_sgemv(int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                        float beta, float *c, int ldc);
 
-#line 868 "book/fast.nw"
 /* Move the generator delta outputs ahead, as delta calls of rng_next would. */
 void rng_advance(Rng *rng, uint64_t delta);
 
-#line 1622 "book/fast.nw"
 /* The bfloat16 nearest to x (ties to even); NaN stays NaN. */
 static inline uint16_t bf16_from_float(float x)
 {
@@ -227,28 +194,22 @@ static inline float float_from_bf16(uint16_t x)
     return u.value;
 }
 
-#line 1705 "book/fast.nw"
 /* The bfloat16 products read operands inside weights[0..n) from a bfloat16 copy made now;
    bf16_weights_forget() before the weights change. */
 void bf16_weights_use(const float *weights, size_t n);
 void bf16_weights_forget(void);
 
-#line 1814 "book/fast.nw"
 /* x[rows][cols] (no gaps between rows) will be read by several products and will not
    change until bf16_operand_release(x): the bfloat16 products round it once. */
 void bf16_operand_hold(const float *x, int rows, int cols);
 void bf16_operand_release(const float *x);
 
-#line 2008 "book/fast.nw"
 /* matmul() with a and b rounded to bfloat16, products summed in float (oneDNN). */
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc);
 
-#line 2087 "book/fast.nw"
 /* True when oneDNN multiplies bfloat16 numbers with the processor's own instructions. */
 bool bf16_hardware(void);
 
-#line 2177 "book/fast.nw"
 const char *precision_name(Precision precision);   /* "fp32" or "bf16" */
-#line 19 "book/tensor.nw"
 #endif

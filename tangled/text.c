@@ -1,4 +1,3 @@
-#line 43 "book/text.nw"
 /* Text to tokens and back, and tokens to numbers through vocabularies -- generated from the
    book's chapters by notangle: edit the book, not this file. */
 #include "text.h"
@@ -9,7 +8,6 @@
 #include "utf8.h"
 
 /* <<text.c definitions>> */
-#line 162 "book/text.nw"
 static const char *refuse_line(TextLine *result, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 static const char *refuse_line(TextLine *result, const char *format, ...)
@@ -22,7 +20,6 @@ static const char *refuse_line(TextLine *result, const char *format, ...)
     return result->error;
 }
 
-#line 364 "book/text.nw"
 /* Decode line[0..length) into point[], *count code points. NULL, or why not. */
 static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
                                int *count, TextLine *result)
@@ -40,7 +37,6 @@ static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
     return NULL;
 }
 
-#line 398 "book/text.nw"
 static bool is_space(uint32_t c)
 {
     return c == ' ' || (c >= '\t' && c <= '\r') || c == 0x85 || c == 0xA0 || c == 0x1680
@@ -73,7 +69,6 @@ static bool is_letter(uint32_t c)
         && !(c >= 0x1F000 && c <= 0x1FAFF);  /* emoji and other pictures */
 }
 
-#line 439 "book/text.nw"
 static uint32_t to_lowercase(uint32_t c)
 {
     return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) ? c + 0x20 : c;
@@ -85,7 +80,6 @@ static bool is_lowercase(uint32_t c)
         || (c >= 0xDF && c <= 0xFF && c != 0xF7);
 }
 
-#line 458 "book/text.nw"
 typedef struct {
     uint32_t *point;
     int count, capacity;
@@ -107,7 +101,6 @@ static void put_spaced(Points *p, uint32_t c)
     put(p, ' '), put(p, c), put(p, ' ');
 }
 
-#line 489 "book/text.nw"
 static void normalize_characters(const uint32_t *in, int n, TextOptions options,
                                  Points *out)
 {
@@ -115,7 +108,6 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
         const uint32_t c = options.lowercase ? to_lowercase(in[i]) : in[i];
         const uint32_t before = i > 0 ? in[i - 1] : 0, after = i + 1 < n ? in[i + 1] : 0;
         /* <<Replace the character c>> */
-#line 508 "book/text.nw"
         if (c == '&' && i + 4 < n && in[i + 1] == 'a' && in[i + 2] == 'm' && in[i + 3] == 'p'
             && in[i + 4] == ';')
             put(out, '&'), i += 4;
@@ -134,7 +126,6 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
         else if (c == 0x2014) put_space(out), put(out, '-'), put(out, ' ');  /* em dash */
         else if (c == 0x2026) put(out, '.'), put(out, '.'), put(out, '.');   /* ellipsis */
         else put(out, c);
-#line 496 "book/text.nw"
         if (out->count >= 2 && out->point[out->count - 1] == '\''
             && out->point[out->count - 2] == '\'')
             out->count--, out->point[out->count - 1] = '"';
@@ -142,7 +133,6 @@ static void normalize_characters(const uint32_t *in, int n, TextOptions options,
     if (out->count > 0 && out->point[out->count - 1] == ' ') out->count--;
 }
 
-#line 535 "book/text.nw"
 /* Move p[to] to p[from], shifting p[from .. to) one place right (or, when to < from,
    p[to + 1 .. from] one place left). */
 static void rotate(uint32_t *p, int from, int to)
@@ -176,7 +166,6 @@ static void move_quotes(uint32_t *p, int n, TextLanguage language)
     }
 }
 
-#line 577 "book/text.nw"
 static void separate_punctuation(const uint32_t *in, int n, TextLanguage language,
                                  Points *out)
 {
@@ -187,25 +176,20 @@ static void separate_punctuation(const uint32_t *in, int n, TextLanguage languag
             put(out, c);
         } else if (c == '.') {
             /* <<Make a run of two or more full stops a token>> */
-#line 602 "book/text.nw"
             int end = i;
             while (end + 1 < n && in[end + 1] == '.') end++;
             if (end > i) put(out, ' ');
             for (int k = i; k <= end; k++) put(out, '.');
             if (end > i) put(out, ' ');
             i = end;
-#line 587 "book/text.nw"
         } else if (c == ',') {
             /* <<Split a comma off unless it is inside a number>> */
-#line 616 "book/text.nw"
             if ((before && !is_number(before)) || (after && !is_number(after)) || (before && !after))
                 put_spaced(out, ',');
             else
                 put(out, ',');
-#line 589 "book/text.nw"
         } else if (c == '\'' && language == TEXT_ENGLISH) {
             /* <<Split an English apostrophe>> */
-#line 630 "book/text.nw"
             const bool letter_before = is_letter(before), letter_after = is_letter(after);
             if ((letter_before && letter_after) || (is_number(before) && after == 's'))
                 put(out, ' '), put(out, c);
@@ -215,14 +199,12 @@ static void separate_punctuation(const uint32_t *in, int n, TextLanguage languag
                 put_spaced(out, c);
             else
                 put(out, c);
-#line 591 "book/text.nw"
         } else {
             put_spaced(out, c);   /* any other punctuation, and German apostrophes */
         }
     }
 }
 
-#line 675 "book/text.nw"
 static bool in_list(const char *word, const char *const *list)
 {
     for (; *list; list++)
@@ -259,7 +241,6 @@ static int abbreviation(const uint32_t *word, int length, TextLanguage language)
            || in_list(text, german);
 }
 
-#line 716 "book/text.nw"
 static void put_utf8(char *text, size_t *used, size_t size, uint32_t c)
 {
     char bytes[4];
@@ -280,7 +261,6 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
         while (end < n && in[end] != ' ') end++;
         for (next = end; next < n && in[next] == ' '; next++) {}
         /* <<Decide whether a final full stop is a token of its own>> */
-#line 650 "book/text.nw"
         int keep = end;   /* the word is in[i .. keep), then in[keep] and in[keep + 1 .. end) */
         const int length = end - i;
         bool only_periods = true, has_period = false, has_letter = false;
@@ -297,7 +277,6 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
         } else if (length >= 2 && next == n && in[end - 2] == '.' && in[end - 1] == '\'') {
             keep = end - 2;
         }
-#line 736 "book/text.nw"
         const int cut[4] = {i, keep, keep < end ? keep + 1 : end, end};
         for (int part = 0; part < 3; part++) {
             if (cut[part] == cut[part + 1]) continue;
@@ -311,7 +290,6 @@ static void write_tokens(const uint32_t *in, int n, TextLanguage language,
     result->count = count;
 }
 
-#line 773 "book/text.nw"
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result)
 {
@@ -335,7 +313,6 @@ const char *tokenize_line(TextOptions options, const char *line, size_t length,
     return result->error;
 }
 
-#line 831 "book/text.nw"
 long read_line(FILE *in, LineReader *reader)
 {
     size_t n = 0;
@@ -363,7 +340,6 @@ const char *located(char *error, const char *name, long line, const char *messag
     return error;
 }
 
-#line 882 "book/text.nw"
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file)
 {
     memset(file, 0, sizeof *file);
@@ -383,7 +359,6 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
             problem = located(file->error, path, reader.number, line.error);
         else {
             /* <<Append the line's tokens to the file's>> */
-#line 918 "book/text.nw"
             const size_t size = strlen(line.text) + 1;
             file->storage = xgrow(file->storage, &byte_capacity, bytes + size, 1);
             file->line_start = xgrow(file->line_start, &line_capacity, (size_t)file->lines + 2,
@@ -399,7 +374,6 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
                 start = k + 1;
             }
             bytes += size;
-#line 901 "book/text.nw"
         }
     }
     if (problem == NULL && ferror(in))
@@ -412,7 +386,6 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
     return problem;
 }
 
-#line 939 "book/text.nw"
 void tokenized_file_free(TokenizedFile *file)
 {
     free(file->token), free(file->line_start), free(file->storage);
@@ -420,7 +393,6 @@ void tokenized_file_free(TokenizedFile *file)
     file->lines = file->count = 0;
 }
 
-#line 973 "book/text.nw"
 /* The tokens of a Moses line: XML escapes undone, separated by single spaces. */
 static void unescape_moses(const char *line, char *out, size_t size)
 {
@@ -445,7 +417,6 @@ static void unescape_moses(const char *line, char *out, size_t size)
     out[used] = '\0';
 }
 
-#line 1002 "book/text.nw"
 const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *reference,
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result)
@@ -478,7 +449,6 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
     return problem;
 }
 
-#line 1108 "book/text.nw"
 /* What the detokenizer's rules remember from one token to the next. */
 typedef struct {
     TextLanguage language;
@@ -491,7 +461,6 @@ typedef struct {
 } Joining;
 
 /* <<Decide how the token joins its neighbours>> */
-#line 1180 "book/text.nw"
 /* Decide how the token joins its neighbours: true when it joins the token before; sets
    j->glue_next when the token after, which starts at j->line[next], joins it. */
 static bool decide_joins(Joining *j, const char *token, size_t next)
@@ -517,7 +486,6 @@ static bool decide_joins(Joining *j, const char *token, size_t next)
         j->double_open = !j->double_open;
     } else if (strcmp(token, "'") == 0 && j->apostrophes % 2 == 1) {
         /* <<Join an odd apostrophe to the word before, or to a clitic after it>> */
-#line 1221 "book/text.nw"
         size_t after = next;   /* the next token is line[next .. after) */
         while (after < length && line[after] != ' ' && line[after] != '\t') after++;
         char word[4] = "";
@@ -527,7 +495,6 @@ static bool decide_joins(Joining *j, const char *token, size_t next)
         }
         if (in_list(word, clitics)) j->glue_next = true;   /* they 're */
         else glue = true;                                  /* the dogs' bowls, 4' wide */
-#line 1205 "book/text.nw"
     } else if (strcmp(token, "'") == 0) {
         if (j->single_open) glue = true;
         else j->glue_next = true;
@@ -539,7 +506,6 @@ static bool decide_joins(Joining *j, const char *token, size_t next)
     return glue;
 }
 
-#line 1121 "book/text.nw"
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result)
 {
@@ -552,26 +518,22 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     int n;
     if (decode_utf8(line, length, point, &n, result)) return result->error;
     /* <<Count the apostrophes that stand alone>> */
-#line 1167 "book/text.nw"
     int apostrophes = 0;
     for (size_t i = 0; i < length; i++)
         apostrophes += line[i] == '\'' && (i == 0 || line[i - 1] == ' ')
                        && (i + 1 == length || line[i + 1] == ' ');
-#line 1133 "book/text.nw"
     Joining joining = {language, line, length, apostrophes, '\0', true, false, false};
     char token[TEXT_MAX_TOKENIZED_BYTES + 1];
     size_t used = 0;
     int count = 0;
     for (size_t i = 0, end, next; i < length; i = end) {
         /* <<Find the token line[i .. end) and the start next of the one after it>> */
-#line 1155 "book/text.nw"
         while (i < length && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i == length) break;
         for (end = i; end < length && line[end] != ' ' && line[end] != '\t'; end++) {}
         for (next = end; next < length && (line[next] == ' ' || line[next] == '\t'); next++) {}
         memcpy(token, line + i, end - i);
         token[end - i] = '\0';
-#line 1139 "book/text.nw"
         if (!decide_joins(&joining, token, next)) result->text[used++] = ' ';
         memcpy(result->text + used, token, end - i);
         used += end - i;

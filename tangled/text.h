@@ -1,4 +1,3 @@
-#line 29 "book/text.nw"
 /* Text to tokens, and tokens to integers. Generated from the book's chapters by notangle:
    edit the book, not this file. */
 #ifndef TEXT_H
@@ -7,7 +6,6 @@
 #include "tensor.h"
 
 /* <<text.h declarations>> */
-#line 136 "book/text.nw"
 enum {
     TEXT_MAX_LINE_BYTES = 1000,                          /* a raw line, without newline */
     TEXT_MAX_TOKENIZED_BYTES = 2 * TEXT_MAX_LINE_BYTES,  /* its tokens and their spaces */
@@ -27,14 +25,12 @@ typedef struct {
     bool blank;                                /* refused only for having no tokens */
 } TextLine;
 
-#line 760 "book/text.nw"
 /* Tokenize line[0..length), one line of text without its newline, into result->text.
    NULL on success, else a one-line message in result->error, which the caller prefixes
    with the file and line number. */
 const char *tokenize_line(TextOptions options, const char *line, size_t length,
                           TextLine *result);
 
-#line 813 "book/text.nw"
 typedef struct {
     char *text;
     size_t capacity;
@@ -47,7 +43,6 @@ long read_line(FILE *in, LineReader *reader);
 /* "NAME:LINE: message" in error, which has TEXT_ERROR_MAX bytes; return error. */
 const char *located(char *error, const char *name, long line, const char *message);
 
-#line 864 "book/text.nw"
 typedef struct {
     long lines, count;  /* lines read and tokens in them */
     char **token;       /* token[0 .. count): NUL-terminated */
@@ -61,7 +56,6 @@ typedef struct {
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file);
 void tokenized_file_free(TokenizedFile *file);
 
-#line 956 "book/text.nw"
 typedef struct {
     long lines, identical;
     char error[TEXT_ERROR_MAX];
@@ -74,10 +68,8 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
                                    const char *reference_name, TextOptions options,
                                    FILE *differences, Agreement *result);
 
-#line 1096 "book/text.nw"
 /* Join the tokens of line[0..length) back into text ("a dog ." -> "a dog."). NULL on
    success, else a one-line message in result->error. */
 const char *detokenize_line(TextLanguage language, const char *line, size_t length,
                             TextLine *result);
-#line 36 "book/text.nw"
 #endif

@@ -1,4 +1,3 @@
-#line 26 "book/training.nw"
 /* Training: loss, schedule, Adam, batches -- generated from the book: edit the book. */
 #include "train.h"
 #include <math.h>
@@ -6,7 +5,6 @@
 #include <string.h>
 
 /* <<train.c definitions>> */
-#line 116 "book/training.nw"
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
                                   int pad, float smoothing)
 {
@@ -24,7 +22,6 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
     }
 }
 
-#line 140 "book/training.nw"
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens)
 {
@@ -41,14 +38,12 @@ double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int 
     return n > 0 ? sum / n : 0.0;
 }
 
-#line 307 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup)
 {
     const double s = step < 1 ? 1.0 : (double)step;
     return factor * pow(d_model, -0.5) * fmin(pow(s, -0.5), s * pow((double)warmup, -1.5));
 }
 
-#line 471 "book/training.nw"
 void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double beta2,
                double eps)
 {
@@ -87,7 +82,6 @@ void adam_free(Adam *adam)
     flat_free(&adam->v);
 }
 
-#line 31 "book/copy.nw"
 void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
 {
     for (int b = 0; b < batch; b++) {
@@ -97,7 +91,6 @@ void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
     }
 }
 
-#line 76 "book/copy.nw"
 void batch_init(Batch *batch, int size, int src_len, int tgt_len)
 {
     batch->batch = size, batch->src_len = src_len, batch->tgt_len = tgt_len;
@@ -127,13 +120,11 @@ void batch_free(Batch *batch)
     free(batch->src_keep), free(batch->tgt_keep);
 }
 
-#line 110 "book/copy.nw"
 BatchBounds fixed_bounds(int pairs, int len)
 {
     return (BatchBounds){pairs, len, len, pairs * len, pairs * (len - 1)};
 }
 
-#line 152 "book/copy.nw"
 double train_step(Model *model, Adam *adam, const Batch *batch,
                   const StepSettings *settings, Rng *dropout_rng)
 {
@@ -160,7 +151,6 @@ double evaluate_batch(Model *model, const Batch *batch, const StepSettings *sett
                                                           &tokens);
 }
 
-#line 216 "book/copy.nw"
 double train_accumulate(Model *model, const Batch *part, const StepSettings *settings,
                         Rng *dropout_rng, double norm)
 {
@@ -184,7 +174,6 @@ void train_update(Model *model, Adam *adam, const StepSettings *settings)
               scheduled_rate(adam->step, model->config.d_model, settings));
 }
 
-#line 260 "book/copy.nw"
 double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
                                        const int *targets, int rows, int vocab, int pad,
                                        float smoothing, double norm, int *tokens)
@@ -197,7 +186,6 @@ double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
     return loss;
 }
 
-#line 1283 "book/translate.nw"
 double scheduled_rate(long step, int d_model, const StepSettings *settings)
 {
     const double rate = settings->constant_rate > 0
@@ -208,7 +196,6 @@ double scheduled_rate(long step, int d_model, const StepSettings *settings)
     return rate * fmax(0.0, fmin(1.0, left));
 }
 
-#line 1671 "book/translate.nw"
 Calibration calibration_start(int bins)
 {
     return (Calibration){.bins = bins};
@@ -249,7 +236,6 @@ double calibration_error(const Calibration *c)
     return error;
 }
 
-#line 815 "book/fast.nw"
 const LossKernels loss_kernels[KERNEL_SETS] = {
     [KERNELS_FAST] = {
         .smoothed_loss = label_smoothing_loss_fast,
@@ -261,7 +247,6 @@ const LossKernels loss_kernels[KERNEL_SETS] = {
     },
 };
 
-#line 1217 "book/fast.nw"
 static double sum_of_floats(const float *x, int n)
 {
     double partial[4] = {0.0, 0.0, 0.0, 0.0};
@@ -272,7 +257,6 @@ static double sum_of_floats(const float *x, int n)
     return (partial[0] + partial[1]) + (partial[2] + partial[3]);
 }
 
-#line 1235 "book/fast.nw"
 typedef enum { OF_LOGPROBS, OF_LOGITS } GradientOf;   /* the gradient a loss writes */
 
 static double smoothed_loss(float *gradient, GradientOf of, const float *logprobs,
@@ -288,14 +272,12 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
     const double spread = smoothing > 0.0f ? smoothing / (float)(vocab - 2) : 0.0f;
     const double confidence = 1.0f - smoothing;
     /* <<Set the per-row constants of the closed form>> */
-#line 1283 "book/fast.nw"
     const double divisor = of == OF_LOGITS ? norm : n;
     const float per_token = n > 0 ? (float)(1.0 / divisor) : 0.0f;
     const float spread_share = n > 0 ? (float)(spread / divisor) : 0.0f;
     const float confidence_share = n > 0 ? (float)(confidence / divisor) : 0.0f;
     const double row_constant = confidence * log(confidence)
                               + (spread > 0.0 ? spread * (vocab - 2) * log(spread) : 0.0);
-#line 1250 "book/fast.nw"
     double block_loss[PARALLEL_BLOCKS];
     PARALLEL_FOR((size_t)rows * vocab)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
@@ -303,7 +285,6 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
         for (int r = block_start(block, rows); r < block_start(block + 1, rows); r++) {
             float *g = gradient + (size_t)r * vocab;
             /* <<Add row r's loss to its block's; for padding, clear its gradient g and go on>> */
-#line 1297 "book/fast.nw"
             const float *y = logprobs + (size_t)r * vocab;
             const int target = targets[r];
             if (target == pad) { memset(g, 0, (size_t)vocab * sizeof *g); continue; }
@@ -315,22 +296,17 @@ static double smoothed_loss(float *gradient, GradientOf of, const float *logprob
                                   + sum_of_floats(y + high + 1, vocab - high - 1));
             }
             block_loss[block] += loss;
-#line 1257 "book/fast.nw"
             if (of == OF_LOGITS) {
                 /* <<Write row r's probabilities minus its smoothed target, over norm>> */
-#line 1363 "book/fast.nw"
                 #pragma omp simd
                 for (int w = 0; w < vocab; w++) g[w] = vector_expf(y[w]) * per_token - spread_share;
                 g[pad] = vector_expf(y[pad]) * per_token;
                 g[target] = vector_expf(y[target]) * per_token - confidence_share;
-#line 1259 "book/fast.nw"
             } else {
                 /* <<Write row r's smoothed target, negated and over its tokens>> */
-#line 1313 "book/fast.nw"
                 for (int w = 0; w < vocab; w++) g[w] = -spread_share;
                 g[pad] = 0.0f;
                 g[target] = -confidence_share;
-#line 1261 "book/fast.nw"
             }
         }
     }
@@ -347,7 +323,6 @@ double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                          smoothing, 0.0, tokens);
 }
 
-#line 1349 "book/fast.nw"
 double label_smoothing_logits_gradient_fast(float *d_logits, const float *logprobs,
                                             const int *targets, int rows, int vocab, int pad,
                                             float smoothing, double norm, int *tokens)

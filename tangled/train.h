@@ -1,4 +1,3 @@
-#line 12 "book/training.nw"
 /* Loss, optimizer and schedule. Generated from the book's chapters by notangle: edit the
    book, not this file. */
 #ifndef TRAIN_H
@@ -7,7 +6,6 @@
 #include "model.h"
 
 /* <<train.h declarations>> */
-#line 101 "book/training.nw"
 /* dist[r] = the smoothed target distribution of targets[r] (all zero for a padding target);
    dist: [rows][vocab]. */
 void label_smoothing_distribution(float *dist, const int *targets, int rows, int vocab,
@@ -17,10 +15,8 @@ void label_smoothing_distribution(float *dist, const int *targets, int rows, int
 double label_smoothing_loss(float *d_logprobs, const float *logprobs, const int *targets,
                             int rows, int vocab, int pad, float smoothing, int *tokens);
 
-#line 300 "book/training.nw"
 double learning_rate(long step, int d_model, double factor, long warmup);
 
-#line 454 "book/training.nw"
 typedef struct {
     double beta1, beta2, eps;
     long step;                  /* steps taken */
@@ -32,12 +28,10 @@ void adam_init(Adam *adam, const FlatBuffer *parameters, double beta1, double be
 void adam_step(Adam *adam, FlatBuffer *parameters, const FlatBuffer *gradients, double lr);
 void adam_free(Adam *adam);
 
-#line 22 "book/copy.nw"
 /* data[b][0] = 1 (the start symbol), data[b][t] uniform in 1..vocab-1 for t > 0;
    data: [batch][len]. */
 void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng);
 
-#line 45 "book/copy.nw"
 typedef struct {
     int batch, src_len, tgt_len;     /* tgt_len = length of the decoder's input */
     int *src;                        /* [batch][src_len] */
@@ -50,7 +44,6 @@ void batch_init(Batch *batch, int size, int src_len, int tgt_len);
 void batch_fill(Batch *batch, const int *src, const int *full, int pad);
 void batch_free(Batch *batch);
 
-#line 63 "book/copy.nw"
 typedef struct {
     int pairs, src_len, tgt_len;   /* the most pairs, the longest source and target */
     int src_tokens, tgt_tokens;    /* the most source positions, decoder positions */
@@ -59,7 +52,6 @@ typedef struct {
 /* The bounds of batches of pairs sequences of len tokens, each its own target. */
 BatchBounds fixed_bounds(int pairs, int len);
 
-#line 130 "book/copy.nw"
 typedef struct {
     float smoothing;         /* label smoothing epsilon */
     double factor;           /* the schedule's f, times the optimizer's base rate */
@@ -77,7 +69,6 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 double evaluate_batch(Model *model, const Batch *batch, const StepSettings *settings,
                       float *d_logprobs);
 
-#line 200 "book/copy.nw"
 /* Add the gradients of one part of a batch, its loss normalized by norm target tokens;
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
@@ -86,7 +77,6 @@ double train_accumulate(Model *model, const Batch *part, const StepSettings *set
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const StepSettings *settings);
 
-#line 249 "book/copy.nw"
 /* The loss of label_smoothing_loss (returned: per token; *tokens: the rows that are not
    padding) and, in d_logits [rows][vocab], the gradient of (its sum over the tokens) / norm
    with respect to the logits whose log-softmax is logprobs [rows][vocab]. */
@@ -94,7 +84,6 @@ double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
                                        const int *targets, int rows, int vocab, int pad,
                                        float smoothing, double norm, int *tokens);
 
-#line 183 "book/copy-command.nw"
 typedef struct {
     int epoch;          /* the epoch under way, counted from 1 */
     int batch;          /* batches of it already trained */
@@ -105,12 +94,10 @@ typedef struct {
                            (Getting to 41); 0: the settings' */
 } TrainingProgress;
 
-#line 1273 "book/translate.nw"
 /* The rate of update step: the settings' constant rate if they have one, else learning_rate;
    times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const StepSettings *settings);
 
-#line 1644 "book/translate.nw"
 enum { CALIBRATION_MAX_BINS = 100 };
 
 typedef struct {
@@ -130,7 +117,6 @@ void calibration_add(Calibration *c, const float *logprobs, const int *target, i
 long calibration_predictions(const Calibration *c);
 double calibration_error(const Calibration *c);   /* the expected calibration error */
 
-#line 803 "book/fast.nw"
 /* The kernels of the loss, in two versions (loss_kernels[compute.kernel_set]). */
 typedef struct {
     double (*smoothed_loss)(float *d_logprobs, const float *logprobs, const int *targets,
@@ -141,16 +127,13 @@ typedef struct {
 } LossKernels;
 extern const LossKernels loss_kernels[KERNEL_SETS];
 
-#line 1207 "book/fast.nw"
 /* label_smoothing_loss, computed in closed form per row. */
 double label_smoothing_loss_fast(float *d_logprobs, const float *logprobs,
                                  const int *targets, int rows, int vocab, int pad,
                                  float smoothing, int *tokens);
 
-#line 1339 "book/fast.nw"
 /* label_smoothing_logits_gradient with the loss of label_smoothing_loss_fast, in one pass. */
 double label_smoothing_logits_gradient_fast(float *d_logits, const float *logprobs,
                                             const int *targets, int rows, int vocab, int pad,
                                             float smoothing, double norm, int *tokens);
-#line 19 "book/training.nw"
 #endif

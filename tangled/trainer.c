@@ -1,8 +1,6 @@
-#line 355 "book/copy.nw"
 /* Generated from the book's chapters by notangle: edit the book, not this file. */
 #include "trainer.h"
 /* <<trainer.c includes>> */
-#line 368 "book/copy.nw"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -10,14 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#line 455 "book/checkpoint.nw"
 #include <signal.h>
 #include "checkpoint.h"
-#line 576 "book/checkpoint.nw"
 #include <fcntl.h>
 
 /* <<trainer.c types>> */
-#line 729 "book/copy.nw"
 typedef struct {
     FILE *log;           /* the CSV log, or NULL */
     bool terminal;       /* standard output is a terminal */
@@ -28,7 +23,6 @@ typedef struct {
 } TrainerClock;
 
 /* <<trainer.c checkpoint helpers>> */
-#line 463 "book/checkpoint.nw"
 /* Save the trainer's state with the run's recipe and the best validation loss. */
 static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
 {
@@ -47,7 +41,6 @@ static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
     return error ? trainer->message : NULL;
 }
 
-#line 550 "book/checkpoint.nw"
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -65,7 +58,6 @@ static void catch_stop_signals(void)
     sigaction(SIGTERM, &action, NULL);
 }
 
-#line 583 "book/checkpoint.nw"
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -85,7 +77,6 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 
-#line 654 "book/checkpoint.nw"
 /* Say why the run stopped: its outcome, with the trainer's message for a signal. */
 static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSettings *run,
                                               bool out_of_time, bool impatient)
@@ -115,7 +106,6 @@ static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSetting
 }
 
 /* <<trainer.c helpers>> */
-#line 570 "book/copy.nw"
 /* The rows [first, end) of whole, as a batch that shares its arrays. */
 static Batch batch_rows(const Batch *whole, int first, int end)
 {
@@ -125,7 +115,6 @@ static Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
 
-#line 589 "book/copy.nw"
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -149,7 +138,6 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
     return loss;
 }
 
-#line 617 "book/copy.nw"
 static int batch_tokens(const Batch *batch, int pad)
 {
     int tokens = 0;
@@ -157,7 +145,6 @@ static int batch_tokens(const Batch *batch, int pad)
     return tokens;
 }
 
-#line 630 "book/copy.nw"
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
 {
     if (tokens == 0) return 0.0;   /* nothing to learn from: no step */
@@ -167,7 +154,6 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     return loss / tokens;
 }
 
-#line 710 "book/copy.nw"
 /* Stop if the loss is not finite: a failure, with the message. */
 static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run, double loss)
 {
@@ -181,7 +167,6 @@ static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run,
     return TRAINER_FAILED;
 }
 
-#line 745 "book/copy.nw"
 /* Prepare the run: the log, the clock, the signals. False, with the trainer's message, when
    one of them fails. */
 static bool prepare_run(Trainer *trainer, const BatchSource *source, const RunSettings *run,
@@ -190,7 +175,6 @@ static bool prepare_run(Trainer *trainer, const BatchSource *source, const RunSe
     *clock = (TrainerClock){NULL, isatty(STDOUT_FILENO), seconds_now(), trainer->adam.step, 0,
                             -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
-#line 612 "book/checkpoint.nw"
     if (run->checkpoint_path) {
         clock->lock = lock_checkpoint(run->checkpoint_path, trainer->message,
                                       sizeof trainer->message);
@@ -204,7 +188,6 @@ static bool prepare_run(Trainer *trainer, const BatchSource *source, const RunSe
         }
         catch_stop_signals();
     }
-#line 753 "book/copy.nw"
     if (run->log_path) {
         clock->log = fopen(run->log_path, trainer->adam.step > 0 ? "a" : "w");
         if (clock->log == NULL) {
@@ -221,7 +204,6 @@ static bool prepare_run(Trainer *trainer, const BatchSource *source, const RunSe
     return true;
 }
 
-#line 779 "book/copy.nw"
 /* The epoch the run ends with: the settings', unless a time budget brought it forward. */
 static int last_epoch(const TrainingProgress *progress, const RunSettings *run)
 {
@@ -253,7 +235,6 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
     fflush(stdout);
 }
 
-#line 845 "book/copy.nw"
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
    task keeps them, save it if it is the best; false, with the trainer's message, when a
    save failed. */
@@ -296,13 +277,11 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
     return error == NULL;
 }
 
-#line 895 "book/copy.nw"
 /* Fit the run's end to the time budget (Getting to 41). */
 static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                                    const RunSettings *run, const TrainerClock *clock)
 {
     /* <<Fit the run's end to the time budget>> */
-#line 1355 "book/translate.nw"
     StepSettings *settings = &trainer->settings;
     const long step = trainer->adam.step;
     if (!run->max_minutes || settings->cooldown <= 0
@@ -323,7 +302,6 @@ static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
                clock->terminal ? "\n" : "", fits, fits);
         fflush(stdout);
     }
-#line 900 "book/copy.nw"
 }
 
 /* Begin the next epoch: its counts from zero, the run's end fitted to a time budget, and
@@ -338,7 +316,6 @@ static void begin_next_epoch(Trainer *trainer, const BatchSource *source,
         source->start_epoch(source->task, progress->epoch);
 }
 
-#line 921 "book/copy.nw"
 /* Decide whether to stop, saving a checkpoint when one is due: TRAINER_FINISHED to go on,
    else the run's outcome (the checkpoint chapter). */
 static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings *run,
@@ -346,7 +323,6 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
                                              bool out_of_time, bool impatient)
 {
     /* <<Decide whether to stop, saving a checkpoint when one is due>> */
-#line 634 "book/checkpoint.nw"
     const long step = trainer->adam.step;
     const bool stop = stop_signal || out_of_time || impatient
                       || (run->stop_after && step >= run->stop_after);
@@ -357,10 +333,8 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
     if (!stop) return TRAINER_FINISHED;
     if (clock->terminal) putchar('\n');
     return say_why_the_run_stopped(trainer, run, out_of_time, impatient);
-#line 928 "book/copy.nw"
 }
 
-#line 935 "book/copy.nw"
 /* Finish the run: close the log and the checkpoint's lock. The outcome, a failure if the log
    could not be written. */
 static TrainerOutcome finish_run(Trainer *trainer, const RunSettings *run,
@@ -377,7 +351,6 @@ static TrainerOutcome finish_run(Trainer *trainer, const RunSettings *run,
     return outcome;
 }
 
-#line 100 "book/distributed.nw"
 static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts, int tokens)
 {
     const Batch *whole = &trainer->batch;
@@ -400,7 +373,6 @@ static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts,
     return loss / tokens;
 }
 
-#line 130 "book/distributed.nw"
 /* One process: flag. Several: whether flag is true on any of them. */
 static bool agree(DataParallel *parallel, bool flag)
 {
@@ -411,7 +383,6 @@ static bool agree(DataParallel *parallel, bool flag)
 }
 
 /* <<trainer.c definitions>> */
-#line 412 "book/copy.nw"
 void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
                    const StepSettings *settings)
 {
@@ -438,7 +409,6 @@ void trainer_free(Trainer *trainer)
     model_free(&trainer->model);
 }
 
-#line 496 "book/copy.nw"
 void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
 {
     va_list args, again;
@@ -463,7 +433,6 @@ void recipe_free(Recipe *recipe)
     *recipe = (Recipe){NULL, 0, 0};
 }
 
-#line 654 "book/copy.nw"
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const RunSettings *run)
 {
     TrainingProgress *progress = &trainer->progress;
@@ -479,10 +448,8 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
         source->start_epoch(source->task, progress->epoch);
     }
     /* <<Apply a last epoch that a time budget brought forward>> */
-#line 1381 "book/translate.nw"
     if (progress->last_epoch && trainer->settings.cooldown > 0)
         trainer->settings.cooldown_end = (long)progress->last_epoch * source->batches;
-#line 669 "book/copy.nw"
     const int parts = run->accumulate > 1 ? run->accumulate : 1;
     while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, run)) {
         source->fill(source->task, trainer);
@@ -515,7 +482,6 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
     return finish_run(trainer, run, &clock, outcome);
 }
 
-#line 497 "book/checkpoint.nw"
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe)
 {
     Safetensors file;
@@ -534,7 +500,6 @@ const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *rec
     return error ? trainer->message : NULL;
 }
 
-#line 1334 "book/translate.nw"
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs)
 {

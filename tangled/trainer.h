@@ -1,4 +1,3 @@
-#line 340 "book/copy.nw"
 /* The training loop of every task: steps, progress line, CSV log, validation, best model,
    checkpoints, signals. Generated from the book's chapters by notangle: edit the book, not
    this file. */
@@ -7,7 +6,6 @@
 #include "train.h"
 
 /* <<trainer.h declarations>> */
-#line 383 "book/copy.nw"
 typedef struct {
     Model model;
     Adam adam;
@@ -29,7 +27,6 @@ void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBo
                    const StepSettings *settings);
 void trainer_free(Trainer *trainer);
 
-#line 448 "book/copy.nw"
 typedef struct {
     double per_token;    /* the summed loss over the summed target tokens */
     double batch_mean;   /* the mean of the batches' losses per token */
@@ -53,7 +50,6 @@ typedef struct {
     bool logs_bleu;   /* validate measures BLEU too: a last column of the log */
 } BatchSource;
 
-#line 479 "book/copy.nw"
 /* The recipe of a run: what a resumed run must repeat, as keys and their values' text. */
 typedef struct {
     char *(*pairs)[2];   /* [count]: key, value */
@@ -66,7 +62,6 @@ void recipe_add(Recipe *recipe, const char *key, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 void recipe_free(Recipe *recipe);
 
-#line 530 "book/copy.nw"
 typedef struct {
     int epochs;                 /* train until the end of this epoch */
     long stop_after;            /* stop after this step; 0: no limit */
@@ -91,12 +86,10 @@ typedef enum {
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const RunSettings *run);
 
-#line 486 "book/checkpoint.nw"
 /* Load the checkpoint at path (which must match recipe) into the trainer's model, optimizer
    and progress, with its best validation loss. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe);
 
-#line 1323 "book/translate.nw"
 /* The last epoch that fits a time budget of budget seconds, elapsed of them spent on
    steps_here updates, at the end of an epoch of batches updates (step of them done in
    all): at most epochs, and late enough for the cool-down's cooldown_epochs to start now
@@ -104,7 +97,6 @@ const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *rec
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,
                       int epochs, int cooldown_epochs);
 
-#line 75 "book/distributed.nw"
 /* Several processes training one model (the chapter on many machines). */
 typedef struct DataParallel {
     int rank, size;      /* this process, and how many there are */
@@ -116,5 +108,4 @@ typedef struct DataParallel {
     double compute_seconds;               /* in them: forward, backward and update */
     double communication_seconds;         /* in sum, waiting for the others included */
 } DataParallel;
-#line 347 "book/copy.nw"
 #endif

@@ -1,4 +1,3 @@
-#line 78 "book/translate-commands.nw"
 /* The translator: open, translate lines, close. Generated from the book's chapters by
    notangle: edit the book, not this file. */
 #include "translator.h"
@@ -9,7 +8,6 @@
 
 /* <<translator.c definitions>> */
 /* <<Lay out the translator's buffers>> */
-#line 123 "book/translate-commands.nw"
 /* Lay out what decoding needs: for t->model, with settings s. */
 static void translator_setup(Translator *t, const TranslatorSettings *s)
 {
@@ -36,7 +34,6 @@ static void translator_setup(Translator *t, const TranslatorSettings *s)
     t->tokens = xmalloc(sizeof *t->tokens), t->text = xmalloc(sizeof *t->text);
 }
 
-#line 98 "book/translate-commands.nw"
 const char *translator_open(Translator *t, const char *path, const TranslatorSettings *s)
 {
     memset(t, 0, sizeof *t);
@@ -52,16 +49,13 @@ const char *translator_open(Translator *t, const char *path, const TranslatorSet
     }
     safetensors_free(&file);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
-#line 2107 "book/fast.nw"
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model.parameters.data, model.parameters.total);
-#line 113 "book/translate-commands.nw"
     t->model = model;
     translator_setup(t, s);
     return NULL;
 }
 
-#line 153 "book/translate-commands.nw"
 void translator_close(Translator *t)
 {
     free(t->numbered), free(t->lengths_in), free(t->order), free(t->starts), free(t->src);
@@ -74,7 +68,6 @@ void translator_close(Translator *t)
 }
 
 /* <<Read, tokenize and number up to a window of lines>> */
-#line 212 "book/translate-commands.nw"
 /* Read, tokenize and number up to a window of lines: how many can be translated. */
 static int number_window(Translator *t, const char *const *lines, const size_t *sizes,
                          int count)
@@ -90,14 +83,13 @@ static int number_window(Translator *t, const char *const *lines, const size_t *
             snprintf(t->error, sizeof t->error, "%s", error);
             return w;
         }
-        t->lengths_in[w] = number_sentence(t->numbered + (size_t)w * t->max_len,
-                                           t->tokens->text, &t->src_vocab, t->max_len);
+        t->lengths_in[w] = vocab_number_sentence(t->numbered + (size_t)w * t->max_len,
+                                                 t->tokens->text, &t->src_vocab, t->max_len);
     }
     return count;
 }
 
 /* <<Order the window's lines by length>> */
-#line 239 "book/translate-commands.nw"
 /* Order the window's lines by length: order[0 .. count) */
 static void order_by_length(Translator *t, int count)
 {
@@ -110,7 +102,6 @@ static void order_by_length(Translator *t, int count)
 }
 
 /* <<Gather the batch's sources, padded to the longest>> */
-#line 255 "book/translate-commands.nw"
 /* Gather the batch's sources, padded to the longest: the lines order[first ..
    first + batch), with their mask. */
 static SourceBatch gather_batch(Translator *t, int first, int batch)
@@ -130,7 +121,6 @@ static SourceBatch gather_batch(Translator *t, int first, int batch)
 }
 
 /* <<Decode the window's lines, in batches of similar lengths>> */
-#line 279 "book/translate-commands.nw"
 /* Decode the window's lines, in batches of similar lengths: out and lengths by line. */
 static void decode_window(Translator *t, int count)
 {
@@ -157,7 +147,6 @@ static void decode_window(Translator *t, int count)
 }
 
 /* <<Turn each output into text>> */
-#line 315 "book/translate-commands.nw"
 /* Keep text, of length bytes, as the translation of line: at its offset in storage. */
 static void keep_text(Translator *t, int line, const char *text, size_t length, size_t *used)
 {
@@ -200,7 +189,6 @@ static int write_window(Translator *t, int count, int first, size_t *used)
     return count;
 }
 
-#line 182 "book/translate-commands.nw"
 int translator_translate(Translator *t, const char *const *lines, const size_t *sizes,
                          int count, const char **out)
 {
@@ -221,7 +209,6 @@ int translator_translate(Translator *t, const char *const *lines, const size_t *
     return done;
 }
 
-#line 366 "book/translate.nw"
 void translator_open_run(Translator *t, const Model *model, const Vocab *src_vocab,
                          const Vocab *tgt_vocab, const TranslatorSettings *s)
 {

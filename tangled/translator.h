@@ -1,4 +1,3 @@
-#line 18 "book/translate-commands.nw"
 /* The translator: a saved model that turns German lines into English lines, decoded in
    batches sorted by length. Generated from the book's chapters by notangle: edit the book,
    not this file. */
@@ -53,7 +52,6 @@ int translator_translate(Translator *translator, const char *const *lines,
 void translator_close(Translator *translator);
 
 /* <<translator.h declarations for a training run>> */
-#line 351 "book/translate.nw"
 enum { TRANSLATOR_BATCH = 32 };   /* lines decoded together, unless a command says */
 
 /* Set up a translator for a training run: a model of MODEL's configuration, whose weights
@@ -63,5 +61,4 @@ void translator_open_run(Translator *translator, const Model *model, const Vocab
                          const Vocab *tgt_vocab, const TranslatorSettings *settings);
 /* Copy in the weights of MODEL, of the configuration the translator was opened with. */
 void translator_take_weights(Translator *translator, const Model *model);
-#line 71 "book/translate-commands.nw"
 #endif

@@ -1,25 +1,20 @@
-#line 211 "book/text.nw"
 /* UTF-8 decoding with every malformation refused, and encoding. Generated from the book's
    chapters by notangle: edit the book, not this file. */
 #include "utf8.h"
 #include <stdio.h>
 
 /* <<utf8.c definitions>> */
-#line 233 "book/text.nw"
 int utf8_decode(const char *text, size_t length, uint32_t *point, const char **problem)
 {
     const unsigned char *s = (const unsigned char *)text, b = s[0];
     /* <<Find the length of the sequence that starts with b, or the problem>> */
-#line 248 "book/text.nw"
     const int extra = b < 0x80 ? 0 : b >= 0xC2 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2
                     : b >= 0xF0 && b <= 0xF4 ? 3 : -1;
     *problem = extra >= 0 ? NULL
              : b < 0xC0   ? "a continuation byte without a leading byte"
              : b < 0xC2   ? "an overlong encoding"
                           : "a byte that UTF-8 never uses";
-#line 237 "book/text.nw"
     /* <<Read the continuation bytes into c>> */
-#line 260 "book/text.nw"
     uint32_t c = extra <= 0 ? b : b & (0x7Fu >> (extra + 1));
     size_t seen = 1;
     for (int k = 1; !*problem && k <= extra; k++) {
@@ -29,21 +24,17 @@ int utf8_decode(const char *text, size_t length, uint32_t *point, const char **p
         else
             c = c << 6 | (s[k] & 0x3Fu);
     }
-#line 238 "book/text.nw"
     /* <<Refuse overlong encodings, surrogates and code points beyond U+10FFFF>> */
-#line 275 "book/text.nw"
     if (!*problem && ((extra == 2 && c < 0x800) || (extra == 3 && c < 0x10000)))
         *problem = "an overlong encoding";
     else if (!*problem && c >= 0xD800 && c <= 0xDFFF)
         *problem = "a surrogate";
     else if (!*problem && c > 0x10FFFF)
         *problem = "a code point beyond U+10FFFF";
-#line 239 "book/text.nw"
     *point = c;
     return (int)seen;
 }
 
-#line 296 "book/text.nw"
 int utf8_encode(uint32_t c, char *out)
 {
     static const unsigned char lead[5] = {0, 0x00, 0xC0, 0xE0, 0xF0};
@@ -53,7 +44,6 @@ int utf8_encode(uint32_t c, char *out)
     return n;
 }
 
-#line 317 "book/text.nw"
 size_t utf8_valid_prefix(const char *text, size_t n)
 {
     size_t i = 0;
@@ -67,7 +57,6 @@ size_t utf8_valid_prefix(const char *text, size_t n)
     return n;
 }
 
-#line 345 "book/text.nw"
 const char *utf8_check(const char *text, size_t n, char *message, size_t size)
 {
     const size_t at = utf8_valid_prefix(text, n);

@@ -1,4 +1,3 @@
-#line 1295 "book/text.nw"
 /* The vocabulary: hashing, building, saving and loading. Generated from the book's chapters
    by notangle: edit the book, not this file. */
 #include "vocab.h"
@@ -9,10 +8,8 @@
 #include "utf8.h"
 
 /* <<vocab.c definitions>> */
-#line 1332 "book/text.nw"
 const char *const vocab_specials[VOCAB_SPECIALS] = {"<s>", "</s>", "<blank>", "<unk>"};
 
-#line 1343 "book/text.nw"
 static uint32_t token_hash(const char *token)
 {
     uint32_t hash = 2166136261u;
@@ -45,7 +42,6 @@ static int vocab_index(Vocab *vocab)
     return -1;
 }
 
-#line 1390 "book/text.nw"
 int vocab_lookup(const Vocab *vocab, const char *token)
 {
     const int s = vocab_slot(vocab, token);
@@ -59,7 +55,6 @@ const char *vocab_token(const Vocab *vocab, int index)
     return vocab->token[index];
 }
 
-#line 1420 "book/text.nw"
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -77,7 +72,6 @@ static int more_frequent_first(const void *a, const void *b)
     return strcmp(x->token, y->token);
 }
 
-#line 1442 "book/text.nw"
 void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequency)
 {
     ENSURE(count >= 0 && min_frequency >= 1, "count %ld, min_frequency %d", count,
@@ -90,7 +84,6 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     long n_kept = 0;
     size_t bytes = 0;
     /* <<Count the runs of equal tokens and keep the frequent ones>> */
-#line 1475 "book/text.nw"
     for (long i = 0, run; i < count; i += run) {
         for (run = 1; i + run < count && strcmp(sorted[i], sorted[i + run]) == 0; run++) {}
         vocab->types++;
@@ -101,7 +94,6 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
         kept[n_kept++] = (TokenCount){sorted[i], run};
         bytes += strlen(sorted[i]) + 1;
     }
-#line 1454 "book/text.nw"
     qsort(kept, (size_t)n_kept, sizeof *kept, more_frequent_first);
     ENSURE(n_kept <= INT32_MAX / 4, "a vocabulary of %ld tokens", n_kept);
     vocab->size = (int)n_kept + VOCAB_SPECIALS;
@@ -118,7 +110,6 @@ void vocab_build(Vocab *vocab, char *const *tokens, long count, int min_frequenc
     free(sorted), free(kept);
 }
 
-#line 1513 "book/text.nw"
 const char *vocab_save(Vocab *vocab, const char *path)
 {
     FILE *out = fopen(path, "w");
@@ -132,7 +123,6 @@ const char *vocab_save(Vocab *vocab, const char *path)
     return vocab->error;
 }
 
-#line 1531 "book/text.nw"
 const char *vocab_load(Vocab *vocab, const char *path)
 {
     memset(vocab, 0, sizeof *vocab);
@@ -156,7 +146,6 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-#line 1585 "book/text.nw"
         char complaint[TEXT_ERROR_MAX] = "";
         if (length == 0) strcpy(complaint, "an empty line");
         else if (strpbrk(reader.text, " \t\r")) strcpy(complaint, "a token with a blank in it");
@@ -168,7 +157,6 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
                      vocab_specials[vocab->size]);
         else if (vocab->size == INT32_MAX / 4) strcpy(complaint, "too many tokens");
         if (complaint[0]) problem = located(vocab->error, path, reader.number, complaint);
-#line 1554 "book/text.nw"
         if (problem) break;
         vocab->storage = xgrow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
                               1);
@@ -191,33 +179,26 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
         problem = located(vocab->error, path, repeated + 1,
                           "a token that is already listed");
     /* <<Note whether the vocabulary's tokens are subwords>> */
-#line 1663 "book/text.nw"
     for (int i = VOCAB_SPECIALS; problem == NULL && i < vocab->size; i++)
         vocab->subwords = vocab->subwords || vocab_continues_word(vocab->token[i]);
-#line 1576 "book/text.nw"
     return problem;
 }
 
-#line 1602 "book/text.nw"
 void vocab_free(Vocab *vocab)
 {
     free(vocab->token), free(vocab->storage), free(vocab->slot);
     /* <<Free the vocabulary's recaser>> */
-#line 323 "book/recase.nw"
     recaser_free(&vocab->cases);
-#line 1606 "book/text.nw"
     vocab->token = NULL, vocab->storage = NULL, vocab->slot = NULL;
     vocab->size = vocab->slots = 0;
 }
 
-#line 1676 "book/text.nw"
 bool vocab_continues_word(const char *token)
 {
     const size_t n = strlen(token);
     return n > 2 && strcmp(token + n - 2, "@@") == 0;
 }
 
-#line 1702 "book/text.nw"
 int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
 {
     const size_t length = strlen(word);
@@ -232,7 +213,6 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
         size_t end = length;
         int id = VOCAB_UNKNOWN;
         /* <<Find the longest token word[start .. end) that starts the rest of the word>> */
-#line 1730 "book/text.nw"
         for (; end > start; end--) {
             if (((unsigned char)word[end] & 0xC0) == 0x80) continue;   /* inside a character */
             memcpy(piece, word + start, end - start);
@@ -243,14 +223,12 @@ int vocab_encode(const Vocab *vocab, const char *word, int *ids, int max_ids)
             id = VOCAB_UNKNOWN;
             for (end = start + 1; ((unsigned char)word[end] & 0xC0) == 0x80; end++) {}
         }
-#line 1716 "book/text.nw"
         ids[n++] = id;
         start = end;
     }
     return n;
 }
 
-#line 1751 "book/text.nw"
 size_t vocab_join_subwords(char *text, size_t length)
 {
     size_t kept = 0;
@@ -266,7 +244,6 @@ size_t vocab_join_subwords(char *text, size_t length)
     return kept;
 }
 
-#line 1789 "book/text.nw"
 /* The index of TEXT among the symbols, added if new; the table has room for all. */
 static int symbol_number(Vocab *symbols, const char *text)
 {
@@ -279,7 +256,6 @@ static int symbol_number(Vocab *symbols, const char *text)
     return symbols->slot[s] - 1;
 }
 
-#line 1807 "book/text.nw"
 typedef struct {
     int left, right;   /* symbol numbers */
     long frequency;
@@ -325,7 +301,6 @@ static void pair_add(PairTable *table, int left, int right, long frequency)
     table->pair[table->slot[s] - 1].frequency += frequency;
 }
 
-#line 1858 "book/text.nw"
 typedef struct {
     const char *text;
     long count;      /* occurrences in the text */
@@ -340,7 +315,6 @@ static void add_pairs(PairTable *pairs, const WordType *type, long sign)
 }
 
 /* <<Merge the most frequent pair until there are size symbols>> */
-#line 1956 "book/text.nw"
 /* Merge the most frequent pair until there are size symbols: each merge adds a symbol to
    symbols, rewrites the types[0 .. n_types) that contain the pair, and updates pairs. */
 static void merge_pairs(Vocab *symbols, PairTable *pairs, WordType *types, long n_types,
@@ -378,12 +352,10 @@ static void merge_pairs(Vocab *symbols, PairTable *pairs, WordType *types, long 
     }
 }
 
-#line 1879 "book/text.nw"
 void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int size)
 {
     ENSURE(count >= 0 && size >= VOCAB_SPECIALS, "count %ld, size %d", count, size);
     /* <<Find the word types and their counts>> */
-#line 1900 "book/text.nw"
     char **sorted = xmalloc((size_t)(count > 0 ? count : 1) * sizeof *sorted);
     if (count > 0) memcpy(sorted, tokens, (size_t)count * sizeof *sorted);
     qsort(sorted, (size_t)count, sizeof *sorted, compare_strings);
@@ -395,9 +367,7 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         characters += (long)strlen(sorted[i]);
         ENSURE(strlen(sorted[i]) <= TEXT_MAX_LINE_BYTES, "a token of %zu bytes", strlen(sorted[i]));
     }
-#line 1883 "book/text.nw"
     /* <<Make a table of symbols with room for every character and every merge>> */
-#line 1917 "book/text.nw"
     Vocab symbols = {0};
     const long most_symbols = VOCAB_SPECIALS + characters + size;
     ENSURE(most_symbols < INT32_MAX / 4, "%ld symbols", most_symbols);
@@ -409,9 +379,7 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         symbols.token[k] = (char *)vocab_specials[k];
         symbols.slot[vocab_slot(&symbols, vocab_specials[k])] = ++symbols.size;
     }
-#line 1884 "book/text.nw"
     /* <<Write each type as its characters, all but the last marked>> */
-#line 1934 "book/text.nw"
     int *row_symbols = xmalloc((size_t)(characters > 0 ? characters : 1) * sizeof *row_symbols);
     long used = 0;
     for (long t = 0; t < n_types; t++) {
@@ -426,12 +394,10 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
         }
         used += types[t].length;
     }
-#line 1885 "book/text.nw"
     PairTable pairs = {0};
     for (long t = 0; t < n_types; t++) add_pairs(&pairs, &types[t], +1);
     merge_pairs(&symbols, &pairs, types, n_types, size);
     /* <<Make the vocabulary of the pieces the greedy cut makes of the text>> */
-#line 2000 "book/text.nw"
     symbols.subwords = true;
     size_t piece_capacity = 0;
     char **pieces = NULL;
@@ -445,13 +411,11 @@ void vocab_learn_subwords(Vocab *vocab, char *const *tokens, long count, int siz
     vocab_build(vocab, pieces, n_pieces, 1);
     vocab->subwords = true;
     free(pieces);
-#line 1889 "book/text.nw"
     for (int i = VOCAB_SPECIALS; i < symbols.size; i++) free(symbols.token[i]);
     free(symbols.token), free(symbols.slot), free(pairs.pair), free(pairs.slot);
     free(types), free(row_symbols), free(sorted);
 }
 
-#line 2024 "book/text.nw"
 void vocab_copy(Vocab *copy, const Vocab *vocab)
 {
     memset(copy, 0, sizeof *copy);
@@ -466,4 +430,15 @@ void vocab_copy(Vocab *copy, const Vocab *vocab)
     }
     copy->size = vocab->size, copy->types = vocab->types, copy->subwords = vocab->subwords;
     vocab_index(copy);
+}
+
+int vocab_number_sentence(int *ids, char *text, const Vocab *vocab, int max_tokens)
+{
+    int n = 0;
+    ids[n++] = VOCAB_START;
+    for (char *token = strtok(text, " "); token && n < max_tokens - 1;
+         token = strtok(NULL, " "))
+        n += vocab_encode(vocab, token, ids + n, max_tokens - 1 - n);
+    ids[n++] = VOCAB_END;
+    return n;
 }

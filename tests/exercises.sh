@@ -26,7 +26,7 @@ SCRATCH=$ROOT/build/exercises
 # name | literal in the output | the same in book/solutions.nw (if spelled differently)
 EXPECTATIONS=$(cat <<'END'
 intro-tangle|unexpected root: <<Grow the table of views if it is full>>|an unexpected root
-intro-rebuild|objects recompiled: 19|all the object files but those of
+intro-rebuild|objects recompiled: 20|all the object files but those of
 intro-rebuild|objects recompiled after a change of prose: 0|no object is rebuilt
 intro-layer|encoder layer 3152384|\archEncoderLayer
 intro-layer|decoder layer 4204032|\archDecoderLayer
@@ -152,7 +152,7 @@ patched_tree() {
   cp -a "$ROOT/Makefile" "$ROOT/book" "$ROOT/tools" "$ROOT/tangled" "$ROOT/tests" "$ROOT/data" \
         "$ROOT/figures" "$tree/"
   [ -e "$ROOT/transformer" ] && cp -a "$ROOT/transformer" "$tree/"
-  cp -a "$ROOT/build/tangle.stamp" "$ROOT"/build/*.o "$ROOT"/build/*.d "$tree/build/"
+  cp -a "$ROOT/build/tangle.stamp" "$ROOT"/build/*.o "$ROOT"/build/*.d "$ROOT/build/src" "$tree/build/"
   [ -d "$ROOT/build/tests" ] && cp -a "$ROOT/build/tests" "$tree/build/"
   [ -e "$ROOT/build/run-tests" ] && cp -a "$ROOT/build/run-tests" "$tree/build/"
   (cd "$tree" && patch -s -p1 < "$ROOT/tests/exercises/$name.patch")

@@ -642,7 +642,7 @@ START_TEST(model_file_read_by_pytorch)
     snprintf(tokenized, sizeof tokenized, "%s", tokens.text);
     const int max_len = model.config.max_len;
     int src[512], out[512], out_len;
-    const int src_len = number_sentence(src, tokens.text, &src_vocab, max_len);
+    const int src_len = vocab_number_sentence(src, tokens.text, &src_vocab, max_len);
     uint8_t keep[512];
     memset(keep, 1, sizeof keep);
     model_prepare(&model, 1, max_len, 1);

@@ -1,8 +1,6 @@
 #!/bin/sh
 # The measured numbers of the speed chapter (book/fast.nw), \bench..., from the one run of
-# make bench-figures recorded in figures/bench/ (run.txt names it; see its README) and, for
-# the hour of make multi30k in each precision, figures/multi30k/hour-fp32-log.csv and
-# figures/multi30k/ablation-subwords-budget-hour.csv with their translations.
+# make bench-figures recorded in figures/bench/ (run.txt names it; see its README).
 #
 # Per row of a table, Cfg is Copy, Small, Base or Decode and Thr One or Two:
 #   table.dat (float, C against PyTorch):  \bench<Cfg><Thr>{C,Pt,Ratio,Pct,Sgemm,CRss,PtRss}
@@ -238,34 +236,6 @@ END {
     def("benchTranslateGoal", times >= 10 && same ? "met" : "not met")
 }
 ' $dir/translate.txt
-
-# make multi30k's hour in float (figures/multi30k/hour-fp32-log.csv) and in bfloat16 (the budget-hour
-# run of figures/multi30k/), each with its test2016 translations scored by transformer bleu.
-for f in figures/multi30k/hour-fp32-log.csv:Fp figures/multi30k/ablation-subwords-budget-hour.csv:Bf; do
-awk -F , -v k="benchHour${f##*:}" "$LIB"'
-NR > 1 { epochs = $1; seconds = $6; if (best == "" || $4 < best) best = $4 }
-END {
-    def(k "Epochs", epochs); def(k "Minutes", fixed(seconds / 60, 1))
-    def(k "EpochSeconds", fixed(seconds / epochs, 0)); def(k "BestValidation", fixed(best, 3))
-}' ${f%:*}
-done
-ref=data/multi30k/test2016.en
-for f in figures/multi30k/hour-fp32.test2016.beam4.en:Fp figures/multi30k/ablation/subwords-budget-hour.beam4.en:Bf; do
-    k=benchHour${f##*:}
-    "$T" bleu "${f%:*}" $ref --lowercase | awk -v k=$k "$LIB"'/^BLEU/ { def(k "Bleu", fixed($3, 2)) }'
-    TRANSFORMER="$T" tools/bleu-cased "${f%:*}" $ref | awk -v k=$k "$LIB"'/^BLEU/ { def(k "BleuCased", fixed($3, 2)) }'
-done
-
-# The two hours' test2016 translations against each other by paired bootstrap resampling
-# (cased, transformer bleu --paired-bs with its defaults): \benchHourP. The text calls the
-# difference significant: refuse to build if it is not.
-hours=${TMPDIR:-/tmp}/hours.$$
-"$T" recase < figures/multi30k/ablation/subwords-budget-hour.beam4.en > "$hours.bf"
-"$T" recase < figures/multi30k/hour-fp32.test2016.beam4.en > "$hours.fp"
-p=$("$T" bleu --paired-bs "$hours.bf" "$hours.fp" $ref | awk '/^p = / { sub(/:$/, "", $3); print $3 }')
-rm -f "$hours.bf" "$hours.fp"
-awk -v p="$p" "$LIB"'BEGIN { def("benchHourP", p)
-  if (p == "" || p >= 0.05) { print "bench.sh: the hours in float and bfloat16 no longer differ significantly (p = " p "); the speed chapter says they do" > "/dev/stderr"; exit 1 } }'
 
 # Decoding one sentence at a time reads the weights (Section "The remaining distance"): the
 # bytes of float weights of the decoding benchmark's model (DECODE_CONFIG of bench/bench.py,

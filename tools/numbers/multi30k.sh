@@ -126,6 +126,23 @@ files=; for a in 0 0.6 1 1.5 2 2.5; do [ "$a" = "$best_alpha" ] || files="$files
             print "multi30k.sh: alpha 0 or 0.6 no longer differs significantly on val; the text says both do" > "/dev/stderr"; exit 1 }
           printf "\\newcommand{\\mtAlphaP}{%s}\n", row
           def("mtAlphaNotSignificant", near == "" ? "none" : near); def("mtAlphaSignificant", lower) }'
+# The same on test2016, as the table's last row (read, not chosen on: lowercased likewise).
+files=; for a in 0 0.6 1 1.5 2 2.5; do [ "$a" = "$best_alpha" ] || files="$files $M/alpha/test2016.alpha$a.en"; done
+"$T" bleu --paired-bs --lowercase $M/alpha/test2016.alpha$best_alpha.en $files data/multi30k/test2016.en \
+  | awk -v best="$best_alpha" -v M="$M" '
+    /^p = / { sub(/:$/, "", $3); p[file] = $3 }
+    !/^(BLEU|p =|nrefs|baseline)/ { file = $0 }
+    END { row = "$p$ against $\\alpha = " best "$ (test2016)"
+          n = split("0 0.6 1 1.5 2 2.5", a, " ")
+          for (i = 1; i <= n; i++) {
+            f = M "/alpha/test2016.alpha" a[i] ".en"
+            if (a[i] == best) { row = row " & --"; continue }
+            if (!(f in p)) { print "multi30k.sh: no p-value for " f > "/dev/stderr"; exit 1 }
+            row = row " & " p[f] }
+          # The text says that there too no penalty and 0.6 score significantly lower.
+          if (p[M "/alpha/test2016.alpha0.en"] >= 0.05 || p[M "/alpha/test2016.alpha0.6.en"] >= 0.05) {
+            print "multi30k.sh: alpha 0 or 0.6 no longer differs significantly on test2016; the text says both do" > "/dev/stderr"; exit 1 }
+          printf "\\newcommand{\\mtAlphaTestP}{%s}\n", row }'
 macro mtBleuPaperAlpha "$(bleu $M/alpha/test2016.alpha0.6.en --lowercase)"
 macro mtBleuPaperAlphaCased "$(cased $M/alpha/test2016.alpha0.6.en)"
 macro mtBleuNoPenalty "$(bleu $M/alpha/test2016.alpha0.en --lowercase)"
@@ -181,6 +198,40 @@ awk -F'|' -v casedgap="$casedgap" "$LIB"'
     if (casedgap / sd < 2) { print "multi30k.sh: the cased run is within twice the runs\047 standard deviation; the chapter Capital letters says several times" > "/dev/stderr"; exit 1 }
   }' "${TMPDIR:-/tmp}/spread.$$"
 rm -f "${TMPDIR:-/tmp}/spread.$$"
+
+# Every pair of the spread's runs by paired bootstrap (cased): \mtSpreadPairs pairs, of which
+# \mtSpreadPairsSignificant differ at the 5% level; the pair of the lowest and the highest
+# score, \mtSpreadWidePair (their names, as the table's first column), and its p-value,
+# \mtSpreadWideP. And what a number of runs of each of two recipes can resolve, turned round
+# from the sample size below: d = (1.96 + 0.84) s sqrt(2 / n), for n = 1 and n = 4.
+pairs=${TMPDIR:-/tmp}/pairs.$$
+mkdir -p "$pairs"
+i=0
+grep -v '^#' $M/spread.txt | while IFS='|' read -r name seed machine log hyp; do
+  i=$((i + 1)); hyp=$(echo $hyp); capitals $M/$hyp "$pairs/$i"
+  echo "$(echo $name)|$(cased $M/$hyp)" > "$pairs/$i.name"
+done
+for a in "$pairs"/*.name; do
+  for b in "$pairs"/*.name; do
+    x=${a%.name} y=${b%.name}
+    [ "${x##*/}" -lt "${y##*/}" ] || continue
+    p=$("$T" bleu --paired-bs "$x" "$y" data/multi30k/test2016.en | awk '/^p = / { sub(/:$/, "", $3); print $3 }')
+    echo "$(cat "$a")|$(cat "$b")|$p"
+  done
+done | awk -F'|' "$LIB"'
+  { n++; if ($5 < 0.05) significant++
+    d = $2 - $4; if (d < 0) d = -d
+    if (n == 1 || d > wide) { wide = d; low = $2 < $4 ? $1 : $3; high = $2 < $4 ? $3 : $1; p = $5 } }
+  END { def("mtSpreadPairs", n); def("mtSpreadPairsSignificant", significant + 0)
+        def("mtSpreadWidePair", low " and " high); def("mtSpreadWideP", p)
+        def("mtSpreadWideGap", fixed(wide, 2)) }'
+rm -rf "$pairs"
+grep -v '^#' $M/spread.txt | while IFS='|' read -r name seed machine log hyp; do
+  hyp=$(echo $hyp); cased $M/$hyp
+done | awk "$LIB"'{ n++; sum += $1; squares += $1 * $1 }
+  END { sd = sqrt((squares - sum * sum / n) / (n - 1))
+        def("mtSpreadResolvableOne", fixed((1.96 + 0.84) * sd * sqrt(2), 1))
+        def("mtSpreadResolvableFour", fixed((1.96 + 0.84) * sd * sqrt(2 / 4), 1)) }'
 
 # Getting to 41's table (ablation.txt: label | machine | trainer | log | loss unit | beam 4
 # translations | alpha | greedy translations), "-" where a run kept no such file. The trainer
@@ -323,7 +374,8 @@ macro mtSnowTranslation "$(echo "Ein Hund rennt durch den Schnee." | "$T" transl
 # \sigSeed... .
 sig=${TMPDIR:-/tmp}/sig.$$
 mkdir -p "$sig"
-for f in test2016.beam4.en ablation/rate2.beam4.en spread/seed2/test2016.beam4.en; do
+for f in test2016.beam4.en ablation/rate2.beam4.en spread/seed2/test2016.beam4.en \
+         test2016.greedy.en alpha/test2016.alpha0.6.en; do
   "$T" recase < $M/$f > "$sig/$(echo $f | tr / _)"
 done
 # paired NAME... -- FILE...: the baseline's interval as \NAME1..., then each system's.
@@ -343,4 +395,14 @@ paired() {
 paired sigShipped sigGreedy -- $M/shipped.test2016.beam4.en $M/shipped.test2016.greedy.en
 paired sigBook sigFloat sigMachine sigSeed -- "$sig/test2016.beam4.en" \
   $M/shipped.test2016.beam4.en "$sig/ablation_rate2.beam4.en" "$sig/spread_seed2_test2016.beam4.en"
+# The Results section's table: each row against the beam with alpha = 2 (its bold row), cased:
+# \mtTabGreedyP, \mtTabPaperAlphaP, \mtTabShippedP (the rows' scores are the \mtBleu... above).
+paired mtTabBeam mtTabGreedy mtTabPaperAlpha mtTabShipped -- "$sig/test2016.beam4.en" \
+  "$sig/test2016.greedy.en" "$sig/alpha_test2016.alpha0.6.en" $M/shipped.test2016.beam4.en \
+  | tee "$sig/tab"
+# The Results section says the beam and alpha = 2 are significantly better, and the rounding's
+# change is not significant: refuse to build otherwise.
+awk '/mtTab(Greedy|PaperAlpha)P/ { v = $0; sub(/.*\}\{/, "", v); sub(/\\xspace.*/, "", v); if (v + 0 >= 0.05) bad = 1 }
+     /mtTabShippedP/ { v = $0; sub(/.*\}\{/, "", v); sub(/\\xspace.*/, "", v); if (v + 0 < 0.05) bad = 1 }
+     END { if (bad) { print "multi30k.sh: the Results table no longer reads as its text says (significance)" > "/dev/stderr"; exit 1 } }' "$sig/tab"
 rm -rf "$sig"
