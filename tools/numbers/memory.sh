@@ -1,6 +1,6 @@
 #!/bin/sh
 # What attention keeps in memory (the attention chapter, "What attention costs in memory"):
-# the weights of every head of every attention, h n^2 floats a sentence at length n, kept for
+# the attention probabilities of every head of every attention, h n^2 floats a sentence at length n, the least kept for
 # the backward pass, against one activation of n x d_model. \memTr...: the shipped
 # translator (its heads, layers, width and max_len read from the model file); \memBase...:
 # the paper's base model (h = 8, N = 6, d_model = 512) on sequences of 512 tokens.
