@@ -241,7 +241,8 @@ $(FIGDIR)/attention-heads.tex: figures/attention-heads.gp figures/style.gp \
 # MODEL is of each piece of the validation set against how often it is right.
 $(FIGDIR)/calibration.dat: transformer $(MODEL) data/multi30k/val.de data/multi30k/val.en
 	./transformer calibration --model $(MODEL) $(FIGURE_ARGS) | cpif $@
-$(FIGDIR)/calibration.tex: figures/calibration.gp $(FIGDIR)/calibration.dat figures/style.gp
+$(FIGDIR)/calibration.tex: figures/calibration.gp $(FIGDIR)/calibration.dat figures/style.gp \
+                          figures/multi30k/no-smoothing/calibration.dat
 # Each script reads its data from, and writes its drawing into, the directory `dir`; the
 # recorded figures read `source` when `make figure` gives them DATA.
 $(FIGDIR)/%.tex: figures/%.gp
