@@ -41,7 +41,8 @@ READING := book/part-transformer.nw book/intro.nw book/embeddings.nw book/attent
 $(if $(filter-out $(READING),$(CHAPTERS)),$(error chapters missing from READING: $(filter-out $(READING),$(CHAPTERS))))
 
 # Every root chunk that is a file. `noroots` must list exactly these (see tangle).
-TANGLED := tangled/tensor.h tangled/tensor.c tangled/layers.h tangled/layers.c \
+TANGLED := tangled/tensor.h tangled/tensor.c tangled/batch.h tangled/batch.c \
+           tangled/layers.h tangled/layers.c \
            tangled/model.h tangled/model.c \
            tangled/safetensors.h tangled/safetensors.c tangled/gradcheck.h tangled/gradcheck.c \
            tangled/train.h tangled/train.c \

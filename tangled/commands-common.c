@@ -4,10 +4,24 @@
 #include "commands.h"
 
 /* <<commands-common.c functions>> */
+void choose_schedule(StepSettings *settings)
+{
+    settings->schedule = settings->rate > 0 ? SCHEDULE_CONSTANT : SCHEDULE_WARMUP;
+}
+
 void check_model_size(const char *command, const Config *config)
 {
     if (config->d_model % config->heads || config->d_model % 2)
         usage_error(command, "--d-model must be even and a multiple of --heads");
+}
+
+void step_recipe(Recipe *recipe, const StepSettings *settings, const RunSettings *run)
+{
+    recipe_add(recipe, "recipe.factor", "%.17g", settings->factor);
+    recipe_add(recipe, "recipe.warmup", "%ld", settings->warmup);
+    recipe_add(recipe, "recipe.smoothing", "%.9g", settings->smoothing);
+    recipe_add(recipe, "recipe.accumulate", "%d", run->accumulate > 1 ? run->accumulate : 1);
+    recipe_add(recipe, "recipe.rate", "%.17g", settings->rate);
 }
 
 int default_precision(void)

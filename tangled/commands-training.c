@@ -84,17 +84,10 @@ static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
          "S seed of the weights, the data and dropout"},
         {"log", OPTION_TEXT, &flags->run.log_path, 0, 0, NULL,
          "FILE.csv write a row per epoch: losses, rate, time"},
-        {"factor", OPTION_REAL, &flags->settings.factor, 1e-6, 1e30, NULL,
-         "F factor of the learning-rate schedule"},
-        {"accumulate", OPTION_INT, &flags->run.accumulate, 1, 4096, NULL,
-         "K parts of a batch, one update: accumulation"},
+        STEP_OPTIONS(flags->settings, flags->run),
         /* <<The copy command's experiment options>> */
         {"norm", OPTION_CHOICE, &flags->norm, 0, 0, "pre|post",
          "the layer norms before (pre) or after (post) each sublayer"},
-        {"warmup", OPTION_LONG, &flags->settings.warmup, 0, 10000000, NULL,
-         "N warm-up steps of the learning-rate schedule (0: none)"},
-        {"rate", OPTION_REAL, &flags->settings.constant_rate, 1e-9, 10.0, NULL,
-         "R a constant learning rate R instead of the schedule"},
         {"no-scale", OPTION_SWITCH, &flags->config.unscaled_attention, 0, 0, NULL,
          "attention scores without the 1/sqrt(d_k)"},
         {"no-embed-scale", OPTION_SWITCH, &flags->config.unscaled_embedding, 0, 0, NULL,
@@ -111,6 +104,7 @@ static void read_copy_flags(CopyFlags *flags, int argc, char **argv)
                                       argv), argc, argv);
     check_model_size("copy", &flags->config);
     flags->config.norm = flags->norm == 1 ? NORM_POST : NORM_PRE;
+    choose_schedule(&flags->settings);
     set_precision("copy", flags->precision);
 }
 
@@ -168,12 +162,7 @@ int run_copy(int argc, char **argv)
     recipe_add(recipe, "recipe.batch_size", "%d", flags.batch_size);
     recipe_add(recipe, "recipe.batches", "%d", flags.batches);
     recipe_add(recipe, "recipe.len", "%d", flags.len);
-    recipe_add(recipe, "recipe.factor", "%.17g", flags.settings.factor);
-    recipe_add(recipe, "recipe.warmup", "%ld", flags.settings.warmup);
-    recipe_add(recipe, "recipe.smoothing", "%.9g", flags.settings.smoothing);
-    recipe_add(recipe, "recipe.accumulate", "%d",
-               flags.run.accumulate > 1 ? flags.run.accumulate : 1);
-    recipe_add(recipe, "recipe.rate", "%.17g", flags.settings.constant_rate);
+    step_recipe(recipe, &flags.settings, &flags.run);
     if (flags.resume_path) {
         if (trainer_resume(&trainer, flags.resume_path, recipe)) die("%s", trainer.message);
         if (!flags.run.checkpoint_path) flags.run.checkpoint_path = flags.resume_path;
@@ -284,9 +273,7 @@ static ValidationLoss translation_validate(void *task, Trainer *trainer)
     for (int b = 0; b < t->validation_plan->count; b++) {
         batch_fill_span(batch, t->validation, t->validation_plan, &t->validation_plan->spans[b],
                         VOCAB_BLANK);
-        int tokens = 0;
-        for (int i = 0; i < batch->batch * batch->tgt_len; i++)
-            tokens += batch->tgt_y[i] != VOCAB_BLANK;
+        const int tokens = batch_target_tokens(batch, VOCAB_BLANK);
         const double loss = evaluate_batch(&trainer->model, batch, &trainer->settings,
                                            trainer->d_logprobs);
         validation_sum += loss * tokens, validation_tokens += tokens, batch_means += loss;
@@ -354,10 +341,7 @@ static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
     recipe_add(recipe, "recipe.data", "%s", flags->data_dir);
     recipe_add(recipe, "recipe.token_budget", "%d", flags->token_budget);
     recipe_add(recipe, "recipe.subset", "%d", flags->subset);
-    recipe_add(recipe, "recipe.factor", "%.17g", flags->settings.factor);
-    recipe_add(recipe, "recipe.warmup", "%ld", flags->settings.warmup);
-    recipe_add(recipe, "recipe.smoothing", "%.9g", flags->settings.smoothing);
-    recipe_add(recipe, "recipe.accumulate", "%d", flags->run.accumulate);
+    step_recipe(recipe, &flags->settings, &flags->run);
     if (flags->settings.cooldown > 0)   /* its steps/the step it ends at */
         recipe_add(recipe, "recipe.cooldown", "%ld/%ld", flags->settings.cooldown,
                    flags->settings.cooldown_end);
@@ -365,7 +349,6 @@ static void translation_recipe(Recipe *recipe, const TrainFlags *flags)
         recipe_add(recipe, "recipe.cooldown", "0");
     recipe_add(recipe, "recipe.subwords", "%d", flags->subwords);
     recipe_add(recipe, "recipe.seed", "%d", flags->seed);
-    recipe_add(recipe, "recipe.rate", "%.17g", flags->settings.constant_rate);
 }
 
 /* Read the train command's flags. */
@@ -393,15 +376,8 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
          "N stop after N minutes, a cool-down ending in time (default: no limit)"},
         {"subset", OPTION_INT, &flags->subset, 1, 100000000, NULL,
          "N use the first N pairs of each file (default: all)"},
-        {"warmup", OPTION_LONG, &settings->warmup, 1, 10000000, NULL,
-         "N warm-up steps of the schedule"},
-        {"rate", OPTION_REAL, &settings->constant_rate, 1e-9, 10.0, NULL,
-         "R a constant learning rate R instead of the schedule"},
         {"norm", OPTION_CHOICE, &flags->norm, 0, 0, "pre|post",
          "the layer norms before (pre, the default) or after (post) each sublayer"},
-        {"factor", OPTION_REAL, &settings->factor, 1e-6, 1e30, NULL,
-         "F factor of the learning-rate schedule"},
-        {"smoothing", OPTION_FLOAT, &settings->smoothing, 0.0, 0.99, NULL, "E label smoothing"},
         {"dropout", OPTION_FLOAT, &config->dropout, 0.0, 0.99, NULL, "P dropout rate"},
         {"tie", OPTION_SWITCH, &config->tie_generator, 0, 0, NULL,
          "the generator shares the target embedding's weights"},
@@ -409,8 +385,6 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
          "one vocabulary, one table: both embeddings and the generator"},
         {"subwords", OPTION_INT, &flags->subwords, 0, 1000000, NULL,
          "N one vocabulary of N pieces of words (byte-pair encoding), if not 0"},
-        {"accumulate", OPTION_INT, &flags->run.accumulate, 1, 4096, NULL,
-         "K parts of a batch, one update: accumulation"},
         {"patience", OPTION_INT, &flags->run.patience, 0, 100000, NULL,
          "N stop after N epochs without a better validation loss, if not 0"},
         {"keep-epochs", OPTION_INT, &flags->keep_epochs, 0, 100000, NULL,
@@ -421,6 +395,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
          "S seed of the weights, the order of the batches and dropout"},
         {"validate-bleu", OPTION_SWITCH, &flags->validate_bleu, 0, 0, NULL,
          "also translate the validation set greedily each epoch: its BLEU in the log"},
+        STEP_OPTIONS(*settings, flags->run),
         PRECISION_OPTION(flags->precision),
         MODEL_SIZE_OPTIONS(*config),
         CHECKPOINT_OPTIONS(flags->run, flags->resume_path),
@@ -429,6 +404,7 @@ static void read_train_flags(TrainFlags *flags, int argc, char **argv)
                                        argc, argv), argc, argv);
     config->tie_generator = config->tie_generator || config->tie_source;
     config->norm = flags->norm == 1 ? NORM_POST : NORM_PRE;
+    choose_schedule(settings);
     if (flags->cooldown_epochs > flags->run.epochs)
         usage_error("train", "--cooldown cannot exceed --epochs");
     check_model_size("train", config);

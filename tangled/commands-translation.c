@@ -11,6 +11,7 @@
 #include "data.h"
 #include "modelfile.h"
 #include "translator.h"
+#include "train.h"
 
 /* <<commands-translation.c functions>> */
 /* The translator that ships with the book: SHIPPED_MODEL in the current directory, else
@@ -267,9 +268,7 @@ int run_calibration(int argc, char **argv)
     batch_init(&batch, most.pairs, most.src_len, most.tgt_len - 1);
     for (int b = 0; b < plan.count; b++) {
         batch_fill_span(&batch, &pairs, &plan, &plan.spans[b], VOCAB_BLANK);
-        const float *logprobs = model_forward(&model, batch.src, batch.tgt, batch.src_keep,
-                                              batch.tgt_keep, batch.batch, batch.src_len,
-                                              batch.tgt_len, NULL);
+        const float *logprobs = model_forward(&model, &batch, NULL);
         calibration_add(&table, logprobs, batch.tgt_y, batch.batch * batch.tgt_len,
                         model.config.tgt_vocab, VOCAB_BLANK);
     }
@@ -351,8 +350,7 @@ int run_attention(int argc, char **argv)
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
     Model *model = &translator.model;
     model_prepare(model, 1, c->max_len, c->max_len);
-    model_forward(model, pair.src, pair.tgt, pair.src_keep, pair.tgt_keep, 1, src_len, tgt_len,
-                  NULL);
+    model_forward(model, &pair, NULL);
     const bool encoder = strcmp(kind, "encoder") == 0, cross = strcmp(kind, "cross") == 0;
     const AttentionActs *acts = encoder ? &model->encoder_acts[layer].self_attn
                                 : cross ? &model->decoder_acts[layer].src_attn

@@ -5,7 +5,7 @@
 #define COMMANDS_H
 #include <stdio.h>
 #include "cli.h"
-#include "model.h"
+#include "trainer.h"
 
 /* <<commands.h declarations>> */
 int run_figure_data(int argc, char **argv);
@@ -38,6 +38,23 @@ int run_benchmark(int argc, char **argv);
 
 void check_model_size(const char *command, const Config *config);
 
+/* The options --factor, --warmup, --rate and --smoothing of the StepSettings settings and
+   --accumulate of the RunSettings run, for a table. */
+#define STEP_OPTIONS(settings, run)                                                    \
+    {"factor", OPTION_REAL, &(settings).factor, 1e-6, 1e30, NULL,                       \
+     "F factor of the learning-rate schedule"},                                         \
+    {"warmup", OPTION_LONG, &(settings).warmup, 0, 10000000, NULL,                      \
+     "N warm-up steps of the schedule (0: none)"},                                      \
+    {"rate", OPTION_REAL, &(settings).rate, 1e-9, 10.0, NULL,                           \
+     "R a constant learning rate R instead of the schedule"},                           \
+    {"smoothing", OPTION_FLOAT, &(settings).smoothing, 0.0, 0.99, NULL,                 \
+     "E label smoothing"},                                                              \
+    {"accumulate", OPTION_INT, &(run).accumulate, 1, 4096, NULL,                        \
+     "K parts of a batch, one update: accumulation"}
+
+/* After the options are read: the constant schedule if --rate gave a rate. */
+void choose_schedule(StepSettings *settings);
+
 /* The options --checkpoint, --resume, --checkpoint-every and --stop-after for a table:
    into the RunSettings run, and the char * resume_path. */
 #define CHECKPOINT_OPTIONS(run, resume_path)                                     \
@@ -49,6 +66,9 @@ void check_model_size(const char *command, const Config *config);
      "N also save every N steps, if not 0"},                                     \
     {"stop-after", OPTION_LONG, &(run).stop_after, 1, 1e9, NULL,                 \
      "STEP save and stop after step STEP (default: never)"}
+
+/* Add the recipe rows of the step settings and the parts of a batch of run. */
+void step_recipe(Recipe *recipe, const StepSettings *settings, const RunSettings *run);
 
 /* The option --precision fp32|bf16 for a table; choice: an int, the Precision. */
 #define PRECISION_OPTION(choice) \

@@ -78,12 +78,6 @@ void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
     target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
 }
 
-SourceBatch source_batch(const int *tokens, uint8_t *keep, int batch, int len, int pad)
-{
-    padding_mask(keep, tokens, batch, len, pad);
-    return (SourceBatch){tokens, keep, batch, len};
-}
-
 void batch_order(int *order, int count, uint64_t seed, int epoch)
 {
     Rng rng;

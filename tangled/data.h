@@ -2,10 +2,9 @@
    book's chapters by notangle: edit the book, not this file. */
 #ifndef DATA_H
 #define DATA_H
+#include "batch.h"
 #include "safetensors.h"
-#include "decode.h"
 #include "vocab.h"
-#include "train.h"
 
 /* <<data.h declarations>> */
 typedef struct {
@@ -53,10 +52,6 @@ void batch_plan_free(BatchPlan *plan);
 /* Fill batch (allocated for at least span's sizes) with the pairs of span, padded with pad. */
 void batch_fill_span(Batch *batch, const Corpus *corpus, const BatchPlan *plan,
                      const BatchSpan *span, int pad);
-
-/* tokens: [batch][len], padded with pad, as sources to decode: keep ([batch][len]) is
-   filled with their padding mask. */
-SourceBatch source_batch(const int *tokens, uint8_t *keep, int batch, int len, int pad);
 
 /* order[i] = the i-th batch to visit in epoch epoch (from 1): a permutation of 0..count-1. */
 void batch_order(int *order, int count, uint64_t seed, int epoch);

@@ -9,17 +9,19 @@ void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_ke
                    int batch, int src_len, int len, int start)
 {
     const int vocab = model->config.tgt_vocab;
-    int *ys = xmalloc((size_t)batch * len * sizeof *ys);
-    uint8_t *keep = xmalloc((size_t)batch * len * len);
+    Batch prefix;   /* the sources and the outputs so far; tgt_y is not used */
+    batch_init(&prefix, batch, src_len, len);
+    memcpy(prefix.src, src, (size_t)batch * src_len * sizeof *src);
+    memcpy(prefix.src_keep, src_keep, (size_t)batch * src_len);
     for (int b = 0; b < batch; b++) out[(size_t)b * len] = start;
     for (int i = 1; i < len; i++) {
+        prefix.tgt_len = i;
         for (int b = 0; b < batch; b++)
-            memcpy(ys + (size_t)b * i, out + (size_t)b * len, (size_t)i * sizeof *ys);
-        subsequent_mask(keep, i);
+            memcpy(prefix.tgt + (size_t)b * i, out + (size_t)b * len, (size_t)i * sizeof *out);
+        subsequent_mask(prefix.tgt_keep, i);
         for (int b = 1; b < batch; b++)
-            memcpy(keep + (size_t)b * i * i, keep, (size_t)i * i);
-        const float *logprobs = model_forward(model, src, ys, src_keep, keep, batch, src_len,
-                                              i, NULL);
+            memcpy(prefix.tgt_keep + (size_t)b * i * i, prefix.tgt_keep, (size_t)i * i);
+        const float *logprobs = model_forward(model, &prefix, NULL);
         for (int b = 0; b < batch; b++) {
             const float *last = logprobs + ((size_t)b * i + i - 1) * vocab;
             int best = 0;
@@ -27,8 +29,7 @@ void greedy_decode(Model *model, int *out, const int *src, const uint8_t *src_ke
             out[(size_t)b * len + i] = best;
         }
     }
-    free(ys);
-    free(keep);
+    batch_free(&prefix);
 }
 
 static float *carve(float **next, size_t floats)
@@ -108,7 +109,8 @@ void decoder_cache_start(Model *model, KVCache *cache, const int *src,
     for (int b = 0; b < batch; b++) cache->rows[b] = b;
     memcpy(cache->src_keep, src_keep, (size_t)batch * src_len);
     /* <<Run the encoder once>> */
-    const float *memory = model_encode(model, src, src_keep, batch, src_len);   /* [B][S][d] */
+    const SourceBatch source = {src, src_keep, batch, src_len};
+    const float *memory = model_encode(model, &source);   /* [B][S][d] */
     for (int l = 0; l < c->layers; l++) {
         /* <<Project the memory's keys and values for layer l>> */
         const AttentionViews *src_attn = &model->decoder[l].src_attn;

@@ -84,12 +84,6 @@ DecodeSettings decode_settings(int start, int end, int pad, int max_len);
    [src_len] (NULL: max_len - 1). */
 int decode_limit(const DecodeSettings *settings, const uint8_t *keep, int src_len);
 
-typedef struct {
-    const int *tokens;       /* [batch][len] */
-    const uint8_t *keep;     /* [batch][len]: 1 for a token, 0 for padding */
-    int batch, len;
-} SourceBatch;
-
 /* out[b] = source b's greedy decoding: the start symbol, then the most probable token after
    each prefix, until the end symbol (included) or the limits of settings; the rest of the
    row is the padding index. out: [batch][settings->max_len], lengths: [batch] (tokens

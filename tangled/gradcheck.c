@@ -282,15 +282,16 @@ static const float *model_problem_forward(ModelProblem *m)
 {
     Rng rng;
     rng_seed(&rng, 31337, 2);
-    return model_forward(m->model, m->src, m->tgt, m->src_keep, m->tgt_keep, m->batch,
-                         m->src_len, m->tgt_len, m->dropout ? &rng : NULL);
+    const Dropout dropout = {&rng, 0, 0};
+    return model_forward(m->model, m->batch, m->dropout ? &dropout : NULL);
 }
 
 double model_problem_loss(void *context)
 {
     ModelProblem *m = context;
     const float *logprobs = model_problem_forward(m);
-    return nll_loss(m->d_logprobs, logprobs, m->tgt_y, m->batch * m->tgt_len,
+    const Batch *b = m->batch;
+    return nll_loss(m->d_logprobs, logprobs, b->tgt_y, b->batch * b->tgt_len,
                     m->model->config.tgt_vocab, m->pad);
 }
 
@@ -298,7 +299,7 @@ void model_problem_gradient(void *context)
 {
     ModelProblem *m = context;
     model_problem_loss(m);
-    model_backward(m->model, m->d_logprobs, m->src, m->tgt);
+    model_backward(m->model, m->d_logprobs, m->batch);
 }
 
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,
@@ -317,16 +318,16 @@ double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, 
     for (size_t i = 0; i < model.parameters.total; i++)   /* disturb norms and biases too */
         model.parameters.data[i] += 0.1f * rng_uniform_between(&rng, -1, 1);
     enum { B = 2, S = 5, T = 4 };
-    const int src[B * S] = {3, 4, 5, 6, 2, 5, 6, 2, 0, 0};
-    const int tgt[B * T] = {1, 3, 4, 5, 1, 7, 0, 0};
-    const int tgt_y[B * T] = {3, 4, 5, 2, 7, 2, 0, 0};
+    int src[B * S] = {3, 4, 5, 6, 2, 5, 6, 2, 0, 0};
+    int tgt[B * T] = {1, 3, 4, 5, 1, 7, 0, 0};
+    int tgt_y[B * T] = {3, 4, 5, 2, 7, 2, 0, 0};
     uint8_t src_keep[B * S], tgt_keep[B * T * T];
     padding_mask(src_keep, src, B, S, 0);
     target_mask(tgt_keep, tgt, B, T, 0);
+    const Batch batch = {B, S, T, src, tgt, tgt_y, src_keep, tgt_keep};
     model_prepare(&model, B, S, T);
     float *d_logprobs = xmalloc((size_t)B * T * config.tgt_vocab * sizeof *d_logprobs);
-    ModelProblem m = {&model, src, tgt, tgt_y, src_keep, tgt_keep, B, S, T, 0, true,
-                      d_logprobs};
+    ModelProblem m = {&model, &batch, 0, true, d_logprobs};
     GradcheckProblem problem = {&model.parameters, &model.gradients, model_problem_loss,
                                 model_problem_gradient, &m};
     double worst = gradcheck(&problem, samples, h, &rng, out);

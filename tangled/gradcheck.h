@@ -30,9 +30,8 @@ extern const char *const gradcheck_layer_names[];
 
 typedef struct {
     Model *model;
-    const int *src, *tgt, *tgt_y;          /* [B][T_src], [B][T_tgt], [B][T_tgt] */
-    const uint8_t *src_keep, *tgt_keep;
-    int batch, src_len, tgt_len, pad;
+    const Batch *batch;                    /* the sources, targets and masks */
+    int pad;
     bool dropout;                          /* draw (the same) dropout patterns each time */
     float *d_logprobs;                     /* scratch [B][T_tgt][tgt_vocab] */
 } ModelProblem;

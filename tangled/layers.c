@@ -7,31 +7,6 @@
 #include <immintrin.h>
 
 /* <<layers.c definitions>> */
-void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
-{
-    ENSURE(batch >= 0 && len >= 0, "padding mask of %d x %d", batch, len);
-    for (size_t bj = 0; bj < (size_t)batch * len; bj++)
-        keep[bj] = tokens[bj] != pad;
-}
-
-void subsequent_mask(uint8_t *keep, int len)
-{
-    ENSURE(len >= 0, "subsequent mask of length %d", len);
-    for (int i = 0; i < len; i++)
-        for (int j = 0; j < len; j++)
-            keep[(size_t)i * len + j] = j <= i;
-}
-
-void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad)
-{
-    ENSURE(batch >= 0 && len >= 0, "target mask of %d x %d", batch, len);
-    for (int b = 0; b < batch; b++)
-        for (int i = 0; i < len; i++)
-            for (int j = 0; j < len; j++)
-                keep[((size_t)b * len + i) * len + j] =
-                    tokens[(size_t)b * len + j] != pad && j <= i;
-}
-
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
                  int rows, int cols)
 {

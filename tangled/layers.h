@@ -8,17 +8,6 @@
 #include "tensor.h"
 
 /* <<layers.h declarations>> */
-/* keep[b][j] = 1 if tokens[b][j] is not the padding token; keep, tokens: [batch][len]. */
-void padding_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-
-/* keep[i][j] = 1 if j <= i: position i may attend to itself and earlier positions;
-   keep: [len][len]. */
-void subsequent_mask(uint8_t *keep, int len);
-
-/* keep[b][i][j] = 1 if tokens[b][j] is not padding and j <= i;
-   keep: [batch][len][len], tokens: [batch][len]. */
-void target_mask(uint8_t *keep, const int *tokens, int batch, int len, int pad);
-
 /* The score of a masked position: its softmax weight is exactly 0. */
 #define MASKED_SCORE (-INFINITY)
 

@@ -403,12 +403,13 @@ float *model_activation(const Model *model, ActivationView view)
 }
 
 /* <<Sublayer helpers>> */
-static void draw_dropout(Model *model, float *keep, size_t size, Rng *rng)
+static void draw_dropout(Model *model, float *keep, size_t size, const Dropout *dropout)
 {
     const size_t per_row = size / (size_t)model->batch;
-    rng_advance(rng, per_row * (size_t)model->dropout_rows_before);
-    layer_kernels[compute.kernel_set].dropout_mask(keep, size, model->config.dropout, rng);
-    rng_advance(rng, per_row * (size_t)model->dropout_rows_after);
+    rng_advance(dropout->rng, per_row * (size_t)dropout->rows_before);
+    layer_kernels[compute.kernel_set].dropout_mask(keep, size, model->config.dropout,
+                                                   dropout->rng);
+    rng_advance(dropout->rng, per_row * (size_t)dropout->rows_after);
 }
 
 static LayerNormSaved layernorm_saved(const Model *model, ActivationView mean,
@@ -457,12 +458,12 @@ static const float *sublayer_input(Model *model, const SublayerActs *acts, NormV
 }
 
 static const float *sublayer_output(Model *model, const SublayerActs *acts, NormViews norm,
-                                    const float *x, int rows, Rng *rng)
+                                    const float *x, int rows, const Dropout *dropout)
 {
     float *keep = NULL;
-    if (rng) {
+    if (dropout) {
         keep = model_activation(model, acts->keep);
-        draw_dropout(model, keep, (size_t)rows * model->config.d_model, rng);
+        draw_dropout(model, keep, (size_t)rows * model->config.d_model, dropout);
     }
     const LayerNormSaved saved = layernorm_saved(model, acts->mean, acts->rstd);
     float *stream = model_activation(model, acts->stream);
@@ -472,11 +473,11 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
 }
 
 static const float *maybe_dropout(Model *model, ActivationView view, size_t size,
-                                  Rng *rng)
+                                  const Dropout *dropout)
 {
-    if (rng == NULL) return NULL;
+    if (dropout == NULL) return NULL;
     float *keep = model_activation(model, view);
-    draw_dropout(model, keep, size, rng);
+    draw_dropout(model, keep, size, dropout);
     return keep;
 }
 
@@ -493,36 +494,36 @@ static AttentionSaved attention_saved(const Model *model, const AttentionActs *a
 static void attention_sublayer(Model *model, const AttentionActs *acts,
                                const AttentionViews *views, float *out,
                                const float *query_in, const float *memory_in,
-                               const Mask *mask, const AttentionShape *shape, Rng *rng)
+                               const Mask *mask, const AttentionShape *shape, const Dropout *dropout)
 {
     const AttentionWeights w = attention_weights(&model->parameters, views);
     const size_t weights = (size_t)shape->batch * shape->heads * shape->len_q * shape->len_k;
-    const float *probs_keep = maybe_dropout(model, acts->probs_keep, weights, rng);
+    const float *probs_keep = maybe_dropout(model, acts->probs_keep, weights, dropout);
     const AttentionSaved saved = attention_saved(model, acts, probs_keep);
     attention_forward(out, &w, &saved, query_in, memory_in, mask, shape);
 }
 
 static void feed_forward_sublayer(Model *model, ActivationView hidden,
                                   ActivationView hidden_keep, const FeedForwardViews *views,
-                                  float *out, const float *in, int rows, Rng *rng)
+                                  float *out, const float *in, int rows, const Dropout *dropout)
 {
     const Config *c = &model->config;
     const FeedForwardWeights w = feed_forward_weights(&model->parameters, views);
-    const float *keep = maybe_dropout(model, hidden_keep, (size_t)rows * c->d_ff, rng);
+    const float *keep = maybe_dropout(model, hidden_keep, (size_t)rows * c->d_ff, dropout);
     const FeedForwardSaved saved = {model_activation(model, hidden), keep};
     feed_forward_forward(out, &w, &saved, in, rows, c->d_model, c->d_ff);
 }
 
 static const float *embed(Model *model, ParameterView table, ActivationView output,
                           ActivationView keep_view, const int *tokens, int vocab, int batch,
-                          int len, Rng *rng)
+                          int len, const Dropout *dropout)
 {
     const int d = model->config.d_model;
     float *x = model_activation(model, output);
     embedding_forward(x, tokens, model_parameter(model, table), batch * len, d, vocab,
                       embedding_scale(&model->config));
     positional_encoding_forward(x, model->positional, batch, len, d);
-    const float *keep = maybe_dropout(model, keep_view, (size_t)batch * len * d, rng);
+    const float *keep = maybe_dropout(model, keep_view, (size_t)batch * len * d, dropout);
     if (keep) dropout_apply(x, keep, (size_t)batch * len * d);
     return x;
 }
@@ -656,65 +657,66 @@ static void embed_backward(Model *model, ParameterView table, ActivationView kee
 }
 
 /* <<The encoder>> */
-static const float *encode(Model *model, const int *src, const uint8_t *src_keep,
-                           int batch, int src_len, Rng *rng)
+static const float *encode(Model *model, const SourceBatch *source, const Dropout *dropout)
 {
     const Config *c = &model->config;
-    const int rows = batch * src_len;
-    const Mask mask = {src_keep, (size_t)src_len, 0};
+    const int batch = source->batch, src_len = source->len, rows = batch * src_len;
+    const Mask mask = {source->keep, (size_t)src_len, 0};
     const AttentionShape shape = {batch, src_len, src_len, c->d_model, c->heads,
                                   c->unscaled_attention};
     const float *x = embed(model, model->src_embedding, model->src_input,
-                           model->src_input_keep, src, c->src_vocab, batch, src_len, rng);
+                           model->src_input_keep, source->tokens, c->src_vocab, batch,
+                           src_len, dropout);
     for (int l = 0; l < c->layers; l++) {
         const EncoderLayerViews *views = &model->encoder[l];
         const EncoderActs *acts = &model->encoder_acts[l];
         const float *in = sublayer_input(model, &acts->sub[0], views->norm[0], x, rows);
         attention_sublayer(model, &acts->self_attn, &views->self_attn,
                            model_activation(model, acts->sub[0].output), in, in, &mask,
-                           &shape, rng);
-        x = sublayer_output(model, &acts->sub[0], views->norm[0], x, rows, rng);
+                           &shape, dropout);
+        x = sublayer_output(model, &acts->sub[0], views->norm[0], x, rows, dropout);
         in = sublayer_input(model, &acts->sub[1], views->norm[1], x, rows);
         feed_forward_sublayer(model, acts->hidden, acts->hidden_keep, &views->feed_forward,
-                              model_activation(model, acts->sub[1].output), in, rows, rng);
-        x = sublayer_output(model, &acts->sub[1], views->norm[1], x, rows, rng);
+                              model_activation(model, acts->sub[1].output), in, rows, dropout);
+        x = sublayer_output(model, &acts->sub[1], views->norm[1], x, rows, dropout);
     }
     return final_norm(model, model->encoder_norm, model->memory, model->memory_mean,
                       model->memory_rstd, x, rows);
 }
 
 /* <<The decoder>> */
-static const float *decode(Model *model, const float *memory, const int *tgt,
-                           const uint8_t *src_keep, const uint8_t *tgt_keep, int batch,
-                           int src_len, int tgt_len, Rng *rng)
+static const float *decode(Model *model, const float *memory, const Batch *b,
+                           const Dropout *dropout)
 {
     const Config *c = &model->config;
+    const int batch = b->batch, src_len = b->src_len, tgt_len = b->tgt_len;
     const int rows = batch * tgt_len;
-    const Mask self_mask = {tgt_keep, (size_t)tgt_len * tgt_len, (size_t)tgt_len};
-    const Mask src_mask = {src_keep, (size_t)src_len, 0};
+    const Mask self_mask = {b->tgt_keep, (size_t)tgt_len * tgt_len, (size_t)tgt_len};
+    const Mask src_mask = {b->src_keep, (size_t)src_len, 0};
     const AttentionShape self_shape = {batch, tgt_len, tgt_len, c->d_model, c->heads,
                                        c->unscaled_attention};
     const AttentionShape src_shape = {batch, tgt_len, src_len, c->d_model, c->heads,
                                       c->unscaled_attention};
     const float *x = embed(model, model->tgt_embedding, model->tgt_input,
-                           model->tgt_input_keep, tgt, c->tgt_vocab, batch, tgt_len, rng);
+                           model->tgt_input_keep, b->tgt, c->tgt_vocab, batch, tgt_len,
+                           dropout);
     for (int l = 0; l < c->layers; l++) {
         const DecoderLayerViews *views = &model->decoder[l];
         const DecoderActs *acts = &model->decoder_acts[l];
         const float *in = sublayer_input(model, &acts->sub[0], views->norm[0], x, rows);
         attention_sublayer(model, &acts->self_attn, &views->self_attn,
                            model_activation(model, acts->sub[0].output), in, in,
-                           &self_mask, &self_shape, rng);
-        x = sublayer_output(model, &acts->sub[0], views->norm[0], x, rows, rng);
+                           &self_mask, &self_shape, dropout);
+        x = sublayer_output(model, &acts->sub[0], views->norm[0], x, rows, dropout);
         in = sublayer_input(model, &acts->sub[1], views->norm[1], x, rows);
         attention_sublayer(model, &acts->src_attn, &views->src_attn,
                            model_activation(model, acts->sub[1].output), in, memory,
-                           &src_mask, &src_shape, rng);
-        x = sublayer_output(model, &acts->sub[1], views->norm[1], x, rows, rng);
+                           &src_mask, &src_shape, dropout);
+        x = sublayer_output(model, &acts->sub[1], views->norm[1], x, rows, dropout);
         in = sublayer_input(model, &acts->sub[2], views->norm[2], x, rows);
         feed_forward_sublayer(model, acts->hidden, acts->hidden_keep, &views->feed_forward,
-                              model_activation(model, acts->sub[2].output), in, rows, rng);
-        x = sublayer_output(model, &acts->sub[2], views->norm[2], x, rows, rng);
+                              model_activation(model, acts->sub[2].output), in, rows, dropout);
+        x = sublayer_output(model, &acts->sub[2], views->norm[2], x, rows, dropout);
     }
     return final_norm(model, model->decoder_norm, model->decoded, model->decoded_mean,
                       model->decoded_rstd, x, rows);
@@ -734,28 +736,25 @@ static void begin_pass(Model *model, int batch, int src_len, int tgt_len, bool d
         bf16_weights_use(model->parameters.data, model->parameters.total);
 }
 
-const float *model_encode(Model *model, const int *src, const uint8_t *src_keep, int batch,
-                          int src_len)
+const float *model_encode(Model *model, const SourceBatch *source)
 {
-    begin_pass(model, batch, src_len, 0, false);
-    return encode(model, src, src_keep, batch, src_len, NULL);
+    begin_pass(model, source->batch, source->len, 0, false);
+    return encode(model, source, NULL);
 }
 
-const float *model_forward(Model *model, const int *src, const int *tgt,
-                           const uint8_t *src_keep, const uint8_t *tgt_keep,
-                           int batch, int src_len, int tgt_len, Rng *rng)
+const float *model_forward(Model *model, const Batch *batch, const Dropout *dropout)
 {
-    begin_pass(model, batch, src_len, tgt_len, rng != NULL);
-    const float *memory = encode(model, src, src_keep, batch, src_len, rng);
-    const float *decoded = decode(model, memory, tgt, src_keep, tgt_keep, batch, src_len,
-                                  tgt_len, rng);
+    begin_pass(model, batch->batch, batch->src_len, batch->tgt_len, dropout != NULL);
+    const SourceBatch source = batch_source(batch);
+    const float *memory = encode(model, &source, dropout);
+    const float *decoded = decode(model, memory, batch, dropout);
     /* <<Project to the vocabulary and take the log-softmax>> */
     const Config *c = &model->config;
+    const int rows = batch->batch * batch->tgt_len;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
-                   model_parameter(model, model->generator.bias), batch * tgt_len, c->d_model,
-                   c->tgt_vocab);
-    layer_kernels[compute.kernel_set].log_softmax(logprobs, batch * tgt_len, c->tgt_vocab);
+                   model_parameter(model, model->generator.bias), rows, c->d_model, c->tgt_vocab);
+    layer_kernels[compute.kernel_set].log_softmax(logprobs, rows, c->tgt_vocab);
     return logprobs;
 }
 
@@ -769,12 +768,12 @@ float *model_gradient(const Model *model, ParameterView view)
     return flat_view(&model->gradients, view.index);
 }
 
-void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt)
+void model_backward(Model *model, const float *d_logprobs, const Batch *batch)
 {
     layer_kernels[compute.kernel_set].log_softmax_backward(
         model_logits_gradient(model), d_logprobs, model_activation(model, model->logprobs),
         model->batch * model->tgt_len, model->config.tgt_vocab);
-    model_backward_from_logits(model, src, tgt);
+    model_backward_from_logits(model, batch);
 }
 
 float *model_logits_gradient(const Model *model)
@@ -849,7 +848,7 @@ static void encoder_backward(Model *model, float *d_memory)
     }
 }
 
-void model_backward_from_logits(Model *model, const int *src, const int *tgt)
+void model_backward_from_logits(Model *model, const Batch *batch)
 {
     const Config *c = &model->config;
     const int src_rows = model->batch * model->src_len;
@@ -869,9 +868,9 @@ void model_backward_from_logits(Model *model, const int *src, const int *tgt)
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
     decoder_backward(model, d_memory);
-    embed_backward(model, model->tgt_embedding, model->tgt_input_keep, tgt, tgt_rows);
+    embed_backward(model, model->tgt_embedding, model->tgt_input_keep, batch->tgt, tgt_rows);
     encoder_backward(model, d_memory);
-    embed_backward(model, model->src_embedding, model->src_input_keep, src, src_rows);
+    embed_backward(model, model->src_embedding, model->src_input_keep, batch->src, src_rows);
 }
 
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len)

@@ -2,6 +2,7 @@
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef MODEL_H
 #define MODEL_H
+#include "batch.h"
 #include "layers.h"
 
 /* <<model.h declarations>> */
@@ -92,9 +93,8 @@ typedef struct {
     /* <<Gradient scratch views>> */
     ActivationView d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     ActivationView d_context, d_q, d_k, d_v, d_p;
-    int batch, src_len, tgt_len;               /* of the last forward pass */
-    bool dropout_on;                           /* whether it drew dropout patterns */
-    long dropout_rows_before, dropout_rows_after;   /* rows of other processes or parts */
+    int batch, src_len, tgt_len;               /* the pass the activations hold ... */
+    bool dropout_on;                           /* ... and whether it drew dropout patterns */
 } Model;
 
 /* NULL if config describes a model, else what is wrong with it, written into message
@@ -124,17 +124,21 @@ void model_prepare_tokens(Model *model, int max_batch, int max_src_len, int max_
                           int max_src_tokens, int max_tgt_tokens);
 float *model_activation(const Model *model, ActivationView view);
 
-/* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
-   activations). src: [B][T_src], tgt: [B][T_tgt], src_keep: [B][T_src] padding mask,
-   tgt_keep: [B][T_tgt][T_tgt] target mask; rng: dropout stream, NULL in evaluation. */
-const float *model_forward(Model *model, const int *src, const int *tgt,
-                           const uint8_t *src_keep, const uint8_t *tgt_keep,
-                           int batch, int src_len, int tgt_len, Rng *rng);
+/* A training pass's dropout: the stream its patterns are drawn from, and the rows of the
+   whole batch before and after the pass's own, whose draws it skips (0 and 0 when the pass
+   holds the whole batch). */
+typedef struct {
+    Rng *rng;
+    int rows_before, rows_after;
+} Dropout;
 
-/* The encoder's pass alone, in evaluation: the memory [B][T_src][d_model], returned (a view
-   of the activations). src: [B][T_src], src_keep: [B][T_src] padding mask. */
-const float *model_encode(Model *model, const int *src, const uint8_t *src_keep, int batch,
-                          int src_len);
+/* The forward pass: log-probabilities [B][T_tgt][tgt_vocab], returned (a view of the
+   activations), of batch (its tgt_y is not read); dropout: NULL in evaluation. */
+const float *model_forward(Model *model, const Batch *batch, const Dropout *dropout);
+
+/* The encoder's pass alone, in evaluation: the memory [B][T_src][d_model] of source,
+   returned (a view of the activations). */
+const float *model_encode(Model *model, const SourceBatch *source);
 
 /* What a sublayer F reads: LN(x) into normed, its statistics into saved (pre-norm), or x
    itself (post-norm); x, normed: [rows][d_model]. */
@@ -149,11 +153,11 @@ void model_sublayer_residual(const Model *model, NormViews norm, float *stream,
 
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
-   last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); src, tgt: that call's tokens. */
-void model_backward(Model *model, const float *d_logprobs, const int *src, const int *tgt);
+   last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); batch: that call's. */
+void model_backward(Model *model, const float *d_logprobs, const Batch *batch);
 /* The same from the gradient with respect to the logits, written beforehand into
    model_logits_gradient(model) ([B][T_tgt][tgt_vocab]). */
-void model_backward_from_logits(Model *model, const int *src, const int *tgt);
+void model_backward_from_logits(Model *model, const Batch *batch);
 float *model_logits_gradient(const Model *model);
 float *model_gradient(const Model *model, ParameterView view);
 

@@ -91,49 +91,14 @@ void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng)
     }
 }
 
-void batch_init(Batch *batch, int size, int src_len, int tgt_len)
-{
-    batch->batch = size, batch->src_len = src_len, batch->tgt_len = tgt_len;
-    batch->src = xmalloc((size_t)size * src_len * sizeof(int));
-    batch->tgt = xmalloc((size_t)size * tgt_len * sizeof(int));
-    batch->tgt_y = xmalloc((size_t)size * tgt_len * sizeof(int));
-    batch->src_keep = xmalloc((size_t)size * src_len);
-    batch->tgt_keep = xmalloc((size_t)size * tgt_len * tgt_len);
-}
-
-void batch_fill(Batch *batch, const int *src, const int *full, int pad)
-{
-    const int n = batch->batch, s = batch->src_len, t = batch->tgt_len;
-    memcpy(batch->src, src, (size_t)n * s * sizeof(int));
-    for (int b = 0; b < n; b++)
-        for (int i = 0; i < t; i++) {
-            batch->tgt[(size_t)b * t + i] = full[(size_t)b * (t + 1) + i];
-            batch->tgt_y[(size_t)b * t + i] = full[(size_t)b * (t + 1) + i + 1];
-        }
-    padding_mask(batch->src_keep, batch->src, n, s, pad);
-    target_mask(batch->tgt_keep, batch->tgt, n, t, pad);
-}
-
-void batch_free(Batch *batch)
-{
-    free(batch->src), free(batch->tgt), free(batch->tgt_y);
-    free(batch->src_keep), free(batch->tgt_keep);
-}
-
-BatchBounds fixed_bounds(int pairs, int len)
-{
-    return (BatchBounds){pairs, len, len, pairs * len, pairs * (len - 1)};
-}
-
 double train_step(Model *model, Adam *adam, const Batch *batch,
                   const StepSettings *settings, Rng *dropout_rng)
 {
-    int tokens = 0;
-    for (int i = 0; i < batch->batch * batch->tgt_len; i++)
-        tokens += batch->tgt_y[i] != settings->pad;
+    const int tokens = batch_target_tokens(batch, settings->pad);
     if (tokens == 0) return 0.0;   /* nothing to learn from: no step, no momentum */
     model_zero_gradients(model);
-    const double loss = train_accumulate(model, batch, settings, dropout_rng, tokens);
+    const Dropout dropout = {dropout_rng, 0, 0};
+    const double loss = train_accumulate(model, batch, settings, &dropout, tokens);
     train_update(model, adam, settings);
     return loss / tokens;
 }
@@ -141,9 +106,7 @@ double train_step(Model *model, Adam *adam, const Batch *batch,
 double evaluate_batch(Model *model, const Batch *batch, const StepSettings *settings,
                       float *d_logprobs)
 {
-    const float *logprobs = model_forward(model, batch->src, batch->tgt, batch->src_keep,
-                                          batch->tgt_keep, batch->batch, batch->src_len,
-                                          batch->tgt_len, NULL);
+    const float *logprobs = model_forward(model, batch, NULL);
     int tokens, rows = batch->batch * batch->tgt_len;
     return loss_kernels[compute.kernel_set].smoothed_loss(d_logprobs, logprobs, batch->tgt_y,
                                                           rows, model->config.tgt_vocab,
@@ -152,19 +115,17 @@ double evaluate_batch(Model *model, const Batch *batch, const StepSettings *sett
 }
 
 double train_accumulate(Model *model, const Batch *part, const StepSettings *settings,
-                        Rng *dropout_rng, double norm)
+                        const Dropout *dropout, double norm)
 {
     const Config *c = &model->config;
     const int rows = part->batch * part->tgt_len;
-    const float *logprobs = model_forward(model, part->src, part->tgt, part->src_keep,
-                                          part->tgt_keep, part->batch, part->src_len,
-                                          part->tgt_len, dropout_rng);
+    const float *logprobs = model_forward(model, part, dropout);
     int tokens;
     const double loss = loss_kernels[compute.kernel_set].smoothed_logits_gradient(
         model_logits_gradient(model), logprobs, part->tgt_y, rows, c->tgt_vocab, settings->pad,
         settings->smoothing, norm, &tokens);
     if (tokens == 0) return 0.0;
-    model_backward_from_logits(model, part->src, part->tgt);
+    model_backward_from_logits(model, part);
     return loss * tokens;
 }
 
@@ -188,9 +149,15 @@ double label_smoothing_logits_gradient(float *d_logits, const float *logprobs,
 
 double scheduled_rate(long step, int d_model, const StepSettings *settings)
 {
-    const double rate = settings->constant_rate > 0
-                            ? settings->constant_rate
-                            : learning_rate(step, d_model, settings->factor, settings->warmup);
+    double rate = 0.0;
+    switch (settings->schedule) {
+    case SCHEDULE_WARMUP:
+        rate = learning_rate(step, d_model, settings->factor, settings->warmup);
+        break;
+    case SCHEDULE_CONSTANT:
+        rate = settings->rate;
+        break;
+    }
     if (settings->cooldown <= 0) return rate;
     const double left = (double)(settings->cooldown_end - step) / (double)settings->cooldown;
     return rate * fmax(0.0, fmin(1.0, left));

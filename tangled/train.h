@@ -32,31 +32,17 @@ void adam_free(Adam *adam);
    data: [batch][len]. */
 void copy_task_batch(int *data, int batch, int len, int vocab, Rng *rng);
 
-typedef struct {
-    int batch, src_len, tgt_len;     /* tgt_len = length of the decoder's input */
-    int *src;                        /* [batch][src_len] */
-    int *tgt, *tgt_y;                /* [batch][tgt_len] each */
-    uint8_t *src_keep, *tgt_keep;    /* [batch][src_len], [batch][tgt_len][tgt_len] */
-} Batch;
-
-void batch_init(Batch *batch, int size, int src_len, int tgt_len);
-/* Fill from whole target sequences full: [size][tgt_len + 1] and sources src. */
-void batch_fill(Batch *batch, const int *src, const int *full, int pad);
-void batch_free(Batch *batch);
-
-typedef struct {
-    int pairs, src_len, tgt_len;   /* the most pairs, the longest source and target */
-    int src_tokens, tgt_tokens;    /* the most source positions, decoder positions */
-} BatchBounds;
-
-/* The bounds of batches of pairs sequences of len tokens, each its own target. */
-BatchBounds fixed_bounds(int pairs, int len);
+typedef enum {
+    SCHEDULE_WARMUP,         /* rate(s) of the schedule chapter: warm-up, then 1/sqrt(s) */
+    SCHEDULE_CONSTANT        /* the same rate for every update */
+} Schedule;
 
 typedef struct {
     float smoothing;         /* label smoothing epsilon */
-    double factor;           /* the schedule's f, times the optimizer's base rate */
-    long warmup;
-    double constant_rate;    /* if > 0, the rate of every update instead of the schedule */
+    Schedule schedule;
+    double factor;           /* SCHEDULE_WARMUP's f, times the optimizer's base rate */
+    long warmup;             /* ... and its warm-up steps */
+    double rate;             /* SCHEDULE_CONSTANT's rate (0 with the other) */
     int pad;
     long cooldown_end, cooldown;   /* if cooldown > 0, the rate falls linearly to 0 over the
                                       cooldown steps before step cooldown_end (Getting to 41) */
@@ -73,7 +59,7 @@ double evaluate_batch(Model *model, const Batch *batch, const StepSettings *sett
    returns the part's summed loss (per-token loss times its tokens). Gradients are not
    zeroed: call model_zero_gradients before the first part. */
 double train_accumulate(Model *model, const Batch *part, const StepSettings *settings,
-                        Rng *dropout_rng, double norm);
+                        const Dropout *dropout, double norm);
 /* One Adam update with the scheduled rate, from the accumulated gradients. */
 void train_update(Model *model, Adam *adam, const StepSettings *settings);
 
@@ -94,8 +80,8 @@ typedef struct {
                            (Getting to 41); 0: the settings' */
 } TrainingProgress;
 
-/* The rate of update step: the settings' constant rate if they have one, else learning_rate;
-   times the cool-down's factor if the settings have one. */
+/* The rate of update step by the settings' schedule (learning_rate or their constant
+   rate), times the cool-down's factor if the settings have one. */
 double scheduled_rate(long step, int d_model, const StepSettings *settings);
 
 enum { CALIBRATION_MAX_BINS = 100 };

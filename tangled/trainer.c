@@ -106,15 +106,6 @@ static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSetting
 }
 
 /* <<trainer.c helpers>> */
-/* The rows [first, end) of whole, as a batch that shares its arrays. */
-static Batch batch_rows(const Batch *whole, int first, int end)
-{
-    const size_t s = (size_t)whole->src_len, t = (size_t)whole->tgt_len;
-    return (Batch){end - first, whole->src_len, whole->tgt_len,
-                   whole->src + first * s, whole->tgt + first * t, whole->tgt_y + first * t,
-                   whole->src_keep + first * s, whole->tgt_keep + first * t * t};
-}
-
 /* Add the gradients of the rows [first, end) of the trainer's batch, trained in parts
    (at most that many, in order), each normalized by tokens, the batch's target tokens.
    Returns their summed loss. */
@@ -131,18 +122,10 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
         if (to == from) continue;   /* more parts than rows */
         *dropout_rng = start;
         const Batch part = batch_rows(whole, from, to);
-        model->dropout_rows_before = from, model->dropout_rows_after = whole->batch - to;
-        loss += train_accumulate(model, &part, &trainer->settings, dropout_rng, tokens);
+        const Dropout dropout = {dropout_rng, from, whole->batch - to};
+        loss += train_accumulate(model, &part, &trainer->settings, &dropout, tokens);
     }
-    model->dropout_rows_before = model->dropout_rows_after = 0;
     return loss;
-}
-
-static int batch_tokens(const Batch *batch, int pad)
-{
-    int tokens = 0;
-    for (int i = 0; i < batch->batch * batch->tgt_len; i++) tokens += batch->tgt_y[i] != pad;
-    return tokens;
 }
 
 static double accumulated_step(Trainer *trainer, int parts, int tokens)
@@ -453,7 +436,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
     const int parts = run->accumulate > 1 ? run->accumulate : 1;
     while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, run)) {
         source->fill(source->task, trainer);
-        const int tokens = batch_tokens(&trainer->batch, trainer->settings.pad);
+        const int tokens = batch_target_tokens(&trainer->batch, trainer->settings.pad);
         const double loss = run->parallel   /* several processes: many machines */
             ? parallel_step(trainer, run->parallel, parts, tokens)
             : accumulated_step(trainer, parts, tokens);

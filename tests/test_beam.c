@@ -28,8 +28,8 @@ static double forward_sum(Fixture *f, int b, const int *tokens, int length)
     if (steps == 0) return 0.0;
     subsequent_mask(keep, steps);
     const float *logprobs =
-        model_forward(&f->model, f->src + b * f->src_len, tokens,
-                      f->src_keep + b * f->src_len, keep, 1, f->src_len, steps, NULL);
+        test_forward(&f->model, f->src + b * f->src_len, tokens,
+                     f->src_keep + b * f->src_len, keep, 1, f->src_len, steps, NULL);
     double sum = 0.0;
     for (int t = 0; t < steps; t++) sum += logprobs[t * vocab + tokens[t + 1]];
     return sum;
@@ -443,8 +443,8 @@ static void check_exhaustive(Fixture *f, int L, int sources, float alpha)
                 tgt[q * L + i] = rest % vocab;
             subsequent_mask(tgt_keep + q * L * L, L);
         }
-        const float *logprobs = model_forward(&f->model, src, tgt, src_keep, tgt_keep,
-                                              prefixes, f->src_len, L, NULL);
+        const float *logprobs = test_forward(&f->model, src, tgt, src_keep, tgt_keep,
+                                             prefixes, f->src_len, L, NULL);
         /* Output z: the L digits y_1 .. y_L of z, cut after the first end symbol; counted
            once, as the z whose digits after the cut are all 0. Its first L - 1 digits are
            decoder input z / V, whose rows up to the cut are those of the output. */

@@ -94,7 +94,7 @@ START_TEST(cli_help_lists_what_the_parser_accepts)
     ck_assert_int_ge(flags, 60);
     static const char *const defaults[][2] = {
         {"copy --help", "  --epochs N               epochs to train (0: decode untrained) (default 20)\n"},
-        {"train --help", "  --warmup N               warm-up steps of the schedule (default 400)\n"},
+        {"train --help", "  --warmup N               warm-up steps of the schedule (0: none) (default 400)\n"},
         {"translate --help", "  --beam K                 beam size (1: greedy decoding) (default 4)\n"},
         {"tokenize --help", "  --language en|de         the language's rules (default en)\n"},
     };

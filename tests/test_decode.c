@@ -104,8 +104,8 @@ START_TEST(cached_steps_equal_forward)
         for (int b = 0; b < batch; b++)
             memcpy(tokens + b * steps, out + b * LEN, steps * sizeof *tokens);
         cached_steps(&f, &cache, stepped, tokens, steps);
-        const float *forward = model_forward(&f.model, f.src, tokens, f.src_keep, keep, batch,
-                                             f.src_len, steps, NULL);
+        const float *forward = test_forward(&f.model, f.src, tokens, f.src_keep, keep, batch,
+                                            f.src_len, steps, NULL);
         for (int b = 0; b < batch; b++)
             for (int t = 0; t < steps; t++) {
                 const float *row = stepped + ((size_t)b * steps + t) * vocab;

@@ -106,14 +106,15 @@ START_TEST(dropout_of_a_share_is_the_whole_batch_s)
     rng_seed(&whole_stream, 3, 3);
     const Rng start = whole_stream;
     static float whole[B * T * V];
-    memcpy(whole, model_forward(&model, src, tgt, src_keep, tgt_keep, B, S, T, &whole_stream),
+    const Dropout whole_dropout = {&whole_stream, 0, 0};
+    memcpy(whole, test_forward(&model, src, tgt, src_keep, tgt_keep, B, S, T, &whole_dropout),
            sizeof whole);
     for (int first = 0; first < B; first += 2) {
         Rng share_stream = start;   /* every rank starts from the same stream */
-        model.dropout_rows_before = first, model.dropout_rows_after = B - first - 2;
-        const float *part = model_forward(&model, src + first * S, tgt + first * T,
-                                          src_keep + first * S, tgt_keep + first * T * T, 2,
-                                          S, T, &share_stream);
+        const Dropout share = {&share_stream, first, B - first - 2};
+        const float *part = test_forward(&model, src + first * S, tgt + first * T,
+                                         src_keep + first * S, tgt_keep + first * T * T, 2,
+                                         S, T, &share);
         for (int i = 0; i < 2 * T * V; i++)
             ck_assert_msg(fabsf(part[i] - whole[first * T * V + i]) <= 1e-5f,
                           "rows from %d, value %d: %g against %g", first, i, part[i],

@@ -72,15 +72,17 @@ START_TEST(gradients_match_pytorch)
     target_mask(tgt_keep, (const int *)tgt->data, batch, tgt_len, 0);
     model_prepare(&model, batch, src_len, tgt_len);
     float *d_logprobs = malloc((size_t)batch * tgt_len * config.tgt_vocab * sizeof *d_logprobs);
-    const float *logprobs = model_forward(&model, (const int *)src->data, (const int *)tgt->data,
-                                          src_keep, tgt_keep, batch, src_len, tgt_len, NULL);
+    const float *logprobs = test_forward(&model, (const int *)src->data, (const int *)tgt->data,
+                                         src_keep, tgt_keep, batch, src_len, tgt_len, NULL);
     double l = nll_loss(d_logprobs, logprobs, (const int *)tgt_y->data, batch * tgt_len,
                         config.tgt_vocab, 0);
     const double expected_loss = ((const float *)loss->data)[0];
     ck_assert_msg(fabs(l - expected_loss) <= 1e-5 * fabs(expected_loss), "loss %.8g vs %.8g",
                   l, expected_loss);
     model_zero_gradients(&model);
-    model_backward(&model, d_logprobs, (const int *)src->data, (const int *)tgt->data);
+    const Batch pass = test_batch((const int *)src->data, (const int *)tgt->data, src_keep,
+                                  tgt_keep, batch, src_len, tgt_len);
+    model_backward(&model, d_logprobs, &pass);
     for (int v = 0; v < model.parameters.count; v++) {
         char name[TENSOR_NAME_MAX + 8];
         snprintf(name, sizeof name, "grad.%s", model.parameters.views[v].name);
@@ -97,7 +99,7 @@ START_TEST(gradients_match_pytorch)
     }
     /* backward adds: a second call doubles every gradient */
     const float first = model.gradients.data[0];
-    model_backward(&model, d_logprobs, (const int *)src->data, (const int *)tgt->data);
+    model_backward(&model, d_logprobs, &pass);
     ck_assert_float_eq_tol(model.gradients.data[0], 2 * first, 1e-6f * fabsf(first) + 1e-12f);
     free(d_logprobs);
     safetensors_free(&file);

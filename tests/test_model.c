@@ -229,8 +229,8 @@ START_TEST(forward_matches_pytorch)
     padding_mask(src_keep, (const int *)src->data, batch, src_len, pad);
     target_mask(tgt_keep, (const int *)tgt->data, batch, tgt_len, pad);
     model_prepare(&model, batch, src_len, tgt_len);
-    const float *logprobs = model_forward(&model, (const int *)src->data, (const int *)tgt->data,
-                                          src_keep, tgt_keep, batch, src_len, tgt_len, NULL);
+    const float *logprobs = test_forward(&model, (const int *)src->data, (const int *)tgt->data,
+                                         src_keep, tgt_keep, batch, src_len, tgt_len, NULL);
     assert_close(model_activation(&model, model.memory),
                  entry(&file, "expected.memory", DTYPE_F32, 3), "memory");
     assert_close(model_activation(&model, model.decoded),
@@ -280,8 +280,8 @@ START_TEST(layernorm_formula_matters_for_parity)
     padding_mask(src_keep, (const int *)src->data, batch, src_len, 0);
     target_mask(tgt_keep, (const int *)tgt->data, batch, tgt_len, 0);
     model_prepare(&model, batch, src_len, tgt_len);
-    const float *logprobs = model_forward(&model, (const int *)src->data, (const int *)tgt->data,
-                                          src_keep, tgt_keep, batch, src_len, tgt_len, NULL);
+    const float *logprobs = test_forward(&model, (const int *)src->data, (const int *)tgt->data,
+                                         src_keep, tgt_keep, batch, src_len, tgt_len, NULL);
     const SafetensorsEntry *expected = entry(&file, "expected.logprobs", DTYPE_F32, 3);
     double worst = 0;
     for (size_t i = 0; i < expected->size; i++)
@@ -308,12 +308,13 @@ START_TEST(dropout_only_in_training)
     target_mask(tgt_keep, (const int *)tgt->data, batch, tgt_len, 0);
     model_prepare(&model, batch, src_len, tgt_len);
     float *eval = malloc(n * sizeof *eval), *train = malloc(n * sizeof *train);
-    memcpy(eval, model_forward(&model, (const int *)src->data, (const int *)tgt->data, src_keep,
-                               tgt_keep, batch, src_len, tgt_len, NULL), n * sizeof *eval);
+    memcpy(eval, test_forward(&model, (const int *)src->data, (const int *)tgt->data, src_keep,
+                              tgt_keep, batch, src_len, tgt_len, NULL), n * sizeof *eval);
     Rng rng;
     rng_seed(&rng, 1, 2);
-    memcpy(train, model_forward(&model, (const int *)src->data, (const int *)tgt->data, src_keep,
-                                tgt_keep, batch, src_len, tgt_len, &rng), n * sizeof *train);
+    const Dropout dropout = {&rng, 0, 0};
+    memcpy(train, test_forward(&model, (const int *)src->data, (const int *)tgt->data, src_keep,
+                               tgt_keep, batch, src_len, tgt_len, &dropout), n * sizeof *train);
     ck_assert(memcmp(eval, train, n * sizeof *eval) != 0);
     /* the saved weights are those before dropout: rows still sum to one */
     const float *probs = model_activation(&model, model.encoder_acts[0].self_attn.probs);
@@ -323,8 +324,8 @@ START_TEST(dropout_only_in_training)
         ck_assert_double_eq_tol(sum, 1.0, 1e-6);
     }
     model.config.dropout = 0.0f;
-    memcpy(train, model_forward(&model, (const int *)src->data, (const int *)tgt->data, src_keep,
-                                tgt_keep, batch, src_len, tgt_len, &rng), n * sizeof *train);
+    memcpy(train, test_forward(&model, (const int *)src->data, (const int *)tgt->data, src_keep,
+                               tgt_keep, batch, src_len, tgt_len, &dropout), n * sizeof *train);
     ck_assert_mem_eq(eval, train, n * sizeof *eval);
     free(eval);
     free(train);

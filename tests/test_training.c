@@ -226,8 +226,7 @@ START_TEST(accumulation_equals_one_big_batch)
     batch_init(&all, B, LEN, LEN - 1);
     batch_init(&part, HALF, LEN, LEN - 1);
     batch_fill(&all, data, data, 0);
-    int tokens = 0;
-    for (int i = 0; i < B * (LEN - 1); i++) tokens += all.tgt_y[i] != 0;
+    const int tokens = batch_target_tokens(&all, 0);
     StepSettings settings = {.smoothing = 0.1f, .factor = 1.0, .warmup = 10, .pad = 0};
     model_zero_gradients(&whole);
     train_accumulate(&whole, &all, &settings, NULL, tokens);

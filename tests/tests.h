@@ -57,6 +57,25 @@ double copy_task_step(Trainer *trainer, int *full, int vocab, bool padding);
 #include "safetensors.h"
 #include "model.h"
 int fixture_metadata_int(const Safetensors *file, const char *key, int fallback);
+
+/* A batch over arrays the test holds (read only, tgt_y absent): for the forward and backward
+   passes on a fixture's or a hand-made sources and decoder inputs. */
+static inline Batch test_batch(const int *src, const int *tgt, const uint8_t *src_keep,
+                               const uint8_t *tgt_keep, int batch, int src_len, int tgt_len)
+{
+    return (Batch){batch, src_len, tgt_len, (int *)src, (int *)tgt, NULL, (uint8_t *)src_keep,
+                   (uint8_t *)tgt_keep};
+}
+
+/* model_forward on such a batch; dropout: NULL in evaluation. */
+static inline const float *test_forward(Model *model, const int *src, const int *tgt,
+                                        const uint8_t *src_keep, const uint8_t *tgt_keep,
+                                        int batch, int src_len, int tgt_len,
+                                        const Dropout *dropout)
+{
+    const Batch b = test_batch(src, tgt, src_keep, tgt_keep, batch, src_len, tgt_len);
+    return model_forward(model, &b, dropout);
+}
 Config fixture_config(const Safetensors *file);
 /* Rewrite the translation model file at PATH with metadata KEY set to VALUE (NULL:
    removed) and a checksum that matches (tests/test_harden.c). 0 on success. */
