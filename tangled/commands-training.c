@@ -185,7 +185,7 @@ int run_copy(int argc, char **argv)
 }
 
 typedef struct {
-    Translator translator;           /* on a copy of the run's weights */
+    Translator *translator;          /* on a copy of the run's weights */
     BleuLines sources, references;   /* val.de and val.en */
     int count;                       /* lines translated: all, or the first --subset */
     size_t *sizes;                   /* [count]: the sources' bytes */
@@ -209,13 +209,13 @@ static void validation_bleu_open(ValidationBleu *v, const char *data_dir, int su
     v->sizes = xmalloc((size_t)v->count * sizeof *v->sizes);
     v->out = xmalloc((size_t)v->count * sizeof *v->out);
     for (int i = 0; i < v->count; i++) v->sizes[i] = strlen(v->sources.lines[i]);
-    translator_open_run(&v->translator, model, &data->src_vocab, &data->tgt_vocab,
-                        &(TranslatorSettings){1, TRANSLATOR_BATCH, 0.0, false});
+    v->translator = translator_open_run(model, &data->src_vocab, &data->tgt_vocab,
+                                        &(TranslatorSettings){1, TRANSLATOR_BATCH, 0.0, false});
 }
 
 static void validation_bleu_close(ValidationBleu *v)
 {
-    translator_close(&v->translator);
+    translator_close(v->translator);
     bleu_lines_free(&v->sources), bleu_lines_free(&v->references);
     free(v->sizes), free(v->out);
 }
@@ -224,15 +224,15 @@ static void validation_bleu_close(ValidationBleu *v)
    NAN, with a warning, if a line could not be translated. */
 static double validation_bleu_measure(ValidationBleu *v, const Model *model)
 {
-    translator_take_weights(&v->translator, model);
+    translator_take_weights(v->translator, model);
     const Precision run_precision = compute.precision;
     compute.precision = PRECISION_FP32;   /* translate's, whatever the run's */
-    const int done = translator_translate(&v->translator, (const char *const *)v->sources.lines,
+    const int done = translator_translate(v->translator, (const char *const *)v->sources.lines,
                                           v->sizes, v->count, v->out);
     compute.precision = run_precision;
     if (done < v->count) {
         fprintf(stderr, "transformer train: warning: no validation BLEU this epoch: "
-                        "val.de:%d: %s\n", done + 1, v->translator.error);
+                        "val.de:%d: %s\n", done + 1, translator_error(v->translator));
         return NAN;
     }
     const char *const *references = (const char *const *)v->references.lines;

@@ -81,85 +81,90 @@ static void load_translator(const char *path, Model *model, Vocab *src_vocab,
     safetensors_free(&file);
 }
 
-int run_translate(int argc, char **argv)
+typedef struct {
+    const char *model_path;
+    TranslatorSettings settings;
+    int precision;             /* the speed chapter */
+    bool show_progress;
+} TranslateFlags;
+
+/* Read the translate command's flags. */
+static TranslateFlags read_translate_flags(int argc, char **argv)
 {
-    const char *model_path = NULL;   /* the shipped translator */
-    int beam_size = 4, batch_limit = TRANSLATOR_BATCH;
-    int precision = PRECISION_FP32;   /* the speed chapter */
-    double alpha = 2.0;   /* chosen on the validation set (Getting to 41); the paper's: 0.6 */
-    bool show_progress = false, lowercase = false;
+    TranslateFlags flags = {NULL, {4, TRANSLATOR_BATCH, 2.0, false}, PRECISION_FP32,
+                            false};   /* alpha chosen on the validation set (Getting to 41) */
+    TranslatorSettings *s = &flags.settings;
     const Option options[] = {
-        {"model", OPTION_TEXT, &model_path, 0, 0, NULL,
+        {"model", OPTION_TEXT, &flags.model_path, 0, 0, NULL,
          "FILE the trained model (default: the book's, in data/)"},
-        {"lowercase", OPTION_SWITCH, &lowercase, 0, 0, NULL,
+        {"lowercase", OPTION_SWITCH, &s->lowercase, 0, 0, NULL,
          "print the model's lowercase English, without the capital letters"},
-        {"beam", OPTION_INT, &beam_size, 1, 64, NULL, "K beam size (1: greedy decoding)"},
-        {"batch", OPTION_INT, &batch_limit, 1, 1024, NULL, "N lines decoded together"},
-        {"alpha", OPTION_REAL, &alpha, 0.0, 10.0, NULL,
+        {"beam", OPTION_INT, &s->beam_size, 1, 64, NULL, "K beam size (1: greedy decoding)"},
+        {"batch", OPTION_INT, &s->batch_limit, 1, 1024, NULL, "N lines decoded together"},
+        {"alpha", OPTION_REAL, &s->alpha, 0.0, 10.0, NULL,
          "A exponent of the length penalty (chosen on Multi30k's validation set)"},
-        {"progress", OPTION_SWITCH, &show_progress, 0, 0, NULL,
+        {"progress", OPTION_SWITCH, &flags.show_progress, 0, 0, NULL,
          "a live line on standard error even when it is not a terminal"},
-        PRECISION_OPTION(precision),
+        PRECISION_OPTION(flags.precision),
     };
     no_operands("translate", parse_options("translate", options,
                                            sizeof options / sizeof *options, argc, argv),
                 argc, argv);
-    set_precision("translate", precision);
-    Translator translator;
-    const char *error = translator_open(&translator, model_path ? model_path : shipped_model(),
-                                        &(TranslatorSettings){beam_size, batch_limit, alpha,
-                                                              lowercase});
-    if (error) die("%s", error);
-    /* <<Read, translate and print standard input, a window at a time>> */
-    const int window = translator.window;
-    LineReader *lines = xmalloc((size_t)window * sizeof *lines);   /* one reader a line */
-    memset(lines, 0, (size_t)window * sizeof *lines);
-    const char **texts = xmalloc((size_t)window * sizeof *texts);
-    char **line_texts = xmalloc((size_t)window * sizeof *line_texts);
-    size_t *sizes = xmalloc((size_t)window * sizeof *sizes);
+    set_precision("translate", flags.precision);
+    if (!flags.model_path) flags.model_path = shipped_model();
+    return flags;
+}
+
+/* <<Say which lines of the window were cut>> */
+/* Warn of each line of the window that its fill cut to the tokenizer's limit. */
+static void warn_of_cut_lines(const LineWindow *w)
+{
+    for (int i = 0; i < w->count; i++)
+        if (w->cut_from[i])
+            fprintf(stderr, "transformer: standard input:%ld: warning: a line of %ld bytes, "
+                            "translated from its first %zu (at most %d)\n",
+                    w->first + i, w->cut_from[i], w->sizes[i], TEXT_MAX_LINE_BYTES);
+}
+
+/* <<Stop at the line that cannot be translated>> */
+/* Stop at the line after the translated ones, which the translator could not translate or
+   whose translation it could not write. */
+static _Noreturn void stop_at_line(const Translator *translator,
+                                   const TranslateProgress *progress, long translated)
+{
+    const char *why = translator_error(translator);
+    if (translator_output_failed(translator))
+        die("translation of line %ld: %s", translated + 1, why);
+    translate_progress_show(progress, translated);
+    translate_progress_end(progress, translated);
+    die("standard input:%ld: %s", translated + 1, why);
+}
+
+int run_translate(int argc, char **argv)
+{
+    const TranslateFlags flags = read_translate_flags(argc, argv);
+    Error error;
+    Translator *translator = translator_open(flags.model_path, &flags.settings, &error);
+    if (!translator) die("%s", error.message);
+    LineWindow window;
+    line_window_init(&window, translator_window(translator));
+    const char **out = xmalloc((size_t)window.capacity * sizeof *out);
+    TranslateProgress progress = translate_progress_start(flags.show_progress);
     long translated = 0;   /* lines translated and printed */
-    char refusal[sizeof translator.error + 64] = "";   /* why it stopped at an unusable line */
-    TranslateProgress progress = translate_progress_start(show_progress);
-    for (bool more = true; more;) {
-        int count = 0;
-        while (count < window) {
-            long length = read_line(stdin, &lines[count]);
-            if (length < 0) {
-                if (ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
-                more = false;
-                break;
-            }
-            /* <<Cut a line over the tokenizer's limit, and say so>> */
-            if (length > TEXT_MAX_LINE_BYTES) {
-                size_t cut = TEXT_MAX_LINE_BYTES;
-                while (cut > 0 && ((unsigned char)lines[count].text[cut] & 0xC0) == 0x80) cut--;
-                fprintf(stderr, "transformer: standard input:%ld: warning: a line of %ld bytes, "
-                                "translated from its first %zu (at most %d)\n",
-                        translated + count + 1, length, cut, TEXT_MAX_LINE_BYTES);
-                lines[count].text[cut] = '\0';
-                length = (long)cut;
-            }
-            line_texts[count] = lines[count].text, sizes[count++] = (size_t)length;
-        }
-        if (count == 0) break;
-        const int done = translator_translate(&translator, (const char *const *)line_texts,
-                                              sizes, count, texts);
-        for (int i = 0; i < done; i++) puts(texts[i]);
-        if (done < count && translator.failed_output)
-            die("translation of line %ld: %s", translated + done + 1, translator.error);
-        if (done < count) {   /* the lines before it are printed, then it stops */
-            snprintf(refusal, sizeof refusal, "standard input:%ld: %s", translated + done + 1,
-                     translator.error);
-            more = false;
-        }
+    int count;
+    while ((count = line_window_fill(&window, stdin, TEXT_MAX_LINE_BYTES)) > 0) {
+        warn_of_cut_lines(&window);
+        const int done = translator_translate(translator, (const char *const *)window.lines,
+                                              window.sizes, count, out);
+        for (int i = 0; i < done; i++) puts(out[i]);
+        if (done < count) stop_at_line(translator, &progress, translated + done);
         translated += done;
         translate_progress_show(&progress, translated);
     }
+    if (count < 0) die("cannot read standard input: %s", strerror(errno));
     translate_progress_end(&progress, translated);
-    if (*refusal) die("%s", refusal);
-    for (int i = 0; i < window; i++) free(lines[i].text);
-    free(lines), free(texts), free(line_texts), free(sizes);
-    translator_close(&translator);
+    line_window_free(&window), free(out);
+    translator_close(translator);
     return finish_output();
 }
 
@@ -301,20 +306,12 @@ static Batch sentence_pair(Translator *translator)
     const long length = read_line(stdin, &line);
     if (length < 0 && ferror(stdin)) die("cannot read standard input: %s", strerror(errno));
     if (length < 0) die("standard input: no sentence to translate");
-    const char *sentence = line.text, *english;
-    if (translator_translate(translator, &sentence, &(size_t){(size_t)length}, 1, &english)
-        < 1)
-        die("standard input:1: %s", translator->error);
-    if (translator->lengths_in[0] == 0)   /* blank: the tokenizer's reason */
-        die("standard input:1: %s", translator->tokens->error);
+    Batch pair;
+    const char *error = translator_pair(translator, line.text, (size_t)length, &pair);
+    if (error) die("standard input:1: %s", error);
     if (read_line(stdin, &line) >= 0)
         die("standard input:2: a map is of one sentence; give attention one line");
     free(line.text);
-    /* <<Make the sentence and its translation a batch>> */
-    const int src_len = translator->lengths_in[0], tgt_len = translator->lengths[0] - 1;
-    Batch pair;
-    batch_init(&pair, 1, src_len, tgt_len);
-    batch_fill(&pair, translator->numbered, translator->out, VOCAB_BLANK);
     return pair;
 }
 
@@ -337,18 +334,18 @@ int run_attention(int argc, char **argv)
     const char *kind = kinds[kind_index];
     const int head = strcmp(head_text, "mean") == 0   /* -1: the mean over heads */
                      ? -1 : (int)parse_integer("attention", "--head", head_text, 0, 63);
-    Translator translator;
-    const char *error = translator_open(&translator, model_path ? model_path : shipped_model(),
-                                        &(TranslatorSettings){1, 1, 0.6, false});   /* greedy */
-    if (error) die("%s", error);
-    const Config *c = &translator.model.config;
+    Error error;
+    Translator *translator = translator_open(model_path ? model_path : shipped_model(),
+                                             &(TranslatorSettings){1, 1, 0.6, false}, &error);
+    if (!translator) die("%s", error.message);
+    const Config *c = &translator_model(translator)->config;
     if (layer < 0) layer = c->layers - 1;
     if (layer >= c->layers) usage_error("attention", "--layer: the model has %d", c->layers);
     if (head >= c->heads) usage_error("attention", "--head: the model has %d", c->heads);
-    Batch pair = sentence_pair(&translator);
+    Batch pair = sentence_pair(translator);
     /* <<Run the model on the pair and print the chosen weights>> */
     const int src_len = pair.src_len, tgt_len = pair.tgt_len;
-    Model *model = &translator.model;
+    Model *model = translator_model(translator);
     model_prepare(model, 1, c->max_len, c->max_len);
     model_forward(model, &pair, NULL);
     const bool encoder = strcmp(kind, "encoder") == 0, cross = strcmp(kind, "cross") == 0;
@@ -358,8 +355,8 @@ int run_attention(int argc, char **argv)
     const int rows = encoder ? src_len : tgt_len, cols = encoder || cross ? src_len : tgt_len;
     const int *row_tokens = encoder ? pair.src : pair.tgt;
     const int *col_tokens = encoder || cross ? pair.src : pair.tgt;
-    const Vocab *row_vocab = encoder ? &translator.src_vocab : &translator.tgt_vocab;
-    const Vocab *col_vocab = encoder || cross ? &translator.src_vocab : &translator.tgt_vocab;
+    const Vocab *row_vocab = translator_vocab(translator, !encoder);
+    const Vocab *col_vocab = translator_vocab(translator, !(encoder || cross));
     const float *probs = model_activation(model, acts->probs);   /* [h][rows][cols] */
     char head_name[16] = "mean";
     if (head >= 0) snprintf(head_name, sizeof head_name, "%d", head);   /* %.0d hides a 0 */
@@ -379,7 +376,7 @@ int run_attention(int argc, char **argv)
         putchar('\n');
     }
     batch_free(&pair);
-    translator_close(&translator);
+    translator_close(translator);
     return finish_output();
 }
 

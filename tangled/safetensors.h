@@ -6,9 +6,6 @@
 #include "tensor.h"
 
 /* <<safetensors.h declarations>> */
-/* A one-line message: what a function that refuses a file, or fails to write one, says. */
-typedef struct { char message[512]; } Error;
-
 typedef enum { DTYPE_F32, DTYPE_I32, DTYPE_BF16 } Dtype;
 
 typedef struct {

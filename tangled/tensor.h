@@ -20,6 +20,10 @@ _Noreturn void fail_at(const char *file, int line, const char *condition,
 /* Print "transformer: message" on one line and exit with status 1: for bad input. */
 _Noreturn void die(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
+/* A one-line message: what a function that refuses its input, or fails to write a file,
+   says. */
+typedef struct { char message[512]; } Error;
+
 /* malloc that never returns NULL: it dies naming the size and the calling place. */
 #define xmalloc(bytes) xmalloc_at((bytes), __FILE__, __LINE__)
 void *xmalloc_at(size_t bytes, const char *file, int line);

@@ -340,6 +340,41 @@ const char *located(char *error, const char *name, long line, const char *messag
     return error;
 }
 
+void line_window_init(LineWindow *w, int capacity)
+{
+    *w = (LineWindow){.capacity = capacity, .first = 1};
+    w->readers = xmalloc((size_t)capacity * sizeof *w->readers);
+    memset(w->readers, 0, (size_t)capacity * sizeof *w->readers);
+    w->lines = xmalloc((size_t)capacity * sizeof *w->lines);
+    w->sizes = xmalloc((size_t)capacity * sizeof *w->sizes);
+    w->cut_from = xmalloc((size_t)capacity * sizeof *w->cut_from);
+}
+
+int line_window_fill(LineWindow *w, FILE *in, size_t max_bytes)
+{
+    w->first += w->count, w->count = 0;
+    while (w->count < w->capacity) {
+        char **text = &w->readers[w->count].text;
+        long length = read_line(in, &w->readers[w->count]);
+        if (length < 0) return ferror(in) ? -1 : w->count;
+        w->cut_from[w->count] = 0;
+        if ((size_t)length > max_bytes) {   /* back off to the first byte of a character */
+            size_t cut = max_bytes;
+            while (cut > 0 && ((unsigned char)(*text)[cut] & 0xC0) == 0x80) cut--;
+            w->cut_from[w->count] = length;
+            (*text)[cut] = '\0', length = (long)cut;
+        }
+        w->lines[w->count] = *text, w->sizes[w->count++] = (size_t)length;
+    }
+    return w->count;
+}
+
+void line_window_free(LineWindow *w)
+{
+    for (int i = 0; i < w->capacity; i++) free(w->readers[i].text);
+    free(w->readers), free(w->lines), free(w->sizes), free(w->cut_from);
+}
+
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file)
 {
     memset(file, 0, sizeof *file);

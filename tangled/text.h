@@ -44,6 +44,22 @@ long read_line(FILE *in, LineReader *reader);
 const char *located(char *error, const char *name, long line, const char *message);
 
 typedef struct {
+    int capacity, count;    /* lines it holds; lines the last fill read */
+    long first;             /* the number of the last fill's first line, from 1 */
+    LineReader *readers;    /* [capacity]: a buffer a line */
+    char **lines;           /* [capacity]: the lines, without their ends */
+    size_t *sizes;          /* [capacity]: their bytes */
+    long *cut_from;         /* [capacity]: a line's bytes before the fill cut it; 0: not cut */
+} LineWindow;
+
+void line_window_init(LineWindow *window, int capacity);
+/* Read the next lines of IN into the window, up to its capacity, cutting each line of more
+   than max_bytes to at most max_bytes at the start of a character: the lines read, 0 at the
+   end of the input, -1 at a read error. */
+int line_window_fill(LineWindow *window, FILE *in, size_t max_bytes);
+void line_window_free(LineWindow *window);
+
+typedef struct {
     long lines, count;  /* lines read and tokens in them */
     char **token;       /* token[0 .. count): NUL-terminated */
     long *line_start;   /* line l has token[line_start[l] .. line_start[l + 1]) */

@@ -6,6 +6,30 @@
 #include "data.h"
 #include "modelfile.h"
 
+/* <<The translator's state>> */
+struct Translator {
+    Model model;
+    Vocab src_vocab, tgt_vocab;
+    int beam_size, batch_limit, max_len;
+    bool recase;                      /* give the output its capital letters */
+    int window;                       /* lines read, then sorted by length: 4 batches */
+    DecodeSettings settings;
+    KVCache cache;
+    Beam beam;
+    int *numbered, *lengths_in;       /* [window][max_len], [window]: the numbered lines */
+    int *order, *starts;              /* [window]: the window by length; [max_len + 2] */
+    int *src;                         /* [batch_limit][max_len]: a batch's sources, padded */
+    uint8_t *src_keep;                /* [batch_limit][max_len]: their padding mask */
+    int *batch_out, *batch_lengths;   /* [batch_limit][max_len], [batch_limit] */
+    int *out, *lengths;               /* [window][max_len], [window]: outputs by line */
+    TextLine *tokens, *text;          /* one line tokenized; one translation detokenized */
+    char *storage;                    /* the last call's translations, one after another */
+    size_t storage_capacity, *offset, offset_capacity;
+    bool failed_output;               /* the error is of a line's translation, not the line */
+    bool borrows_vocabs;              /* the vocabularies are a training run's: not freed */
+    char error[TEXT_ERROR_MAX + 4096];   /* why the last call failed */
+};
+
 /* <<translator.c definitions>> */
 /* <<Lay out the translator's buffers>> */
 /* Lay out what decoding needs: for t->model, with settings s. */
@@ -34,18 +58,20 @@ static void translator_setup(Translator *t, const TranslatorSettings *s)
     t->tokens = xmalloc(sizeof *t->tokens), t->text = xmalloc(sizeof *t->text);
 }
 
-const char *translator_open(Translator *t, const char *path, const TranslatorSettings *s)
+Translator *translator_open(const char *path, const TranslatorSettings *s, Error *error)
 {
+    Translator *t = xmalloc(sizeof *t);
     memset(t, 0, sizeof *t);
     Model model;
     Safetensors file;
-    const char *error = translation_model_load(path, &model, &t->src_vocab, &t->tgt_vocab,
-                                               &file);
-    if (error) {   /* the message first: it may live in the file */
-        snprintf(t->error, sizeof t->error, "%s", error);
+    const char *message = translation_model_load(path, &model, &t->src_vocab, &t->tgt_vocab,
+                                                 &file);
+    if (message) {   /* the message first: it may live in the file */
+        snprintf(error->message, sizeof error->message, "%s", message);
         safetensors_free(&file), model_free(&model);
         vocab_free(&t->src_vocab), vocab_free(&t->tgt_vocab);
-        return t->error;
+        free(t);
+        return NULL;
     }
     safetensors_free(&file);
     /* <<Round the loaded weights to bfloat16 once, if asked>> */
@@ -53,7 +79,7 @@ const char *translator_open(Translator *t, const char *path, const TranslatorSet
         bf16_weights_use(model.parameters.data, model.parameters.total);
     t->model = model;
     translator_setup(t, s);
-    return NULL;
+    return t;
 }
 
 void translator_close(Translator *t)
@@ -65,7 +91,12 @@ void translator_close(Translator *t)
     decoder_cache_free(&t->cache);
     if (!t->borrows_vocabs) vocab_free(&t->src_vocab), vocab_free(&t->tgt_vocab);
     model_free(&t->model);
+    free(t);
 }
+
+const char *translator_error(const Translator *t) { return t->error; }
+bool translator_output_failed(const Translator *t) { return t->failed_output; }
+int translator_window(const Translator *t) { return t->window; }
 
 /* <<Read, tokenize and number up to a window of lines>> */
 /* Read, tokenize and number up to a window of lines: how many can be translated. */
@@ -209,17 +240,36 @@ int translator_translate(Translator *t, const char *const *lines, const size_t *
     return done;
 }
 
-void translator_open_run(Translator *t, const Model *model, const Vocab *src_vocab,
-                         const Vocab *tgt_vocab, const TranslatorSettings *s)
+Translator *translator_open_run(const Model *model, const Vocab *src_vocab,
+                                const Vocab *tgt_vocab, const TranslatorSettings *s)
 {
+    Translator *t = xmalloc(sizeof *t);
     memset(t, 0, sizeof *t);
     model_init(&t->model, model->config);
     t->src_vocab = *src_vocab, t->tgt_vocab = *tgt_vocab, t->borrows_vocabs = true;
     translator_setup(t, s);
+    return t;
 }
 
 void translator_take_weights(Translator *t, const Model *model)
 {
     memcpy(t->model.parameters.data, model->parameters.data,
            model->parameters.total * sizeof *model->parameters.data);
+}
+
+const char *translator_pair(Translator *t, const char *line, size_t size, Batch *pair)
+{
+    const char *english;
+    if (translator_translate(t, &line, &size, 1, &english) < 1) return t->error;
+    if (t->lengths_in[0] == 0) return t->tokens->error;   /* blank */
+    batch_init(pair, 1, t->lengths_in[0], t->lengths[0] - 1);
+    batch_fill(pair, t->numbered, t->out, VOCAB_BLANK);
+    return NULL;
+}
+
+Model *translator_model(Translator *t) { return &t->model; }
+
+const Vocab *translator_vocab(const Translator *t, bool target)
+{
+    return target ? &t->tgt_vocab : &t->src_vocab;
 }

@@ -14,51 +14,47 @@ typedef struct {
     bool lowercase;    /* write the model's lowercase English, without its capitals */
 } TranslatorSettings;
 
-typedef struct {
-    Model model;
-    Vocab src_vocab, tgt_vocab;
-    int beam_size, batch_limit, max_len;
-    bool recase;                      /* give the output its capital letters */
-    int window;                       /* lines read, then sorted by length: 4 batches */
-    DecodeSettings settings;
-    KVCache cache;
-    Beam beam;
-    int *numbered, *lengths_in;       /* [window][max_len], [window]: the numbered lines */
-    int *order, *starts;              /* [window]: the window by length; [max_len + 2] */
-    int *src;                         /* [batch_limit][max_len]: a batch's sources, padded */
-    uint8_t *src_keep;                /* [batch_limit][max_len]: their padding mask */
-    int *batch_out, *batch_lengths;   /* [batch_limit][max_len], [batch_limit] */
-    int *out, *lengths;               /* [window][max_len], [window]: outputs by line */
-    TextLine *tokens, *text;          /* one line tokenized; one translation detokenized */
-    char *storage;                    /* the last call's translations, one after another */
-    size_t storage_capacity, *offset, offset_capacity;
-    bool failed_output;               /* the error is of a line's translation, not the line */
-    bool borrows_vocabs;              /* the vocabularies are a training run's: not freed */
-    char error[TEXT_ERROR_MAX + 4096];   /* why the last call or translator_open failed */
-} Translator;
+typedef struct Translator Translator;   /* its state is translator.c's */
 
 /* Load the translator saved at path (weights and both vocabularies) and set up decoding
-   with settings. NULL, or a one-line message (translator->error; nothing is left to
-   close). The weights are rounded to bfloat16 if compute.precision asks for it. */
-const char *translator_open(Translator *translator, const char *path,
-                            const TranslatorSettings *settings);
+   with settings: the translator, or NULL with a one-line message in error (nothing is left
+   to close). The weights are rounded to bfloat16 if compute.precision asks for it. */
+Translator *translator_open(const char *path, const TranslatorSettings *settings,
+                            Error *error);
 /* Translate count German lines, lines[i] of sizes[i] bytes without their newline: out[i]
    is line i's English translation ("" for a blank line or an empty translation), valid
    until the next call. Returns count, or the number of the first line that could not be
    read or whose translation could not be written: the lines before it are translated,
-   translator->error says why and translator->failed_output which of the two. */
+   translator_error says why and translator_output_failed which of the two. */
 int translator_translate(Translator *translator, const char *const *lines,
                          const size_t *sizes, int count, const char **out);
+const char *translator_error(const Translator *translator);
+bool translator_output_failed(const Translator *translator);
+/* The lines translator_translate reads and sorts at once: a caller that gives it that many
+   at a time keeps its batches full. */
+int translator_window(const Translator *translator);
 void translator_close(Translator *translator);
 
 /* <<translator.h declarations for a training run>> */
 enum { TRANSLATOR_BATCH = 32 };   /* lines decoded together, unless a command says */
 
-/* Set up a translator for a training run: a model of MODEL's configuration, whose weights
+/* A translator for a training run: a model of MODEL's configuration, whose weights
    translator_take_weights copies in, and the run's vocabularies, borrowed (they must
    outlive the translator). */
-void translator_open_run(Translator *translator, const Model *model, const Vocab *src_vocab,
-                         const Vocab *tgt_vocab, const TranslatorSettings *settings);
+Translator *translator_open_run(const Model *model, const Vocab *src_vocab,
+                                const Vocab *tgt_vocab, const TranslatorSettings *settings);
 /* Copy in the weights of MODEL, of the configuration the translator was opened with. */
 void translator_take_weights(Translator *translator, const Model *model);
+
+/* <<translator.h declarations for inspecting a translation>> */
+/* Translate line (size bytes) and make it and its translation a batch of one pair, *pair
+   (batch_free frees it): the line's numbered tokens as source, the translation's as
+   decoder input and target. NULL, or why not (a blank line, or one that cannot be read);
+   the translator should be greedy (a beam size of 1), as the map is of that output. */
+const char *translator_pair(Translator *translator, const char *line, size_t size,
+                            Batch *pair);
+/* The translator's model, which a caller may run (overwriting its activations) but must
+   not change, and its vocabulary of the source (target false) or of the target. */
+Model *translator_model(Translator *translator);
+const Vocab *translator_vocab(const Translator *translator, bool target);
 #endif

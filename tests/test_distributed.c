@@ -142,10 +142,10 @@ START_TEST(projected_parameter_counts_are_the_models)
     }
     /* the translator's configuration is that of the model file that ships with the book */
     static const TranslatorSettings greedy = {1, 1, 2.0, false};
-    Translator shipped;
-    const char *error = translator_open(&shipped, "data/multi30k-de-en.safetensors", &greedy);
-    ck_assert_msg(error == NULL, "%s", error);
-    const Config *c = &shipped.model.config;
+    Error error;
+    Translator *shipped = translator_open("data/multi30k-de-en.safetensors", &greedy, &error);
+    ck_assert_msg(shipped != NULL, "%s", error.message);
+    const Config *c = &translator_model(shipped)->config;
     ck_assert_int_eq(c->src_vocab, configs[1].src_vocab);
     ck_assert_int_eq(c->tgt_vocab, configs[1].tgt_vocab);
     ck_assert_int_eq(c->layers, configs[1].layers);
@@ -154,8 +154,9 @@ START_TEST(projected_parameter_counts_are_the_models)
     ck_assert_int_eq(c->heads, configs[1].heads);
     ck_assert_int_eq(c->norm, configs[1].norm);
     ck_assert(c->tie_source == configs[1].tie_source && c->tie_generator == configs[1].tie_generator);
-    ck_assert_uint_eq(model_parameter_count(&shipped.model), parameter_count_of(&configs[1]));
-    translator_close(&shipped);
+    ck_assert_uint_eq(model_parameter_count(translator_model(shipped)),
+                      parameter_count_of(&configs[1]));
+    translator_close(shipped);
 }
 END_TEST
 

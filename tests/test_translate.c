@@ -602,25 +602,25 @@ START_TEST(translator_translates_lines_and_stops_at_an_unusable_one)
     size_t sizes[7];
     for (int i = 0; i < 7; i++) sizes[i] = strlen(lines[i]);
     for (int w = 0; w < 3; w++) {
-        Translator translator;
-        const char *error = translator_open(&translator, "data/multi30k-de-en.safetensors",
-                                            &ways[w]);
-        ck_assert_msg(error == NULL, "%s", error);
+        Error error;
+        Translator *translator = translator_open("data/multi30k-de-en.safetensors", &ways[w],
+                                                 &error);
+        ck_assert_msg(translator != NULL, "%s", error.message);
         const char *out[7], *alone;
         static char dog[1024], cats[1024];
-        ck_assert_int_eq(translator_translate(&translator, lines + 1, sizes + 1, 1, &alone), 1);
+        ck_assert_int_eq(translator_translate(translator, lines + 1, sizes + 1, 1, &alone), 1);
         snprintf(dog, sizeof dog, "%s", alone);
-        ck_assert_int_eq(translator_translate(&translator, lines + 3, sizes + 3, 1, &alone), 1);
+        ck_assert_int_eq(translator_translate(translator, lines + 3, sizes + 3, 1, &alone), 1);
         snprintf(cats, sizeof cats, "%s", alone);
         ck_assert_int_gt(strlen(dog), 0);
         ck_assert_int_gt(strlen(cats), 0);
-        ck_assert_int_eq(translator_translate(&translator, lines, sizes, 7, out), 6);
-        ck_assert(!translator.failed_output);
-        ck_assert_msg(strncmp(translator.error, "invalid UTF-8", 13) == 0, "%s",
-                      translator.error);
+        ck_assert_int_eq(translator_translate(translator, lines, sizes, 7, out), 6);
+        ck_assert(!translator_output_failed(translator));
+        ck_assert_msg(strncmp(translator_error(translator), "invalid UTF-8", 13) == 0, "%s",
+                      translator_error(translator));
         const char *const expected[6] = {"", dog, "", cats, "", dog};
         for (int i = 0; i < 6; i++) ck_assert_str_eq(out[i], expected[i]);
-        translator_close(&translator);
+        translator_close(translator);
     }
 }
 END_TEST
