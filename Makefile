@@ -21,9 +21,11 @@ MAKEFLAGS += --no-builtin-rules
 CHAPTERS := book/intro.nw book/tensor.nw book/masks.nw book/program.nw book/embeddings.nw \
             book/attention.nw book/layernorm.nw book/model.nw book/gradcheck.nw book/gradcheck-command.nw \
             book/safetensors.nw book/training.nw book/copy.nw book/copy-command.nw book/checkpoint.nw \
-            book/decode.nw book/decode-check.nw book/text.nw book/beam.nw book/beam-check.nw \
+            book/decode.nw book/decode-check.nw book/text.nw book/vocab.nw book/beam.nw \
+            book/beam-check.nw \
             book/bleu.nw book/bleu-engine.nw book/translate-commands.nw book/translate.nw \
-            book/translate-files.nw book/recase.nw book/fast.nw book/distributed.nw book/refuses.nw \
+            book/train-command.nw book/translate-files.nw book/recase.nw book/fast.nw book/bf16.nw \
+            book/distributed.nw book/refuses.nw \
             book/solutions.nw book/pytorch.nw
 
 # The reading order, in four parts, that noweave sees: the model first, its training, then
@@ -33,9 +35,11 @@ READING := book/part-transformer.nw book/intro.nw book/embeddings.nw book/attent
            book/part-learning.nw book/training.nw book/gradcheck.nw book/copy.nw \
            book/part-translation.nw book/decode.nw book/beam.nw book/bleu.nw book/translate.nw \
            book/part-engineering.nw book/build.nw book/tensor.nw book/program.nw \
-           book/gradcheck-command.nw book/copy-command.nw book/decode-check.nw book/beam-check.nw \
-           book/safetensors.nw book/checkpoint.nw book/text.nw book/recase.nw book/bleu-engine.nw \
-           book/translate-files.nw book/translate-commands.nw book/fast.nw \
+           book/gradcheck-command.nw book/copy-command.nw book/train-command.nw \
+           book/decode-check.nw book/beam-check.nw \
+           book/safetensors.nw book/checkpoint.nw book/text.nw book/vocab.nw book/recase.nw \
+           book/bleu-engine.nw \
+           book/translate-files.nw book/translate-commands.nw book/fast.nw book/bf16.nw \
            book/distributed.nw book/refuses.nw book/solutions.nw book/pytorch.nw \
            book/provenance.nw
 $(if $(filter-out $(READING),$(CHAPTERS)),$(error chapters missing from READING: $(filter-out $(READING),$(CHAPTERS))))

@@ -40,7 +40,7 @@ static ValidationLoss copy_validate(void *task, Trainer *trainer)
     for (int v = 0; v < 2; v++) {
         copy_task_batch(copy->data, copy->batch_size, copy->len, copy->vocab, &validation_rng);
         batch_fill(&trainer->batch, copy->data, copy->data, 0);
-        validation += evaluate_batch(&trainer->model, &trainer->batch, &trainer->settings,
+        validation += evaluate_batch(&trainer->model, &trainer->batch, &trainer->step,
                                      trainer->d_logprobs) / 2;
     }
     return (ValidationLoss){validation, validation, NAN};   /* batches of equal length */
@@ -48,9 +48,9 @@ static ValidationLoss copy_validate(void *task, Trainer *trainer)
 
 static int trainer_exit_status(const Trainer *trainer, TrainerOutcome outcome)
 {
-    if (outcome == TRAINER_FAILED) die("%s", trainer->message);
+    if (outcome == TRAINER_FAILED) die("%s", trainer->error.message);
     if (outcome == TRAINER_SIGNALLED) {
-        fprintf(stderr, "transformer: %s\n", trainer->message);
+        fprintf(stderr, "transformer: %s\n", trainer->error.message);
         return 128 + trainer->signal_number;
     }
     return 0;
@@ -117,7 +117,7 @@ static bool decode_examples(Trainer *trainer, const CopyTask *copy, double start
     for (int e = 0; e < 5; e++) {
         copy_task_batch(data, batch_size, len, copy->vocab, &trainer->progress.data_rng);
         batch_fill(&trainer->batch, data, data, 0);
-        eval_loss += evaluate_batch(&trainer->model, &trainer->batch, &trainer->settings,
+        eval_loss += evaluate_batch(&trainer->model, &trainer->batch, &trainer->step,
                                     trainer->d_logprobs) / 5;
     }
     int examples = batch_size < 8 ? batch_size : 8, exact = 1;
@@ -164,7 +164,8 @@ int run_copy(int argc, char **argv)
     recipe_add(recipe, "recipe.len", "%d", flags.len);
     step_recipe(recipe, &flags.settings, &flags.run);
     if (flags.resume_path) {
-        if (trainer_resume(&trainer, flags.resume_path, recipe)) die("%s", trainer.message);
+        if (trainer_resume(&trainer, flags.resume_path, recipe))
+            die("%s", trainer.error.message);
         if (!flags.run.checkpoint_path) flags.run.checkpoint_path = flags.resume_path;
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", flags.resume_path,
                trainer.adam.step, trainer.progress.epoch, trainer.progress.batch);
@@ -245,7 +246,7 @@ typedef struct {
     int *order;                        /* [plan->count]: the epoch's order of batches */
     const char *model_path;
     Vocab *src_vocab, *tgt_vocab;
-    char error[4400];                  /* why the model could not be saved */
+    Error error;                       /* why the model could not be saved */
     int keep_epochs;                   /* keep the models of this many last epochs */
     int seed;                          /* of the weights, the batches' order and dropout */
     ValidationBleu *bleu;              /* --validate-bleu (above), or NULL */
@@ -274,7 +275,7 @@ static ValidationLoss translation_validate(void *task, Trainer *trainer)
         batch_fill_span(batch, t->validation, t->validation_plan, &t->validation_plan->spans[b],
                         VOCAB_BLANK);
         const int tokens = batch_target_tokens(batch, VOCAB_BLANK);
-        const double loss = evaluate_batch(&trainer->model, batch, &trainer->settings,
+        const double loss = evaluate_batch(&trainer->model, batch, &trainer->step,
                                            trainer->d_logprobs);
         validation_sum += loss * tokens, validation_tokens += tokens, batch_means += loss;
     }
@@ -289,8 +290,7 @@ static const char *translation_save_best(void *task, const Model *model)
     Error scratch;
     const char *error = translation_model_save(t->model_path, model, t->src_vocab,
                                                t->tgt_vocab, false, &scratch);
-    if (error) snprintf(t->error, sizeof t->error, "%s", error);
-    return error ? t->error : NULL;
+    return error ? error_set(&t->error, "%s", error) : NULL;
 }
 
 /* The file of epoch's model beside PATH: "DIR/NAME.safetensors" gives
@@ -311,15 +311,10 @@ static const char *translation_save_epoch(void *task, const Model *model, int ep
     Error scratch;
     const char *error = translation_model_save(path, model, t->src_vocab, t->tgt_vocab,
                                                false, &scratch);
-    if (error) {
-        snprintf(t->error, sizeof t->error, "%s", error);
-        return t->error;
-    }
+    if (error) return error_set(&t->error, "%s", error);
     epoch_model_path(path, sizeof path, t->model_path, epoch - t->keep_epochs);
-    if (remove(path) != 0 && errno != ENOENT) {
-        snprintf(t->error, sizeof t->error, "%s: cannot remove: %s", path, strerror(errno));
-        return t->error;
-    }
+    if (remove(path) != 0 && errno != ENOENT)
+        return error_set(&t->error, "%s: cannot remove: %s", path, strerror(errno));
     return NULL;
 }
 
@@ -450,13 +445,13 @@ int run_train(int argc, char **argv)
         validation_bleu_open(&bleu, flags.data_dir, flags.subset, &trainer.model, &data);
     TranslationTask task = {train, validation, &plan, &validation_plan,
                             xmalloc((size_t)plan.count * sizeof(int)), flags.model_path,
-                            &data.src_vocab, &data.tgt_vocab, "", flags.keep_epochs, flags.seed,
-                            flags.validate_bleu ? &bleu : NULL};
+                            &data.src_vocab, &data.tgt_vocab, {""}, flags.keep_epochs,
+                            flags.seed, flags.validate_bleu ? &bleu : NULL};
     /* <<Resume the translation run, if asked>> */
     translation_recipe(&flags.run.recipe, &flags);
     if (flags.resume_path) {
         if (trainer_resume(&trainer, flags.resume_path, &flags.run.recipe))
-            die("%s", trainer.message);
+            die("%s", trainer.error.message);
         printf("resuming %s at step %ld (epoch %d, batch %d)\n", flags.resume_path,
                trainer.adam.step, trainer.progress.epoch, trainer.progress.batch);
     }

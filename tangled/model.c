@@ -494,7 +494,8 @@ static AttentionSaved attention_saved(const Model *model, const AttentionActs *a
 static void attention_sublayer(Model *model, const AttentionActs *acts,
                                const AttentionViews *views, float *out,
                                const float *query_in, const float *memory_in,
-                               const Mask *mask, const AttentionShape *shape, const Dropout *dropout)
+                               const Mask *mask, const AttentionShape *shape,
+                               const Dropout *dropout)
 {
     const AttentionWeights w = attention_weights(&model->parameters, views);
     const size_t weights = (size_t)shape->batch * shape->heads * shape->len_q * shape->len_k;
@@ -753,7 +754,8 @@ const float *model_forward(Model *model, const Batch *batch, const Dropout *drop
     const int rows = batch->batch * batch->tgt_len;
     float *logprobs = model_activation(model, model->logprobs);
     linear_forward(logprobs, decoded, model_parameter(model, model->generator.weight),
-                   model_parameter(model, model->generator.bias), rows, c->d_model, c->tgt_vocab);
+                   model_parameter(model, model->generator.bias), rows, c->d_model,
+                   c->tgt_vocab);
     layer_kernels[compute.kernel_set].log_softmax(logprobs, rows, c->tgt_vocab);
     return logprobs;
 }

@@ -279,14 +279,12 @@ static const char *read_vocabularies(Safetensors *file, const char *path,
 {
     const char *error = NULL;
     /* <<Read both vocabularies and check their sizes>> */
-    cJSON *meta = cJSON_Parse(file->metadata_json);
     Vocab *vocabs[2] = {src_vocab, tgt_vocab};
     const int sizes[2] = {config->src_vocab, config->tgt_vocab};
     for (int v = 0; v < 2 && error == NULL; v++) {
         const char *key = v ? "vocab.tgt" : "vocab.src";
-        const cJSON *item = cJSON_GetObjectItemCaseSensitive(meta, key);
-        FILE *in = cJSON_IsString(item) && *item->valuestring
-                   ? fmemopen(item->valuestring, strlen(item->valuestring), "r") : NULL;
+        const char *text = safetensors_metadata_text(file, key);
+        FILE *in = text && *text ? fmemopen((void *)text, strlen(text), "r") : NULL;
         char name[64];
         snprintf(name, sizeof name, "%s", key);
         if (in == NULL) error = safetensors_fail(&file->error, path, "no vocabulary '%s'", key);
@@ -298,12 +296,10 @@ static const char *read_vocabularies(Safetensors *file, const char *path,
         if (in) fclose(in);
     }
     /* <<Read the recaser, if the file has one>> */
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(meta, "recaser");
+    const char *cases = safetensors_metadata_text(file, "recaser");
     char problem[TEXT_ERROR_MAX];
-    if (error == NULL && cJSON_IsString(cases)
-        && recaser_read(&tgt_vocab->cases, cases->valuestring, problem))
+    if (error == NULL && cases && recaser_read(&tgt_vocab->cases, cases, problem))
         error = safetensors_fail(&file->error, path, "%s", problem);
-    cJSON_Delete(meta);
     for (int v = 0; error == NULL && config->tie_source && v < src_vocab->size; v++)
         if (strcmp(src_vocab->token[v], tgt_vocab->token[v]) != 0)
             error = safetensors_fail(&file->error, path, "a shared source embedding, but the "

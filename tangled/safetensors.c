@@ -94,14 +94,18 @@ const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *na
     return NULL;
 }
 
+const char *safetensors_metadata_text(const Safetensors *file, const char *key)
+{
+    for (int i = 0; i < file->n_metadata; i++)
+        if (strcmp(file->metadata[i][0], key) == 0) return file->metadata[i][1];
+    return NULL;
+}
+
 bool safetensors_metadata(const Safetensors *file, const char *key, char *value, size_t size)
 {
-    if (file->metadata_json == NULL) return false;
-    cJSON *metadata = cJSON_Parse(file->metadata_json);
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(metadata, key);
-    bool found = cJSON_IsString(item) && strlen(item->valuestring) < size;
-    if (found) strcpy(value, item->valuestring);
-    cJSON_Delete(metadata);
+    const char *text = safetensors_metadata_text(file, key);
+    const bool found = text && strlen(text) < size;
+    if (found) strcpy(value, text);
     return found;
 }
 
@@ -109,7 +113,9 @@ void safetensors_free(Safetensors *file)
 {
     free(file->bytes);
     free(file->entries);
-    free(file->metadata_json);
+    for (int i = 0; i < file->n_metadata; i++)
+        free(file->metadata[i][0]), free(file->metadata[i][1]);
+    free(file->metadata);
     memset(file, 0, sizeof *file);
 }
 
@@ -250,11 +256,8 @@ uint64_t safetensors_checksum_parts(const SafetensorsPart *parts, int n_parts,
 uint64_t safetensors_checksum(const Safetensors *file)
 {
     uint64_t hash = fnv1a(fnv_offset, file->data, file->data_size);
-    cJSON *meta = cJSON_Parse(file->metadata_json ? file->metadata_json : "{}");
-    const cJSON *entry;
-    cJSON_ArrayForEach(entry, meta)
-        if (cJSON_IsString(entry)) hash = hash_entry(hash, entry->string, entry->valuestring);
-    cJSON_Delete(meta);
+    for (int i = 0; i < file->n_metadata; i++)
+        hash = hash_entry(hash, file->metadata[i][0], file->metadata[i][1]);
     return hash;
 }
 
@@ -307,17 +310,8 @@ static uint64_t content_checksum(const SafetensorsEntry *entries, int count,
 
 uint64_t safetensors_content_checksum(const Safetensors *file)
 {
-    cJSON *meta = cJSON_Parse(file->metadata_json ? file->metadata_json : "{}");
-    const char *(*pairs)[2] = xmalloc((size_t)(cJSON_GetArraySize(meta) + 1) * sizeof *pairs);
-    int n = 0;
-    const cJSON *entry;
-    cJSON_ArrayForEach(entry, meta)
-        if (cJSON_IsString(entry)) pairs[n][0] = entry->string, pairs[n++][1] = entry->valuestring;
-    const uint64_t hash = content_checksum(file->entries, file->count,
-                                           (const char *const (*)[2])pairs, n);
-    free(pairs);
-    cJSON_Delete(meta);
-    return hash;
+    return content_checksum(file->entries, file->count,
+                            (const char *const (*)[2])file->metadata, file->n_metadata);
 }
 
 uint64_t safetensors_content_checksum_parts(const SafetensorsPart *parts, int n_parts,
@@ -417,6 +411,24 @@ static const char *read_whole_file(Safetensors *file, const char *path, size_t *
     return NULL;
 }
 
+static char *copy_text(const char *text)
+{
+    const size_t n = strlen(text) + 1;
+    return memcpy(xmalloc(n), text, n);
+}
+
+/* Keep the text members of the metadata object as file->metadata. */
+static void read_metadata(Safetensors *file, const cJSON *object)
+{
+    file->metadata = xmalloc((size_t)(cJSON_GetArraySize(object) + 1) * sizeof *file->metadata);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, object)
+        if (cJSON_IsString(item)) {
+            file->metadata[file->n_metadata][0] = copy_text(item->string);
+            file->metadata[file->n_metadata++][1] = copy_text(item->valuestring);
+        }
+}
+
 /* Read every tensor's entry from the header */
 static const char *read_entries(Safetensors *file, const char *path, const cJSON *header,
                                 const unsigned char *data, size_t data_size)
@@ -425,10 +437,10 @@ static const char *read_entries(Safetensors *file, const char *path, const cJSON
     file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
     for (const cJSON *item = header->child; item; item = item->next) {
         if (strcmp(item->string, "__metadata__") == 0) {
-            if (file->metadata_json)
+            if (file->metadata)
                 return safetensors_fail(&file->error, path,
                                         "the header has '__metadata__' twice");
-            file->metadata_json = cJSON_PrintUnformatted(item);
+            read_metadata(file, item);
             continue;
         }
         SafetensorsEntry *entry = &file->entries[file->count];

@@ -21,7 +21,9 @@ typedef struct {
     unsigned char *bytes;     /* the whole file */
     SafetensorsEntry *entries;
     int count;
-    char *metadata_json;      /* the __metadata__ object, printed; NULL if none */
+    char *(*metadata)[2];     /* [n_metadata]: the __metadata__ object's text members, key
+                                 and value, in the file's order; NULL if it has none */
+    int n_metadata;
     const unsigned char *data;   /* the data section: after the header, to the end */
     size_t data_size;
     Error error;              /* why the reading refused the file */
@@ -33,6 +35,8 @@ const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *na
 /* The metadata value of KEY, copied into value (size bytes); false if absent. */
 bool safetensors_metadata(const Safetensors *file, const char *key, char *value,
                           size_t size);
+/* The metadata value of KEY itself, or NULL if absent: for values of any length. */
+const char *safetensors_metadata_text(const Safetensors *file, const char *key);
 void safetensors_free(Safetensors *file);
 /* Put "PATH: reason" in error, the path cut short (with "...") when the whole would not
    fit, so that a path of any length gives one whole line; return the message. */

@@ -38,6 +38,15 @@ void die(const char *format, ...)
     exit(EXIT_FAILURE);
 }
 
+const char *error_set(Error *error, const char *format, ...)
+{
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(error->message, sizeof error->message, format, arguments);
+    va_end(arguments);
+    return error->message;
+}
+
 void *xmalloc_at(size_t bytes, const char *file, int line)
 {
     void *memory = malloc(bytes ? bytes : 1);

@@ -21,8 +21,11 @@ _Noreturn void fail_at(const char *file, int line, const char *condition,
 _Noreturn void die(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* A one-line message: what a function that refuses its input, or fails to write a file,
-   says. */
-typedef struct { char message[512]; } Error;
+   says; room for a path of PATH_MAX bytes and the words around it. */
+typedef struct { char message[4400]; } Error;
+/* Write the message that format makes of the rest, as printf would, into error; return it. */
+const char *error_set(Error *error, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* malloc that never returns NULL: it dies naming the size and the calling place. */
 #define xmalloc(bytes) xmalloc_at((bytes), __FILE__, __LINE__)

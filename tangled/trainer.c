@@ -20,7 +20,7 @@ typedef struct {
     long first_step;     /* the step it started from */
     long tokens_seen;    /* target tokens trained on since */
     int lock;            /* the checkpoint's lock (the checkpoint chapter), or -1 */
-} TrainerClock;
+} RunState;
 
 /* <<trainer.c checkpoint helpers>> */
 /* Save the trainer's state with the run's recipe and the best validation loss. */
@@ -36,9 +36,9 @@ static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
                                         &trainer->progress,
                                         (const char *const (*)[2])recipe.pairs, recipe.count,
                                         &scratch);
-    if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
+    if (error) error_set(&trainer->error, "%s", error);
     recipe_free(&recipe);
-    return error ? trainer->message : NULL;
+    return error ? trainer->error.message : NULL;
 }
 
 static volatile sig_atomic_t stop_signal = 0;
@@ -77,17 +77,16 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     return -1;
 }
 
-/* Say why the run stopped: its outcome, with the trainer's message for a signal. */
+/* Say why the run stopped: its outcome, with the trainer's error for a signal. */
 static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSettings *run,
                                               bool out_of_time, bool impatient)
 {
     const long step = trainer->adam.step;
-    const StepSettings *settings = &trainer->settings;
+    const StepSettings *settings = &trainer->step;
     const char *saved = run->checkpoint_path ? run->checkpoint_path : "nowhere";
     if (stop_signal) {
-        snprintf(trainer->message, sizeof trainer->message,
-                 "%s at step %ld; the checkpoint is %s",
-                 stop_signal == SIGINT ? "interrupted" : "terminated", step, saved);
+        error_set(&trainer->error, "%s at step %ld; the checkpoint is %s",
+                  stop_signal == SIGINT ? "interrupted" : "terminated", step, saved);
         trainer->signal_number = stop_signal;
         return TRAINER_SIGNALLED;
     }
@@ -123,7 +122,7 @@ static double accumulate_rows(Trainer *trainer, int first, int end, int parts, i
         *dropout_rng = start;
         const Batch part = batch_rows(whole, from, to);
         const Dropout dropout = {dropout_rng, from, whole->batch - to};
-        loss += train_accumulate(model, &part, &trainer->settings, &dropout, tokens);
+        loss += train_accumulate(model, &part, &trainer->step, &dropout, tokens);
     }
     return loss;
 }
@@ -133,7 +132,7 @@ static double accumulated_step(Trainer *trainer, int parts, int tokens)
     if (tokens == 0) return 0.0;   /* nothing to learn from: no step */
     model_zero_gradients(&trainer->model);
     const double loss = accumulate_rows(trainer, 0, trainer->batch.batch, parts, tokens);
-    train_update(&trainer->model, &trainer->adam, &trainer->settings);
+    train_update(&trainer->model, &trainer->adam, &trainer->step);
     return loss / tokens;
 }
 
@@ -142,45 +141,45 @@ static TrainerOutcome stop_at_bad_loss(Trainer *trainer, const RunSettings *run,
 {
     const char *path = run->checkpoint_path;
     const bool kept = path && access(path, F_OK) == 0;
-    snprintf(trainer->message, sizeof trainer->message, "step %ld: the loss is %s; stopping%s%s",
-             trainer->adam.step, isnan(loss) ? "NaN" : "infinite",
-             kept ? "; the last checkpoint is kept in "
-                  : path ? "; no checkpoint was saved yet" : "",
-             kept ? path : "");
+    error_set(&trainer->error, "step %ld: the loss is %s; stopping%s%s",
+              trainer->adam.step, isnan(loss) ? "NaN" : "infinite",
+              kept ? "; the last checkpoint is kept in "
+                   : path ? "; no checkpoint was saved yet" : "",
+              kept ? path : "");
     return TRAINER_FAILED;
 }
 
-/* Prepare the run: the log, the clock, the signals. False, with the trainer's message, when
+/* Prepare the run: the log, the clock, the signals. False, with the trainer's error, when
    one of them fails. */
 static bool prepare_run(Trainer *trainer, const BatchSource *source, const RunSettings *run,
-                        TrainerClock *clock)
+                        RunState *state)
 {
-    *clock = (TrainerClock){NULL, isatty(STDOUT_FILENO), seconds_now(), trainer->adam.step, 0,
+    *state = (RunState){NULL, isatty(STDOUT_FILENO), seconds_now(), trainer->adam.step, 0,
                             -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
     if (run->checkpoint_path) {
-        clock->lock = lock_checkpoint(run->checkpoint_path, trainer->message,
-                                      sizeof trainer->message);
-        if (clock->lock < 0) return false;
+        state->lock = lock_checkpoint(run->checkpoint_path, trainer->error.message,
+                                      sizeof trainer->error.message);
+        if (state->lock < 0) return false;
         safetensors_remove_temporaries(run->checkpoint_path);
         Error probe;
         if (safetensors_can_write(run->checkpoint_path, &probe)) {
-            snprintf(trainer->message, sizeof trainer->message, "%s", probe.message);
-            close(clock->lock);
+            error_set(&trainer->error, "%s", probe.message);
+            close(state->lock);
             return false;
         }
         catch_stop_signals();
     }
     if (run->log_path) {
-        clock->log = fopen(run->log_path, trainer->adam.step > 0 ? "a" : "w");
-        if (clock->log == NULL) {
-            snprintf(trainer->message, sizeof trainer->message, "%s: cannot create the log: %s",
-                     run->log_path, strerror(errno));
-            if (clock->lock >= 0) close(clock->lock);
+        state->log = fopen(run->log_path, trainer->adam.step > 0 ? "a" : "w");
+        if (state->log == NULL) {
+            error_set(&trainer->error, "%s: cannot create the log: %s",
+                      run->log_path, strerror(errno));
+            if (state->lock >= 0) close(state->lock);
             return false;
         }
-        if (ftell(clock->log) == 0)
-            fprintf(clock->log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
+        if (ftell(state->log) == 0)
+            fprintf(state->log, "epoch,step,train_loss,validation_loss,learning_rate,seconds,"
                                 "tokens_per_second,validation_batch_mean%s\n",
                     source->logs_bleu ? ",validation_bleu" : "");
     }
@@ -196,15 +195,15 @@ static int last_epoch(const TrainingProgress *progress, const RunSettings *run)
 static double current_rate(const Trainer *trainer)
 {
     return scheduled_rate(trainer->adam.step - 1, trainer->model.config.d_model,
-                          &trainer->settings);
+                          &trainer->step);
 }
 
 static void print_progress(const Trainer *trainer, const BatchSource *source,
-                           const RunSettings *run, const TrainerClock *clock)
+                           const RunSettings *run, const RunState *state)
 {
     const TrainingProgress *progress = &trainer->progress;
-    const double elapsed = seconds_now() - clock->start;
-    const long done = trainer->adam.step - clock->first_step;   /* by this process */
+    const double elapsed = seconds_now() - state->start;
+    const long done = trainer->adam.step - state->first_step;   /* by this process */
     const long left = (long)(last_epoch(progress, run) - progress->epoch) * source->batches
                       + source->batches - progress->batch;
     double eta = elapsed / done * left;
@@ -213,39 +212,39 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
     printf("\repoch %d/%d  batch %d/%d  step %ld  loss %.4f  %.0f tokens/s  lr %.2e  "
            "ETA %.0f %s   ", progress->epoch, last_epoch(progress, run), progress->batch,
            source->batches, trainer->adam.step, progress->loss_sum / progress->batch,
-           clock->tokens_seen / elapsed, current_rate(trainer),
+           state->tokens_seen / elapsed, current_rate(trainer),
            eta < 120 ? eta : eta / 60, eta < 120 ? "s" : "min");
     fflush(stdout);
 }
 
 /* Validate, write the epoch's row of the log and its line, keep the epoch's model if the
-   task keeps them, save it if it is the best; false, with the trainer's message, when a
+   task keeps them, save it if it is the best; false, with the trainer's error, when a
    save failed. */
-static bool end_epoch(Trainer *trainer, const BatchSource *source, const TrainerClock *clock,
+static bool end_epoch(Trainer *trainer, const BatchSource *source, const RunState *state,
                       const RunSettings *run)
 {
     const TrainingProgress *progress = &trainer->progress;
     const ValidationLoss held_out = source->validate(source->task, trainer);
     const double validation = held_out.per_token;
-    const double elapsed = seconds_now() - clock->start;
+    const double elapsed = seconds_now() - state->start;
     const double loss = progress->loss_sum / progress->batch;
-    if (clock->log) {
-        fprintf(clock->log, "%d,%ld,%.6f,%.6f,%.6e,%.3f,%.0f,%.6f", progress->epoch,
+    if (state->log) {
+        fprintf(state->log, "%d,%ld,%.6f,%.6f,%.6e,%.3f,%.0f,%.6f", progress->epoch,
                 trainer->adam.step, loss, validation, current_rate(trainer), elapsed,
-                clock->tokens_seen / elapsed, held_out.batch_mean);
-        if (source->logs_bleu) fprintf(clock->log, ",%.2f", held_out.bleu);
-        fputc('\n', clock->log);
-        if (fflush(clock->log) != 0 || ferror(clock->log)) {   /* a full disk, say */
-            snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
-                     run->log_path, strerror(errno));
+                state->tokens_seen / elapsed, held_out.batch_mean);
+        if (source->logs_bleu) fprintf(state->log, ",%.2f", held_out.bleu);
+        fputc('\n', state->log);
+        if (fflush(state->log) != 0 || ferror(state->log)) {   /* a full disk, say */
+            error_set(&trainer->error, "%s: cannot write the log: %s",
+                      run->log_path, strerror(errno));
             return false;
         }
     }
-    if (!clock->terminal) {   /* one line per epoch, flushed: a log file shows progress too */
+    if (!state->terminal) {   /* one line per epoch, flushed: a log file shows progress too */
         printf("epoch %d  step %ld  loss %.4f  validation %.4f", progress->epoch,
                trainer->adam.step, loss, validation);
         if (source->logs_bleu) printf("  BLEU %.2f", held_out.bleu);
-        printf("  %.0f tokens/s  lr %.2e  %.1f s\n", clock->tokens_seen / elapsed,
+        printf("  %.0f tokens/s  lr %.2e  %.1f s\n", state->tokens_seen / elapsed,
                current_rate(trainer), elapsed);
         fflush(stdout);
     }
@@ -256,33 +255,34 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const Trainer
         trainer->best_validation = validation, trainer->best_epoch = progress->epoch;
         error = source->save_best ? source->save_best(source->task, &trainer->model) : NULL;
     }
-    if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
+    if (error) error_set(&trainer->error, "%s", error);
     return error == NULL;
 }
 
 /* Fit the run's end to the time budget (Getting to 41). */
 static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
-                                   const RunSettings *run, const TrainerClock *clock)
+                                   const RunSettings *run, const RunState *state)
 {
     /* <<Fit the run's end to the time budget>> */
-    StepSettings *settings = &trainer->settings;
+    StepSettings *settings = &trainer->step;
     const long step = trainer->adam.step;
     if (!run->max_minutes || settings->cooldown <= 0
         || step > settings->cooldown_end - settings->cooldown)   /* no budget, or cooling already */
         return;
-    double elapsed = seconds_now() - clock->start;
+    double elapsed = seconds_now() - state->start;
     if (run->parallel) {
         run->parallel->sum(run->parallel->context, NULL, 0, &elapsed, 1);
         elapsed /= run->parallel->size;
     }
-    const int fits = budget_last_epoch(60.0 * run->max_minutes, elapsed, step - clock->first_step,
-                                       step, source->batches, run->epochs,
-                                       (int)(settings->cooldown / source->batches));
+    const int cooldown_epochs = (int)(settings->cooldown / source->batches);
+    const int fits = budget_last_epoch(60.0 * run->max_minutes, elapsed,
+                                       step - state->first_step, step, source->batches,
+                                       run->epochs, cooldown_epochs);
     if (fits != last_epoch(&trainer->progress, run)) {
         trainer->progress.last_epoch = fits;
         settings->cooldown_end = (long)fits * source->batches;
         printf("%sthe time budget holds %d epochs: the cool-down now ends with epoch %d\n",
-               clock->terminal ? "\n" : "", fits, fits);
+               state->terminal ? "\n" : "", fits, fits);
         fflush(stdout);
     }
 }
@@ -290,11 +290,11 @@ static void fit_end_to_time_budget(Trainer *trainer, const BatchSource *source,
 /* Begin the next epoch: its counts from zero, the run's end fitted to a time budget, and
    the source's start of it, if the run goes on. */
 static void begin_next_epoch(Trainer *trainer, const BatchSource *source,
-                             const RunSettings *run, const TrainerClock *clock)
+                             const RunSettings *run, const RunState *state)
 {
     TrainingProgress *progress = &trainer->progress;
     progress->epoch++, progress->batch = 0, progress->loss_sum = 0.0;
-    fit_end_to_time_budget(trainer, source, run, clock);
+    fit_end_to_time_budget(trainer, source, run, state);
     if (source->start_epoch && progress->epoch <= last_epoch(progress, run))
         source->start_epoch(source->task, progress->epoch);
 }
@@ -302,7 +302,7 @@ static void begin_next_epoch(Trainer *trainer, const BatchSource *source,
 /* Decide whether to stop, saving a checkpoint when one is due: TRAINER_FINISHED to go on,
    else the run's outcome (the checkpoint chapter). */
 static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings *run,
-                                             const TrainerClock *clock, bool epoch_done,
+                                             const RunState *state, bool epoch_done,
                                              bool out_of_time, bool impatient)
 {
     /* <<Decide whether to stop, saving a checkpoint when one is due>> */
@@ -314,23 +314,23 @@ static TrainerOutcome decide_whether_to_stop(Trainer *trainer, const RunSettings
         && save_checkpoint(trainer, run))
         return TRAINER_FAILED;
     if (!stop) return TRAINER_FINISHED;
-    if (clock->terminal) putchar('\n');
+    if (state->terminal) putchar('\n');
     return say_why_the_run_stopped(trainer, run, out_of_time, impatient);
 }
 
 /* Finish the run: close the log and the checkpoint's lock. The outcome, a failure if the log
    could not be written. */
 static TrainerOutcome finish_run(Trainer *trainer, const RunSettings *run,
-                                 const TrainerClock *clock, TrainerOutcome outcome)
+                                 const RunState *state, TrainerOutcome outcome)
 {
-    if (clock->terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED))
+    if (state->terminal && (outcome == TRAINER_FINISHED || outcome == TRAINER_FAILED))
         putchar('\n');
-    if (clock->log && (ferror(clock->log) | fclose(clock->log)) && outcome != TRAINER_FAILED) {
-        snprintf(trainer->message, sizeof trainer->message, "%s: cannot write the log: %s",
-                 run->log_path, strerror(errno));
+    if (state->log && (ferror(state->log) | fclose(state->log)) && outcome != TRAINER_FAILED) {
+        error_set(&trainer->error, "%s: cannot write the log: %s",
+                  run->log_path, strerror(errno));
         outcome = TRAINER_FAILED;
     }
-    if (clock->lock >= 0) close(clock->lock);
+    if (state->lock >= 0) close(state->lock);
     return outcome;
 }
 
@@ -349,7 +349,7 @@ static double parallel_step(Trainer *trainer, DataParallel *parallel, int parts,
     const double reduce = seconds_now();
     parallel->sum(parallel->context, model->gradients.data, model->gradients.total, &loss, 1);
     const double update = seconds_now();
-    train_update(model, &trainer->adam, &trainer->settings);
+    train_update(model, &trainer->adam, &trainer->step);
     parallel->steps++;
     parallel->communication_seconds += update - reduce;
     parallel->compute_seconds += (reduce - start) + (seconds_now() - update);
@@ -369,7 +369,7 @@ static bool agree(DataParallel *parallel, bool flag)
 void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
                    const StepSettings *settings)
 {
-    *trainer = (Trainer){.progress = {.epoch = 1}, .settings = *settings,
+    *trainer = (Trainer){.progress = {.epoch = 1}, .step = *settings,
                          .best_validation = INFINITY};
     model_init(&trainer->model, config);
     Rng init_rng;
@@ -419,24 +419,23 @@ void recipe_free(Recipe *recipe)
 TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const RunSettings *run)
 {
     TrainingProgress *progress = &trainer->progress;
-    TrainerClock clock;
-    if (!prepare_run(trainer, source, run, &clock)) return TRAINER_FAILED;
+    RunState state;
+    if (!prepare_run(trainer, source, run, &state)) return TRAINER_FAILED;
     TrainerOutcome outcome = TRAINER_FINISHED;
     if (progress->batch >= source->batches) {   /* a checkpoint of another recipe */
-        snprintf(trainer->message, sizeof trainer->message,
-                 "the run is at batch %d of an epoch of %d batches", progress->batch,
-                 source->batches);
+        error_set(&trainer->error, "the run is at batch %d of an epoch of %d batches",
+                  progress->batch, source->batches);
         outcome = TRAINER_FAILED;
     } else if (source->start_epoch) {
         source->start_epoch(source->task, progress->epoch);
     }
     /* <<Apply a last epoch that a time budget brought forward>> */
-    if (progress->last_epoch && trainer->settings.cooldown > 0)
-        trainer->settings.cooldown_end = (long)progress->last_epoch * source->batches;
+    if (progress->last_epoch && trainer->step.cooldown > 0)
+        trainer->step.cooldown_end = (long)progress->last_epoch * source->batches;
     const int parts = run->accumulate > 1 ? run->accumulate : 1;
     while (outcome == TRAINER_FINISHED && progress->epoch <= last_epoch(progress, run)) {
         source->fill(source->task, trainer);
-        const int tokens = batch_target_tokens(&trainer->batch, trainer->settings.pad);
+        const int tokens = batch_target_tokens(&trainer->batch, trainer->step.pad);
         const double loss = run->parallel   /* several processes: many machines */
             ? parallel_step(trainer, run->parallel, parts, tokens)
             : accumulated_step(trainer, parts, tokens);
@@ -444,25 +443,25 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
             outcome = stop_at_bad_loss(trainer, run, loss);
             break;
         }
-        clock.tokens_seen += tokens;
+        state.tokens_seen += tokens;
         progress->loss_sum += loss, progress->batch++;
-        if (clock.terminal) print_progress(trainer, source, run, &clock);
+        if (state.terminal) print_progress(trainer, source, run, &state);
         const bool epoch_done = progress->batch == source->batches;
         const bool out_of_time = run->max_minutes
-                                 && agree(run->parallel, seconds_now() - clock.start
+                                 && agree(run->parallel, seconds_now() - state.start
                                                          >= 60.0 * run->max_minutes);
         /* a time budget ends with a validated model too */
-        if ((epoch_done || out_of_time) && !end_epoch(trainer, source, &clock, run)) {
+        if ((epoch_done || out_of_time) && !end_epoch(trainer, source, &state, run)) {
             outcome = TRAINER_FAILED;
             break;
         }
         const bool impatient = epoch_done && run->patience   /* early stopping */
                                && progress->epoch - trainer->best_epoch >= run->patience;
-        if (epoch_done) begin_next_epoch(trainer, source, run, &clock);
-        outcome = decide_whether_to_stop(trainer, run, &clock, epoch_done, out_of_time,
+        if (epoch_done) begin_next_epoch(trainer, source, run, &state);
+        outcome = decide_whether_to_stop(trainer, run, &state, epoch_done, out_of_time,
                                          impatient);
     }
-    return finish_run(trainer, run, &clock, outcome);
+    return finish_run(trainer, run, &state, outcome);
 }
 
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe)
@@ -478,9 +477,9 @@ const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *rec
     if (!error)
         trainer->best_epoch = safetensors_metadata(&file, "best_epoch", value, sizeof value)
                               ? (int)strtol(value, NULL, 10) : trainer->progress.epoch - 1;
-    if (error) snprintf(trainer->message, sizeof trainer->message, "%s", error);
+    if (error) error_set(&trainer->error, "%s", error);
     safetensors_free(&file);
-    return error ? trainer->message : NULL;
+    return error ? trainer->error.message : NULL;
 }
 
 int budget_last_epoch(double budget, double elapsed, long steps_here, long step, int batches,

@@ -10,12 +10,12 @@ typedef struct {
     Model model;
     Adam adam;
     TrainingProgress progress;
-    StepSettings settings;           /* the loss and the schedule; a time budget may move
+    StepSettings step;               /* the loss and the schedule; a time budget may move
                                         the cool-down's end (Getting to 41) */
     Batch batch;                     /* holds each step's batch */
     float *d_logprobs;               /* [batch tokens][tgt_vocab]: evaluate_batch's scratch */
     double best_validation;          /* lowest validation loss so far; INFINITY at first */
-    char message[4400];              /* why trainer_run stopped early */
+    Error error;                     /* why trainer_run stopped early */
     int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
     int best_epoch;                  /* the epoch of best_validation; 0 before the first */
 } Trainer;

@@ -240,23 +240,6 @@ int translator_translate(Translator *t, const char *const *lines, const size_t *
     return done;
 }
 
-Translator *translator_open_run(const Model *model, const Vocab *src_vocab,
-                                const Vocab *tgt_vocab, const TranslatorSettings *s)
-{
-    Translator *t = xmalloc(sizeof *t);
-    memset(t, 0, sizeof *t);
-    model_init(&t->model, model->config);
-    t->src_vocab = *src_vocab, t->tgt_vocab = *tgt_vocab, t->borrows_vocabs = true;
-    translator_setup(t, s);
-    return t;
-}
-
-void translator_take_weights(Translator *t, const Model *model)
-{
-    memcpy(t->model.parameters.data, model->parameters.data,
-           model->parameters.total * sizeof *model->parameters.data);
-}
-
 const char *translator_pair(Translator *t, const char *line, size_t size, Batch *pair)
 {
     const char *english;
@@ -272,4 +255,21 @@ Model *translator_model(Translator *t) { return &t->model; }
 const Vocab *translator_vocab(const Translator *t, bool target)
 {
     return target ? &t->tgt_vocab : &t->src_vocab;
+}
+
+Translator *translator_open_run(const Model *model, const Vocab *src_vocab,
+                                const Vocab *tgt_vocab, const TranslatorSettings *s)
+{
+    Translator *t = xmalloc(sizeof *t);
+    memset(t, 0, sizeof *t);
+    model_init(&t->model, model->config);
+    t->src_vocab = *src_vocab, t->tgt_vocab = *tgt_vocab, t->borrows_vocabs = true;
+    translator_setup(t, s);
+    return t;
+}
+
+void translator_take_weights(Translator *t, const Model *model)
+{
+    memcpy(t->model.parameters.data, model->parameters.data,
+           model->parameters.total * sizeof *model->parameters.data);
 }

@@ -92,7 +92,7 @@ double copy_task_step(Trainer *trainer, int *full, int vocab, bool padding)
     copy_task_batch(full, batch->batch, len, vocab, &trainer->progress.data_rng);
     if (padding) full[len - 1] = 0, full[len - 2] = 0;
     batch_fill(batch, full, full, 0);
-    return train_step(&trainer->model, &trainer->adam, batch, &trainer->settings,
+    return train_step(&trainer->model, &trainer->adam, batch, &trainer->step,
                       &trainer->progress.dropout_rng);
 }
 

@@ -178,7 +178,7 @@ START_TEST(trainer_ends_with_a_last_epoch_brought_forward)
 {
     static Trainer r;
     setup(&r);
-    r.settings.cooldown = BATCHES, r.settings.cooldown_end = (long)EPOCHS * BATCHES;
+    r.step.cooldown = BATCHES, r.step.cooldown_end = (long)EPOCHS * BATCHES;
     r.progress.last_epoch = EPOCHS - 1;   /* as a checkpoint would carry it */
     RecordingTask task = {.validation = losses_2_1_15};
     const BatchSource source = recording_source(&task);
@@ -186,10 +186,10 @@ START_TEST(trainer_ends_with_a_last_epoch_brought_forward)
     ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_FINISHED);
     ck_assert_int_eq(task.validations, EPOCHS - 1);
     ck_assert_int_eq(r.adam.step, (EPOCHS - 1) * BATCHES);
-    ck_assert_int_eq(r.settings.cooldown_end, (EPOCHS - 1) * BATCHES);
+    ck_assert_int_eq(r.step.cooldown_end, (EPOCHS - 1) * BATCHES);
     /* the last update had the cool-down's smallest factor, 1/BATCHES of the rate */
     const double rate = learning_rate(r.adam.step - 1, 16, 0.5, 400);
-    ck_assert_double_eq_tol(scheduled_rate(r.adam.step - 1, 16, &r.settings), rate / BATCHES,
+    ck_assert_double_eq_tol(scheduled_rate(r.adam.step - 1, 16, &r.step), rate / BATCHES,
                             1e-15);
     trainer_free(&r);
 }
@@ -205,12 +205,12 @@ START_TEST(trainer_reports_a_failed_save_and_an_unwritable_log)
                                 recording_validate, recording_save, NULL, false};
     const RunSettings run = {.epochs = EPOCHS};
     ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_FAILED);
-    ck_assert_str_eq(r.message, "cannot save: a test");
+    ck_assert_str_eq(r.error.message, "cannot save: a test");
     ck_assert_int_eq(r.adam.step, BATCHES);   /* it stopped at the first epoch's end */
     const RunSettings no_log = {.epochs = EPOCHS, .log_path = "/nonexistent/dir/log.csv"};
     ck_assert_int_eq(trainer_run(&r, &source, &no_log), TRAINER_FAILED);
-    ck_assert_msg(strstr(r.message, "/nonexistent/dir/log.csv: cannot create the log")
-                  == r.message, "%s", r.message);
+    ck_assert_msg(strstr(r.error.message, "/nonexistent/dir/log.csv: cannot create the log")
+                  == r.error.message, "%s", r.error.message);
     trainer_free(&r);
 }
 END_TEST
@@ -262,7 +262,7 @@ START_TEST(trainer_refuses_a_batch_past_the_epoch)
     const RunSettings run = {.epochs = EPOCHS};
     r.progress.batch = BATCHES;
     ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_FAILED);
-    ck_assert_str_eq(r.message, "the run is at batch 4 of an epoch of 4 batches");
+    ck_assert_str_eq(r.error.message, "the run is at batch 4 of an epoch of 4 batches");
     ck_assert_int_eq(task.fills, 0);
     ck_assert_int_eq(r.adam.step, 0);
     trainer_free(&r);
