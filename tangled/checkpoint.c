@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "config.h"
 
 /* <<checkpoint.c definitions>> */
 static const char checkpoint_magic[] = "annotated-transformer-c checkpoint";
@@ -34,30 +35,22 @@ static void metadata_add(Metadata *meta, const char *key, const char *format, ..
     meta->count++;
 }
 
-static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
+static void add_setting(void *meta, const char *key, const char *value, const char *absent)
 {
-    metadata_add(meta, "config.src_vocab", "%d", c->src_vocab);
-    metadata_add(meta, "config.tgt_vocab", "%d", c->tgt_vocab);
-    metadata_add(meta, "config.layers", "%d", c->layers);
-    metadata_add(meta, "config.d_model", "%d", c->d_model);
-    metadata_add(meta, "config.d_ff", "%d", c->d_ff);
-    metadata_add(meta, "config.heads", "%d", c->heads);
-    metadata_add(meta, "config.max_len", "%d", c->max_len);
-    metadata_add(meta, "config.dropout", "%.9g", c->dropout);
-    metadata_add(meta, "config.norm", "%s", c->norm == NORM_PRE ? "pre" : "post");
-    metadata_add(meta, "config.layernorm", "%s",
-                 c->layernorm == LAYERNORM_ANNOTATED ? "annotated" : "standard");
-    metadata_add(meta, "config.layernorm_eps", "%.9g", c->layernorm_eps);
-    metadata_add(meta, "config.tie_generator", "%d", c->tie_generator);
-    if (c->tie_source)   /* only then: a checkpoint of before the flag still resumes */
-        metadata_add(meta, "config.tie_source", "1");
-    metadata_add(meta, "config.attention_scale", "%s",
-                 c->unscaled_attention ? "1" : "1/sqrt(d_k)");
-    metadata_add(meta, "config.embedding_scale", "%s",
-                 c->unscaled_embedding ? "1" : "sqrt(d_model)");
+    if (absent == NULL || strcmp(value, absent) != 0) metadata_add(meta, key, "%s", value);
+}
+
+static void describe_adam(Metadata *meta, const Adam *adam)
+{
     metadata_add(meta, "adam.beta1", "%.17g", adam->beta1);
     metadata_add(meta, "adam.beta2", "%.17g", adam->beta2);
     metadata_add(meta, "adam.eps", "%.17g", adam->eps);
+}
+
+static void describe_model(Metadata *meta, const Config *c, const Adam *adam)
+{
+    config_write(c, CONFIG_CHECKPOINT, add_setting, meta);
+    describe_adam(meta, adam);
 }
 
 const char *checkpoint_save(const char *path, const Model *model, const Adam *adam,
@@ -138,24 +131,44 @@ static const char *check_identity(Safetensors *file, const char *path)
     return NULL;
 }
 
+/* Compare the file's KEY with this run's value OURS; absent: what a missing key means (NULL:
+   none) */
+static const char *check_entry(Safetensors *file, const char *path, const char *key,
+                               const char *ours, const char *absent)
+{
+    char value[128];
+    if (!safetensors_metadata(file, key, value, sizeof value))
+        strcpy(value, absent ? absent : "");
+    if (strcmp(value, ours) != 0)
+        return safetensors_fail(
+            &file->error, path, "%s is %s in the checkpoint but %s in this run", key,
+            *value ? safetensors_printable(value, value, 80) : "missing", ours);
+    return NULL;
+}
+
+typedef struct { Safetensors *file; const char *path, *error; } RunCheck;
+
+static void check_setting(void *check, const char *key, const char *value, const char *absent)
+{
+    RunCheck *c = check;
+    if (c->error == NULL) c->error = check_entry(c->file, c->path, key, value, absent);
+}
+
 /* Check that the file's configuration and recipe are this run's */
 static const char *check_same_run(Safetensors *file, const char *path, const Model *model,
                                   const Adam *adam, const char *const (*recipe)[2],
                                   int n_recipe)
 {
-    char value[128];
+    RunCheck check = {file, path, NULL};
+    config_write(&model->config, CONFIG_CHECKPOINT, check_setting, &check);
+    if (check.error) return check.error;
     Metadata run;
     run.count = 0;
-    describe_model(&run, &model->config, adam);
+    describe_adam(&run, adam);
     for (int i = 0; i < n_recipe; i++) metadata_add(&run, recipe[i][0], "%s", recipe[i][1]);
-    for (int i = 0; i < run.count; i++) {
-        if (!safetensors_metadata(file, run.key[i], value, sizeof value)) *value = '\0';
-        if (strcmp(value, run.value[i]) != 0)
-            return safetensors_fail(
-                &file->error, path, "%s is %s in the checkpoint but %s in this run",
-                run.key[i], *value ? safetensors_printable(value, value, 80) : "missing",
-                run.value[i]);
-    }
+    for (int i = 0; i < run.count; i++)
+        if ((check.error = check_entry(file, path, run.key[i], run.value[i], NULL)))
+            return check.error;
     return NULL;
 }
 

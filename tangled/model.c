@@ -9,13 +9,65 @@
 #include <stdarg.h>
 
 /* <<model.c definitions>> */
+#define FIELD(field) offsetof(Config, field)
+const ConfigKey config_keys[] = {
+    {"src_vocab", "src_vocab", CONFIG_INT, FIELD(src_vocab), 1, CONFIG_MAX_SIZE, .fallback = 0},
+    {"tgt_vocab", "tgt_vocab", CONFIG_INT, FIELD(tgt_vocab), 1, CONFIG_MAX_SIZE, .fallback = 0},
+    {"layers", "layers", CONFIG_INT, FIELD(layers), 1, CONFIG_MAX_SIZE, .fallback = 0},
+    {"d_model", "d_model", CONFIG_INT, FIELD(d_model), 1, CONFIG_MAX_SIZE, .fallback = 512},
+    {"d_ff", "d_ff", CONFIG_INT, FIELD(d_ff), 1, CONFIG_MAX_SIZE, .fallback = 2048},
+    {"heads", "heads", CONFIG_INT, FIELD(heads), 1, CONFIG_MAX_SIZE, .fallback = 8},
+    {"max_len", "max_len", CONFIG_INT, FIELD(max_len), 1, CONFIG_MAX_LEN, .fallback = 5000},
+    {"dropout", NULL, CONFIG_FLOAT, FIELD(dropout), 0, 1, .fallback = 0.1},
+    {"norm", "norm", CONFIG_CHOICE, FIELD(norm), .words = {"pre", "post"},
+     .fallback = NORM_PRE},
+    {"layernorm", "layernorm", CONFIG_CHOICE, FIELD(layernorm),
+     .words = {"standard", "annotated"}, .fallback = LAYERNORM_STANDARD},
+    {"layernorm_eps", "layernorm.epsilon", CONFIG_FLOAT, FIELD(layernorm_eps), 0, 1,
+     .above_least = true, .fallback = 1e-6, .since = 3},
+    {"tie_generator", "tied", CONFIG_BOOL, FIELD(tie_generator), .words = {"0", "1"},
+     .fallback = false},
+    {"tie_source", "tied_source", CONFIG_BOOL, FIELD(tie_source), .words = {"0", "1"},
+     .fallback = false, .optional = true},
+    {"attention_scale", NULL, CONFIG_BOOL, FIELD(unscaled_attention),
+     .words = {"1/sqrt(d_k)", "1"}, .fallback = false},
+    {"embedding_scale", NULL, CONFIG_BOOL, FIELD(unscaled_embedding),
+     .words = {"sqrt(d_model)", "1"}, .fallback = false},
+};
+#undef FIELD
+const int config_key_count = sizeof config_keys / sizeof config_keys[0];
+
+_Static_assert(sizeof(NormPlacement) == sizeof(int) && sizeof(LayerNormFormula) == sizeof(int),
+               "a choice is stored as an int");
+
+double config_get(const Config *config, const ConfigKey *key)
+{
+    const char *field = (const char *)config + key->offset;
+    switch (key->type) {
+    case CONFIG_FLOAT: return *(const float *)field;
+    case CONFIG_BOOL: return *(const bool *)field;
+    default: return *(const int *)field;
+    }
+}
+
+void config_set(Config *config, const ConfigKey *key, double value)
+{
+    char *field = (char *)config + key->offset;
+    switch (key->type) {
+    case CONFIG_FLOAT: *(float *)field = (float)value; break;
+    case CONFIG_BOOL: *(bool *)field = value != 0; break;
+    default: *(int *)field = (int)value;
+    }
+}
+
 Config config_default(int src_vocab, int tgt_vocab, int layers)
 {
-    return (Config){.src_vocab = src_vocab, .tgt_vocab = tgt_vocab, .layers = layers,
-                    .d_model = 512, .d_ff = 2048, .heads = 8, .max_len = 5000,
-                    .dropout = 0.1f, .norm = NORM_PRE, .layernorm = LAYERNORM_STANDARD,
-                    .layernorm_eps = 1e-6f, .tie_generator = false, .tie_source = false,
-                    .unscaled_attention = false, .unscaled_embedding = false};
+    Config config;
+    memset(&config, 0, sizeof config);
+    for (int i = 0; i < config_key_count; i++)
+        config_set(&config, &config_keys[i], config_keys[i].fallback);
+    config.src_vocab = src_vocab, config.tgt_vocab = tgt_vocab, config.layers = layers;
+    return config;
 }
 
 float embedding_scale(const Config *c)

@@ -31,6 +31,30 @@ Config config_default(int src_vocab, int tgt_vocab, int layers);
 /* The factor of the embeddings: sqrt(d_model), or 1 in the --no-embed-scale experiment. */
 float embedding_scale(const Config *c);
 
+typedef enum { CONFIG_INT, CONFIG_FLOAT, CONFIG_BOOL, CONFIG_CHOICE } ConfigType;
+/* The limits of a model's numbers in a file: twice the reference's max_len, and a bound on
+   any other size, so that no file can make a reader allocate without limit. */
+enum { CONFIG_MAX_LEN = 10000, CONFIG_MAX_SIZE = 10000000 };
+
+typedef struct {
+    const char *name;        /* the key in a checkpoint, after "config." */
+    const char *alias;       /* the key in a model file; NULL: not in model files */
+    ConfigType type;
+    size_t offset;           /* of the field in Config */
+    double least, most;      /* a number's limits, both allowed (a decimal: below most) */
+    bool above_least;        /* a decimal must be above least, not equal to it */
+    const char *words[2];    /* the texts of 0 and 1 (false and true) */
+    double fallback;         /* the default */
+    bool optional;           /* a file may leave the key out, meaning the default */
+    int since;               /* the model file's version that added the key */
+} ConfigKey;
+
+extern const ConfigKey config_keys[];
+extern const int config_key_count;
+/* The value of key's field in config, as a double (a word's 0 or 1), and setting it. */
+double config_get(const Config *config, const ConfigKey *key);
+void config_set(Config *config, const ConfigKey *key, double value);
+
 typedef struct { int index; } ParameterView;    /* a view of parameters and gradients */
 typedef struct { int index; } ActivationView;   /* a view of the activations */
 typedef struct { ParameterView weight, bias; } LinearViews;

@@ -8,14 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "config.h"
 #include "decode.h"
 
 /* <<modelfile.c definitions>> */
 static const char model_format[] = "annotated-transformer-c model";
-enum { MODEL_FILE_VERSION = 3, MODEL_OLDEST_VERSION = 2, MODEL_MAX_LEN = 10000,
-       MODEL_MAX_NUMBER = 10000000 };
-static const char *const number_keys[7] = {"src_vocab", "tgt_vocab", "layers", "d_model",
-                                           "d_ff", "heads", "max_len"};
+enum { MODEL_FILE_VERSION = 3, MODEL_OLDEST_VERSION = 2 };
 
 enum { DESCRIPTION_MAX = 40 };
 typedef struct {
@@ -32,24 +30,18 @@ static void describe(ModelDescription *d, const char *key, const char *value)
     strcpy(d->value[d->count++], value);
 }
 
+static void describe_setting(void *d, const char *key, const char *value, const char *absent)
+{
+    describe(d, key, value);
+}
+
 static void describe_configuration(ModelDescription *d, const Config *c)
 {
     char number[32];
     describe(d, "format", model_format);
     snprintf(number, sizeof number, "%d", MODEL_FILE_VERSION);
     describe(d, "version", number);
-    const int values[7] = {c->src_vocab, c->tgt_vocab, c->layers, c->d_model, c->d_ff,
-                           c->heads, c->max_len};
-    for (int i = 0; i < 7; i++) {
-        snprintf(number, sizeof number, "%d", values[i]);
-        describe(d, number_keys[i], number);
-    }
-    describe(d, "norm", c->norm == NORM_PRE ? "pre" : "post");
-    describe(d, "layernorm", c->layernorm == LAYERNORM_ANNOTATED ? "annotated" : "standard");
-    snprintf(number, sizeof number, "%g", (double)c->layernorm_eps);
-    describe(d, "layernorm.epsilon", number);
-    describe(d, "tied", c->tie_generator ? "1" : "0");
-    describe(d, "tied_source", c->tie_source ? "1" : "0");
+    config_write(c, CONFIG_MODEL_FILE, describe_setting, d);
 }
 
 static void describe_model(ModelDescription *d, const Config *c)
@@ -185,64 +177,6 @@ static const char *check_model_identity(Safetensors *file, const char *path, int
     return NULL;
 }
 
-/* Read the configuration */
-static const char *read_configuration(Safetensors *file, const char *path, int version,
-                                      Config *config)
-{
-    char value[64];
-    /* <<Read the configuration, each number within its bounds>> */
-    int numbers[7];
-    for (int i = 0; i < 7; i++) {
-        char *end;
-        if (!safetensors_metadata(file, number_keys[i], value, sizeof value)) *value = '\0';
-        const long number = strtol(value, &end, 10);
-        const long most = i == 6 ? MODEL_MAX_LEN : MODEL_MAX_NUMBER;
-        if (!*value || *end || number < 1 || number > most)
-            return safetensors_fail(&file->error, path,
-                                    "'%s' must be a whole number from 1 to %ld, not '%s'",
-                                    number_keys[i], most, safetensors_printable(value, value, 24));
-        numbers[i] = (int)number;
-    }
-    *config = config_default(numbers[0], numbers[1], numbers[2]);
-    config->d_model = numbers[3], config->d_ff = numbers[4], config->heads = numbers[5];
-    config->max_len = numbers[6];
-    /* <<Read the model's norm placement, layer-norm formula and tying, refusing other values>> */
-    static const char *const settings_keys[3] = {"norm", "layernorm", "tied"};
-    static const char *const settings_words[3][2] = {{"pre", "post"}, {"standard", "annotated"},
-                                                     {"0", "1"}};
-    int chosen[3];
-    for (int k = 0; k < 3; k++) {
-        if (!safetensors_metadata(file, settings_keys[k], value, sizeof value)) *value = '\0';
-        if (strcmp(value, settings_words[k][0]) != 0 && strcmp(value, settings_words[k][1]) != 0)
-            return safetensors_fail(&file->error, path,
-                                    "'%s' must be '%s' or '%s', not '%s'", settings_keys[k],
-                                    settings_words[k][0], settings_words[k][1],
-                                    safetensors_printable(value, value, 44));
-        chosen[k] = strcmp(value, settings_words[k][1]) == 0;
-    }
-    config->norm = chosen[0] ? NORM_POST : NORM_PRE;
-    config->layernorm = chosen[1] ? LAYERNORM_ANNOTATED : LAYERNORM_STANDARD;
-    config->tie_generator = chosen[2];
-    /* <<Read whether the source embedding is shared, absent meaning not>> */
-    if (!safetensors_metadata(file, "tied_source", value, sizeof value)) strcpy(value, "0");
-    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-        return safetensors_fail(&file->error, path, "'tied_source' must be '0' or '1', not '%s'",
-                                safetensors_printable(value, value, 44));
-    config->tie_source = value[0] == '1';
-    /* <<Read the layer norm's epsilon, from version 3 on>> */
-    if (version >= 3) {
-        char *end;
-        if (!safetensors_metadata(file, "layernorm.epsilon", value, sizeof value)) *value = '\0';
-        const float epsilon = strtof(value, &end);
-        if (!*value || *end || !(epsilon > 0.0f && epsilon < 1.0f))
-            return safetensors_fail(&file->error, path,
-                                    "'layernorm.epsilon' must be a number between 0 and 1, "
-                                    "not '%s'", safetensors_printable(value, value, 24));
-        config->layernorm_eps = epsilon;
-    }
-    return NULL;
-}
-
 /* Check the configuration against itself and against the file's size */
 static const char *check_configuration(Safetensors *file, const char *path,
                                        const Config *config)
@@ -335,7 +269,7 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     Config config;
     const char *error = safetensors_read(file, path);
     if (error || (error = check_model_identity(file, path, &version))
-        || (error = read_configuration(file, path, version, &config))
+        || (error = config_read(&config, CONFIG_MODEL_FILE, version, file, path))
         || (error = check_configuration(file, path, &config)))
         return error;
     model_init(model, config);

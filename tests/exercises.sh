@@ -26,7 +26,7 @@ SCRATCH=$ROOT/build/exercises
 # name | literal in the output | the same in book/solutions.nw (if spelled differently)
 EXPECTATIONS=$(cat <<'END'
 intro-tangle|unexpected root: <<Grow the table of views if it is full>>|an unexpected root
-intro-rebuild|objects recompiled: 20|all the object files but those of
+intro-rebuild|objects recompiled: 21|all the object files but those of
 intro-rebuild|objects recompiled after a change of prose: 0|no object is rebuilt
 intro-layer|encoder layer 3152384|\archEncoderLayer
 intro-layer|decoder layer 4204032|\archDecoderLayer
@@ -52,6 +52,12 @@ gradcheck-run|largest e of the model: encoder.layers.0.|the encoder's first
 gradcheck-bug|softmax: FAILED|[[softmax]] fails
 gradcheck-bug|attention: FAILED|[[attention]]
 gradcheck-bug|linear: passed|do not use the softmax still pass
+gelu|chapters 6, generated files 9|\exGeluChapters{} chapters
+gelu|feed-forward-gelu: passed|[[feed-forward-gelu]] passes
+gelu|GELU model, resumed from its checkpoint: identical|checkpoint bit for bit
+gelu|config.activation is gelu in the checkpoint but relu in this run|
+gelu|a checkpoint of the program without the patch: resumed|the patch resumes
+gelu|the shipped model: the same translations|the shipped model translates as before
 st-header|decoder.layers.0.feed_forward.w_1.bias|
 st-header|data start at byte 19880|$8 + 19\,872 = 19\,880$
 st-corrupt|data_offsets outside the data (truncated file?)|
@@ -259,6 +265,29 @@ ex_gradcheck-bug() {
   for layer in linear softmax attention cross-attention layernorm feed-forward model; do
     echo "$layer: $(./transformer gradcheck --layer $layer | tail -n 1 | sed 's/.*: //')"
   done
+}
+ex_gelu() {   # the patch's size, its gradient check, a GELU checkpoint, the files of before
+  local tree; tree=$(patched_tree gelu)
+  cd "$tree" && make -s transformer > /dev/null
+  echo "chapters $(grep -c '^+++ b/book/' "$ROOT/tests/exercises/gelu.patch")," \
+       "generated files $(diff -rq "$ROOT/tangled" tangled | wc -l)"
+  echo "feed-forward-gelu: $(./transformer gradcheck --layer feed-forward-gelu | tail -n 1 | sed 's/.*: //')"
+  local c="./transformer copy --d-model 32 --d-ff 64 --heads 2 --epochs 1"
+  rm -f a.st b.st r.st
+  $c --activation gelu --checkpoint a.st --stop-after 20 > /dev/null || true
+  $c --activation gelu --checkpoint b.st --stop-after 10 > /dev/null || true
+  $c --activation gelu --resume b.st --stop-after 20 > /dev/null || true
+  echo "GELU model, resumed from its checkpoint: $(cmp -s a.st b.st && echo identical || echo differ)"
+  local said; said=$($c --resume b.st --stop-after 20 2>&1 || true)   # a ReLU run
+  grep -o 'config.activation is .*' <<< "$said" || echo "a ReLU run resumed it"
+  "$T" copy --d-model 32 --d-ff 64 --heads 2 --epochs 1 --checkpoint r.st --stop-after 10 > /dev/null || true
+  $c --resume r.st --stop-after 20 > /dev/null \
+    && echo "a checkpoint of the program without the patch: resumed" || echo "an old checkpoint: refused"
+  head -n 5 "$D/test2016.de" > five.de
+  ./transformer translate --beam 1 < five.de > patched.en
+  "$T" translate --beam 1 < five.de > unpatched.en
+  cmp -s patched.en unpatched.en && echo "the shipped model: the same translations" \
+    || echo "the shipped model: other translations"
 }
 ex_st-header() {
   head -c 300 "$ROOT/tests/golden/model-pre-standard.safetensors" | tail -c +9; echo

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "checkpoint.h"
+#include "config.h"
 #include "tests.h"
 
 /* The configuration `transformer copy` builds from --d-model, --d-ff and --heads. */
@@ -211,6 +212,44 @@ START_TEST(checkpoint_refuses_bad_files)
     state_free(&s);
     state_free(&into);
     state_free(&other);
+}
+END_TEST
+
+/* The configuration's table (book/model.nw, The configuration in files) reads back what it
+   writes in a checkpoint, setting for setting, and holds a resumed run to every setting,
+   the optional ones too. */
+START_TEST(checkpoint_configuration_reads_back)
+{
+    char path[256];
+    temporary_path(path, sizeof path, "config.safetensors");
+    Config configs[3] = {copy_config(16, 32, 2), copy_config(16, 32, 4), copy_config(8, 16, 2)};
+    configs[1].norm = NORM_POST, configs[1].layernorm = LAYERNORM_ANNOTATED;
+    configs[1].dropout = 0.0f, configs[1].layernorm_eps = 1e-5f;
+    configs[1].unscaled_attention = configs[1].unscaled_embedding = true;
+    configs[2].tie_generator = configs[2].tie_source = true, configs[2].dropout = 0.3f;
+    for (int c = 0; c < 3; c++) {
+        State s;
+        state_init(&s, configs[c], 1);
+        save_or_fail(path, &s);
+        Safetensors file;
+        Config back;
+        ck_assert_ptr_null(safetensors_read(&file, path));
+        const char *error = config_read(&back, CONFIG_CHECKPOINT, 1, &file, path);
+        ck_assert_msg(error == NULL, "%s", error);
+        for (int k = 0; k < config_key_count; k++)
+            ck_assert_msg(config_get(&back, &config_keys[k]) == config_get(&configs[c],
+                                                                          &config_keys[k]),
+                          "config %d: %s", c, config_keys[k].name);
+        safetensors_free(&file);
+        state_free(&s);
+    }
+    State source_only;   /* the checkpoint of configs[2] for a run that shares no source */
+    Config other = configs[2];
+    other.tie_source = false;
+    state_init(&source_only, other, 2);
+    assert_refused(path, &source_only, "config.tie_source is 1 in the checkpoint but 0");
+    state_free(&source_only);
+    unlink(path);
 }
 END_TEST
 
@@ -568,6 +607,7 @@ Suite *checkpoint_suite(void)
     TCase *file = tcase_create("file");
     tcase_add_test(file, checkpoint_round_trip_restores_everything);
     tcase_add_test(file, checkpoint_refuses_bad_files);
+    tcase_add_test(file, checkpoint_configuration_reads_back);
     tcase_add_test(file, checkpoint_refuses_impossible_progress);
     tcase_add_test(file, checkpoint_is_not_saved_over_with_non_finite_parameters);
     suite_add_tcase(suite, file);

@@ -45,6 +45,8 @@ END {
     # layers of d_model 512) against the activations of a batch as large (a tenth of 80).
     def("exDecodeMemoryRatio", fixed(a / 10 / (2 * 2 * (9 + 10) * 8 * 512), 0))
 
+    # Exercise gelu: the chapters the patch touches and the generated files it changes.
+    def("exGeluChapters", after("gelu", "chapters ")); def("exGeluFiles", after("gelu", "generated files "))
     s = literal("text-amp", "identical: "); gsub(/%/, "\\%", s); def("exTextAmpSummary", s)
     def("exTextAmpLines", after("text-amp", "of ") - after("text-amp", "identical: "))
     def("exTextAmpPatched", grouped(after("text-amp", "patched: identical: ")))
