@@ -194,12 +194,11 @@ int run_average(int argc, char **argv)
     for (int k = 1; k < count; k++) {
         load_translator(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
-        const Config *a = &mean.config, *b = &model.config;
-        bool same = a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab
-                    && a->layers == b->layers && a->d_model == b->d_model && a->d_ff == b->d_ff
-                    && a->heads == b->heads && a->max_len == b->max_len && a->norm == b->norm
-                    && a->layernorm == b->layernorm && a->tie_generator == b->tie_generator
-                    && a->tie_source == b->tie_source;
+        bool same = true;
+        for (int i = 0; same && i < config_key_count; i++) {   /* what a model file holds */
+            const ConfigKey *key = &config_keys[i];
+            same = !key->alias || config_get(&mean.config, key) == config_get(&model.config, key);
+        }
         for (int v = 0; same && v < src_vocab.size; v++)
             same = strcmp(src_vocab.token[v], other_src.token[v]) == 0;
         for (int v = 0; same && v < tgt_vocab.size; v++)
