@@ -197,7 +197,8 @@ int run_average(int argc, char **argv)
         bool same = true;
         for (int i = 0; same && i < config_key_count; i++) {   /* what a model file holds */
             const ConfigKey *key = &config_keys[i];
-            same = !key->alias || config_get(&mean.config, key) == config_get(&model.config, key);
+            same = !key->alias
+                   || config_get(&mean.config, key) == config_get(&model.config, key);
         }
         for (int v = 0; same && v < src_vocab.size; v++)
             same = strcmp(src_vocab.token[v], other_src.token[v]) == 0;

@@ -260,11 +260,9 @@ static const char *check_description(Safetensors *file, const char *path,
 }
 
 /* <<modelfile.c loading>> */
-const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
+static const char *load_model_file(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file)
 {
-    memset(model, 0, sizeof *model);
-    memset(src_vocab, 0, sizeof *src_vocab), memset(tgt_vocab, 0, sizeof *tgt_vocab);
     int version = 0;
     Config config;
     const char *error = safetensors_read(file, path);
@@ -281,4 +279,17 @@ const char *translation_model_load(const char *path, Model *model, Vocab *src_vo
     if ((error = safetensors_load(file, &model->parameters, path))) return error;
     if ((error = read_vocabularies(file, path, &config, src_vocab, tgt_vocab))) return error;
     return version >= 3 ? check_description(file, path, &config, src_vocab->subwords) : NULL;
+}
+
+const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
+                                   Vocab *tgt_vocab, Safetensors *file)
+{
+    memset(model, 0, sizeof *model);
+    memset(src_vocab, 0, sizeof *src_vocab), memset(tgt_vocab, 0, sizeof *tgt_vocab);
+    const char *error = load_model_file(path, model, src_vocab, tgt_vocab, file);
+    if (error) {   /* all but the message, which lives in the file */
+        model_free(model), vocab_free(src_vocab), vocab_free(tgt_vocab);
+        safetensors_free(file);
+    }
+    return error;
 }

@@ -14,7 +14,7 @@
 const char *translation_model_save(const char *path, const Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, bool bf16_weights, Error *error);
 /* Load what translation_model_save wrote (version 3, or 2): model_init's the model. NULL,
-   or a message. */
+   or a message (in file->error), with the model, the vocabularies and the file freed. */
 const char *translation_model_load(const char *path, Model *model, Vocab *src_vocab,
                                    Vocab *tgt_vocab, Safetensors *file);
 #endif

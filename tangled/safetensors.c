@@ -116,7 +116,9 @@ void safetensors_free(Safetensors *file)
     for (int i = 0; i < file->n_metadata; i++)
         free(file->metadata[i][0]), free(file->metadata[i][1]);
     free(file->metadata);
+    const Error error = file->error;
     memset(file, 0, sizeof *file);
+    file->error = error;
 }
 
 const char *safetensors_load(Safetensors *file, const FlatBuffer *buffer, const char *path)
@@ -482,9 +484,8 @@ static const char *check_tiling(Safetensors *file, const char *path)
 }
 
 /* <<safetensors.c reading>> */
-const char *safetensors_read(Safetensors *file, const char *path)
+static const char *read_file(Safetensors *file, const char *path)
 {
-    memset(file, 0, sizeof *file);
     size_t length = 0;
     const char *error = read_whole_file(file, path, &length);
     if (error) return error;
@@ -511,6 +512,14 @@ const char *safetensors_read(Safetensors *file, const char *path)
     if (error) return error;
     file->data = data, file->data_size = data_size;
     return check_tiling(file, path);
+}
+
+const char *safetensors_read(Safetensors *file, const char *path)
+{
+    memset(file, 0, sizeof *file);
+    const char *error = read_file(file, path);
+    if (error) safetensors_free(file);   /* the message stays */
+    return error;
 }
 
 /* <<safetensors.c writing steps>> */

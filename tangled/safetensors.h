@@ -29,7 +29,8 @@ typedef struct {
     Error error;              /* why the reading refused the file */
 } Safetensors;
 
-/* Read PATH; NULL on success, else a one-line message naming the file. */
+/* Read PATH; NULL on success, else a one-line message naming the file (in file->error),
+   with nothing else left allocated. */
 const char *safetensors_read(Safetensors *file, const char *path);
 const SafetensorsEntry *safetensors_find(const Safetensors *file, const char *name);
 /* The metadata value of KEY, copied into value (size bytes); false if absent. */
@@ -37,6 +38,7 @@ bool safetensors_metadata(const Safetensors *file, const char *key, char *value,
                           size_t size);
 /* The metadata value of KEY itself, or NULL if absent: for values of any length. */
 const char *safetensors_metadata_text(const Safetensors *file, const char *key);
+/* Free what file holds; a reading's error stays to be read. */
 void safetensors_free(Safetensors *file);
 /* Put "PATH: reason" in error, the path cut short (with "...") when the whole would not
    fit, so that a path of any length gives one whole line; return the message. */

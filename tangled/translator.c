@@ -27,7 +27,7 @@ struct Translator {
     size_t storage_capacity, *offset, offset_capacity;
     bool failed_output;               /* the error is of a line's translation, not the line */
     bool borrows_vocabs;              /* the vocabularies are a training run's: not freed */
-    char error[TEXT_ERROR_MAX + 4096];   /* why the last call failed */
+    Error error;                      /* why the last call failed */
 };
 
 /* <<translator.c definitions>> */
@@ -66,10 +66,8 @@ Translator *translator_open(const char *path, const TranslatorSettings *s, Error
     Safetensors file;
     const char *message = translation_model_load(path, &model, &t->src_vocab, &t->tgt_vocab,
                                                  &file);
-    if (message) {   /* the message first: it may live in the file */
-        snprintf(error->message, sizeof error->message, "%s", message);
-        safetensors_free(&file), model_free(&model);
-        vocab_free(&t->src_vocab), vocab_free(&t->tgt_vocab);
+    if (message) {   /* the loader freed all but the message */
+        error_set(error, "%s", message);
         free(t);
         return NULL;
     }
@@ -94,7 +92,7 @@ void translator_close(Translator *t)
     free(t);
 }
 
-const char *translator_error(const Translator *t) { return t->error; }
+const char *translator_error(const Translator *t) { return t->error.message; }
 bool translator_output_failed(const Translator *t) { return t->failed_output; }
 int translator_window(const Translator *t) { return t->window; }
 
@@ -111,7 +109,7 @@ static int number_window(Translator *t, const char *const *lines, const size_t *
             continue;
         }
         if (error) {   /* the lines before it are still translated */
-            snprintf(t->error, sizeof t->error, "%s", error);
+            error_set(&t->error, "%s", error);
             return w;
         }
         t->lengths_in[w] = vocab_number_sentence(t->numbered + (size_t)w * t->max_len,
@@ -211,7 +209,7 @@ static int write_window(Translator *t, int count, int first, size_t *used)
             continue;
         }
         if (detokenize_line(TEXT_ENGLISH, joined, length, t->text)) {
-            snprintf(t->error, sizeof t->error, "%s", t->text->error);
+            error_set(&t->error, "%s", t->text->error);
             t->failed_output = true;
             return b;
         }
@@ -223,7 +221,7 @@ static int write_window(Translator *t, int count, int first, size_t *used)
 int translator_translate(Translator *t, const char *const *lines, const size_t *sizes,
                          int count, const char **out)
 {
-    t->error[0] = '\0', t->failed_output = false;
+    t->error.message[0] = '\0', t->failed_output = false;
     t->offset = xgrow(t->offset, &t->offset_capacity, (size_t)count + 1, sizeof *t->offset);
     size_t used = 0;   /* bytes of storage written */
     int done = 0;
@@ -243,7 +241,7 @@ int translator_translate(Translator *t, const char *const *lines, const size_t *
 const char *translator_pair(Translator *t, const char *line, size_t size, Batch *pair)
 {
     const char *english;
-    if (translator_translate(t, &line, &size, 1, &english) < 1) return t->error;
+    if (translator_translate(t, &line, &size, 1, &english) < 1) return t->error.message;
     if (t->lengths_in[0] == 0) return t->tokens->error;   /* blank */
     batch_init(pair, 1, t->lengths_in[0], t->lengths[0] - 1);
     batch_fill(pair, t->numbered, t->out, VOCAB_BLANK);
