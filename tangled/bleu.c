@@ -198,11 +198,10 @@ static locale_t utf8_locale(void)   /* (locale_t)0 if the system has none */
     return utf8;
 }
 
-const char *bleu_lowercase_ready(char *error, size_t size)
+const char *bleu_lowercase_ready(Error *error)
 {
     if (utf8_locale() != (locale_t)0) return NULL;
-    snprintf(error, size, "cannot lowercase: no C.UTF-8 locale (%s)", strerror(errno));
-    return error;
+    return error_set(error, "cannot lowercase: no C.UTF-8 locale (%s)", strerror(errno));
 }
 
 char *bleu_lowercase(const char *line)
@@ -566,13 +565,10 @@ void bleu_signature_resampled(char *buffer, size_t size, int n_refs, bool lowerc
              BLEU_SACREBLEU_VERSION);
 }
 
-const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size)
+const char *bleu_read_lines(BleuLines *file, const char *path, Error *error)
 {
     FILE *in = fopen(path, "rb");
-    if (in == NULL) {
-        snprintf(error, size, "cannot read %s: %s", path, strerror(errno));
-        return error;
-    }
+    if (in == NULL) return error_set(error, "cannot read %s: %s", path, strerror(errno));
     TextBuffer t = {0};
     char chunk[65536];
     for (size_t got; (got = fread(chunk, 1, sizeof chunk, in)) > 0; )
@@ -582,8 +578,7 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
     char *text = text_finish(&t);
     if (failure) {
         free(text);
-        snprintf(error, size, "cannot read %s: %s", path, strerror(failure));
-        return error;
+        return error_set(error, "cannot read %s: %s", path, strerror(failure));
     }
     /* <<Refuse a file that is not UTF-8 text>> */
     const size_t valid = utf8_valid_prefix(text, t.length);
@@ -596,13 +591,12 @@ const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size
             if (text[i] == '\n' || (text[i] == '\r' && text[i + 1] != '\n'))
                 line++, line_start = i + 1;
         if (text[bad] == '\0')   /* as every reader of lines says it (the text chapter) */
-            snprintf(error, size, "%s:%ld: a NUL byte at byte %zu", path, line,
-                     bad - line_start + 1);
+            error_set(error, "%s:%ld: a NUL byte at byte %zu", path, line, bad - line_start + 1);
         else
-            snprintf(error, size, "%s, line %ld: not valid UTF-8 (byte 0x%02x at byte %zu of "
-                     "the line)", path, line, (unsigned char)text[bad], bad - line_start + 1);
+            error_set(error, "%s, line %ld: not valid UTF-8 (byte 0x%02x at byte %zu of the line)",
+                      path, line, (unsigned char)text[bad], bad - line_start + 1);
         free(text);
-        return error;
+        return error->message;
     }
     file->text = text;
     file->count = 0;   /* lines end at LF, CR LF or CR, as read_line's do */

@@ -11,8 +11,8 @@
 char *bleu_tokenize_13a(const char *line);
 
 /* Whether bleu_lowercase can work here (it needs the C.UTF-8 locale): NULL, or why not in
-   error (size bytes). */
-const char *bleu_lowercase_ready(char *error, size_t size);
+   error. */
+const char *bleu_lowercase_ready(Error *error);
 
 /* LINE lowercased as Python's str.lower() does (see the book for the one approximation);
    UTF-8 in and out; free() the result. */
@@ -92,8 +92,8 @@ typedef struct {
     long count;
 } BleuLines;
 
-/* Read the UTF-8 text file at PATH as lines. NULL, or one line in error (size bytes) that
-   names the file (and the line); then there is nothing to free. */
-const char *bleu_read_lines(BleuLines *file, const char *path, char *error, size_t size);
+/* Read the UTF-8 text file at PATH as lines. NULL, or one line in error that names the
+   file (and the line); then there is nothing to free. */
+const char *bleu_read_lines(BleuLines *file, const char *path, Error *error);
 void bleu_lines_free(BleuLines *file);
 #endif

@@ -252,11 +252,11 @@ int run_bleu(int argc, char **argv)
         usage_error("bleu", paired ? "--paired-bs expects a baseline, one or more systems "
                                      "and a reference file"
                                    : "expects a hypothesis file and a reference file");
-    char error[4400];
-    if (lowercase && bleu_lowercase_ready(error, sizeof error)) die("%s", error);
+    Error error;
+    if (lowercase && bleu_lowercase_ready(&error)) die("%s", error.message);
     BleuLines *files = xmalloc((size_t)n_paths * sizeof *files);
     for (int f = 0; f < n_paths; f++)
-        if (bleu_read_lines(&files[f], paths[f], error, sizeof error)) die("%s", error);
+        if (bleu_read_lines(&files[f], paths[f], &error)) die("%s", error.message);
     for (int f = 1; f < n_paths; f++)
         if (files[f].count != files[0].count)
             die("%s has %ld lines but %s has %ld: BLEU needs one reference line for each "

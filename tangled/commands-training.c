@@ -198,11 +198,12 @@ typedef struct {
 static void validation_bleu_open(ValidationBleu *v, const char *data_dir, int subset,
                                  const Model *model, const TranslationData *data)
 {
-    char path[4096], error[4400];
+    char path[4096];
+    Error error;
     snprintf(path, sizeof path, "%s/val.de", data_dir);
-    if (bleu_read_lines(&v->sources, path, error, sizeof error)) die("%s", error);
+    if (bleu_read_lines(&v->sources, path, &error)) die("%s", error.message);
     snprintf(path, sizeof path, "%s/val.en", data_dir);
-    if (bleu_read_lines(&v->references, path, error, sizeof error)) die("%s", error);
+    if (bleu_read_lines(&v->references, path, &error)) die("%s", error.message);
     if (v->sources.count != v->references.count)
         die("%s/val.de has %ld lines, val.en %ld", data_dir, v->sources.count,
             v->references.count);
@@ -421,10 +422,10 @@ int run_train(int argc, char **argv)
     check_model_can_be_saved(flags.model_path);
     /* <<Load the vocabularies and the training and validation pairs>> */
     TranslationData data;
-    char error[4400];
+    Error error;
     if (translation_data_load(&data, flags.data_dir, flags.subset, flags.config.tie_source,
-                              flags.subwords, error, sizeof error))
-        die("%s", error);
+                              flags.subwords, &error))
+        die("%s", error.message);
     Corpus *train = &data.train, *validation = &data.validation;
     flags.config.src_vocab = data.src_vocab.size, flags.config.tgt_vocab = data.tgt_vocab.size;
     printf("%d training pairs, %d validation pairs; vocabularies: %d German, %d English\n",

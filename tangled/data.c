@@ -141,7 +141,7 @@ Corpus corpus_number(const TokenizedFile *src, const TokenizedFile *tgt,
 }
 
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
-                                  bool joint, int subwords, char *error, size_t size)
+                                  bool joint, int subwords, Error *error)
 {
     const TextOptions german = {TEXT_GERMAN, true}, english = {TEXT_ENGLISH, true};
     static const char *const names[4] = {"train.de", "train.en", "val.de", "val.en"};
@@ -152,14 +152,14 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
         snprintf(path, sizeof path, "%s/%s", dir, names[read]);
         const char *problem = tokenize_file(path, read % 2 ? english : german, &files[read]);
         if (problem) {
-            snprintf(error, size, "%s", problem);
+            error_set(error, "%s", problem);
             break;
         }
     }
     for (int f = 0; read == 4 && f < 4; f += 2)
         if (files[f].lines != files[f + 1].lines) {
-            snprintf(error, size, "%s/%s has %ld lines but %s/%s has %ld", dir, names[f],
-                     files[f].lines, dir, names[f + 1], files[f + 1].lines);
+            error_set(error, "%s/%s has %ld lines but %s/%s has %ld", dir, names[f],
+                      files[f].lines, dir, names[f + 1], files[f + 1].lines);
             read = 5;   /* all four to free */
         }
     if (read == 4) {
@@ -189,12 +189,12 @@ const char *translation_data_load(TranslationData *data, const char *dir, long s
         snprintf(cased_path, sizeof cased_path, "%s/%s", dir, names[1]);
         TokenizedFile cased;
         const char *problem = tokenize_file(cased_path, (TextOptions){TEXT_ENGLISH, false}, &cased);
-        if (problem) snprintf(error, size, "%s", problem), read = 5;
+        if (problem) error_set(error, "%s", problem), read = 5;
         else recaser_learn(&data->tgt_vocab.cases, &cased, lines);
         tokenized_file_free(&cased);
     }
     for (int f = 0; f < (read < 4 ? read : 4); f++) tokenized_file_free(&files[f]);
-    return read == 4 ? NULL : error;
+    return read == 4 ? NULL : error->message;
 }
 
 void translation_data_free(TranslationData *data)

@@ -74,8 +74,8 @@ typedef struct {
    subset training pairs (0: all), one from both languages if joint (then the two are the
    same), learned by byte-pair encoding to subwords tokens if subwords > 0 (then joint);
    and number the pairs (also at most subset of each set). NULL, or a one-line message in
-   error (of size bytes). */
+   error. */
 const char *translation_data_load(TranslationData *data, const char *dir, long subset,
-                                  bool joint, int subwords, char *error, size_t size);
+                                  bool joint, int subwords, Error *error);
 void translation_data_free(TranslationData *data);
 #endif

@@ -470,10 +470,10 @@ END_TEST
 static BleuStats *test_segments(long *count)
 {
     BleuLines hyp, ref;
-    char error[256];
-    ck_assert(bleu_read_lines(&hyp, "figures/multi30k/shipped.test2016.beam4.en", error,
-                              sizeof error) == NULL);
-    ck_assert(bleu_read_lines(&ref, "data/multi30k/test2016.en", error, sizeof error) == NULL);
+    Error error;
+    ck_assert(bleu_read_lines(&hyp, "figures/multi30k/shipped.test2016.beam4.en", &error)
+              == NULL);
+    ck_assert(bleu_read_lines(&ref, "data/multi30k/test2016.en", &error) == NULL);
     BleuStats *segments = calloc((size_t)hyp.count, sizeof *segments);
     for (long i = 0; i < hyp.count; i++) {
         const char *refs[] = {ref.lines[i]};
@@ -550,9 +550,9 @@ START_TEST(bleu_paired_bootstrap_command)
     ck_assert(strcmp(r->out, again) != 0 && strstr(r->out, "|seed:7|") != NULL);
     free(again);
     BleuLines beam;
-    char error[256];
-    ck_assert(bleu_read_lines(&beam, "figures/multi30k/shipped.test2016.beam4.en", error,
-                              sizeof error) == NULL);
+    Error error;
+    ck_assert(bleu_read_lines(&beam, "figures/multi30k/shipped.test2016.beam4.en", &error)
+              == NULL);
     char worse_path[] = "/tmp/bleu-worse-XXXXXX";
     const int fd = mkstemp(worse_path);
     FILE *worse = fdopen(fd, "w");

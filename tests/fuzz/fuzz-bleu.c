@@ -7,8 +7,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     BleuLines lines;
-    char error[512];
-    if (bleu_read_lines(&lines, fuzz_file(data, size), error, sizeof error)) return 0;
+    Error error;
+    if (bleu_read_lines(&lines, fuzz_file(data, size), &error)) return 0;
     for (int lowercase = 0; lowercase < 2; lowercase++) {
         BleuStats stats = {0};
         for (long i = 0; i < lines.count && i < 64; i++) {
