@@ -591,10 +591,11 @@ const char *bleu_read_lines(BleuLines *file, const char *path, Error *error)
             if (text[i] == '\n' || (text[i] == '\r' && text[i + 1] != '\n'))
                 line++, line_start = i + 1;
         if (text[bad] == '\0')   /* as every reader of lines says it (the text chapter) */
-            error_set(error, "%s:%ld: a NUL byte at byte %zu", path, line, bad - line_start + 1);
+            error_set(error, "%s:%ld: a NUL byte at byte %zu", path, line,
+                      bad - line_start + 1);
         else
-            error_set(error, "%s, line %ld: not valid UTF-8 (byte 0x%02x at byte %zu of the line)",
-                      path, line, (unsigned char)text[bad], bad - line_start + 1);
+            error_set(error, "%s, line %ld: not valid UTF-8 (byte 0x%02x at byte %zu of "
+                      "the line)", path, line, (unsigned char)text[bad], bad - line_start + 1);
         free(text);
         return error->message;
     }
