@@ -415,10 +415,14 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
         problem = located(file->error, path, reader.number + 1, strerror(errno));
     fclose(in);
     free(reader.text);
+    if (problem) {
+        tokenized_file_free(file);   /* all but the message */
+        return problem;
+    }
     if (file->line_start) file->line_start[file->lines] = file->count;
     for (long t = 0; t < file->count; t++)
         file->token[t] = file->storage + (size_t)file->token[t];
-    return problem;
+    return NULL;
 }
 
 void tokenized_file_free(TokenizedFile *file)

@@ -68,8 +68,9 @@ typedef struct {
 } TokenizedFile;
 
 /* Tokenize every line of the file at PATH. NULL on success, else "PATH:LINE: message" in
-   file->error; call tokenized_file_free(file) in either case. */
+   file->error, with nothing else left allocated. */
 const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *file);
+/* Free the file's tokens; its error stays to be read. */
 void tokenized_file_free(TokenizedFile *file);
 
 typedef struct {
