@@ -79,6 +79,8 @@ const char *checkpoint_save(const char *path, const Model *model, const Adam *ad
     metadata_add(&meta, "progress.epoch", "%d", progress->epoch);
     metadata_add(&meta, "progress.batch", "%d", progress->batch);
     metadata_add(&meta, "progress.loss_sum", "%a", progress->loss_sum);
+    metadata_add(&meta, "best_validation", "%.17g", progress->best_validation);
+    metadata_add(&meta, "best_epoch", "%d", progress->best_epoch);
     const Rng *streams[2] = {&progress->data_rng, &progress->dropout_rng};
     const char *stream_keys[2][2] = {{"rng.data.state", "rng.data.increment"},
                                      {"rng.dropout.state", "rng.dropout.increment"}};
@@ -213,6 +215,19 @@ static const char *read_progress(Safetensors *file, const char *path, Adam *adam
     progress->epoch = (int)integers[1], progress->batch = (int)integers[2];
     progress->loss_sum = loss_sum;
     progress->data_rng = streams[0], progress->dropout_rng = streams[1];
+    /* <<Read the best validation loss and its epoch>> */
+    progress->best_validation = INFINITY, progress->best_epoch = progress->epoch - 1;
+    if (safetensors_metadata(file, "best_validation", value, sizeof value)) {
+        progress->best_validation = strtod(value, &end);
+        if (*value == '\0' || *end != '\0' || isnan(progress->best_validation))
+            return safetensors_fail(&file->error, path, "bad 'best_validation'");
+    }
+    if (safetensors_metadata(file, "best_epoch", value, sizeof value)) {
+        const long epoch = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || epoch < 0 || epoch > integers[1])
+            return safetensors_fail(&file->error, path, "bad 'best_epoch'");
+        progress->best_epoch = (int)epoch;
+    }
     progress->last_epoch = 0;   /* absent: the settings' last epoch */
     if (safetensors_metadata(file, "progress.last_epoch", value, sizeof value)) {
         const long number = strtol(value, &end, 10);

@@ -471,8 +471,9 @@ int run_train(int argc, char **argv)
                                 flags.validate_bleu};
     const TrainerOutcome outcome = trainer_run(&trainer, &source, &flags.run);
     const int status = trainer_exit_status(&trainer, outcome);
-    if (isfinite(trainer.best_validation))
-        printf("best validation loss %.4f; model %s\n", trainer.best_validation, flags.model_path);
+    if (isfinite(trainer.progress.best_validation))
+        printf("best validation loss %.4f; model %s\n", trainer.progress.best_validation,
+               flags.model_path);
     else
         printf("no validation yet, so no model saved; resume with --resume %s\n",
                flags.run.checkpoint_path);

@@ -78,6 +78,8 @@ typedef struct {
     Rng dropout_rng;    /* draws the dropout masks */
     int last_epoch;     /* the run's last epoch if a time budget brought it forward
                            (Getting to 41); 0: the settings' */
+    double best_validation;   /* lowest validation loss so far; INFINITY at first */
+    int best_epoch;           /* the epoch of best_validation; 0 before the first */
 } TrainingProgress;
 
 /* The rate of update step by the settings' schedule (learning_rate or their constant

@@ -23,22 +23,15 @@ typedef struct {
 } RunState;
 
 /* <<trainer.c checkpoint helpers>> */
-/* Save the trainer's state with the run's recipe and the best validation loss. */
+/* Save the trainer's state with the run's recipe. */
 static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
 {
-    Recipe recipe = {NULL, 0, 0};
-    for (int i = 0; i < run->recipe.count; i++)
-        recipe_add(&recipe, run->recipe.pairs[i][0], "%s", run->recipe.pairs[i][1]);
-    recipe_add(&recipe, "best_validation", "%.17g", trainer->best_validation);
-    recipe_add(&recipe, "best_epoch", "%d", trainer->best_epoch);
     Error scratch;
     const char *error = checkpoint_save(run->checkpoint_path, &trainer->model, &trainer->adam,
                                         &trainer->progress,
-                                        (const char *const (*)[2])recipe.pairs, recipe.count,
-                                        &scratch);
-    if (error) error_set(&trainer->error, "%s", error);
-    recipe_free(&recipe);
-    return error ? trainer->error.message : NULL;
+                                        (const char *const (*)[2])run->recipe.pairs,
+                                        run->recipe.count, &scratch);
+    return error ? error_set(&trainer->error, "%s", error) : NULL;
 }
 
 static volatile sig_atomic_t stop_signal = 0;
@@ -223,7 +216,7 @@ static void print_progress(const Trainer *trainer, const BatchSource *source,
 static bool end_epoch(Trainer *trainer, const BatchSource *source, const RunState *state,
                       const RunSettings *run)
 {
-    const TrainingProgress *progress = &trainer->progress;
+    TrainingProgress *progress = &trainer->progress;
     const ValidationLoss held_out = source->validate(source->task, trainer);
     const double validation = held_out.per_token;
     const double elapsed = seconds_now() - state->start;
@@ -251,8 +244,8 @@ static bool end_epoch(Trainer *trainer, const BatchSource *source, const RunStat
     const char *error = source->save_epoch
                         ? source->save_epoch(source->task, &trainer->model, progress->epoch)
                         : NULL;
-    if (!error && validation < trainer->best_validation) {
-        trainer->best_validation = validation, trainer->best_epoch = progress->epoch;
+    if (!error && validation < progress->best_validation) {
+        progress->best_validation = validation, progress->best_epoch = progress->epoch;
         error = source->save_best ? source->save_best(source->task, &trainer->model) : NULL;
     }
     if (error) error_set(&trainer->error, "%s", error);
@@ -369,8 +362,8 @@ static bool agree(DataParallel *parallel, bool flag)
 void trainer_setup(Trainer *trainer, Config config, uint64_t seed, const BatchBounds *most,
                    const StepSettings *settings)
 {
-    *trainer = (Trainer){.progress = {.epoch = 1}, .step = *settings,
-                         .best_validation = INFINITY};
+    *trainer = (Trainer){.progress = {.epoch = 1, .best_validation = INFINITY},
+                         .step = *settings};
     model_init(&trainer->model, config);
     Rng init_rng;
     rng_seed(&init_rng, seed, 1);
@@ -456,7 +449,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source, const Ru
             break;
         }
         const bool impatient = epoch_done && run->patience   /* early stopping */
-                               && progress->epoch - trainer->best_epoch >= run->patience;
+                               && progress->epoch - progress->best_epoch >= run->patience;
         if (epoch_done) begin_next_epoch(trainer, source, run, &state);
         outcome = decide_whether_to_stop(trainer, run, &state, epoch_done, out_of_time,
                                          impatient);
@@ -471,12 +464,6 @@ const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *rec
                                         &trainer->progress,
                                         (const char *const (*)[2])recipe->pairs, recipe->count,
                                         &file);
-    char value[64];
-    if (!error && safetensors_metadata(&file, "best_validation", value, sizeof value))
-        trainer->best_validation = strtod(value, NULL);
-    if (!error)
-        trainer->best_epoch = safetensors_metadata(&file, "best_epoch", value, sizeof value)
-                              ? (int)strtol(value, NULL, 10) : trainer->progress.epoch - 1;
     if (error) error_set(&trainer->error, "%s", error);
     safetensors_free(&file);
     return error ? trainer->error.message : NULL;

@@ -14,10 +14,8 @@ typedef struct {
                                         the cool-down's end (Getting to 41) */
     Batch batch;                     /* holds each step's batch */
     float *d_logprobs;               /* [batch tokens][tgt_vocab]: evaluate_batch's scratch */
-    double best_validation;          /* lowest validation loss so far; INFINITY at first */
     Error error;                     /* why trainer_run stopped early */
     int signal_number;               /* the signal that stopped it (the checkpoint chapter) */
-    int best_epoch;                  /* the epoch of best_validation; 0 before the first */
 } Trainer;
 
 /* A trainer at the start of a run: a model of config with its weights drawn from seed, its
@@ -87,7 +85,7 @@ TrainerOutcome trainer_run(Trainer *trainer, const BatchSource *source,
                            const RunSettings *run);
 
 /* Load the checkpoint at path (which must match recipe) into the trainer's model, optimizer
-   and progress, with its best validation loss. NULL, or a one-line error. */
+   and progress. NULL, or a one-line error. */
 const char *trainer_resume(Trainer *trainer, const char *path, const Recipe *recipe);
 
 /* The last epoch that fits a time budget of budget seconds, elapsed of them spent on

@@ -98,7 +98,7 @@ START_TEST(trainer_calls_the_source_in_order_and_keeps_the_best)
     ck_assert_int_eq(task.fills, EPOCHS * BATCHES);
     ck_assert_int_eq(task.validations, EPOCHS);
     ck_assert_int_eq(task.saves, 2);                  /* epochs 1 and 2 improved */
-    ck_assert_double_eq(r.best_validation, 1.0);
+    ck_assert_double_eq(r.progress.best_validation, 1.0);
     ck_assert_int_eq(r.adam.step, EPOCHS * BATCHES);
     ck_assert_int_eq(r.progress.epoch, EPOCHS + 1);
     ck_assert_int_eq(r.progress.batch, 0);
@@ -143,7 +143,7 @@ START_TEST(trainer_stops_after_the_step_asked_for)
     ck_assert_int_eq(r.progress.epoch, 2);
     ck_assert_int_eq(r.progress.batch, 1);
     ck_assert_int_eq(task.validations, 1);
-    ck_assert_double_eq(r.best_validation, 2.0);   /* kept without a save_best */
+    ck_assert_double_eq(r.progress.best_validation, 2.0);   /* kept without a save_best */
     trainer_free(&r);
 }
 END_TEST
@@ -230,8 +230,8 @@ START_TEST(trainer_stops_when_out_of_patience)
     const RunSettings run = {.epochs = 6, .patience = 2};
     ck_assert_int_eq(trainer_run(&r, &source, &run), TRAINER_STOPPED);
     ck_assert_int_eq(task.validations, 4);
-    ck_assert_int_eq(r.best_epoch, 2);
-    ck_assert_double_eq(r.best_validation, 1.0);
+    ck_assert_int_eq(r.progress.best_epoch, 2);
+    ck_assert_double_eq(r.progress.best_validation, 1.0);
     ck_assert_int_eq(task.saves, 2);
     ck_assert_int_eq(task.kept, 4);
     for (int e = 0; e < 4; e++) ck_assert_int_eq(task.epochs_kept[e], e + 1);
@@ -246,7 +246,7 @@ START_TEST(trainer_stops_when_out_of_patience)
     const RunSettings no_limit = {.epochs = 6};
     ck_assert_int_eq(trainer_run(&r, &all, &no_limit), TRAINER_FINISHED);
     ck_assert_int_eq(patient.validations, 6);
-    ck_assert_int_eq(r.best_epoch, 6);
+    ck_assert_int_eq(r.progress.best_epoch, 6);
     trainer_free(&r);
 }
 END_TEST
