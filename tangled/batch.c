@@ -75,7 +75,7 @@ Batch batch_rows(const Batch *whole, int first, int end)
                    whole->src_keep + first * s, whole->tgt_keep + first * t * t};
 }
 
-SourceBatch batch_source(const Batch *batch)
+SourceBatch source_batch_of(const Batch *batch)
 {
     return (SourceBatch){batch->src, batch->src_keep, batch->batch, batch->src_len};
 }

@@ -41,7 +41,7 @@ typedef struct {
 } SourceBatch;
 
 /* The sources of batch, sharing its arrays. */
-SourceBatch batch_source(const Batch *batch);
+SourceBatch source_batch_of(const Batch *batch);
 
 typedef struct {
     int pairs, src_len, tgt_len;   /* the most pairs, the longest source and target */

@@ -1,6 +1,6 @@
-/* The Transformer's layers: masks, embeddings, attention, layer norm, feed-forward, the
-   log-softmax and the loss, each a forward function and its backward, and their faster
-   twins of the speed chapter.
+/* The Transformer's layers: masked scores, embeddings, attention, layer norm,
+   feed-forward, the log-softmax and the loss, each a forward function and its backward,
+   and their faster twins of the speed chapter.
    Generated from the book's chapters by notangle: edit the book, not this file. */
 #ifndef LAYERS_H
 #define LAYERS_H

@@ -798,7 +798,7 @@ const float *model_encode(Model *model, const SourceBatch *source)
 const float *model_forward(Model *model, const Batch *batch, const Dropout *dropout)
 {
     begin_pass(model, batch->batch, batch->src_len, batch->tgt_len, dropout != NULL);
-    const SourceBatch source = batch_source(batch);
+    const SourceBatch source = source_batch_of(batch);
     const float *memory = encode(model, &source, dropout);
     const float *decoded = decode(model, memory, batch, dropout);
     /* <<Project to the vocabulary and take the log-softmax>> */
