@@ -33,7 +33,7 @@ int run_tokenize(int argc, char **argv)
     if (compare && subwords_path)
         usage_error("tokenize", "--compare does not take --subwords");
     Vocab subwords = {0};
-    if (subwords_path && vocab_load(&subwords, subwords_path)) die("%s", subwords.error);
+    if (subwords_path && vocab_load(&subwords, subwords_path)) die("%s", subwords.error.message);
     if (compare) {
         /* <<Compare the tokens of standard input with a reference file>> */
         FILE *reference = fopen(compare, "r");
@@ -41,7 +41,7 @@ int run_tokenize(int argc, char **argv)
         Agreement agreement;
         if (tokenization_agreement(stdin, "standard input", reference, compare, options, stdout,
                                    &agreement))
-            die("%s", agreement.error);
+            die("%s", agreement.error.message);
         fclose(reference);
         const double lines = (double)(agreement.lines ? agreement.lines : 1);
         printf("identical: %ld of %ld lines (%.3f%%)\n", agreement.identical, agreement.lines,
@@ -102,7 +102,7 @@ int run_vocab(int argc, char **argv)
     long count = 0, lines = 0;
     for (int f = 0; f < n_files; f++) {
         if (tokenize_file(argv[first_file + f], options, &files[f]))
-            die("%s", files[f].error);
+            die("%s", files[f].error.message);
         count += files[f].count, lines += files[f].lines;
     }
     char **tokens = xmalloc((size_t)count * sizeof *tokens);
@@ -132,7 +132,7 @@ int run_vocab(int argc, char **argv)
                VOCAB_SPECIALS, vocab.size - VOCAB_SPECIALS, min_frequency,
                min_frequency == 1 ? "" : "s");
     }
-    if (save && vocab_save(&vocab, save)) die("%s", vocab.error);
+    if (save && vocab_save(&vocab, save)) die("%s", vocab.error.message);
     vocab_free(&vocab);
     for (int f = 0; f < n_files; f++) tokenized_file_free(&files[f]);
     free(files), free(tokens);

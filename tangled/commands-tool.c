@@ -28,9 +28,9 @@ int run_figure_data(int argc, char **argv)
         if (strcmp(figure_kinds[k].name, name) == 0) kind = &figure_kinds[k];
     if (kind == NULL) usage_error("figure-data", "unknown figure '%s'", name);
     FigureValue value[FIGURE_MAX_OPTIONS];
-    char problem[256];
-    if (!figure_defaults(kind, value, problem, sizeof problem))
-        usage_error("figure-data", "%s", problem);
+    Error problem;
+    if (!figure_defaults(kind, value, &problem))
+        usage_error("figure-data", "%s", problem.message);
     /* <<Read the figure's options>> */
     struct option table[FIGURE_MAX_OPTIONS + 1];
     bool given[FIGURE_MAX_OPTIONS] = {false};
@@ -46,8 +46,8 @@ int run_figure_data(int argc, char **argv)
         if (found == '?') usage_error("figure-data", "unknown option '%s'", arguments[optind - 1]);
         const int o = found == ':' ? optopt : found;
         if (!figure_option_read(&kind->options[o], found == ':' ? NULL : optarg, !given[o],
-                                &value[o], problem, sizeof problem))
-            usage_error("figure-data", "%s", problem);
+                                &value[o], &problem))
+            usage_error("figure-data", "%s", problem.message);
         given[o] = true;
     }
     no_operands("figure-data", a + optind - 1, argc, argv);
@@ -88,9 +88,9 @@ int run_demo(int argc, char **argv)
            ": the data of the book's figures\n");
     for (int k = 0; k < figure_kind_count; k++) {
         FigureValue value[FIGURE_MAX_OPTIONS];
-        char problem[256];
-        if (!figure_defaults(&figure_kinds[k], value, problem, sizeof problem))
-            die("figure '%s': %s", figure_kinds[k].name, problem);
+        Error problem;
+        if (!figure_defaults(&figure_kinds[k], value, &problem))
+            die("figure '%s': %s", figure_kinds[k].name, problem.message);
         printf("\n%s: %s\n", figure_kinds[k].name, figure_kinds[k].summary);
         figure_summary(stdout, &figure_kinds[k], value);
     }

@@ -215,7 +215,7 @@ int run_average(int argc, char **argv)
                /* <<Learn the capital letters anew from the cased file>> */
                {
                    TokenizedFile file;
-                   if (tokenize_file(cased, (TextOptions){TEXT_ENGLISH, false}, &file)) die("%s", file.error);
+                   if (tokenize_file(cased, (TextOptions){TEXT_ENGLISH, false}, &file)) die("%s", file.error.message);
                    recaser_free(&tgt_vocab.cases);
                    recaser_learn(&tgt_vocab.cases, &file, file.lines);
                    tokenized_file_free(&file);
@@ -385,7 +385,7 @@ static const char *recase_text(const Recaser *r, const char *line, size_t length
                                TextLine *tokens, TextLine *out)
 {
     if (tokenize_line((TextOptions){TEXT_ENGLISH, true}, line, length, tokens))
-        return tokens->blank ? (out->text[0] = '\0', NULL) : tokens->error;
+        return tokens->blank ? (out->text[0] = '\0', NULL) : tokens->error.message;
     recase_line(r, tokens->text);
     return detokenize_line(TEXT_ENGLISH, tokens->text, strlen(tokens->text), out);
 }

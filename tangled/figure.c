@@ -113,7 +113,7 @@ static const char *emit_mask_batch(FILE *out, const FigureValue *option)
 }
 
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
-                        FigureValue *value, char *problem, size_t size)
+                        FigureValue *value, Error *problem)
 {
     if (replace || option->kind != FIGURE_RECORD) value->count = 0;
     const char *p = text ? text : "";
@@ -139,8 +139,8 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
             p = end + 1;
         }
         if (good && value->count + keys > FIGURE_MAX_NUMBERS) {
-            snprintf(problem, size, "%s given too often (at most %d times)", option->flag,
-                     FIGURE_MAX_NUMBERS / keys);
+            error_set(problem, "%s given too often (at most %d times)", option->flag,
+                      FIGURE_MAX_NUMBERS / keys);
             return false;
         }
         for (int k = 0; good && k < keys; k++) value->number[value->count++] = record[k];
@@ -166,15 +166,15 @@ bool figure_option_read(const FigureOption *option, const char *text, bool repla
                      : option->kind == FIGURE_INTEGERS ? "integers separated by commas, each"
                      : "KEY=NUMBER pairs separated by commas, keys";
     if (option->kind == FIGURE_RECORD)
-        snprintf(problem, size, "%s expects %s among '%s', got '%s'", option->flag, what,
-                 option->keys, text ? text : "nothing");
+        error_set(problem, "%s expects %s among '%s', got '%s'", option->flag, what,
+                  option->keys, text ? text : "nothing");
     else
-        snprintf(problem, size, "%s expects %s from %.10g to %.10g, got '%s'", option->flag,
-                 what, option->low, option->high, text ? text : "nothing");
+        error_set(problem, "%s expects %s from %.10g to %.10g, got '%s'", option->flag,
+                  what, option->low, option->high, text ? text : "nothing");
     return false;
 }
 
-bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size)
+bool figure_defaults(const FigureKind *kind, FigureValue *value, Error *problem)
 {
     for (int o = 0; o < FIGURE_MAX_OPTIONS && kind->options[o].flag; o++) {
         const FigureOption *option = &kind->options[o];
@@ -183,7 +183,7 @@ bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, 
         for (const char *p = option->fallback; *p; ) {
             const size_t length = strcspn(p, " ");
             snprintf(text, sizeof text, "%.*s", (int)length, p);
-            if (!figure_option_read(option, text, false, &value[o], problem, size))
+            if (!figure_option_read(option, text, false, &value[o], problem))
                 return false;
             p += length + (p[length] == ' ');
         }

@@ -46,12 +46,12 @@ void figure_mask_subsequent(FILE *out, int size);
 void figure_mask_batch(FILE *out, const int *lengths, int batch, int sentence);
 
 /* Read TEXT (NULL: missing) as a value of OPTION into VALUE (replace: start it afresh).
-   Returns false with a message in problem[size] if the text is not a value of the option. */
+   Returns false with a message in problem if the text is not a value of the option. */
 bool figure_option_read(const FigureOption *option, const char *text, bool replace,
-                        FigureValue *value, char *problem, size_t size);
+                        FigureValue *value, Error *problem);
 
 /* Set every option of kind to its default. Returns false with a message if one is bad. */
-bool figure_defaults(const FigureKind *kind, FigureValue *value, char *problem, size_t size);
+bool figure_defaults(const FigureKind *kind, FigureValue *value, Error *problem);
 
 /* Print the data of kind for the given option values, after the comment lines that name
    the command and its settings. Returns NULL or the emit function's usage error. */

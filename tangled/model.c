@@ -167,9 +167,8 @@ static void add_decoder_layer(Model *model, int l)
 void model_init(Model *model, Config config)
 {
     /* <<Check the configuration>> */
-    char problem[128];
-    ENSURE(config_problem(&config, problem, sizeof problem) == NULL, "model configuration: %s",
-           problem);
+    Error problem;
+    ENSURE(config_problem(&config, &problem) == NULL, "model configuration: %s", problem.message);
     memset(model, 0, sizeof *model);
     model->config = config;
     FlatBuffer *p = &model->parameters;
@@ -202,29 +201,29 @@ void model_init(Model *model, Config config)
     positional_encoding_table(model->positional, config.max_len, config.d_model);
 }
 
-const char *config_problem(const Config *config, char *message, size_t size)
+const char *config_problem(const Config *config, Error *message)
 {
     const Config c = *config;
     if (c.src_vocab < 1 || c.tgt_vocab < 1 || c.layers < 1 || c.d_model < 2 || c.d_ff < 1
         || c.heads < 1 || c.max_len < 1)
-        snprintf(message, size, "every size must be positive");
+        error_set(message, "every size must be positive");
     else if (c.d_model % c.heads != 0 || c.d_model % 2 != 0)
-        snprintf(message, size, "d_model (%d) must be even and a multiple of heads (%d)",
-                 c.d_model, c.heads);
+        error_set(message, "d_model (%d) must be even and a multiple of heads (%d)",
+                  c.d_model, c.heads);
     else if (!(c.dropout >= 0.0f && c.dropout < 1.0f))
-        snprintf(message, size, "dropout must be in [0, 1), not %g", c.dropout);
+        error_set(message, "dropout must be in [0, 1), not %g", c.dropout);
     else if (!(c.layernorm_eps > 0.0f))
-        snprintf(message, size, "the layer norm's eps must be positive, not %g",
-                 c.layernorm_eps);
+        error_set(message, "the layer norm's eps must be positive, not %g",
+                  c.layernorm_eps);
     else if (c.tie_source && c.src_vocab != c.tgt_vocab)
-        snprintf(message, size, "a shared source embedding needs one vocabulary (%d and %d)",
-                 c.src_vocab, c.tgt_vocab);
+        error_set(message, "a shared source embedding needs one vocabulary (%d and %d)",
+                  c.src_vocab, c.tgt_vocab);
     else if ((c.norm != NORM_PRE && c.norm != NORM_POST)
              || (c.layernorm != LAYERNORM_STANDARD && c.layernorm != LAYERNORM_ANNOTATED))
-        snprintf(message, size, "unknown norm placement or layer-norm formula");
+        error_set(message, "unknown norm placement or layer-norm formula");
     else
         return NULL;
-    return message;
+    return message->message;
 }
 
 float *model_parameter(const Model *model, ParameterView view)

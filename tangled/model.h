@@ -123,7 +123,7 @@ typedef struct {
 
 /* NULL if config describes a model, else what is wrong with it, written into message
    (size bytes), which is returned. */
-const char *config_problem(const Config *config, char *message, size_t size);
+const char *config_problem(const Config *config, Error *message);
 /* Lay out and allocate, all zero; config must be one that config_problem accepts. */
 void model_init(Model *model, Config config);
 void model_free(Model *model);

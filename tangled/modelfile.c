@@ -192,9 +192,9 @@ static const char *check_configuration(Safetensors *file, const char *path,
     if (config->src_vocab < VOCAB_SPECIALS || config->tgt_vocab < VOCAB_SPECIALS)
         return safetensors_fail(&file->error, path,
                                 "a vocabulary of fewer than the %d special tokens", VOCAB_SPECIALS);
-    char problem[128];
-    if (config_problem(config, problem, sizeof problem))
-        return safetensors_fail(&file->error, path, "%s", problem);
+    Error problem;
+    if (config_problem(config, &problem))
+        return safetensors_fail(&file->error, path, "%s", problem.message);
     const double d = config->d_model;
     const double needed = (double)((config->tie_source ? 0 : config->src_vocab)
                                    + config->tgt_vocab) * d
@@ -223,7 +223,7 @@ static const char *read_vocabularies(Safetensors *file, const char *path,
         snprintf(name, sizeof name, "%s", key);
         if (in == NULL) error = safetensors_fail(&file->error, path, "no vocabulary '%s'", key);
         else if (vocab_read(vocabs[v], in, name))
-            error = safetensors_fail(&file->error, path, "%s", vocabs[v]->error);
+            error = safetensors_fail(&file->error, path, "%s", vocabs[v]->error.message);
         else if (vocabs[v]->size != sizes[v])
             error = safetensors_fail(&file->error, path, "'%s' has %d tokens but the model %d",
                                      key, vocabs[v]->size, sizes[v]);
@@ -231,9 +231,9 @@ static const char *read_vocabularies(Safetensors *file, const char *path,
     }
     /* <<Read the recaser, if the file has one>> */
     const char *cases = safetensors_metadata_text(file, "recaser");
-    char problem[TEXT_ERROR_MAX];
-    if (error == NULL && cases && recaser_read(&tgt_vocab->cases, cases, problem))
-        error = safetensors_fail(&file->error, path, "%s", problem);
+    Error problem;
+    if (error == NULL && cases && recaser_read(&tgt_vocab->cases, cases, &problem))
+        error = safetensors_fail(&file->error, path, "%s", problem.message);
     for (int v = 0; error == NULL && config->tie_source && v < src_vocab->size; v++)
         if (strcmp(src_vocab->token[v], tgt_vocab->token[v]) != 0)
             error = safetensors_fail(&file->error, path, "a shared source embedding, but the "

@@ -95,7 +95,7 @@ char *recaser_text(const Recaser *r)
     return text;
 }
 
-const char *recaser_read(Recaser *r, const char *text, char *error)
+const char *recaser_read(Recaser *r, const char *text, Error *error)
 {
     memset(r, 0, sizeof *r);
     int lines = 0;
@@ -118,9 +118,8 @@ const char *recaser_read(Recaser *r, const char *text, char *error)
                 problem = "is out of order";
         }
         if (problem) {
-            snprintf(error, TEXT_ERROR_MAX, "recaser line %d %s", n, problem);
             recaser_free(r);
-            return error;
+            return error_set(error, "recaser line %d %s", n, problem);
         }
         r->word[r->count] = line, r->form[r->count++] = space + 1;
         line = newline + 1;

@@ -20,9 +20,9 @@ void recaser_free(Recaser *r);
 
 /* The table as text: "word form\n" for each word, in order. Free it. */
 char *recaser_text(const Recaser *r);
-/* Read what recaser_text wrote into r. NULL, or a one-line message in error (of
-   TEXT_ERROR_MAX bytes); r is empty then. */
-const char *recaser_read(Recaser *r, const char *text, char *error);
+/* Read what recaser_text wrote into r. NULL, or a one-line message in error; r is empty
+   then. */
+const char *recaser_read(Recaser *r, const char *text, Error *error);
 
 /* Write the lowercase tokens of line (single spaces between them) as English is written, in
    place: each word in its form, the first letter of the sentence raised. */

@@ -14,17 +14,17 @@ static const char *refuse_line(TextLine *result, const char *format, ...)
 {
     va_list arguments;
     va_start(arguments, format);
-    vsnprintf(result->error, sizeof result->error, format, arguments);
+    vsnprintf(result->error.message, sizeof result->error.message, format, arguments);
     va_end(arguments);
     result->text[0] = '\0', result->count = 0;
-    return result->error;
+    return result->error.message;
 }
 
 /* Decode line[0..length) into point[], *count code points. NULL, or why not. */
 static const char *decode_utf8(const char *line, size_t length, uint32_t *point,
                                int *count, TextLine *result)
 {
-    char message[TEXT_ERROR_MAX];
+    char message[sizeof result->error.message];
     *count = 0;
     if (utf8_check(line, length, message, sizeof message))
         return refuse_line(result, "%s", message);
@@ -301,7 +301,7 @@ const char *tokenize_line(TextOptions options, const char *line, size_t length,
     if (nul) return refuse_line(result, "a NUL byte at byte %td", nul - line + 1);
     uint32_t decoded[N], normal[2 * N + 2], spaced[6 * N + 6];
     int n;
-    if (decode_utf8(line, length, decoded, &n, result)) return result->error;
+    if (decode_utf8(line, length, decoded, &n, result)) return result->error.message;
     Points a = {normal, 0, 2 * N + 2}, b = {spaced, 0, 6 * N + 6};
     normalize_characters(decoded, n, options, &a);
     move_quotes(a.point, a.count, options.language);
@@ -310,7 +310,7 @@ const char *tokenize_line(TextOptions options, const char *line, size_t length,
     if (result->count) return NULL;
     refuse_line(result, "empty line");
     result->blank = true;   /* empty, or only spaces: a caller may keep it as a blank line */
-    return result->error;
+    return result->error.message;
 }
 
 long read_line(FILE *in, LineReader *reader)
@@ -332,12 +332,12 @@ long read_line(FILE *in, LineReader *reader)
     return (long)n;
 }
 
-const char *located(char *error, const char *name, long line, const char *message)
+const char *located(Error *error, const char *name, long line, const char *message)
 {
-    const int n = snprintf(error, TEXT_ERROR_MAX, "%s:%ld: %s", name, line, message);
-    if (n >= TEXT_ERROR_MAX)
-        strcpy(error + TEXT_ERROR_MAX - 4, "...");   /* a path of hundreds of bytes */
-    return error;
+    int room = (int)(sizeof error->message - strlen(message)) - 32;   /* ":LINE: ...", NUL */
+    if (room < 0) room = 0;
+    if ((int)strlen(name) <= room) return error_set(error, "%s:%ld: %s", name, line, message);
+    return error_set(error, "%.*s...:%ld: %s", room, name, line, message);
 }
 
 void line_window_init(LineWindow *w, int capacity)
@@ -380,9 +380,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
     memset(file, 0, sizeof *file);
     FILE *in = fopen(path, "r");
     if (in == NULL) {
-        snprintf(file->error, sizeof file->error, "cannot open %s: %s", path,
-                 strerror(errno));
-        return file->error;
+        return error_set(&file->error, "cannot open %s: %s", path, strerror(errno));
     }
     TextLine line;   /* 2.5 kB on the stack: no state shared between calls or threads */
     LineReader reader = {0};
@@ -391,7 +389,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         if (tokenize_line(options, reader.text, (size_t)length, &line))
-            problem = located(file->error, path, reader.number, line.error);
+            problem = located(&file->error, path, reader.number, line.error.message);
         else {
             /* <<Append the line's tokens to the file's>> */
             const size_t size = strlen(line.text) + 1;
@@ -412,7 +410,7 @@ const char *tokenize_file(const char *path, TextOptions options, TokenizedFile *
         }
     }
     if (problem == NULL && ferror(in))
-        problem = located(file->error, path, reader.number + 1, strerror(errno));
+        problem = located(&file->error, path, reader.number + 1, strerror(errno));
     fclose(in);
     free(reader.text);
     if (problem) {
@@ -468,10 +466,10 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
     long length;
     while (problem == NULL && (length = read_line(raw, &ours)) >= 0) {
         if (read_line(reference, &theirs) < 0)
-            problem = located(result->error, reference_name, theirs.number + 1,
+            problem = located(&result->error, reference_name, theirs.number + 1,
                               "the reference has fewer lines");
         else if (tokenize_line(options, ours.text, (size_t)length, &line))
-            problem = located(result->error, raw_name, ours.number, line.error);
+            problem = located(&result->error, raw_name, ours.number, line.error.message);
         else {
             unescape_moses(theirs.text, expected, sizeof expected);
             const bool same = strcmp(line.text, expected) == 0;
@@ -482,7 +480,7 @@ const char *tokenization_agreement(FILE *raw, const char *raw_name, FILE *refere
         }
     }
     if (problem == NULL && read_line(reference, &theirs) >= 0)
-        problem = located(result->error, reference_name, theirs.number,
+        problem = located(&result->error, reference_name, theirs.number,
                           "the reference has more lines");
     free(ours.text), free(theirs.text);
     return problem;
@@ -555,7 +553,7 @@ const char *detokenize_line(TextLanguage language, const char *line, size_t leng
     if (nul) return refuse_line(result, "a NUL byte at byte %td", nul - line + 1);
     uint32_t point[TEXT_MAX_TOKENIZED_BYTES];
     int n;
-    if (decode_utf8(line, length, point, &n, result)) return result->error;
+    if (decode_utf8(line, length, point, &n, result)) return result->error.message;
     /* <<Count the apostrophes that stand alone>> */
     int apostrophes = 0;
     for (size_t i = 0; i < length; i++)

@@ -8,8 +8,7 @@
 /* <<text.h declarations>> */
 enum {
     TEXT_MAX_LINE_BYTES = 1000,                          /* a raw line, without newline */
-    TEXT_MAX_TOKENIZED_BYTES = 2 * TEXT_MAX_LINE_BYTES,  /* its tokens and their spaces */
-    TEXT_ERROR_MAX = 512
+    TEXT_MAX_TOKENIZED_BYTES = 2 * TEXT_MAX_LINE_BYTES   /* its tokens and their spaces */
 };
 typedef enum { TEXT_ENGLISH, TEXT_GERMAN } TextLanguage;
 typedef struct {
@@ -21,7 +20,7 @@ typedef struct {
 typedef struct {
     char text[TEXT_MAX_TOKENIZED_BYTES + 1];   /* tokens separated by single spaces */
     int count;                                 /* how many tokens */
-    char error[TEXT_ERROR_MAX];                /* why the line was refused */
+    Error error;                               /* why the line was refused */
     bool blank;                                /* refused only for having no tokens */
 } TextLine;
 
@@ -40,8 +39,8 @@ typedef struct {
 /* Read the next line of IN without its end (LF, CR LF or CR): its length, or -1 at the end
    of the input or at a read error (ferror(in) tells which). Free reader->text at the end. */
 long read_line(FILE *in, LineReader *reader);
-/* "NAME:LINE: message" in error, which has TEXT_ERROR_MAX bytes; return error. */
-const char *located(char *error, const char *name, long line, const char *message);
+/* "NAME:LINE: message" in error, the start of a name too long to fit; return the message. */
+const char *located(Error *error, const char *name, long line, const char *message);
 
 typedef struct {
     int capacity, count;    /* lines it holds; lines the last fill read */
@@ -64,7 +63,7 @@ typedef struct {
     char **token;       /* token[0 .. count): NUL-terminated */
     long *line_start;   /* line l has token[line_start[l] .. line_start[l + 1]) */
     char *storage;      /* the tokens' text */
-    char error[TEXT_ERROR_MAX];
+    Error error;
 } TokenizedFile;
 
 /* Tokenize every line of the file at PATH. NULL on success, else "PATH:LINE: message" in
@@ -75,7 +74,7 @@ void tokenized_file_free(TokenizedFile *file);
 
 typedef struct {
     long lines, identical;
-    char error[TEXT_ERROR_MAX];
+    Error error;
 } Agreement;
 
 /* Tokenize each line of RAW and compare its tokens with the same line of REFERENCE, the

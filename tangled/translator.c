@@ -209,7 +209,7 @@ static int write_window(Translator *t, int count, int first, size_t *used)
             continue;
         }
         if (detokenize_line(TEXT_ENGLISH, joined, length, t->text)) {
-            error_set(&t->error, "%s", t->text->error);
+            error_set(&t->error, "%s", t->text->error.message);
             t->failed_output = true;
             return b;
         }
@@ -242,7 +242,7 @@ const char *translator_pair(Translator *t, const char *line, size_t size, Batch 
 {
     const char *english;
     if (translator_translate(t, &line, &size, 1, &english) < 1) return t->error.message;
-    if (t->lengths_in[0] == 0) return t->tokens->error;   /* blank */
+    if (t->lengths_in[0] == 0) return t->tokens->error.message;   /* blank */
     batch_init(pair, 1, t->lengths_in[0], t->lengths[0] - 1);
     batch_fill(pair, t->numbered, t->out, VOCAB_BLANK);
     return NULL;

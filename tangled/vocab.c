@@ -118,9 +118,7 @@ const char *vocab_save(Vocab *vocab, const char *path)
         written = fputs(vocab->token[i], out) >= 0 && fputc('\n', out) != EOF;
     if (out && fclose(out) != 0) written = false;
     if (written) return NULL;
-    snprintf(vocab->error, sizeof vocab->error, "cannot write %s: %s", path,
-             strerror(errno));
-    return vocab->error;
+    return error_set(&vocab->error, "cannot write %s: %s", path, strerror(errno));
 }
 
 const char *vocab_load(Vocab *vocab, const char *path)
@@ -128,9 +126,7 @@ const char *vocab_load(Vocab *vocab, const char *path)
     memset(vocab, 0, sizeof *vocab);
     FILE *in = fopen(path, "r");
     if (in == NULL) {
-        snprintf(vocab->error, sizeof vocab->error, "cannot open %s: %s", path,
-                 strerror(errno));
-        return vocab->error;
+        return error_set(&vocab->error, "cannot open %s: %s", path, strerror(errno));
     }
     const char *problem = vocab_read(vocab, in, path);
     fclose(in);
@@ -146,7 +142,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
     const char *problem = NULL;
     while (problem == NULL && (length = read_line(in, &reader)) >= 0) {
         /* <<Check one line of a vocabulary file>> */
-        char complaint[TEXT_ERROR_MAX] = "";
+        char complaint[sizeof vocab->error.message] = "";
         if (length == 0) strcpy(complaint, "an empty line");
         else if (strpbrk(reader.text, " \t\r")) strcpy(complaint, "a token with a blank in it");
         else if (memchr(reader.text, '\0', (size_t)length)) strcpy(complaint, "a NUL byte");
@@ -156,7 +152,7 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
             snprintf(complaint, sizeof complaint, "expected the special token %s",
                      vocab_specials[vocab->size]);
         else if (vocab->size == INT32_MAX / 4) strcpy(complaint, "too many tokens");
-        if (complaint[0]) problem = located(vocab->error, path, reader.number, complaint);
+        if (complaint[0]) problem = located(&vocab->error, path, reader.number, complaint);
         if (problem) break;
         vocab->storage = xgrow(vocab->storage, &byte_capacity, bytes + (size_t)length + 1,
                               1);
@@ -167,16 +163,16 @@ const char *vocab_read(Vocab *vocab, FILE *in, const char *path)
         bytes += (size_t)length + 1;
     }
     if (problem == NULL && ferror(in))
-        problem = located(vocab->error, path, reader.number + 1, strerror(errno));
+        problem = located(&vocab->error, path, reader.number + 1, strerror(errno));
     if (problem == NULL && vocab->size < VOCAB_SPECIALS)
-        problem = located(vocab->error, path, reader.number + 1,
+        problem = located(&vocab->error, path, reader.number + 1,
                           "the four special tokens are missing");
     free(reader.text);
     for (int i = 0; i < vocab->size; i++)
         vocab->token[i] = vocab->storage + (size_t)vocab->token[i];
     int repeated;
     if (problem == NULL && (repeated = vocab_index(vocab)) >= 0)
-        problem = located(vocab->error, path, repeated + 1,
+        problem = located(&vocab->error, path, repeated + 1,
                           "a token that is already listed");
     /* <<Note whether the vocabulary's tokens are subwords>> */
     for (int i = VOCAB_SPECIALS; problem == NULL && i < vocab->size; i++)

@@ -21,7 +21,7 @@ typedef struct {
     bool subwords;    /* subword tokens: one ending in @@ goes on in the next one */
     /* <<Fields of a vocabulary>> */
     Recaser cases;    /* how the words are written (a translator's English), or empty */
-    char error[TEXT_ERROR_MAX];
+    Error error;
 } Vocab;
 
 /* The index of TOKEN, or VOCAB_UNKNOWN. */

@@ -61,8 +61,10 @@ char *figure_text(const char *name, const char *arguments)
     ck_assert_msg(kind != NULL, "no figure kind '%s'", name);
     FigureValue value[FIGURE_MAX_OPTIONS];
     bool given[FIGURE_MAX_OPTIONS] = {false};
-    char problem[256], copy[512], *save = NULL;
-    ck_assert_msg(figure_defaults(kind, value, problem, sizeof problem), "%s", problem);
+    Error error;
+    const char *problem = error.message;
+    char copy[512], *save = NULL;
+    ck_assert_msg(figure_defaults(kind, value, &error), "%s", problem);
     snprintf(copy, sizeof copy, "%s", arguments);
     for (char *flag = strtok_r(copy, " ", &save); flag; flag = strtok_r(NULL, " ", &save)) {
         const char *text = strtok_r(NULL, " ", &save);
@@ -71,8 +73,7 @@ char *figure_text(const char *name, const char *arguments)
                && strcmp(kind->options[o].flag, flag) != 0)
             o++;
         ck_assert_msg(o < FIGURE_MAX_OPTIONS && kind->options[o].flag, "no option %s", flag);
-        ck_assert_msg(figure_option_read(&kind->options[o], text, !given[o], &value[o], problem,
-                                         sizeof problem), "%s", problem);
+        ck_assert_msg(figure_option_read(&kind->options[o], text, !given[o], &value[o], &error), "%s", problem);
         given[o] = true;
     }
     char *text = NULL;

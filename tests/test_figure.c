@@ -167,8 +167,9 @@ START_TEST(figure_table_is_well_formed)
             ck_assert((option->kind == FIGURE_RECORD) == (option->keys != NULL));
         }
         FigureValue value[FIGURE_MAX_OPTIONS];
-        char problem[256];
-        ck_assert_msg(figure_defaults(&figure_kinds[k], value, problem, sizeof problem),
+        Error error;
+        const char *problem = error.message;
+        ck_assert_msg(figure_defaults(&figure_kinds[k], value, &error),
                       "%s: %s", figure_kinds[k].name, problem);
     }
 }
@@ -381,37 +382,35 @@ START_TEST(figure_options_refuse_bad_values)
     ck_assert_ptr_nonnull(lengths);
     ck_assert_ptr_nonnull(curve);
     FigureValue value;
-    char problem[256];
+    Error error;
+    const char *problem = error.message;   /* what the reads below write */
     static const char *const bad_integers[] = {"0", "513", "20x", "1e3", "20.0", "", "5,6"};
     for (size_t i = 0; i < sizeof bad_integers / sizeof bad_integers[0]; i++) {
-        ck_assert_msg(!figure_option_read(size, bad_integers[i], true, &value, problem,
-                                          sizeof problem), "%s", bad_integers[i]);
+        ck_assert_msg(!figure_option_read(size, bad_integers[i], true, &value, &error), "%s", bad_integers[i]);
         ck_assert_ptr_nonnull(strstr(problem, "--size expects an integer from 1 to 512"));
     }
-    ck_assert(figure_option_read(size, " +3", true, &value, problem, sizeof problem));
+    ck_assert(figure_option_read(size, " +3", true, &value, &error));
     ck_assert_double_eq(value.number[0], 3);   /* as parse_integer reads it */
-    ck_assert(!figure_option_read(size, NULL, true, &value, problem, sizeof problem));
+    ck_assert(!figure_option_read(size, NULL, true, &value, &error));
     ck_assert_ptr_nonnull(strstr(problem, "got 'nothing'"));
     static const char *const bad_lists[] = {"9,,5", "9,5,", ",9", "9;5", "1,5"};
     for (size_t i = 0; i < sizeof bad_lists / sizeof bad_lists[0]; i++)
-        ck_assert_msg(!figure_option_read(lengths, bad_lists[i], true, &value, problem,
-                                          sizeof problem), "%s", bad_lists[i]);
-    ck_assert(figure_option_read(lengths, "9,5", true, &value, problem, sizeof problem));
+        ck_assert_msg(!figure_option_read(lengths, bad_lists[i], true, &value, &error), "%s", bad_lists[i]);
+    ck_assert(figure_option_read(lengths, "9,5", true, &value, &error));
     ck_assert_int_eq(value.count, 2);
     static const char *const bad_records[] = {"x=3", "d=", "d=5,", "d=5,q=1", "dw=3", "=4",
                                               "d=5 w=3", "w=-1"};
     for (size_t i = 0; i < sizeof bad_records / sizeof bad_records[0]; i++) {
-        ck_assert_msg(!figure_option_read(curve, bad_records[i], true, &value, problem,
-                                          sizeof problem), "%s", bad_records[i]);
+        ck_assert_msg(!figure_option_read(curve, bad_records[i], true, &value, &error), "%s", bad_records[i]);
         ck_assert_ptr_nonnull(strstr(problem, "--curve expects"));
     }
-    ck_assert(figure_option_read(curve, "w=2000", true, &value, problem, sizeof problem));
-    ck_assert(figure_option_read(curve, "f=0.5,d=64", false, &value, problem, sizeof problem));
+    ck_assert(figure_option_read(curve, "w=2000", true, &value, &error));
+    ck_assert(figure_option_read(curve, "f=0.5,d=64", false, &value, &error));
     ck_assert_int_eq(value.count, 6);
     FigureValue full = value;
     for (int more = 2; more < FIGURE_MAX_NUMBERS / 3; more++)
-        ck_assert(figure_option_read(curve, "w=1", false, &full, problem, sizeof problem));
-    ck_assert(!figure_option_read(curve, "w=1", false, &full, problem, sizeof problem));
+        ck_assert(figure_option_read(curve, "w=1", false, &full, &error));
+    ck_assert(!figure_option_read(curve, "w=1", false, &full, &error));
     ck_assert_str_eq(problem, "--curve given too often (at most 8 times)");
     static const double expected[6] = {512, 1, 2000, 64, 0.5, 4000};
     for (int i = 0; i < 6; i++) ck_assert_double_eq(value.number[i], expected[i]);

@@ -63,7 +63,8 @@ START_TEST(recaser_lowercases_as_the_tokenizer)
     static TextLine line;
     int letters = 0;
     for (uint32_t c = 0x21; c <= 0xFF; c++) {
-        char form[8], text[64], error[TEXT_ERROR_MAX];
+        char form[8], text[64];
+        Error error;
         const int n = utf8_encode(c, form);
         form[n] = '\0';
         /* a character the tokenizer keeps as it is, one token, then lowercases */
@@ -73,15 +74,15 @@ START_TEST(recaser_lowercases_as_the_tokenizer)
             continue;
         Recaser r;
         snprintf(text, sizeof text, "%.8s %s\n", line.text, form);
-        ck_assert_msg(recaser_read(&r, text, error) == NULL, "U+%04X: %s", (unsigned)c, error);
+        ck_assert_msg(recaser_read(&r, text, &error) == NULL, "U+%04X: %s", (unsigned)c, error.message);
         recaser_free(&r);
         letters += strcmp(line.text, form) != 0;
     }
     ck_assert_int_eq(letters, 26 + 30);   /* A-Z, U+00C0-U+00DE without U+00D7 */
     Recaser r;
-    char error[TEXT_ERROR_MAX];
-    ck_assert_ptr_nonnull(recaser_read(&r, "b A\n", error));
-    ck_assert_str_eq(error, "recaser line 1 has a form that is not its word");
+    Error error;
+    ck_assert_ptr_nonnull(recaser_read(&r, "b A\n", &error));
+    ck_assert_str_eq(error.message, "recaser line 1 has a form that is not its word");
 }
 END_TEST
 
@@ -103,10 +104,11 @@ START_TEST(recaser_learns_each_words_usual_form)
     ck_assert_str_eq(r.word[3], "who");
     ck_assert_str_eq(r.form[3], "Who");
     /* its text reads back as the same table */
-    char *text = recaser_text(&r), error[TEXT_ERROR_MAX];
+    char *text = recaser_text(&r);
+    Error error;
     ck_assert_str_eq(text, "boston Boston\ni I\nparis Paris\nwho Who\n");
     Recaser back;
-    ck_assert_ptr_null(recaser_read(&back, text, error));
+    ck_assert_ptr_null(recaser_read(&back, text, &error));
     ck_assert_int_eq(back.count, 4);
     ck_assert_str_eq(back.form[2], "Paris");
     recaser_free(&back), free(text), recaser_free(&r);
@@ -125,14 +127,14 @@ START_TEST(recaser_refuses_a_table_it_cannot_use)
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Recaser r;
-        char error[TEXT_ERROR_MAX];
-        ck_assert_ptr_nonnull(recaser_read(&r, bad[i].text, error));
-        ck_assert_str_eq(error, bad[i].message);
+        Error error;
+        ck_assert_ptr_nonnull(recaser_read(&r, bad[i].text, &error));
+        ck_assert_str_eq(error.message, bad[i].message);
         ck_assert_int_eq(r.count, 0);
     }
     Recaser empty;
-    char error[TEXT_ERROR_MAX];
-    ck_assert_ptr_null(recaser_read(&empty, "", error));
+    Error error;
+    ck_assert_ptr_null(recaser_read(&empty, "", &error));
     ck_assert_int_eq(empty.count, 0);
     recaser_free(&empty);
 }
@@ -141,8 +143,8 @@ END_TEST
 START_TEST(recase_line_writes_forms_and_raises_the_first_letter)
 {
     Recaser r;
-    char error[TEXT_ERROR_MAX];
-    ck_assert_ptr_null(recaser_read(&r, "boston Boston\ni I\n\xc3\xa9mile \xc3\x89mile\n", error));
+    Error error;
+    ck_assert_ptr_null(recaser_read(&r, "boston Boston\ni I\n\xc3\xa9mile \xc3\x89mile\n", &error));
     ck_assert_str_eq(recased(&r, "a man from boston ."), "A man from Boston .");
     ck_assert_str_eq(recased(&r, "\" i think so , \" he said ."), "\" I think so , \" he said .");
     ck_assert_str_eq(recased(&r, "( the dog ) ."), "( The dog ) .");
@@ -165,12 +167,13 @@ START_TEST(model_file_keeps_the_recaser)
     Vocab src, tgt;
     static char *const tokens[6] = {"a", "b", "c", "d", "e", "f"};
     vocab_build(&src, tokens, 6, 1), vocab_build(&tgt, tokens, 6, 1);
-    char error[TEXT_ERROR_MAX], path[256], bare[256];
+    char path[256], bare[256];
+    Error error;
     temporary_path(path, sizeof path, "model.safetensors");
     temporary_path(bare, sizeof bare, "bare.safetensors");
     Error failed;
     ck_assert_ptr_null(translation_model_save(bare, &model, &src, &tgt, false, &failed));
-    ck_assert_ptr_null(recaser_read(&tgt.cases, "a A\nf F\n", error));
+    ck_assert_ptr_null(recaser_read(&tgt.cases, "a A\nf F\n", &error));
     ck_assert_ptr_null(translation_model_save(path, &model, &src, &tgt, false, &failed));
     Model back;
     Vocab src_back, tgt_back;
