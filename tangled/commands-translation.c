@@ -71,8 +71,8 @@ static void translate_progress_end(const TranslateProgress *progress, long lines
             lines / elapsed, "");
 }
 
-/* Load the translator saved at path (weights and both vocabularies), or die. */
-static void load_translator(const char *path, Model *model, Vocab *src_vocab,
+/* Load the model and both vocabularies of the model file at path, or die. */
+static void load_model_file(const char *path, Model *model, Vocab *src_vocab,
                             Vocab *tgt_vocab)
 {
     Safetensors file;
@@ -187,12 +187,12 @@ int run_average(int argc, char **argv)
     if (safetensors_can_write(output, &probe)) die("%s", probe.message);
     Model mean, model;
     Vocab src_vocab, tgt_vocab, other_src, other_tgt;
-    load_translator(argv[first], &mean, &src_vocab, &tgt_vocab);
+    load_model_file(argv[first], &mean, &src_vocab, &tgt_vocab);
     const size_t n = mean.parameters.total;
     double *sum = xmalloc(n * sizeof *sum);
     for (size_t i = 0; i < n; i++) sum[i] = mean.parameters.data[i];
     for (int k = 1; k < count; k++) {
-        load_translator(argv[first + k], &model, &other_src, &other_tgt);
+        load_model_file(argv[first + k], &model, &other_src, &other_tgt);
         /* <<Refuse a model of another configuration or vocabularies>> */
         bool same = true;
         for (int i = 0; same && i < config_key_count; i++) {   /* what a model file holds */
@@ -245,7 +245,7 @@ int run_calibration(int argc, char **argv)
     set_precision("calibration", precision);
     Model model;
     Vocab src_vocab, tgt_vocab;
-    load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
+    load_model_file(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
     /* <<Number the validation pairs with the model's vocabularies>> */
     TokenizedFile files[2];
     static const char *const names[2] = {"val.de", "val.en"};
@@ -400,7 +400,7 @@ int run_recase(int argc, char **argv)
     no_operands("recase", parse_options("recase", options, 1, argc, argv), argc, argv);
     Model model;
     Vocab src_vocab, tgt_vocab;
-    load_translator(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
+    load_model_file(model_path ? model_path : shipped_model(), &model, &src_vocab, &tgt_vocab);
     if (tgt_vocab.cases.count == 0)
         die("%s: the model file has no recaser", model_path ? model_path : shipped_model());
     static TextLine tokens, out;
