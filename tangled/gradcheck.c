@@ -299,7 +299,7 @@ void model_problem_gradient(void *context)
 {
     ModelProblem *m = context;
     model_problem_loss(m);
-    model_backward(m->model, m->d_logprobs, m->batch);
+    model_backward(m->model, m->d_logprobs, m->batch, m->dropout);
 }
 
 double gradcheck_model(NormPlacement norm, LayerNormFormula formula, int tying, int samples,

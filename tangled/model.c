@@ -454,13 +454,20 @@ float *model_activation(const Model *model, ActivationView view)
 }
 
 /* <<Sublayer helpers>> */
-static void draw_dropout(Model *model, float *keep, size_t size, const Dropout *dropout)
+/* The dropout of a training pass as its layers draw it: the caller's, and the rows (sequences)
+   the pass holds. */
+typedef struct {
+    const Dropout *given;
+    int batch;
+} PassDropout;
+
+static void draw_dropout(Model *model, float *keep, size_t size, const PassDropout *dropout)
 {
-    const size_t per_row = size / (size_t)model->batch;
-    rng_advance(dropout->rng, per_row * (size_t)dropout->rows_before);
-    layer_kernels[compute.kernel_set].dropout_mask(keep, size, model->config.dropout,
-                                                   dropout->rng);
-    rng_advance(dropout->rng, per_row * (size_t)dropout->rows_after);
+    const size_t per_row = size / (size_t)dropout->batch;
+    Rng *rng = dropout->given->rng;
+    rng_advance(rng, per_row * (size_t)dropout->given->rows_before);
+    layer_kernels[compute.kernel_set].dropout_mask(keep, size, model->config.dropout, rng);
+    rng_advance(rng, per_row * (size_t)dropout->given->rows_after);
 }
 
 static LayerNormSaved layernorm_saved(const Model *model, ActivationView mean,
@@ -509,7 +516,7 @@ static const float *sublayer_input(Model *model, const SublayerActs *acts, NormV
 }
 
 static const float *sublayer_output(Model *model, const SublayerActs *acts, NormViews norm,
-                                    const float *x, int rows, const Dropout *dropout)
+                                    const float *x, int rows, const PassDropout *dropout)
 {
     float *keep = NULL;
     if (dropout) {
@@ -524,7 +531,7 @@ static const float *sublayer_output(Model *model, const SublayerActs *acts, Norm
 }
 
 static const float *maybe_dropout(Model *model, ActivationView view, size_t size,
-                                  const Dropout *dropout)
+                                  const PassDropout *dropout)
 {
     if (dropout == NULL) return NULL;
     float *keep = model_activation(model, view);
@@ -546,7 +553,7 @@ static void attention_sublayer(Model *model, const AttentionActs *acts,
                                const AttentionViews *views, float *out,
                                const float *query_in, const float *memory_in,
                                const Mask *mask, const AttentionShape *shape,
-                               const Dropout *dropout)
+                               const PassDropout *dropout)
 {
     const AttentionWeights w = attention_weights(&model->parameters, views);
     const size_t weights = (size_t)shape->batch * shape->heads * shape->len_q * shape->len_k;
@@ -557,7 +564,8 @@ static void attention_sublayer(Model *model, const AttentionActs *acts,
 
 static void feed_forward_sublayer(Model *model, ActivationView hidden,
                                   ActivationView hidden_keep, const FeedForwardViews *views,
-                                  float *out, const float *in, int rows, const Dropout *dropout)
+                                  float *out, const float *in, int rows,
+                                  const PassDropout *dropout)
 {
     const Config *c = &model->config;
     const FeedForwardWeights w = feed_forward_weights(&model->parameters, views);
@@ -568,7 +576,7 @@ static void feed_forward_sublayer(Model *model, ActivationView hidden,
 
 static const float *embed(Model *model, ParameterView table, ActivationView output,
                           ActivationView keep_view, const int *tokens, int vocab, int batch,
-                          int len, const Dropout *dropout)
+                          int len, const PassDropout *dropout)
 {
     const int d = model->config.d_model;
     float *x = model_activation(model, output);
@@ -598,7 +606,7 @@ static const float *final_norm(Model *model, NormViews norm, ActivationView out,
 }
 
 static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, NormViews norm,
-                                      int rows)
+                                      int rows, bool dropout)
 {
     const Config *c = &model->config;
     const size_t size = (size_t)rows * c->d_model;
@@ -615,7 +623,7 @@ static float *sublayer_backward_begin(Model *model, const SublayerActs *acts, No
                            c->layernorm, c->layernorm_eps);
         memcpy(d_stream, d_normed, size * sizeof *d_stream);
     }
-    if (model->dropout_on) {   /* the copy and the dropout's backward in one pass */
+    if (dropout) {   /* the copy and the dropout's backward in one pass */
         const float *keep = model_activation(model, acts->keep);
         PARALLEL_FOR(size)
         for (size_t i = 0; i < size; i++) d_output[i] = d_stream[i] * keep[i];
@@ -647,12 +655,13 @@ static const float *sublayer_f_input(Model *model, const SublayerActs *acts, con
 static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
                                         const AttentionViews *views, float *d_query_in,
                                         float *d_memory_in, const float *query_in,
-                                        const float *memory_in, const AttentionShape *shape)
+                                        const float *memory_in, const AttentionShape *shape,
+                                        bool dropout)
 {
     const AttentionWeights w = attention_weights(&model->parameters, views);
     const AttentionWeights d_w = attention_weights(&model->gradients, views);
     const AttentionSaved saved = attention_saved(
-        model, acts, model->dropout_on ? model_activation(model, acts->probs_keep) : NULL);
+        model, acts, dropout ? model_activation(model, acts->probs_keep) : NULL);
     const AttentionScratch scratch = {
         model_activation(model, model->d_context), model_activation(model, model->d_q),
         model_activation(model, model->d_k), model_activation(model, model->d_v),
@@ -665,14 +674,14 @@ static void attention_sublayer_backward(Model *model, const AttentionActs *acts,
 static void feed_forward_sublayer_backward(Model *model, ActivationView hidden,
                                            ActivationView hidden_keep,
                                            const FeedForwardViews *views, float *d_in,
-                                           const float *in, int rows)
+                                           const float *in, int rows, bool dropout)
 {
     const Config *c = &model->config;
     const FeedForwardWeights w = feed_forward_weights(&model->parameters, views);
     const FeedForwardWeights d_w = feed_forward_weights(&model->gradients, views);
     const FeedForwardSaved saved = {
         model_activation(model, hidden),
-        model->dropout_on ? model_activation(model, hidden_keep) : NULL};
+        dropout ? model_activation(model, hidden_keep) : NULL};
     feed_forward_backward(d_in, &d_w, model_activation(model, model->d_hidden),
                           model_activation(model, model->d_output), &w, &saved, in, rows,
                           c->d_model, c->d_ff);
@@ -698,18 +707,18 @@ static void final_norm_backward(Model *model, NormViews norm, ActivationView mea
 }
 
 static void embed_backward(Model *model, ParameterView table, ActivationView keep,
-                           const int *tokens, int rows)
+                           const int *tokens, int rows, bool dropout)
 {
     const int d = model->config.d_model;
     float *d_stream = model_activation(model, model->d_stream);
-    if (model->dropout_on)
+    if (dropout)
         dropout_apply(d_stream, model_activation(model, keep), (size_t)rows * d);
     embedding_backward(model_gradient(model, table), d_stream, tokens, rows, d,
                        embedding_scale(&model->config));
 }
 
 /* <<The encoder>> */
-static const float *encode(Model *model, const SourceBatch *source, const Dropout *dropout)
+static const float *encode(Model *model, const SourceBatch *source, const PassDropout *dropout)
 {
     const Config *c = &model->config;
     const int batch = source->batch, src_len = source->len, rows = batch * src_len;
@@ -738,7 +747,7 @@ static const float *encode(Model *model, const SourceBatch *source, const Dropou
 
 /* <<The decoder>> */
 static const float *decode(Model *model, const float *memory, const Batch *b,
-                           const Dropout *dropout)
+                           const PassDropout *dropout)
 {
     const Config *c = &model->config;
     const int batch = b->batch, src_len = b->src_len, tgt_len = b->tgt_len;
@@ -774,15 +783,13 @@ static const float *decode(Model *model, const float *memory, const Batch *b,
                       model->decoded_rstd, x, rows);
 }
 
-/* Begin a pass of batch sequences of src_len and tgt_len tokens, with dropout or not. */
-static void begin_pass(Model *model, int batch, int src_len, int tgt_len, bool dropout)
+/* Begin a pass of batch sequences of src_len and tgt_len tokens. */
+static void begin_pass(Model *model, int batch, int src_len, int tgt_len)
 {
     ENSURE(batch <= model->max_batch && src_len <= model->max_src_len
            && tgt_len <= model->max_tgt_len && batch * src_len <= model->max_src_tokens
            && batch * tgt_len <= model->max_tgt_tokens,
            "batch %d x %d / %d exceeds the prepared size", batch, src_len, tgt_len);
-    model->batch = batch, model->src_len = src_len, model->tgt_len = tgt_len;
-    model->dropout_on = dropout;
     /* <<Round the weights to bfloat16 for this pass's products, if asked>> */
     if (compute.precision == PRECISION_BF16)
         bf16_weights_use(model->parameters.data, model->parameters.total);
@@ -790,16 +797,17 @@ static void begin_pass(Model *model, int batch, int src_len, int tgt_len, bool d
 
 const float *model_encode(Model *model, const SourceBatch *source)
 {
-    begin_pass(model, source->batch, source->len, 0, false);
+    begin_pass(model, source->batch, source->len, 0);
     return encode(model, source, NULL);
 }
 
 const float *model_forward(Model *model, const Batch *batch, const Dropout *dropout)
 {
-    begin_pass(model, batch->batch, batch->src_len, batch->tgt_len, dropout != NULL);
+    begin_pass(model, batch->batch, batch->src_len, batch->tgt_len);
+    const PassDropout pass = {dropout, batch->batch}, *drawn = dropout ? &pass : NULL;
     const SourceBatch source = source_batch_of(batch);
-    const float *memory = encode(model, &source, dropout);
-    const float *decoded = decode(model, memory, batch, dropout);
+    const float *memory = encode(model, &source, drawn);
+    const float *decoded = decode(model, memory, batch, drawn);
     /* <<Project to the vocabulary and take the log-softmax>> */
     const Config *c = &model->config;
     const int rows = batch->batch * batch->tgt_len;
@@ -821,12 +829,12 @@ float *model_gradient(const Model *model, ParameterView view)
     return flat_view(&model->gradients, view.index);
 }
 
-void model_backward(Model *model, const float *d_logprobs, const Batch *batch)
+void model_backward(Model *model, const float *d_logprobs, const Batch *batch, bool dropout)
 {
     layer_kernels[compute.kernel_set].log_softmax_backward(
         model_logits_gradient(model), d_logprobs, model_activation(model, model->logprobs),
-        model->batch * model->tgt_len, model->config.tgt_vocab);
-    model_backward_from_logits(model, batch);
+        batch->batch * batch->tgt_len, model->config.tgt_vocab);
+    model_backward_from_logits(model, batch, dropout);
 }
 
 float *model_logits_gradient(const Model *model)
@@ -834,10 +842,10 @@ float *model_logits_gradient(const Model *model)
     return model_activation(model, model->d_logits);
 }
 
-static void decoder_backward(Model *model, float *d_memory)
+static void decoder_backward(Model *model, const Batch *pass, bool dropout, float *d_memory)
 {
     const Config *c = &model->config;
-    const int batch = model->batch, src_len = model->src_len, tgt_len = model->tgt_len;
+    const int batch = pass->batch, src_len = pass->src_len, tgt_len = pass->tgt_len;
     const int tgt_rows = batch * tgt_len;
     const AttentionShape self_shape = {batch, tgt_len, tgt_len, c->d_model, c->heads,
                                        c->unscaled_attention};
@@ -852,29 +860,31 @@ static void decoder_backward(Model *model, float *d_memory)
                                       : model->decoder_acts[l - 1].sub[2].stream;
         const float *layer_input = model_activation(model, input_view);
         const float *x2 = model_activation(model, acts->sub[1].stream);
-        float *d_in = sublayer_backward_begin(model, &acts->sub[2], views->norm[2], tgt_rows);
+        float *d_in = sublayer_backward_begin(model, &acts->sub[2], views->norm[2], tgt_rows,
+                                              dropout);
         feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep,
                                        &views->feed_forward, d_in,
-                                       sublayer_f_input(model, &acts->sub[2], x2), tgt_rows);
+                                       sublayer_f_input(model, &acts->sub[2], x2), tgt_rows,
+                                       dropout);
         sublayer_backward_end(model, &acts->sub[2], views->norm[2], x2, tgt_rows);
         const float *x1 = model_activation(model, acts->sub[0].stream);
-        d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], tgt_rows);
+        d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], tgt_rows, dropout);
         attention_sublayer_backward(model, &acts->src_attn, &views->src_attn, d_in, d_memory,
                                     sublayer_f_input(model, &acts->sub[1], x1), memory,
-                                    &src_shape);
+                                    &src_shape, dropout);
         sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, tgt_rows);
-        d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], tgt_rows);
+        d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], tgt_rows, dropout);
         const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
         attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in,
-                                    in, in, &self_shape);
+                                    in, in, &self_shape, dropout);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, tgt_rows);
     }
 }
 
-static void encoder_backward(Model *model, float *d_memory)
+static void encoder_backward(Model *model, const Batch *pass, bool dropout, float *d_memory)
 {
     const Config *c = &model->config;
-    const int batch = model->batch, src_len = model->src_len, src_rows = batch * src_len;
+    const int batch = pass->batch, src_len = pass->src_len, src_rows = batch * src_len;
     const AttentionShape encoder_shape = {batch, src_len, src_len, c->d_model, c->heads,
                                           c->unscaled_attention};
     /* <<Back through the encoder>> */
@@ -888,24 +898,26 @@ static void encoder_backward(Model *model, float *d_memory)
                                       : model->encoder_acts[l - 1].sub[1].stream;
         const float *layer_input = model_activation(model, input_view);
         const float *x1 = model_activation(model, acts->sub[0].stream);
-        float *d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], src_rows);
+        float *d_in = sublayer_backward_begin(model, &acts->sub[1], views->norm[1], src_rows,
+                                              dropout);
         feed_forward_sublayer_backward(model, acts->hidden, acts->hidden_keep,
                                        &views->feed_forward, d_in,
-                                       sublayer_f_input(model, &acts->sub[1], x1), src_rows);
+                                       sublayer_f_input(model, &acts->sub[1], x1), src_rows,
+                                       dropout);
         sublayer_backward_end(model, &acts->sub[1], views->norm[1], x1, src_rows);
-        d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], src_rows);
+        d_in = sublayer_backward_begin(model, &acts->sub[0], views->norm[0], src_rows, dropout);
         const float *in = sublayer_f_input(model, &acts->sub[0], layer_input);
         attention_sublayer_backward(model, &acts->self_attn, &views->self_attn, d_in, d_in,
-                                    in, in, &encoder_shape);
+                                    in, in, &encoder_shape, dropout);
         sublayer_backward_end(model, &acts->sub[0], views->norm[0], layer_input, src_rows);
     }
 }
 
-void model_backward_from_logits(Model *model, const Batch *batch)
+void model_backward_from_logits(Model *model, const Batch *batch, bool dropout)
 {
     const Config *c = &model->config;
-    const int src_rows = model->batch * model->src_len;
-    const int tgt_rows = model->batch * model->tgt_len;
+    const int src_rows = batch->batch * batch->src_len;
+    const int tgt_rows = batch->batch * batch->tgt_len;
     /* <<Back through the generator and the decoder's final norm>> */
     const float *d_logits = model_logits_gradient(model);
     float *d_decoded = model_activation(model, model->d_output);
@@ -920,10 +932,12 @@ void model_backward_from_logits(Model *model, const Batch *batch)
                         model_activation(model, last_decoder_stream), d_decoded, tgt_rows);
     float *d_memory = model_activation(model, model->d_memory);
     memset(d_memory, 0, (size_t)src_rows * c->d_model * sizeof *d_memory);
-    decoder_backward(model, d_memory);
-    embed_backward(model, model->tgt_embedding, model->tgt_input_keep, batch->tgt, tgt_rows);
-    encoder_backward(model, d_memory);
-    embed_backward(model, model->src_embedding, model->src_input_keep, batch->src, src_rows);
+    decoder_backward(model, batch, dropout, d_memory);
+    embed_backward(model, model->tgt_embedding, model->tgt_input_keep, batch->tgt, tgt_rows,
+                   dropout);
+    encoder_backward(model, batch, dropout, d_memory);
+    embed_backward(model, model->src_embedding, model->src_input_keep, batch->src, src_rows,
+                   dropout);
 }
 
 double training_step_flops(const Config *config, int batch, int src_len, int tgt_len)

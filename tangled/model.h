@@ -117,8 +117,6 @@ typedef struct {
     /* <<Gradient scratch views>> */
     ActivationView d_stream, d_normed, d_output, d_memory, d_hidden, d_logits;
     ActivationView d_context, d_q, d_k, d_v, d_p;
-    int batch, src_len, tgt_len;               /* the pass the activations hold ... */
-    bool dropout_on;                           /* ... and whether it drew dropout patterns */
 } Model;
 
 /* NULL if config describes a model, else what is wrong with it, written into message
@@ -177,11 +175,12 @@ void model_sublayer_residual(const Model *model, NormViews norm, float *stream,
 
 void model_zero_gradients(Model *model);
 /* Add the gradients of the loss whose gradient with respect to the log-probabilities of the
-   last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); batch: that call's. */
-void model_backward(Model *model, const float *d_logprobs, const Batch *batch);
+   last model_forward is d_logprobs ([B][T_tgt][tgt_vocab]); batch: that call's, and dropout
+   whether it drew dropout patterns (its dropout was not NULL). */
+void model_backward(Model *model, const float *d_logprobs, const Batch *batch, bool dropout);
 /* The same from the gradient with respect to the logits, written beforehand into
    model_logits_gradient(model) ([B][T_tgt][tgt_vocab]). */
-void model_backward_from_logits(Model *model, const Batch *batch);
+void model_backward_from_logits(Model *model, const Batch *batch, bool dropout);
 float *model_logits_gradient(const Model *model);
 float *model_gradient(const Model *model, ParameterView view);
 

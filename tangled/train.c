@@ -125,7 +125,7 @@ double train_accumulate(Model *model, const Batch *part, const StepSettings *set
         model_logits_gradient(model), logprobs, part->tgt_y, rows, c->tgt_vocab, settings->pad,
         settings->smoothing, norm, &tokens);
     if (tokens == 0) return 0.0;
-    model_backward_from_logits(model, part);
+    model_backward_from_logits(model, part, dropout != NULL);
     return loss * tokens;
 }
 

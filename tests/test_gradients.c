@@ -82,7 +82,7 @@ START_TEST(gradients_match_pytorch)
     model_zero_gradients(&model);
     const Batch pass = test_batch((const int *)src->data, (const int *)tgt->data, src_keep,
                                   tgt_keep, batch, src_len, tgt_len);
-    model_backward(&model, d_logprobs, &pass);
+    model_backward(&model, d_logprobs, &pass, false);
     for (int v = 0; v < model.parameters.count; v++) {
         char name[TENSOR_NAME_MAX + 8];
         snprintf(name, sizeof name, "grad.%s", model.parameters.views[v].name);
@@ -99,7 +99,7 @@ START_TEST(gradients_match_pytorch)
     }
     /* backward adds: a second call doubles every gradient */
     const float first = model.gradients.data[0];
-    model_backward(&model, d_logprobs, &pass);
+    model_backward(&model, d_logprobs, &pass, false);
     ck_assert_float_eq_tol(model.gradients.data[0], 2 * first, 1e-6f * fabsf(first) + 1e-12f);
     free(d_logprobs);
     safetensors_free(&file);
