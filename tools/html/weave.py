@@ -8,7 +8,9 @@ Usage: weave.py STREAM OUTDIR
 
 The prose is LaTeX: a small converter below handles the commands the book uses (sections,
 lists, emphasis, tables, figures, cross-references, citations, the measured numbers'
-macros); the math is left as TeX for KaTeX to typeset in the browser. The figures'
+macros); the math is typeset by KaTeX when the site is built (node and
+tools/html/katex-render.js, all the book's formulas in one run), HTML for the eye and MathML
+for a screen reader, so that a page needs no script. The figures'
 bodies are written to OUTDIR/../html-fig/figures.tex, one page each, for LaTeX to draw.
 """
 import html
@@ -546,11 +548,31 @@ WRAP = {'emph': 'em', 'textit': 'em', 'textsl': 'em', 'textbf': 'strong', 'textt
         'mbox': 'span', 'text': 'span', 'underline': 'u', 'textnormal': 'span', 'hbox': 'span'}
 
 
-def mathspan(tex, display=False, tag=None):
+# The math is typeset when the site is built (typeset_formulas, at the end): a formula is
+# written as a placeholder, \x0eN\x0e, N its number in formulas, which KaTeX's HTML and
+# MathML replace in the written pages. The class is "formula", not "math": a page's script
+# must not take the typeset text for TeX to render again.
+formulas = []       # [tex, display]
+formula_no = {}     # (tex, display) -> its number in formulas
+FORMULA = re.compile('\x0e(\\d+)\x0e')
+
+
+def mathspan(tex, display=False):
     tex = tex.strip()
-    if tag:
-        tex += '\\tag{%s}' % tag
-    return ('<span class="math%s">%s</span>' % (' display' if display else '', esc(tex)))
+    key = (tex, display)
+    if key not in formula_no:
+        formula_no[key] = len(formulas)
+        formulas.append([tex, display])
+    return '<span class="formula%s">\x0e%d\x0e</span>' % (' display' if display else '', formula_no[key])
+
+
+def display_html(tex, anchors='', tag=None):
+    """A display: the formula in a box that scrolls sideways within itself when it is wider
+    than the column, its number (not KaTeX's \\tag, drawn over a formula that does not
+    fit) in a column of its own beside it."""
+    number = '<span class="eqno">(%s)</span>' % tag if tag else ''
+    return ('<div class="eq%s"><div class="anchors">%s</div><div class="eqbody">%s</div>%s</div>\n'
+            % (' numbered' if tag else '', anchors, mathspan(tex, True), number))
 
 
 def prepare_math(tex, ctx):
@@ -619,7 +641,7 @@ class Converter:
                 if s.startswith('$$', i):
                     e = s.find('$$', i + 2)
                     flush()
-                    out.append(('b', '<div class="eq">%s</div>' % mathspan(prepare_math(s[i + 2:e], self.ctx), True)))
+                    out.append(('b', display_html(prepare_math(s[i + 2:e], self.ctx))))
                     i = e + 2
                     continue
                 e = i + 1
@@ -763,7 +785,9 @@ class Converter:
             if s.startswith('*', k):
                 k += 1
             title, k = read_arg(s, k)
-            return ('p', '', k) if False else ('i', '<strong class="para">%s</strong> ' % self.convert(title, block=False), k)
+            entry = solution_entry_id(title) if page and page.get('stem') == 'solutions' else None
+            return ('i', '<strong class="para"%s>%s</strong> ' % (
+                ' id="%s"' % attr(entry) if entry else '', self.convert(title, block=False)), k)
         if name == 'label':
             lab, k = read_arg(s, k)
             return ('i', self.label(lab.strip()), k)
@@ -835,7 +859,7 @@ class Converter:
             tex = prepare_math(s[k:e], ctx)
             if name == '(':
                 return ('i', mathspan(tex), e + 2)
-            return ('b', '<div class="eq">%s</div>\n' % mathspan(tex, True), e + 2)
+            return ('b', display_html(tex), e + 2)
         if name == 'begin':
             env, k = read_group(s, k)
             return self.environment(env, s, k)
@@ -983,7 +1007,7 @@ class Converter:
                 tex = '\\begin{gathered}%s\\end{gathered}' % tex
             for l in labs:
                 anchors.append(self.label(l))
-            return '<div class="eq"><div class="anchors">%s</div>%s</div>\n' % (''.join(anchors), mathspan(tex, True, tag))
+            return display_html(tex, ''.join(anchors), tag)
         # numbered align/gather: one display per row, each with its number
         for row in rows:
             if not row.strip():
@@ -999,7 +1023,7 @@ class Converter:
             if '&' in tex:
                 tex = '\\begin{aligned}%s\\end{aligned}' % tex
             a = ''.join(self.label(l) for l in labs)
-            out.append('<div class="eq"><div class="anchors">%s</div>%s</div>\n' % (a, mathspan(tex, True, tag)))
+            out.append(display_html(tex, a, tag))
         return ''.join(out)
 
     def listing(self, env, body):
@@ -1020,16 +1044,22 @@ class Converter:
             labs = re.findall(r'\\label\{(ex:[^}]*)\}', text)
             h = self.convert(text)
             if env == 'description':
-                out.append('<dt>%s</dt><dd>%s</dd>' % (self.convert(opt or '', block=False), h))
+                entry = solution_entry_id(opt) if page.get('stem') == 'solutions' else None
+                out.append('<dt%s>%s</dt><dd>%s</dd>' % (' id="%s"' % attr(entry) if entry else '',
+                                                         self.convert(opt or '', block=False), h))
                 continue
             extra = ''
             if env == 'enumerate' and labs:
                 page['counters']['exercise'] += 1
                 for lab in labs:
-                    sol = solutions.get(lab)
-                    if sol is not None:
-                        extra += ('<details class="solution"><summary>Solution</summary>%s</details>'
-                                  % sol_placeholder(lab))
+                    if lab not in solutions:
+                        warn('exercise %s has no solution in the appendix (book/solutions.nw)' % lab)
+                        continue
+                    extra += ('<details class="solution"><summary>Solution</summary>%s'
+                              '<p class="sollink"><a href="solutions.html#%s">This solution in '
+                              'Appendix %s</a></p></details>'
+                              % (sol_placeholder(lab), attr(solution_anchor[lab]),
+                                 page_by_stem['solutions']['number']))
             out.append('<li%s>%s%s</li>\n' % (' value="%d"' % n if env == 'enumerate' else '', h, extra))
         if env == 'enumerate':
             ctx.enum_item = outer
@@ -1171,12 +1201,40 @@ def sol_placeholder(lab):
     return '\x07%s\x07' % lab
 
 
+# Each exercise carries its solution, folded under it, and a link to its entry in the
+# appendix. The appendix once wrote some solutions as \\item[\\ref{ex:...}] of a description
+# list, which a reader of \\paragraph{Exercise~\\ref{ex:...}} alone passed over, so that 25
+# exercises silently lost theirs: both forms are read, and an exercise without a solution
+# is a warning, which fails the build.
+SOLUTION_HEAD = re.compile(r'\\paragraph\*?\{(Exercises?~(?:[^{}]|\{[^{}]*\})*)\}'
+                           r'|\\item\[((?:[^\]{}]|\{[^{}]*\})*\\ref\{ex:[^\]]*)\]')
+# where a solution ends: at the next solution's heading, section or chapter; a list's item
+# also at the list's end
+SOLUTION_END = {'paragraph': re.compile(r'\\paragraph\*?\{Exercise|\\(sub)*section\b|\\chapter\b'),
+                'item': re.compile(r'\\item\[[^\]]*\\ref\{ex:|\\end\{(description|enumerate|itemize)\}'
+                                   r'|\\(sub)*section\b|\\chapter\b')}
+solution_anchor = {}  # ex:label -> id of its entry in the appendix
+
+
+def collect_solutions(text):
+    for m in SOLUTION_HEAD.finditer(text):
+        end = SOLUTION_END['paragraph' if m.group(1) else 'item'].search(text, m.end())
+        body = text[m.end():end.start() if end else len(text)]
+        labs = re.findall(r'\\ref\{(ex:[^}]*)\}', m.group(1) or m.group(2))
+        for lab in labs:
+            solutions[lab] = body
+            solution_anchor[lab] = 'sol-' + labs[0]
+
+
+def solution_entry_id(title):
+    """The id of a solution's entry in the appendix, from its heading's LaTeX (or None)."""
+    labs = re.findall(r'\\ref\{(ex:[^}]*)\}', title or '')
+    return solution_anchor.get(labs[0]) if labs else None
+
+
 sol_file = [f for f in files if stem(f[0]) == 'solutions']
 if sol_file:
-    text = ''.join(it if kind == 'docs' else '' for kind, it in sol_file[0][1])
-    for m in re.finditer(r'\\paragraph\{Exercises?~\\ref\{(ex:[^}]*)\}[^}]*\}(.*?)(?=\\paragraph\{Exercise|\\section|\\chapter|\Z)',
-                         text, re.S):
-        solutions[m.group(1)] = m.group(2)
+    collect_solutions(''.join(it if kind == 'docs' else '' for kind, it in sol_file[0][1]))
 
 # ------------------------------------------------------------------ the chapters
 page_by_stem = {}
@@ -1442,6 +1500,40 @@ defines them. Code: MIT licence; text: CC BY 4.0.</p>
 <h2>List of figures</h2>
 <ul class="toc">%s</ul>''' % (TITLE, esc(version), toc_html(None, full=True), figlist)
 write_page('index', 'Contents', index, None, seq[0])
+
+
+
+def typeset_formulas():
+    """Every formula of the book typeset by KaTeX in one node process (tools/html/
+    katex-render.js), put in place of its placeholder in the written pages."""
+    import subprocess
+    src = os.path.join(FIGWORK, 'formulas.json')
+    dst = os.path.join(FIGWORK, 'formulas-html.json')
+    with open(src, 'w', encoding='utf-8') as fh:
+        json.dump(formulas, fh)
+    subprocess.run(['node', os.path.join(ROOT, 'tools/html/katex-render.js'), src, dst], check=True)
+    with open(dst, encoding='utf-8') as fh:
+        typeset = json.load(fh)
+    for (tex, display), h in zip(formulas, typeset):
+        if 'katex-error' in h:
+            warn('KaTeX cannot typeset: ' + tex)
+    for name in os.listdir(OUT):
+        if not name.endswith('.html'):
+            continue
+        path = os.path.join(OUT, name)
+        with open(path, encoding='utf-8') as fh:
+            doc = fh.read()
+        # a title holds text only: there a formula stays TeX
+        doc = re.sub(r'<title>.*?</title>', lambda m: FORMULA.sub(
+            lambda f: esc(formulas[int(f.group(1))][0]), m.group(0)), doc, flags=re.S)
+        doc = FORMULA.sub(lambda f: typeset[int(f.group(1))], doc)
+        with open(path, 'w', encoding='utf-8') as fh:
+            fh.write(doc)
+    print('weave.py: %d formulas typeset by KaTeX' % len(formulas))
+
+
+os.makedirs(FIGWORK, exist_ok=True)
+typeset_formulas()
 
 # the figures for LaTeX: one page each
 os.makedirs(FIGWORK, exist_ok=True)
