@@ -169,6 +169,12 @@ while i < len(lines):
             index_state = None
 
 stem = lambda path: os.path.splitext(os.path.basename(path))[0]
+# noweb names the chunks that use a chunk at its first part only: every part says it
+usedin_by_name = {}   # chunk name -> labels of the chunks that use it
+for fname, items in files:
+    for kind, it in items:
+        if kind == 'code':
+            usedin_by_name.setdefault(it.name, {}).update(dict.fromkeys(it.usedin))
 for fname, items in files:
     for kind, it in items:
         if kind == 'code':
@@ -471,8 +477,11 @@ def code_html(segs, here, quote=False):
 def chunk_html(c, here):
     first = chunk_first.get(c.name) == c.label
     sign = '&#x2261;' if first else '+&#x2261;'
-    head = ('<div class="chunkhead"><a class="chunkname" href="%s">&#x27E8;%s&#x27E9;</a> %s'
-            % (href(chunk_first.get(c.name, c.label), here), chunk_name_html(c.name, here), sign))
+    # the number cross-references cite ("used in 3.1"), linking to this part itself
+    head = ('<div class="chunkhead"><a class="chunkno" href="%s">%s</a> '
+            '<a class="chunkname" href="%s">&#x27E8;%s&#x27E9;</a> %s'
+            % (href(c.label, here), esc(chunk_ref_text(c.label)),
+               href(chunk_first.get(c.name, c.label), here), chunk_name_html(c.name, here), sign))
     nav = []
     if c.prev:
         nav.append('<a href="%s" title="previous part">&#x25B2;</a>' % href(c.prev, here))
@@ -483,9 +492,10 @@ def chunk_html(c, here):
     head += '</div>'
     body = code_html(c.segs, here).strip('\n')
     xref = []
-    if c.usedin:
+    usedin = list(usedin_by_name.get(c.name, {})) or c.usedin
+    if usedin:
         xref.append('Used in ' + ', '.join('<a href="%s">%s</a>' % (href(l, here), esc(chunk_ref_text(l)))
-                                        for l in dict.fromkeys(c.usedin)) + '.')
+                                        for l in dict.fromkeys(usedin)) + '.')
     elif not re.match(r'^[\w./-]+\.[ch]$', c.name or ''):
         pass
     else:
@@ -507,8 +517,19 @@ def chunk_html(c, here):
                '<div class="xref">%s</div>' % ' '.join(xref) if xref else ''))
 
 
+ident_anchors = {}   # (identifier, chunk label) -> its id
+ident_ids = {}       # def-NAME -> how many chunks define NAME so far
+
+
 def ident_anchor(ident, label):
-    return 'def-' + re.sub(r'[^A-Za-z0-9_-]', '_', ident)
+    """def-NAME, the id of an identifier's definition; a name defined in several chunks (a
+    static function of two files, say) gets def-NAME-2 and on for the later ones, so that
+    no page holds an id twice."""
+    if (ident, label) not in ident_anchors:
+        base = 'def-' + re.sub(r'[^A-Za-z0-9_-]', '_', ident)
+        ident_ids[base] = n = ident_ids.get(base, 0) + 1
+        ident_anchors[(ident, label)] = base if n == 1 else '%s-%d' % (base, n)
+    return ident_anchors[(ident, label)]
 
 
 chunk_serial = {}   # label -> "3.12" style number: page number . serial
@@ -764,7 +785,14 @@ class Converter:
                 lead = ('Appendix %s' if page['kind'] == 'appendix' else 'Chapter %s') % page['number']
                 return ('b', '<h1><span class="num">%s</span> %s</h1>\n' % (lead, th), k)
             level = {'section': 2, 'subsection': 3, 'subsubsection': 4}[name]
-            anchor = 'sec-%d' % (len(page['sections']) + 1)
+            # a section's id is sec-N (the contents link to it), a heading below it sec-N-M:
+            # one id per heading (sec-N for both once sent the link to 16.3 to 16.2.1)
+            if level == 2:
+                anchor = 'sec-%d' % (len(page['sections']) + 1)
+                page['subheadings'] = 0
+            else:
+                page['subheadings'] = page.get('subheadings', 0) + 1
+                anchor = 'sec-%d-%d' % (len(page['sections']), page['subheadings'])
             if star:
                 num = ''
             else:
@@ -780,7 +808,10 @@ class Converter:
             if level == 2:
                 page['sections'].append((num, th, anchor))
                 ctx.in_exercises = (title.strip() == 'Exercises')
-            return ('b', '<h%d id="%s">%s%s</h%d>\n' % (level, anchor, '<span class="num">%s</span> ' % num if num else '', th, level), k)
+            # the heading's own link (shown on hover or focus), to copy or to share
+            link = '<a class="hanchor" href="#%s" aria-label="Link to this section">&#xA7;</a>' % anchor
+            return ('b', '<h%d id="%s">%s%s%s</h%d>\n' % (level, anchor, '<span class="num">%s</span> ' % num if num else '',
+                                                      th, link, level), k)
         if name == 'paragraph':
             if s.startswith('*', k):
                 k += 1
@@ -1475,14 +1506,30 @@ for fname, its in files:
             for ident, uses in it.defines:
                 idents.setdefault(ident, (it.label, uses))
 rows = []
+letters = {}   # initial (A-Z, or _ for the rest) -> id of its first identifier's row
+
+
+def initial(ident):
+    c = ident[:1].upper()
+    return c if 'A' <= c <= 'Z' else '_'
+
+
 for ident in sorted(idents, key=lambda s: s.lower()):
     lab, uses = idents[ident]
-    rows.append('<li><a href="%s"><code>%s</code></a> %s%s</li>' % (
+    first = initial(ident) not in letters
+    if first:
+        letters[initial(ident)] = 'letter-' + initial(ident)
+    rows.append('<li%s><a href="%s"><code>%s</code></a> %s%s</li>' % (
+        ' id="%s"' % letters[initial(ident)] if first else '',
         href(lab, 'identifiers'), esc(ident), chunk_ref_text(lab),
         ('; used in ' + ', '.join('<a href="%s">%s</a>' % (href(l, 'identifiers'), chunk_ref_text(l)) for l in dict.fromkeys(uses))) if uses else ''))
+# the A-Z bar: a letter no identifier starts with is shown, not linked
+az = ''.join('<a href="#%s">%s</a>' % (letters[c], c) if c in letters else '<span>%s</span>' % c
+             for c in 'ABCDEFGHIJKLMNOPQRSTUVWXYZ' + ('_' if '_' in letters else ''))
 write_page('identifiers', 'Index of identifiers', '<h1>Index of identifiers</h1>\n<p>Each identifier with the '
-           'chunk that defines it and the chunks that use it.</p><ul class="index">%s</ul>' % '\n'.join(rows),
-           seq[len(pages) + 1], None)
+           'chunk that defines it and the chunks that use it.</p>'
+           '<nav class="az" aria-label="Identifiers by initial">%s</nav><ul class="index">%s</ul>'
+           % (az, '\n'.join(rows)), seq[len(pages) + 1], None)
 
 # the index page
 version = macros.get('transformerversion', (0, ''))[1]
