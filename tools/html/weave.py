@@ -16,6 +16,7 @@ bodies are written to OUTDIR/../html-fig/figures.tex, one page each, for LaTeX t
 import html
 import os
 import re
+import subprocess
 import sys
 import json
 
@@ -1553,7 +1554,6 @@ write_page('index', 'Contents', index, None, seq[0])
 def typeset_formulas():
     """Every formula of the book typeset by KaTeX in one node process (tools/html/
     katex-render.js), put in place of its placeholder in the written pages."""
-    import subprocess
     src = os.path.join(FIGWORK, 'formulas.json')
     dst = os.path.join(FIGWORK, 'formulas-html.json')
     with open(src, 'w', encoding='utf-8') as fh:
