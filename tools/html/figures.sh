@@ -19,9 +19,13 @@ work=build/html-fig
 mkdir -p "$out/fig"
 pdflatex -interaction=nonstopmode -halt-on-error -output-directory=$work $work/figures.tex \
   > $work/figures.out 2>&1 || { tail -30 $work/figures.out; exit 1; }
-rm -f $work/fig-*.svg
+rm -f $work/fig-*.svg $work/path-*.svg
 # mutool warns "ICC support is not available" on Debian's build: harmless, not shown.
+# Both ways: the text kept as text, and outlined (path-N.svg) for the figures whose math a
+# text font cannot draw (see FALLBACK below).
 mutool convert -F svg -O text=text -o $work/fig-%d.svg $work/figures.pdf 2>&1 \
+  | { grep -v 'ICC support' || true; }
+mutool convert -F svg -O text=path -o $work/path-%d.svg $work/figures.pdf 2>&1 \
   | { grep -v 'ICC support' || true; }
 /usr/bin/python3 - "$work" "$out" <<'EOF'
 import glob, os, re, sys
@@ -37,11 +41,21 @@ def fonts(m):
 def scale(m):
     return '%s="%.3fpt"' % (m.group(1), float(m.group(2)) * SCALE)
 
-sizes, rasters = {}, []
+# Glyphs that a text font cannot put where TeX put them: U+FFFD, what mutool writes for
+# cmex's big delimiters and radicals; cmsy's radical sign (TeX hangs it below the baseline
+# and draws its bar as a rule) and prime (a superscript-sized glyph). A figure with any of
+# them keeps mutool's outlines instead.
+FALLBACK = re.compile('[\ufffd\u221a\u2032]|&#x(fffd|221a|2032);', re.I)
+
+sizes, rasters, outlined = {}, [], []
 files = sorted(glob.glob(os.path.join(work, 'fig-*.svg')), key=lambda f: int(re.findall(r'\d+', f)[-1]))
 for f in files:
     name = os.path.basename(f)
     svg = open(f, encoding='utf-8').read()
+    if any(FALLBACK.search(t) for t in re.findall(r'<text\b.*?</text>', svg, re.S)):
+        outlined.append(name)
+        svg = open(f.replace('/fig-', '/path-'), encoding='utf-8').read()
+        svg = svg.replace('<defs>', '<!-- figures.sh: text outlined, math a text font cannot draw -->\n<defs>', 1)
     head, rest = svg.split('>', 1)[0], svg.split('>', 1)[1]
     if not head.startswith('<svg'):   # an XML declaration first
         i = svg.index('<svg'); head, rest = svg[:svg.index('>', i)], svg[svg.index('>', i) + 1:]
@@ -65,6 +79,7 @@ for page in glob.glob(os.path.join(out, '*.html')):
                  text)
     if new != text:
         open(page, 'w', encoding='utf-8').write(new)
-print('figures.sh: %d figures in %s/fig; rasters marked pixelated: %s'
-      % (len(files), out, ', '.join(rasters) or 'none'))
+print('figures.sh: %d figures in %s/fig, %d with their text as text (outlined: %s); '
+      'rasters marked pixelated: %s' % (len(files), out, len(files) - len(outlined),
+      ', '.join(outlined) or 'none', ', '.join(rasters) or 'none'))
 EOF
