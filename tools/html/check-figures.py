@@ -160,6 +160,11 @@ def heat_map(site):
                 if '<image' in open(s, encoding='utf-8').read())
 
 
+def outlined(site):
+    return next(s for s in sorted(glob.glob(os.path.join(site, 'fig', '*.svg')))
+                if OUTLINED_MARK in open(s, encoding='utf-8').read())
+
+
 PLANTS = [
     ('an <img> without width', lambda s: edit(first_fig_page(s), r'(<img src="fig/[^"]*") width="\d+"', r'\1')),
     ('an <img> without height', lambda s: edit(first_fig_page(s), r'(<img src="fig/[^"]*" width="\d+") height="\d+"', r'\1')),
@@ -172,7 +177,7 @@ PLANTS = [
     ('a heat map smoothed', lambda s: edit(heat_map(s), r'image-rendering:\s*pixelated', 'image-rendering: auto', count=0)),
     ('a figure whose text is outlined', lambda s: edit(heat_map(s), r'<text\b.*?</text>', '<path d="M0 0"/>', count=0)),
     ('pdftocairo\'s glyphs', lambda s: edit(heat_map(s), r'<defs>', '<defs><g id="glyph-0-1"><path d="M0 0"/></g>')),
-    ('an outlined figure not marked', lambda s: edit(os.path.join(s, 'fig', 'fig-1.svg'), re.escape(OUTLINED_MARK), '')),
+    ('an outlined figure not marked', lambda s: edit(outlined(s), re.escape(OUTLINED_MARK), '')),
     ('a figure no page shows', lambda s: shutil.copy(heat_map(s), os.path.join(s, 'fig', 'fig-999.svg'))),
 ]
 
@@ -202,13 +207,14 @@ def self_test(site):
     print('check-figures --self-test: all %d plants caught' % len(PLANTS))
 
 
-def screenshot(site, png, page='masks.html', anchor='fig:mask-batch'):
+def screenshot(site, png, page='masks.html', anchor='fig:mask-batch', width=1280):
     """The figure as a reader sees it, through check.py's headless Chromium."""
     sys.argv = [sys.argv[0], site]   # check.py reads SITE from its command line
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import base64, json, time
     import importlib
     check_html = importlib.import_module('check')
+    check_html.WIDTH = width
     b = check_html.Browser()
     try:
         b.open(page)
