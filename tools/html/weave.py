@@ -581,12 +581,13 @@ class _CaptionText(html.parser.HTMLParser):
 TEX_WORDS = {'times': '×', 'cdot': '·', 'le': '≤', 'leq': '≤', 'ge': '≥', 'geq': '≥',
              'infty': '∞', 'to': '→', 'approx': '≈', 'ne': '≠', 'pm': '±', 'ldots': '…',
              'dots': '…', 'alpha': 'α', 'beta': 'β', 'epsilon': 'ε', 'varepsilon': 'ε',
-             'lambda': 'λ', 'mu': 'μ', 'sigma': 'σ', 'theta': 'θ', 'top': 'ᵀ', 'sum': 'Σ'}
+             'lambda': 'λ', 'mu': 'μ', 'sigma': 'σ', 'theta': 'θ', 'top': 'ᵀ', 'sum': 'Σ',
+             'sqrt': '√'}
 
 
 def tex_plain(t):
     """A formula's TeX as plain text for an alt attribute: d_\\mathrm{model} -> d_model."""
-    t = re.sub(r'\\sqrt\{([^{}]*)\}', r'√\1', t)
+    t = re.sub(r'\\frac\{([^{}]*)\}\{([^{}]*)\}', r'\1/\2', t)
     t = re.sub(r'\\([A-Za-z]+)', lambda m: TEX_WORDS.get(m.group(1), ''), t)
     t = re.sub(r'\\.', ' ', t)
     return re.sub(r'\s+', ' ', t.replace('{', '').replace('}', '')).strip()
