@@ -129,7 +129,7 @@ for f in files:
 # the pages' <img src="fig/fig-N.svg" ...>: width and height in CSS px
 for page in glob.glob(os.path.join(out, '*.html')):
     text = open(page, encoding='utf-8').read()
-    new = re.sub(r'<img src="fig/(fig-\d+\.svg)"',
+    new = re.sub(r'<img src="fig/(fig-\d+\.svg)"(?: width="\d+" height="\d+")?',
                  lambda m: '<img src="fig/%s" width="%d" height="%d"' % ((m.group(1),) + sizes[m.group(1)]),
                  text)
     if new != text:
