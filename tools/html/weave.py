@@ -570,6 +570,71 @@ WRAP = {'emph': 'em', 'textit': 'em', 'textsl': 'em', 'textbf': 'strong', 'textt
         'mbox': 'span', 'text': 'span', 'underline': 'u', 'textnormal': 'span', 'hbox': 'span'}
 
 
+import html.parser  # the figures' alt text: the caption's HTML read back as text
+
+
+class _CaptionText(html.parser.HTMLParser):
+    """The text of a caption's HTML; math as its TeX (a <span class="math"> holds it, or
+    KaTeX's <annotation>), KaTeX's drawn copy and MathML presentation skipped."""
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.out, self.skip, self.tex = [], 0, 0
+
+    def handle_starttag(self, tag, attrs):
+        cls = dict(attrs).get('class') or ''
+        if self.skip or 'katex-html' in cls.split() or tag == 'math':
+            self.skip += 1
+        if tag == 'annotation':
+            self.skip, self.tex = 0, 1   # inside <math>: the TeX source
+        elif tag == 'span' and {'math', 'formula'} & set(cls.split()) and not self.skip:
+            self.tex = 1   # a formula is still its placeholder here (typeset_formulas)
+
+    def handle_endtag(self, tag):
+        if tag == 'annotation':
+            self.tex, self.skip = 0, 1   # back inside <math>
+        elif self.skip:
+            self.skip -= 1
+        elif tag == 'span' and self.tex:
+            self.tex = 0
+
+    def handle_data(self, data):
+        if not self.skip:
+            if self.tex:
+                data = FORMULA.sub(lambda m: formulas[int(m.group(1))][0], data)
+            self.out.append(tex_plain(data) if self.tex else data)
+
+
+TEX_WORDS = {'times': '×', 'cdot': '·', 'le': '≤', 'leq': '≤', 'ge': '≥', 'geq': '≥',
+             'infty': '∞', 'to': '→', 'approx': '≈', 'ne': '≠', 'pm': '±', 'ldots': '…',
+             'dots': '…', 'alpha': 'α', 'beta': 'β', 'epsilon': 'ε', 'varepsilon': 'ε',
+             'lambda': 'λ', 'mu': 'μ', 'sigma': 'σ', 'theta': 'θ', 'top': 'ᵀ', 'sum': 'Σ',
+             'sqrt': '√'}
+
+
+def tex_plain(t):
+    """A formula's TeX as plain text for an alt attribute: d_\\mathrm{model} -> d_model."""
+    t = re.sub(r'\\frac\{([^{}]*)\}\{([^{}]*)\}', r'\1/\2', t)
+    t = re.sub(r'\\([A-Za-z]+)', lambda m: TEX_WORDS.get(m.group(1), ''), t)
+    t = re.sub(r'\\.', ' ', t)
+    return re.sub(r'\s+', ' ', t.replace('{', '').replace('}', '')).strip()
+
+
+def alt_text(cap_html, limit=300):
+    """A figure's alt text: what it shows, the first sentence of its caption in plain text
+    (the whole caption follows in the figcaption)."""
+    p = _CaptionText()
+    p.feed(cap_html)
+    p.close()
+    text = re.sub(r'\s+', ' ', ''.join(p.out)).strip()
+    first = re.match(r'(.+?\.)(\s|$)', text)
+    if first and len(first.group(1).split()) >= 6:
+        text = first.group(1)
+    if len(text) > limit:
+        text = text[:limit].rsplit(' ', 1)[0] + '…'
+    return text
+
+
+
 # The math is typeset when the site is built (typeset_formulas, at the end): a formula is
 # written as a placeholder, \x0eN\x0e, N its number in formulas, which KaTeX's HTML and
 # MathML replace in the written pages. The class is "formula", not "math": a page's script
@@ -1001,9 +1066,16 @@ class Converter:
             cap = re.search(r'\\caption(\[[^\]]*\])?\{', body)
             ctext, e = read_group(body, cap.end() - 1)
             labs = ''.join(self.label(l) for l in re.findall(r'\\label\{([^}]*)\}', body))
-            return ('b', '<figure class="fig"><div class="anchors">%s</div><img src="fig/fig-%d.svg" alt="Figure %s">'
-                    '<figcaption><span class="num">Figure %s:</span> %s</figcaption></figure>\n'
-                    % (labs, n + 1, num, num, self.convert(ctext, block=False)), k)
+            cap_html = self.convert(ctext, block=False)
+            # The image links to its SVG, which opens full size (on a phone the figure shrinks
+            # to half its size); figures.sh adds width and height once it has drawn the SVG.
+            src = 'fig/fig-%d.svg' % (n + 1)
+            return ('b', '<figure class="fig"><div class="anchors">%s</div>'
+                    '<a class="fig-full" href="%s" title="Open the figure full size">'
+                    '<img src="%s" alt="%s" loading="lazy" decoding="async"></a>'
+                    '<figcaption><span class="num">Figure %s:</span> %s '
+                    '<a class="fig-open" href="%s">Full size</a></figcaption></figure>\n'
+                    % (labs, src, src, attr(alt_text(cap_html)), num, cap_html, src), k)
         if env in ('tikzpicture', 'scope'):
             warn('tikzpicture outside a figure')
             return ('b', '', k)
