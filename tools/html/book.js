@@ -1,4 +1,4 @@
-// The web edition's scripts: the phone's contents drawer, then the math.
+// The web edition's scripts: the phone's contents drawer and the back-to-top link, then the math.
 // The bar's Contents button is a link to the contents page; on a narrow screen (where the side
 // bar is hidden) it opens the side bar as a drawer instead. Escape or a link inside closes it.
 document.addEventListener('DOMContentLoaded', function () {
@@ -26,6 +26,11 @@ document.addEventListener('DOMContentLoaded', function () {
       if (ev.key === 'Escape') setOpen(false);
     });
   }
+  var scrolled = function () {
+    document.body.classList.toggle('scrolled', window.scrollY > window.innerHeight);
+  };
+  window.addEventListener('scroll', scrolled, {passive: true});
+  scrolled();
 });
 // The web edition's math: every span.math holds TeX that KaTeX (Debian's libjs-katex, copied
 // into katex/) typesets in place. An equation KaTeX cannot parse keeps its TeX, marked

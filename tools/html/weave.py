@@ -1330,8 +1330,10 @@ def toc_html(here=None, full=True):
         if (full or p['stem'] == here) and p['sections']:
             out.append('<ul%s>' % ('' if full else ' class="sections" aria-label="Sections of this chapter"'))
             for num, th, anchor in p['sections']:
+                # a heading's own links (Chapter 1 in the solutions' headings) would nest
                 out.append('<li><a href="%s.html#%s">%s</a></li>' % (p['stem'], anchor,
-                           ('<span class="num">%s</span> ' % num if num else '') + th))
+                           ('<span class="num">%s</span> ' % num if num else '') +
+                           re.sub(r'</?a\b[^>]*>', '', th)))
             out.append('</ul>')
         out.append('</li>')
     out.append('</ul></li>')
