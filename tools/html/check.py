@@ -228,7 +228,7 @@ def main():
             target = u.path or page
             frag = urllib.parse.unquote(u.fragment)
             if target not in ids and not frag and os.path.isfile(os.path.join(SITE, target)):
-                continue   # a file of the site, not a page: a figure's SVG, full size
+                continue   # a file of the site, not a page: a figure's SVG, the PDF, the sources
             if target not in ids:
                 failures.append('%s: link to a missing page: %s' % (page, h))
             elif frag and frag not in ids[target]:

@@ -1470,6 +1470,9 @@ TITLE = 'The Annotated Transformer in C'
 
 
 def toc_html(here=None, full=True):
+    # full: the contents page, every chapter with its sections. Otherwise the side bar: the
+    # chapters, and only the current chapter's sections (its section list, beside the text on a
+    # wide screen, in the drawer on a phone).
     out = ['<ul class="toc">']
     part = None
     for p in pages:
@@ -1483,12 +1486,16 @@ def toc_html(here=None, full=True):
             out.append('</ul></li><li class="part"><span>Appendices</span><ul>')
             part = 'app'
         cur = ' class="current"' if p['stem'] == here else ''
-        out.append('<li%s><a href="%s.html"><span class="num">%s</span> %s</a>' % (cur, p['stem'], p['number'], p['title']))
-        if full:
-            out.append('<ul>')
+        aria = ' aria-current="page"' if p['stem'] == here else ''
+        out.append('<li%s><a href="%s.html"%s><span class="num">%s</span> %s</a>' % (
+            cur, p['stem'], aria, p['number'], p['title']))
+        if (full or p['stem'] == here) and p['sections']:
+            out.append('<ul%s>' % ('' if full else ' class="sections" aria-label="Sections of this chapter"'))
             for num, th, anchor in p['sections']:
+                # a heading's own links (Chapter 1 in the solutions' headings) would nest
                 out.append('<li><a href="%s.html#%s">%s</a></li>' % (p['stem'], anchor,
-                           ('<span class="num">%s</span> ' % num if num else '') + th))
+                           ('<span class="num">%s</span> ' % num if num else '') +
+                           re.sub(r'</?a\b[^>]*>', '', th)))
             out.append('</ul>')
         out.append('</li>')
     out.append('</ul></li>')
@@ -1499,34 +1506,58 @@ def toc_html(here=None, full=True):
     return ''.join(out)
 
 
+# The page's frame. A sticky bar (contents, previous, next, search) stays at the top; the side
+# bar holds the search box, the contents with the current chapter's sections and the links to
+# the PDF and its sources (tools/html/build copies both into the site). On a phone the side bar
+# is a drawer that the bar's Contents button opens (book.js); without JavaScript that button is
+# a link to the contents page. A skip link leads past the frame to the text. The search box
+# (search.js) shows only where the script runs.
 def write_page(st, title, body, prev=None, nxt=None):
+    bar = ['<a class="menu" href="index.html" aria-controls="side" aria-expanded="false">'
+           '<span aria-hidden="true">&#x2630;</span> Contents</a>']
+    bar.append('<a rel="prev" href="%s.html" title="%s">&#x2190; <span class="lbl">Previous</span></a>' % (prev[0], prev[1].replace('"', '&quot;'))
+               if prev else '<span class="nolink"></span>')
+    bar.append('<a rel="next" href="%s.html" title="%s"><span class="lbl">Next</span> &#x2192;</a>' % (nxt[0], nxt[1].replace('"', '&quot;'))
+               if nxt else '<span class="nolink"></span>')
+    barh = '<header class="bar">%s</header>' % ''.join(bar)
     nav = ['<a href="index.html">Contents</a>']
     if prev:
         nav.insert(0, '<a rel="prev" href="%s.html">&#x2190; %s</a>' % prev)
     if nxt:
         nav.append('<a rel="next" href="%s.html">%s &#x2192;</a>' % nxt)
-    navh = '<nav class="pn">%s</nav>' % ' <span class="sep">|</span> '.join(nav)
+    navh = '<nav class="pn" aria-label="Previous and next">%s</nav>' % ' <span class="sep">|</span> '.join(nav)
+    search = ('<form class="search" role="search" hidden>'
+              '<input type="search" name="q" id="search-q" placeholder="Search the book" '
+              'aria-label="Search the book (text, chunk names, identifiers)" autocomplete="off">'
+              '<div class="results" id="search-results" aria-live="polite"></div></form>')
+    files = ('<p class="files"><a href="transformer.pdf">The book as PDF</a> '
+             '<a href="sources.tar.gz">Its sources (tar.gz)</a></p>')
     doc = '''<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>%s &#x2014; %s</title>
+<link rel="icon" href="favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="katex/katex.min.css">
 <link rel="stylesheet" href="style.css">
-<script defer src="katex/katex.min.js"></script>
 <script defer src="book.js"></script>
+<script defer src="search.js"></script>
 </head>
 <body>
-<nav class="side"><a class="home" href="index.html">%s</a>%s</nav>
-<main>
+<a class="skip" href="#text">Skip to the text</a>
+%s
+<nav class="side" id="side" aria-label="Contents"><a class="home" href="index.html">%s</a>%s%s%s</nav>
+<main id="text" tabindex="-1">
 %s
 %s
 %s
 </main>
+<a class="totop" href="#" aria-label="Back to the top">&#x2191; Top</a>
 </body>
 </html>
-''' % (re.sub('<[^>]*>', '', title), TITLE, TITLE, toc_html(st, full=False), navh, body, navh)
+''' % (re.sub('<[^>]*>', '', title), TITLE, barh, TITLE, search, toc_html(st, full=False), files,
+       navh, body, navh)
     with open(os.path.join(OUT, st + '.html'), 'w', encoding='utf-8') as fh:
         fh.write(resolve(doc, st))
 
