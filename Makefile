@@ -387,13 +387,22 @@ $(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/
 HTML_TOOLS := $(wildcard tools/html/*)
 .PHONY: html check-html
 html: build/html/index.html
+# The site links the PDF and the sources archive, and ships both.
 build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex build/quotes.tex build/provenance.tex build/provenance-ablation.tex build/sources.tex \
-                       $(FIGURE_TEX) $(FIGURE_SETTINGS) $(HTML_TOOLS)
+                       $(FIGURE_TEX) $(FIGURE_SETTINGS) $(HTML_TOOLS) $(PDF) build/sources.tar.gz
 	@tools/install-deps --html
 	tools/html/build $(READING)
 check-html: build/html/index.html
 	@tools/install-deps --html
 	tools/html/check.py build/html build
+	tools/html/check-content.py build/html
+	tools/html/check-layout.py build/html build
+	tools/html/check-figures.py build/html
+	tools/html/check-figures.py --screenshot build/html build/html-fig-masks.png
+	@echo "check-html: each check against its planted faults"
+	tools/html/check-content.py --self-test build/html
+	tools/html/check-layout.py --self-test build/html
+	tools/html/check-figures.py --self-test build/html
 	@if [ -f build/pdf/transformer.aux ] && [ -f $(PDF) ]; then \
 	  tools/html/compare-counts build/html-fig/stats.json build/pdf $(PDF); \
 	else echo "check-html: no PDF build to compare the counts with (make pdf)"; fi
