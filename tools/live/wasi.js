@@ -191,6 +191,11 @@ class LiveWasi {
             },
             path_open: (...a) => this.pathOpen(...a),
             path_filestat_get: nosys,
+            // the file system is read-only and has no directories to list
+            fd_readdir: nosys,
+            path_readlink: nosys,
+            path_remove_directory: () => ERRNO.ROFS,
+            path_unlink_file: () => ERRNO.ROFS,
             clock_time_get: (...a) => this.clockTimeGet(...a),
             clock_res_get: (id, at) => { this.view().setBigUint64(at, 1000n, true); return 0; },
             random_get: (...a) => this.randomGet(...a),
