@@ -394,14 +394,29 @@ LIVE_CFLAGS := -O2 $(WARN) -Wno-unknown-pragmas -Wno-unused-function -DTRANSFORM
                -fno-trapping-math -fno-math-errno -msimd128 -I$(SRC)
 LIVE_LIBS := -lm -lwasi-emulated-signal -lwasi-emulated-process-clocks
 LIVE_OBJECTS := $(patsubst tangled/%.c,$(LIVE)/%.o,$(filter %.c,$(TANGLED)))
+# The first live page: the learning-rate chart (tools/live/lr.html), beside the shim and
+# the drawing module it loads.
+LIVE_PAGE_FILES := $(addprefix $(LIVE)/,lr.html wasi.js plot.js)
 .PHONY: live
-live: $(LIVE)/transformer.wasm
+live: $(LIVE)/transformer.wasm $(LIVE_PAGE_FILES)
+$(LIVE_PAGE_FILES): $(LIVE)/%: tools/live/%
+	@mkdir -p $(LIVE)
+	cp $< $@
 $(LIVE)/%.o: $(SRC)/%.c | build/tangle.stamp
 	@mkdir -p $(LIVE)
 	$(LIVE_CC) $(LIVE_CFLAGS) -MMD -MP -c -o $@ $<
 $(LIVE)/transformer.wasm: $(LIVE_OBJECTS)
 	$(LIVE_CC) $(LIVE_CFLAGS) -o $@ $^ $(LIVE_LIBS)
 -include $(LIVE_OBJECTS:.o=.d)
+# check-live: the page in headless Chromium against the native program, then the checks'
+# own self-tests (each planted fault must fail them); not part of make check yet.
+.PHONY: check-live
+check-live: live transformer
+	@tools/install-deps --html
+	tests/live/shim-test.sh
+	tests/live/shim-test.sh --self-test
+	tools/live/check.py $(LIVE) ./transformer build/live-lr.png
+	tools/live/check.py $(LIVE) ./transformer build/live-lr.png --self-test
 
 # ---------------------------------------------------------------- web edition
 # The same chapters as linked pages (Building the book, The web edition): build/html/, one
