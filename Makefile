@@ -379,6 +379,45 @@ $(PDF): book/book.tex build/woven.tex build/version.tex build/numbers.tex build/
 	tools/check-latex-log build/pdf/transformer.log
 	cp build/pdf/transformer.pdf $@
 
+# ---------------------------------------------------------------- live edition
+# The trainer compiled to WebAssembly for the reader's browser (Building the book):
+# the same tangled C with TRANSFORMER_BROWSER, which leaves out OpenBLAS, oneDNN, OpenMP,
+# MPI, cJSON and the AVX-512 code (their chapters say how), by Debian's clang for wasm32-wasi
+# against wasi-libc. wasi-libc emulates signal() and the process clocks only when asked
+# (-D_WASI_EMULATED_* and their libraries). Without -fopenmp the OpenMP pragmas are ignored
+# (-Wno-unknown-pragmas); the browser's build leaves some static functions without a caller
+# (-Wno-unused-function). tools/live/wasi.js runs it, in node (tools/live/run.js) or a page.
+LIVE := build/live
+LIVE_CC := clang --target=wasm32-wasi
+LIVE_CFLAGS := -O2 $(WARN) -Wno-unknown-pragmas -Wno-unused-function -DTRANSFORMER_BROWSER \
+               -D_POSIX_C_SOURCE=200809L -D_WASI_EMULATED_SIGNAL -D_WASI_EMULATED_PROCESS_CLOCKS \
+               -fno-trapping-math -fno-math-errno -msimd128 -I$(SRC)
+LIVE_LIBS := -lm -lwasi-emulated-signal -lwasi-emulated-process-clocks
+LIVE_OBJECTS := $(patsubst tangled/%.c,$(LIVE)/%.o,$(filter %.c,$(TANGLED)))
+# The first live page: the learning-rate chart (tools/live/lr.html), beside the shim and
+# the drawing module it loads.
+LIVE_PAGE_FILES := $(addprefix $(LIVE)/,lr.html wasi.js plot.js)
+.PHONY: live
+live: $(LIVE)/transformer.wasm $(LIVE_PAGE_FILES)
+$(LIVE_PAGE_FILES): $(LIVE)/%: tools/live/%
+	@mkdir -p $(LIVE)
+	cp $< $@
+$(LIVE)/%.o: $(SRC)/%.c | build/tangle.stamp
+	@mkdir -p $(LIVE)
+	$(LIVE_CC) $(LIVE_CFLAGS) -MMD -MP -c -o $@ $<
+$(LIVE)/transformer.wasm: $(LIVE_OBJECTS)
+	$(LIVE_CC) $(LIVE_CFLAGS) -o $@ $^ $(LIVE_LIBS)
+-include $(LIVE_OBJECTS:.o=.d)
+# check-live: the page in headless Chromium against the native program, then the checks'
+# own self-tests (each planted fault must fail them); not part of make check yet.
+.PHONY: check-live
+check-live: live transformer
+	@tools/install-deps --html
+	tests/live/shim-test.sh
+	tests/live/shim-test.sh --self-test
+	tools/live/check.py $(LIVE) ./transformer build/live-lr.png
+	tools/live/check.py $(LIVE) ./transformer build/live-lr.png --self-test
+
 # ---------------------------------------------------------------- web edition
 # The same chapters as linked pages (Building the book, The web edition): build/html/, one
 # page per chapter, math by KaTeX, the figures drawn by LaTeX as SVG, code chunks linked to

@@ -84,9 +84,13 @@ typedef struct {
 
 static double peak_rss_mib(void)
 {
+#ifdef TRANSFORMER_BROWSER
+    return NAN;   /* WASI's getrusage knows only the times: the peak is unknown */
+#else
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
+#endif
 }
 
 typedef void MatmulFunction(int m, int n, int k, float alpha, MatmulOperand a,

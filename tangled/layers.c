@@ -4,7 +4,10 @@
 #include "layers.h"
 /* <<layers.c includes>> */
 #include <string.h>
+
+#ifndef TRANSFORMER_BROWSER
 #include <immintrin.h>
+#endif
 
 /* <<layers.c definitions>> */
 void mask_scores(float *scores, const uint8_t *keep, size_t keep_row_stride,
@@ -447,6 +450,7 @@ const LayerKernels layer_kernels[KERNEL_SETS] = {
     },
 };
 
+#ifndef TRANSFORMER_BROWSER
 enum { DROPOUT_LANES = 16 };
 
 /* keep_scale[first..end) as dropout_mask draws them, from stream standing at draw first:
@@ -484,23 +488,28 @@ static void dropout_mask_block_avx512(float *keep_scale, size_t first, size_t en
     Rng rest = {start[0], stream.increment};   /* lane 0 stands at draw i */
     for (; i < end; i++) keep_scale[i] = rng_next(&rest) >> 8 < threshold ? 0.0f : scale;
 }
+#endif
 
 void dropout_mask_parallel(float *keep_scale, size_t n, float p, Rng *rng)
 {
     ENSURE(p >= 0.0f && p < 1.0f, "dropout probability %g", p);
     const float scale = 1.0f / (1.0f - p);
     const uint32_t threshold = (uint32_t)ceilf(p * 0x1p24f);   /* exact: p < 1 */
+#ifndef TRANSFORMER_BROWSER
     const bool avx512 = __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#endif
     PARALLEL_FOR(n)
     for (int block = 0; block < PARALLEL_BLOCKS; block++) {
         const size_t first = n * block / PARALLEL_BLOCKS;
         const size_t end = n * (block + 1) / PARALLEL_BLOCKS;
         Rng stream = *rng;
         rng_advance(&stream, first);
+#ifndef TRANSFORMER_BROWSER
         if (avx512) {
             dropout_mask_block_avx512(keep_scale, first, end, stream, threshold, scale);
             continue;
         }
+#endif
         for (size_t i = first; i < end; i++)
             keep_scale[i] = rng_next(&stream) >> 8 < threshold ? 0.0f : scale;
     }

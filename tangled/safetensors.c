@@ -1,7 +1,9 @@
 /* Reading and writing tensors in the safetensors format -- generated from the book's
    chapters by notangle: edit the book, not this file. */
 #include "safetensors.h"
+#ifndef TRANSFORMER_BROWSER
 #include <cJSON.h>
+#endif
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,11 +42,13 @@ static bool host_is_little_endian(void)
 }
 
 /* A whole number in [0, limit], as JSON numbers in a header must be. */
+#ifndef TRANSFORMER_BROWSER
 static bool is_count(const cJSON *item, double limit)
 {
     return cJSON_IsNumber(item) && item->valuedouble >= 0 && item->valuedouble <= limit
            && item->valuedouble == (double)(uint64_t)item->valuedouble;
 }
+#endif
 
 const char *safetensors_vfail(Error *error, const char *path, const char *format,
                               va_list arguments)
@@ -203,6 +207,7 @@ void safetensors_remove_temporaries(const char *path)
     if (dir) closedir(dir);
 }
 
+#ifndef TRANSFORMER_BROWSER
 const char *safetensors_can_write(const char *path, Error *error)
 {
     error->message[0] = '\0';
@@ -221,6 +226,12 @@ const char *safetensors_can_write(const char *path, Error *error)
     unlink(temporary);
     return NULL;
 }
+#else
+const char *safetensors_can_write(const char *path, Error *error)
+{
+    return safetensors_fail(error, path, "the browser's build writes no files");
+}
+#endif
 
 static const uint64_t fnv_offset = 0xcbf29ce484222325u, fnv_prime = 0x100000001b3u;
 
@@ -345,6 +356,7 @@ uint64_t safetensors_content_checksum_parts(const SafetensorsPart *parts, int n_
 }
 
 /* <<safetensors.c entry check>> */
+#ifndef TRANSFORMER_BROWSER
 /* Check one entry and fill entry: NULL, or what is wrong with it */
 static const char *check_entry(const Safetensors *file, const cJSON *item,
                                SafetensorsEntry *entry, const unsigned char *data,
@@ -390,6 +402,7 @@ static const char *check_entry(const Safetensors *file, const cJSON *item,
         if (strcmp(file->entries[i].name, entry->name) == 0) problem = "named twice";
     return problem;
 }
+#endif
 
 /* <<safetensors.c reading steps>> */
 /* Read the whole file into file->bytes, its length into size */
@@ -413,6 +426,7 @@ static const char *read_whole_file(Safetensors *file, const char *path, size_t *
     return NULL;
 }
 
+#ifndef TRANSFORMER_BROWSER
 static char *copy_text(const char *text)
 {
     const size_t n = strlen(text) + 1;
@@ -430,7 +444,9 @@ static void read_metadata(Safetensors *file, const cJSON *object)
             file->metadata[file->n_metadata++][1] = copy_text(item->valuestring);
         }
 }
+#endif
 
+#ifndef TRANSFORMER_BROWSER
 /* Read every tensor's entry from the header */
 static const char *read_entries(Safetensors *file, const char *path, const cJSON *header,
                                 const unsigned char *data, size_t data_size)
@@ -457,6 +473,7 @@ static const char *read_entries(Safetensors *file, const char *path, const cJSON
     }
     return NULL;
 }
+#endif
 
 /* Refuse tensors that overlap or leave bytes of the data unused */
 static const char *check_tiling(Safetensors *file, const char *path)
@@ -484,6 +501,7 @@ static const char *check_tiling(Safetensors *file, const char *path)
 }
 
 /* <<safetensors.c reading>> */
+#ifndef TRANSFORMER_BROWSER
 static const char *read_file(Safetensors *file, const char *path)
 {
     size_t length = 0;
@@ -521,8 +539,21 @@ const char *safetensors_read(Safetensors *file, const char *path)
     if (error) safetensors_free(file);   /* the message stays */
     return error;
 }
+#else
+static const char *read_file(Safetensors *file, const char *path)
+{
+    return safetensors_fail(&file->error, path, "the browser's build reads no safetensors files");
+}
+
+const char *safetensors_read(Safetensors *file, const char *path)
+{
+    memset(file, 0, sizeof *file);
+    return read_file(file, path);
+}
+#endif
 
 /* <<safetensors.c writing steps>> */
+#ifndef TRANSFORMER_BROWSER
 /* Build the header, tensors in layout order */
 static char *header_json(const SafetensorsPart *parts, int n_parts,
                          const char *const (*metadata)[2], int n_metadata)
@@ -554,7 +585,16 @@ static char *header_json(const SafetensorsPart *parts, int n_parts,
     cJSON_Delete(header);
     return json;
 }
+#else
+static char *header_json(const SafetensorsPart *parts, int n_parts,
+                         const char *const (*metadata)[2], int n_metadata)
+{
+    ENSURE(false, "the browser's build writes no safetensors files (%d parts, %d metadata)",
+           n_parts, n_metadata);
+}
+#endif
 
+#ifndef TRANSFORMER_BROWSER
 /* Write header and data to a temporary file, sync it, and rename it */
 static const char *write_atomically(const char *path, const char *json,
                                     const SafetensorsPart *parts, int n_parts, Error *error)
@@ -606,6 +646,14 @@ static const char *write_atomically(const char *path, const char *json,
     sync_directory(path);
     return NULL;
 }
+#else
+static const char *write_atomically(const char *path, const char *json,
+                                    const SafetensorsPart *parts, int n_parts, Error *error)
+{
+    (void)json, (void)parts, (void)n_parts;
+    return safetensors_fail(error, path, "the browser's build writes no files");
+}
+#endif
 
 /* <<safetensors.c writing>> */
 const char *safetensors_write(const char *path, const FlatBuffer *buffer,

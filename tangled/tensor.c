@@ -7,11 +7,48 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+
+#ifndef TRANSFORMER_BROWSER
 #include <cblas.h>
+#else
+enum CBLAS_ORDER { CblasRowMajor = 101 };
+enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
+
+static void cblas_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta,
+                        enum CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
+                        const float *a, int lda, const float *b, int ldb, float beta,
+                        float *c, int ldc)
+{
+    (void)order;   /* always row-major here */
+    matmul_reference(m, n, k, alpha, (MatmulOperand){a, lda, ta == CblasTrans},
+                     (MatmulOperand){b, ldb, tb == CblasTrans}, beta, c, ldc);
+}
+
+/* y = alpha op(A) x + beta y, A rows x cols row-major: y as one row (incy is 1 here). */
+static void cblas_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, int rows,
+                        int cols, float alpha, const float *a, int lda, const float *x,
+                        int incx, float beta, float *y, int incy)
+{
+    (void)order;
+    ENSURE(incy == 1, "cblas_sgemv with incy %d", incy);
+    const int n = trans == CblasTrans ? cols : rows, k = trans == CblasTrans ? rows : cols;
+    const MatmulOperand x_row = incx == 1 ? matrix(x, k) : transposed(x, incx);
+    const MatmulOperand a_t = trans == CblasTrans ? matrix(a, lda) : transposed(a, lda);
+    matmul_reference(1, n, k, alpha, x_row, a_t, beta, y, n);
+}
+
+static void openblas_set_num_threads(int n) { (void)n; }
+#endif
 #include <time.h>
+
+#ifndef TRANSFORMER_BROWSER
 #include <immintrin.h>
+#endif
+
+#ifndef TRANSFORMER_BROWSER
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>   /* dnnl_status2str */
+#endif
 
 /* <<tensor.c definitions>> */
 void fail_at(const char *file, int line, const char *condition, const char *format, ...)
@@ -378,6 +415,7 @@ void rng_advance(Rng *rng, uint64_t delta)
     rng->state = total_multiplier * rng->state + total_increment;
 }
 
+#ifndef TRANSFORMER_BROWSER
 /* out[0..n) = bfloat16 of x[0..n), 32 at a time with VCVTNE2PS2BF16. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
@@ -390,13 +428,16 @@ static void bf16_round_row_avx512(uint16_t *out, const float *x, size_t n)
     }
     for (; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
+#endif
 
 static void bf16_round_row(uint16_t *out, const float *x, size_t n)
 {
+#ifndef TRANSFORMER_BROWSER
     if (__builtin_cpu_supports("avx512bf16")) {
         bf16_round_row_avx512(out, x, n);
         return;
     }
+#endif
     for (size_t j = 0; j < n; j++) out[j] = bf16_from_float(x[j]);
 }
 
@@ -429,8 +470,10 @@ typedef struct {
     Bf16Held held[BF16_HELD];    /* operands rounded once for several products */
     void *scratchpad;            /* oneDNN's working memory, shared by the products */
     size_t scratchpad_size;
+#ifndef TRANSFORMER_BROWSER   /* no oneDNN in the browser */
     dnnl_engine_t engine;
     dnnl_stream_t stream;
+#endif
     Bf16Product *products;       /* every product met so far */
     int product_count;
     size_t product_capacity;
@@ -517,6 +560,7 @@ void bf16_operand_release(const float *x)
     ENSURE(false, "a bfloat16 operand released that was not held");
 }
 
+#ifndef TRANSFORMER_BROWSER
 struct Bf16Product {
     bool transpose_a, transpose_b;
     int m, n, k, lda, ldb, ldc;
@@ -524,7 +568,9 @@ struct Bf16Product {
     dnnl_primitive_t primitive;
     dnnl_memory_t a, b, c, scratchpad;
 };
+#endif
 
+#ifndef TRANSFORMER_BROWSER
 #define DNNL_CHECK(call)                                                            \
     do {                                                                            \
         dnnl_status_t status_ = (call);                                             \
@@ -580,7 +626,9 @@ static void bf16_make_product(Bf16Product *p)
     DNNL_CHECK(dnnl_memory_create(&p->b, &b, bf16.engine, DNNL_MEMORY_NONE));
     DNNL_CHECK(dnnl_memory_create(&p->c, &c, bf16.engine, DNNL_MEMORY_NONE));
 }
+#endif
 
+#ifndef TRANSFORMER_BROWSER
 static Bf16Product *bf16_product(Bf16Product key)
 {
     for (int i = 0; i < bf16.product_count; i++) {
@@ -602,7 +650,9 @@ static Bf16Product *bf16_product(Bf16Product key)
     bf16_make_product(p);
     return p;
 }
+#endif
 
+#ifndef TRANSFORMER_BROWSER
 void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
                  float beta, float *c, int ldc)
 {
@@ -630,13 +680,27 @@ void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperan
     DNNL_CHECK(dnnl_primitive_execute(p->primitive, bf16.stream, 4, arguments));
     DNNL_CHECK(dnnl_stream_wait(bf16.stream));
 }
+#else
+void matmul_bf16(int m, int n, int k, float alpha, MatmulOperand a, MatmulOperand b,
+                 float beta, float *c, int ldc)
+{
+    ENSURE(false, "no bfloat16 products in the browser's build (%d x %d x %d)", m, n, k);
+}
+#endif
 
+#ifndef TRANSFORMER_BROWSER
 bool bf16_hardware(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16)
            == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
+#else
+bool bf16_hardware(void)
+{
+    return false;   /* no oneDNN in the browser */
+}
+#endif
 
 const char *precision_name(Precision precision)
 {

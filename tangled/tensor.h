@@ -6,7 +6,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#ifndef TRANSFORMER_BROWSER
 #include <omp.h>
+#else
+static inline int omp_get_thread_num(void) { return 0; }
+static inline int omp_get_max_threads(void) { return 1; }
+static inline int omp_in_parallel(void) { return 0; }
+static inline void omp_set_num_threads(int n) { (void)n; }
+#endif
 
 /* <<tensor.h declarations>> */
 /* Stop with "FILE:LINE: internal error: CONDITION: message" when a bug is detected. */

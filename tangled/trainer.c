@@ -34,6 +34,7 @@ static const char *save_checkpoint(Trainer *trainer, const RunSettings *run)
     return error ? error_set(&trainer->error, "%s", error) : NULL;
 }
 
+#ifndef TRANSFORMER_BROWSER
 static volatile sig_atomic_t stop_signal = 0;
 
 static void note_stop_signal(int signal_number)
@@ -50,7 +51,15 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
 }
+#else
+static int stop_signal = 0;
 
+static void catch_stop_signals(void)
+{
+}
+#endif
+
+#ifndef TRANSFORMER_BROWSER
 /* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
 static int lock_checkpoint(const char *path, char *message, size_t size)
 {
@@ -69,6 +78,13 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
                  fd >= 0 ? "lock" : "create the lock file", strerror(failure));
     return -1;
 }
+#else
+static int lock_checkpoint(const char *path, char *message, size_t size)
+{
+    snprintf(message, size, "%.4000s: the browser's build writes no checkpoints", path);
+    return -1;
+}
+#endif
 
 /* Say why the run stopped: its outcome, with the trainer's error for a signal. */
 static TrainerOutcome say_why_the_run_stopped(Trainer *trainer, const RunSettings *run,

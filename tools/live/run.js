@@ -1,0 +1,33 @@
+// run.js -- run a wasm32-wasi program in node through the project's shim (wasi.js):
+//   node tools/live/run.js [--file /PATH=LOCAL]... PROGRAM.wasm [ARGUMENTS...]
+// (--file puts the local file LOCAL in the program's read-only file system as /PATH)
+// prints what the program wrote to its standard output and error, and exits with its status,
+// so its output can be compared byte for byte with the native program's.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const {LiveWasi} = require('./wasi.js');
+
+async function main() {
+    let words = process.argv.slice(2);
+    const files = {};
+    while (words[0] === '--file' && words.length > 1) {
+        const [virtual, local] = words[1].split('=');
+        files[virtual] = new Uint8Array(fs.readFileSync(local));
+        words = words.slice(2);
+    }
+    const [wasmPath, ...args] = words;
+    if (!wasmPath) {
+        process.stderr.write('usage: node tools/live/run.js [--file /PATH=LOCAL]... PROGRAM.wasm [ARGUMENTS...]\n');
+        process.exit(2);
+    }
+    const wasi = new LiveWasi({args: [path.basename(wasmPath, '.wasm'), ...args], files});
+    const {instance} = await WebAssembly.instantiate(fs.readFileSync(wasmPath),
+                                                     {wasi_snapshot_preview1: wasi.imports});
+    const status = wasi.start(instance);
+    process.stdout.write(wasi.stdout);
+    process.stderr.write(wasi.stderr);
+    process.exitCode = status;
+}
+
+main();
