@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Check the live edition's learning-rate page in headless Chromium (issue 49).
+"""Check the live edition's learning-rate page in headless Chromium.
 
     tools/live/check.py LIVE_DIR TRANSFORMER SHOT.png [--self-test]
 

@@ -1,5 +1,5 @@
 // wasi.js -- the smallest WASI (preview 1) that the trainer compiled for wasm32-wasi needs,
-// the same file in node and in a page (the live edition, issue 49):
+// the same file in node and in a page (the live edition):
 //   const wasi = new LiveWasi({args: ['transformer', 'figure-data', 'lr'], files: {}});
 //   const {instance} = await WebAssembly.instantiate(bytes, {wasi_snapshot_preview1: wasi.imports});
 //   const status = wasi.start(instance);   // wasi.stdout, wasi.stderr: the text written
