@@ -394,9 +394,9 @@ LIVE_CFLAGS := -O2 $(WARN) -Wno-unknown-pragmas -Wno-unused-function -DTRANSFORM
                -fno-trapping-math -fno-math-errno -msimd128 -I$(SRC)
 LIVE_LIBS := -lm -lwasi-emulated-signal -lwasi-emulated-process-clocks
 LIVE_OBJECTS := $(patsubst tangled/%.c,$(LIVE)/%.o,$(filter %.c,$(TANGLED)))
-# The first live page: the learning-rate chart (tools/live/lr.html), beside the shim and
-# the drawing module it loads.
-LIVE_PAGE_FILES := $(addprefix $(LIVE)/,lr.html wasi.js plot.js)
+# The live pages: the learning-rate chart (tools/live/lr.html) and every other figure-data
+# figure (figures.html, its script figures.js), beside the shim and the drawing module.
+LIVE_PAGE_FILES := $(addprefix $(LIVE)/,lr.html figures.html figures.js wasi.js plot.js)
 .PHONY: live
 live: $(LIVE)/transformer.wasm $(LIVE_PAGE_FILES)
 $(LIVE_PAGE_FILES): $(LIVE)/%: tools/live/%

@@ -1,15 +1,19 @@
 #!/usr/bin/python3
-"""Check the live edition's learning-rate page in headless Chromium.
+"""Check the live edition's pages in headless Chromium against the native program.
 
-    tools/live/check.py LIVE_DIR TRANSFORMER SHOT.png [--self-test]
+    tools/live/check.py LIVE_DIR TRANSFORMER SHOT_DIR [--self-test]
 
-Serves LIVE_DIR (build/live) over http on a free port (a page fetches its wasm), opens
-lr.html, sets the warm-up to 2000, reads back the data the page computed and the numbers the
-chart drew, and compares both with the native `TRANSFORMER figure-data lr` for the same
-settings, byte for byte; the chart's peak must be at step 2000, and the console must stay
-free of errors. Saves a screenshot to SHOT.png. --self-test copies LIVE_DIR to a temporary
-directory, plants each fault in turn, asserts that the check fails on it, and that it passes
-on the clean copy. The DevTools driver is the minimal part of tools/html/check.py's.
+Serves LIVE_DIR (build/live) over http on a free port (a page fetches its wasm). On lr.html
+it sets the warm-up to 2000; on figures.html it moves one control of each figure (FIGURES).
+Each time it reads back the data the page computed and the numbers its charts drew (the
+polylines' data-x/data-y, the heat maps' rects' data-v by position) and compares them with
+the native `TRANSFORMER figure-data KIND ...` for the same settings, byte for byte; the
+learning-rate chart's peak must be at step 2000, no page may be wider than a 390 px phone,
+and the console must stay free of errors. Saves a screenshot of each page or figure at
+390 px to SHOT_DIR/live-NAME.png and prints the time each figure's data took in Chromium.
+--self-test copies LIVE_DIR to a temporary directory, plants each fault in turn, asserts
+that the check fails on it, and that it passes on the clean copy. The DevTools driver is
+the minimal part of tools/html/check.py's.
 """
 import base64
 import functools
@@ -26,7 +30,7 @@ import urllib.request
 
 import websocket
 
-WIDTH, HEIGHT = 900, 700
+WIDTH, HEIGHT = 390, 800   # a phone's width
 WARMUP = 2000
 
 
@@ -61,7 +65,7 @@ class Browser:
         for domain in ('Page', 'Runtime', 'Log'):
             self.call(domain + '.enable')
         self.call('Emulation.setDeviceMetricsOverride', width=WIDTH, height=HEIGHT,
-                  deviceScaleFactor=1, mobile=False)
+                  deviceScaleFactor=1, mobile=True)
 
     def call(self, method, **params):
         self.next_id += 1
@@ -120,71 +124,187 @@ def serve(directory):
     return server, 'http://127.0.0.1:%d/' % server.server_address[1]
 
 
-# Set the warm-up as a reader would (the input event redraws), then read back what the page
-# computed and what its chart drew.
+# Wait until the page has drawn, set one input as a reader would (the input event redraws),
+# then read back what the section computed and what its charts drew: per svg, the
+# polylines' points and the heat map's values, rows by the rects' y, columns by their x.
 MOVE_AND_READ = r'''
-(async function () {
-  for (let i = 0; i < 200 && !document.querySelector('#chart polyline'); i++)
+(async function (scope, input, value) {
+  for (let i = 0; i < 200 && !document.querySelector('svg polyline, svg rect'); i++)
     await new Promise(r => setTimeout(r, 50));
-  const input = document.getElementById('warmup');
-  input.value = '%d';
-  input.dispatchEvent(new Event('input', {bubbles: true}));
-  const line = document.querySelector('#chart polyline.series');
+  const root = scope ? document.getElementById(scope) : document;
+  const control = root.querySelector(input);
+  control.value = value;
+  control.dispatchEvent(new Event('input', {bubbles: true}));
+  const charts = [...root.querySelectorAll('svg')].map(svg => {
+    const lines = [...svg.querySelectorAll('polyline.series')].map(l =>
+      [l.getAttribute('data-x').split(' ').map(Number), l.getAttribute('data-y').split(' ').map(Number)]);
+    const rows = new Map();
+    for (const r of svg.querySelectorAll('g.cells rect')) {
+      const y = Number(r.getAttribute('y'));
+      if (!rows.has(y)) rows.set(y, []);
+      rows.get(y).push([Number(r.getAttribute('x')), Number(r.getAttribute('data-v'))]);
+    }
+    const cells = [...rows.keys()].sort((a, b) => a - b)
+      .map(y => rows.get(y).sort((a, b) => a[0] - b[0]).map(c => c[1]));
+    return {lines, cells};
+  });
   return JSON.stringify({
-    data: document.getElementById('figure-data').textContent,
-    xs: line ? line.getAttribute('data-x').split(' ').map(Number) : [],
-    ys: line ? line.getAttribute('data-y').split(' ').map(Number) : [],
-    status: document.getElementById('status').textContent});
-})()
-''' % WARMUP
+    data: root.querySelector('.figure-data, #figure-data').textContent,
+    charts,
+    status: root.querySelector('.status, #status').textContent,
+    ms: scope ? Number(root.dataset.ms) : null,
+    width: document.documentElement.scrollWidth});
+})(%s, %s, %s)
+'''
+
+# Each live figure of figures.html: its section, the input moved and its new value, and the
+# native arguments for the page's settings after the move (the others at their defaults).
+FIGURES = [
+    ('pe', 'd-model', '64',
+     ['pe', '--positions', '100', '--d-model', '64', '--first', '4', '--count', '4']),
+    ('mask-subsequent', 'size', '12', ['mask', 'subsequent', '--size', '12']),
+    ('mask-batch', 'lengths', '7,4,3', ['mask', 'batch', '--lengths', '7,4,3', '--sentence', '1']),
+    ('smoothing-distribution', 'epsilon', '0.2',
+     ['smoothing', 'distribution', '--epsilon', '0.2', '--vocab', '5']),
+    ('smoothing-confidence', 'vocab', '10',
+     ['smoothing', 'confidence', '--epsilon', '0.1', '--vocab', '10']),
+    ('scaling', 'latency-us', '100',
+     ['scaling', '--base-ms', '1000', '--multi30k-ms', '500', '--latency-us', '100']),
+]
 
 
-def native(transformer, page_args):
-    return subprocess.run([transformer] + page_args, check=True, capture_output=True,
+def native(transformer, args):
+    return subprocess.run([transformer] + args, check=True, capture_output=True,
                           text=True).stdout
 
 
-def check(live_dir, transformer, shot):
-    """The problems found on live_dir's lr.html (an empty list: it passes)."""
+def table(text):
+    """The data lines of figure-data's output, split into words."""
+    return [l.split(' ') for l in text.splitlines() if l and not l.startswith('#')]
+
+
+def numeric(text):
+    return [[float(w) for w in row] for row in table(text)]
+
+
+def columns(rows, ks):
+    """Lines (xs, ys): the first column against each column k of ks."""
+    return [[[r[0] for r in rows], [r[k] for r in rows]] for k in ks]
+
+
+def expected_charts(kind, text):
+    """What the page must draw from the native output: per svg, {lines, cells}."""
+    if kind == 'lr':
+        return [{'lines': columns(numeric(text), [1]), 'cells': []}]
+    if kind == 'pe':
+        rows = numeric(text)
+        dims = range(1, len(rows[0]))
+        return [{'lines': columns(rows, dims), 'cells': []},
+                {'lines': [], 'cells': [[r[k] for r in rows] for k in dims]}]
+    if kind == 'mask-subsequent':
+        return [{'lines': [], 'cells': numeric(text)}]
+    if kind in ('mask-batch', 'smoothing-distribution'):   # a header row, a label column
+        return [{'lines': [], 'cells': [[float(w) for w in r[1:]] for r in table(text)[1:]]}]
+    if kind == 'smoothing-confidence':
+        return [{'lines': columns(numeric(text), [1]), 'cells': []}]
+    if kind == 'scaling':   # step time and efficiency of four settings, alternating
+        rows = numeric(text)
+        return [{'lines': columns(rows, [1, 3, 5, 7]), 'cells': []},
+                {'lines': columns(rows, [2, 4, 6, 8]), 'cells': []}]
+    raise ValueError(kind)
+
+
+def screenshot(browser, selector, path):
+    """A screenshot of the element (the whole page for 'body') at the phone's width."""
+    box = json.loads(browser.evaluate(
+        "(() => { const e = document.querySelector(%s); e.scrollIntoView();"
+        " const r = e.getBoundingClientRect();"
+        " return JSON.stringify([r.left + scrollX, r.top + scrollY, r.width, r.height]); })()"
+        % json.dumps(selector)))
+    png = browser.call('Page.captureScreenshot', format='png', captureBeyondViewport=True,
+                       clip={'x': 0, 'y': box[1], 'width': WIDTH, 'height': box[3], 'scale': 1})
+    with open(path, 'wb') as f:
+        f.write(base64.b64decode(png['data']))
+
+
+def compare(name, got, args, expected, problems):
+    """The page's data and drawing against the native output for args."""
+    if got['data'] != expected:
+        problems.append('%s: the page computed other data than `transformer %s` (%s)'
+                        % (name, ' '.join(args), got['status']))
+    elif got['charts'] != expected_charts(name, expected):
+        problems.append('%s: the charts drew other numbers than the native data' % name)
+    if got['width'] > WIDTH:
+        problems.append('%s: the page is %d px wide on a %d px phone' % (name, got['width'], WIDTH))
+
+
+def check_lr(browser, base, transformer, shots, problems):
+    browser.call('Page.navigate', url=base + 'lr.html')
+    time.sleep(0.5)
+    got = json.loads(browser.evaluate(MOVE_AND_READ % ('null', '"#warmup"', json.dumps(str(WARMUP)))))
+    args = ['figure-data', 'lr', '--curve', 'd=512,f=1,w=%d' % WARMUP,
+            '--steps', '20000', '--every', '20']
+    compare('lr', got, args, native(transformer, args), problems)
+    lines = got['charts'][0]['lines'] if got['charts'] else []
+    if lines and lines[0][1]:
+        xs, ys = lines[0]
+        peak = xs[ys.index(max(ys))]
+        if peak != WARMUP:
+            problems.append('lr: the chart peaks at step %g, not %d' % (peak, WARMUP))
+    problems += ['lr.html: ' + e for e in browser.console_errors()]
+    if shots:
+        screenshot(browser, 'body', os.path.join(shots, 'live-lr.png'))
+    return got['status']
+
+
+def check_figures(browser, base, transformer, shots, problems):
+    """Each figure of figures.html moved and compared: {section: ms its data took}."""
+    browser.call('Page.navigate', url=base + 'figures.html')
+    time.sleep(0.5)
+    times = {}
+    for section, name, value, args in FIGURES:
+        got = json.loads(browser.evaluate(MOVE_AND_READ % (
+            json.dumps(section), json.dumps('input[name="%s"]' % name), json.dumps(value))))
+        compare(section, got, ['figure-data'] + args, native(transformer, ['figure-data'] + args),
+                problems)
+        times[section] = got['ms']
+        if shots:
+            screenshot(browser, '#' + section, os.path.join(shots, 'live-%s.png' % section))
+    problems += ['figures.html: ' + e for e in browser.console_errors()]
+    return times
+
+
+def check(live_dir, transformer, shots):
+    """The problems found on live_dir's pages (an empty list: they pass), and the times."""
     server, base = serve(live_dir)
     browser = Browser()
     problems = []
     try:
-        browser.call('Page.navigate', url=base + 'lr.html')
-        time.sleep(0.5)
-        got = json.loads(browser.evaluate(MOVE_AND_READ))
-        args = ['figure-data', 'lr', '--curve', 'd=512,f=1,w=%d' % WARMUP,
-                '--steps', '20000', '--every', '20']
-        expected = native(transformer, args)
-        if got['data'] != expected:
-            problems.append('the page computed other data than `transformer %s` (%s)'
-                            % (' '.join(args), got['status']))
-        rows = [list(map(float, l.split())) for l in expected.splitlines()
-                if l and not l.startswith('#')]
-        if got['xs'] != [r[0] for r in rows] or got['ys'] != [r[1] for r in rows]:
-            problems.append('the chart drew other points than the native data')
-        if got['ys']:
-            peak = got['xs'][got['ys'].index(max(got['ys']))]
-            if peak != WARMUP:
-                problems.append('the chart peaks at step %g, not %d' % (peak, WARMUP))
-        problems += browser.console_errors()
-        if shot:
-            png = browser.call('Page.captureScreenshot', format='png')['data']
-            with open(shot, 'wb') as f:
-                f.write(base64.b64decode(png))
+        lr_status = check_lr(browser, base, transformer, shots, problems)
+        times = check_figures(browser, base, transformer, shots, problems)
     finally:
         browser.close()
         server.shutdown()
-    return problems
+    return problems, lr_status, times
 
 
-# Each fault: (file, text, replacement) planted in a copy of the live directory.
+# Each fault: (file, text, replacement) planted in a copy of the live directory; at least one
+# for each figure, one for the drawing module, the shim, the phone's width and the console.
 FAULTS = [
     ('lr.html', "f=${value('factor')},w=${value('warmup')}", "f=${value('factor')},w=4000"),
     ('lr.html', ".map(l => l.split(' ').map(Number));", ".map(l => l.split(' ').map(Number)).slice(1);"),
     ('plot.js', "'data-y': s.points.map(p => p[1]).join(' '),", "'data-y': s.points.map(p => p[1] * 1.0001).join(' '),"),
     ('wasi.js', "if (fd === 1) this.stdout += text;", "if (fd === 1) this.stdout += text.replace('e-0', 'E-0');"),
     ('lr.html', "redraw();\n}).catch", "redraw(); console.error('planted');\n}).catch"),
+    ('figures.js', "points: column(table, k + 1)}))});", "points: column(table, k)}))});"),
+    ('figures.js', "values: rows(text).map(numbers)});", "values: rows(text).map(numbers).reverse()});"),
+    ('figures.html', 'min="1" max="8" value="1"', 'min="1" max="8" value="2"'),
+    ('figures.html', 'min="4" max="64" value="5"', 'min="4" max="64" value="6"'),
+    ('figures.html', 'step="0.05" value="0.1"', 'step="0.05" value="0.15"'),
+    ('figures.js', "chart(efficiency, 'efficiency', 2);", "chart(efficiency, 'efficiency', 1);"),
+    ('plot.js', "y: (top + i * cellH).toFixed(2),", "y: (top + (rows - 1 - i) * cellH).toFixed(2),"),
+    ('figures.html', 'svg { display: block; width: 100%;', 'svg { display: block; width: 600px;'),
+    ('figures.js', "document.body.dataset.ready = 'yes';", "document.body.dataset.ready = 'yes'; console.error('planted');"),
 ]
 
 
@@ -196,30 +316,37 @@ def self_test(live_dir, transformer):
             shutil.copytree(live_dir, copy)
             path = os.path.join(copy, name)
             source = open(path).read()
-            if text not in source:
+            if source.count(text) != 1:
                 raise SystemExit('self-test: cannot plant the fault in %s: %r' % (name, text))
             open(path, 'w').write(source.replace(text, replacement, 1))
-            if not check(copy, transformer, None):
+            problems = check(copy, transformer, None)[0]
+            if not problems:
                 raise SystemExit('self-test: fault not caught: %s: %r' % (name, replacement))
-        if check(live_dir, transformer, None):
-            raise SystemExit('self-test: the clean page fails')
+            print('self-test: %s: %r caught: %s' % (name, replacement, problems[0]))
+        if check(live_dir, transformer, None)[0]:
+            raise SystemExit('self-test: the clean pages fail')
     print('check-live self-test: ok (%d faults caught)' % len(FAULTS))
 
 
 def main():
     if len(sys.argv) < 4:
         raise SystemExit(__doc__)
-    live_dir, transformer, shot = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
+    live_dir, transformer, shots = (os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
+                                    sys.argv[3])
     if '--self-test' in sys.argv[4:]:
         self_test(live_dir, transformer)
         return
-    problems = check(live_dir, transformer, shot)
+    problems, lr_status, times = check(live_dir, transformer, shots)
     for p in problems:
         print('check-live: ' + p)
     if problems:
         sys.exit(1)
     print('check-live: lr.html computes and draws `transformer figure-data lr` with warm-up %d, '
-          'peak at step %d; screenshot %s' % (WARMUP, WARMUP, shot))
+          'peak at step %d (%s)' % (WARMUP, WARMUP, lr_status))
+    for section, ms in times.items():
+        print('check-live: figures.html#%s equals the native figure-data; its data took %.1f ms'
+              % (section, ms))
+    print('check-live: screenshots at %d px in %s/live-*.png' % (WIDTH, shots))
 
 
 if __name__ == '__main__':

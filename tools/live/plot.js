@@ -1,18 +1,33 @@
-// plot.js -- the live edition's drawing module: line charts as SVG, small enough to read.
-//   LivePlot.lines(svgElement, {series: [{label, points: [[x, y], ...]}], xLabel, yLabel})
+// plot.js -- the live edition's drawing module: line charts and heat maps as SVG, small
+// enough to read.
+//   LivePlot.lines(svg, {series: [{label, points: [[x, y], ...]}], xLabel, yLabel, width, height})
 // draws axes with a few round ticks, one polyline per series (its points in data-x/data-y
-// of the line, so a test can read back what was drawn) and a legend.
+// of the line, so a test can read back what was drawn) and a key below the chart.
+//   LivePlot.heatmap(svg, {values: [[v, ...], ...], rowLabels, columnLabels, xLabel, yLabel, width})
+// draws one rect per value (row 0 at the top; the value in the rect's data-v, so a test can
+// read back what was drawn where), labelled rows and columns, and a colour scale.
+// width and height are the viewBox's: a narrow one keeps the text legible on a phone.
 'use strict';
 (function () {
     const NS = 'http://www.w3.org/2000/svg';
-    const WIDTH = 640, HEIGHT = 360, MARGIN = {left: 70, right: 20, top: 20, bottom: 45};
-    const COLOURS = ['#1f5fa8', '#c0392b', '#2e8b57', '#8e44ad'];
+    const COLOURS = ['#1f5fa8', '#c0392b', '#2e8b57', '#8e44ad', '#d35400', '#16a085', '#7f8c8d', '#b7950b'];
+    const FONT = 13, KEY_ROW = 18;
 
     function element(name, attributes, parent) {
         const e = document.createElementNS(NS, name);
         for (const [k, v] of Object.entries(attributes)) e.setAttribute(k, v);
         if (parent) parent.appendChild(e);
         return e;
+    }
+
+    function text(parent, x, y, content, attributes = {}) {
+        element('text', {x, y, stroke: 'none', fill: '#222', 'font-size': FONT, ...attributes},
+                parent).textContent = content;
+    }
+
+    function clear(svg, width, height) {
+        while (svg.firstChild) svg.removeChild(svg.firstChild);
+        svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
     }
 
     // About five round values from lo to hi: steps of 1, 2 or 5 times a power of ten.
@@ -25,26 +40,36 @@
         return list;
     }
 
-    function lines(svg, {series, xLabel, yLabel}) {
-        while (svg.firstChild) svg.removeChild(svg.firstChild);
-        svg.setAttribute('viewBox', `0 0 ${WIDTH} ${HEIGHT}`);
+    // A tick's label: plain when the axis's numbers are of ordinary size, else 2e-4.
+    function formatter(list) {
+        const big = Math.max(...list.map(Math.abs));
+        return big !== 0 && (big < 0.01 || big >= 1e5) ? t => t.toExponential(0) : t => String(t);
+    }
+
+    function lines(svg, {series, xLabel, yLabel, width = 640, height = 360}) {
+        const margin = {left: 62, right: 16, top: 12, bottom: 44 + KEY_ROW * series.length};
+        clear(svg, width, height + KEY_ROW * series.length);
         const all = series.flatMap(s => s.points);
-        const xMax = Math.max(...all.map(p => p[0])), yMax = Math.max(...all.map(p => p[1]));
-        const w = WIDTH - MARGIN.left - MARGIN.right, h = HEIGHT - MARGIN.top - MARGIN.bottom;
-        const x = v => MARGIN.left + w * v / xMax, y = v => MARGIN.top + h * (1 - v / yMax);
-        const axes = element('g', {class: 'axes', stroke: '#444', 'font-size': 12}, svg);
-        element('line', {x1: x(0), y1: y(0), x2: x(xMax), y2: y(0)}, axes);
-        element('line', {x1: x(0), y1: y(0), x2: x(0), y2: y(yMax)}, axes);
-        for (const t of ticks(0, xMax))
-            element('text', {x: x(t), y: y(0) + 16, 'text-anchor': 'middle', stroke: 'none'},
-                    axes).textContent = t;
-        for (const t of ticks(0, yMax))
-            element('text', {x: x(0) - 6, y: y(t) + 4, 'text-anchor': 'end', stroke: 'none'},
-                    axes).textContent = t.toExponential(0);
-        element('text', {x: x(xMax / 2), y: HEIGHT - 8, 'text-anchor': 'middle', stroke: 'none'},
-                axes).textContent = xLabel;
-        element('text', {x: 14, y: y(yMax / 2), 'text-anchor': 'middle', stroke: 'none',
-                         transform: `rotate(-90 14 ${y(yMax / 2)})`}, axes).textContent = yLabel;
+        const xMin = Math.min(0, ...all.map(p => p[0])), xMax = Math.max(...all.map(p => p[0]));
+        const yMin = Math.min(0, ...all.map(p => p[1])), yMax = Math.max(...all.map(p => p[1]));
+        const w = width - margin.left - margin.right;
+        const h = height + KEY_ROW * series.length - margin.top - margin.bottom;
+        const x = v => margin.left + w * (v - xMin) / ((xMax - xMin) || 1);
+        const y = v => margin.top + h * (1 - (v - yMin) / ((yMax - yMin) || 1));
+        const axes = element('g', {class: 'axes', stroke: '#444'}, svg);
+        element('line', {x1: x(xMin), y1: y(yMin), x2: x(xMax), y2: y(yMin)}, axes);
+        element('line', {x1: x(xMin), y1: y(yMin), x2: x(xMin), y2: y(yMax)}, axes);
+        if (yMin < 0)
+            element('line', {x1: x(xMin), y1: y(0), x2: x(xMax), y2: y(0), stroke: '#bbb'}, axes);
+        const xTicks = ticks(xMin, xMax), yTicks = ticks(yMin, yMax);
+        const xFormat = formatter(xTicks), yFormat = formatter(yTicks);
+        for (const t of xTicks)
+            text(axes, x(t), y(yMin) + 16, xFormat(t), {'text-anchor': 'middle'});
+        for (const t of yTicks)
+            text(axes, x(xMin) - 5, y(t) + 4, yFormat(t), {'text-anchor': 'end'});
+        text(axes, x((xMin + xMax) / 2), y(yMin) + 34, xLabel, {'text-anchor': 'middle'});
+        text(axes, 13, y((yMin + yMax) / 2), yLabel,
+             {'text-anchor': 'middle', transform: `rotate(-90 13 ${y((yMin + yMax) / 2)})`});
         series.forEach((s, i) => {
             const colour = COLOURS[i % COLOURS.length];
             element('polyline', {
@@ -53,11 +78,80 @@
                 'data-x': s.points.map(p => p[0]).join(' '),
                 'data-y': s.points.map(p => p[1]).join(' '),
             }, svg);
-            element('text', {x: WIDTH - MARGIN.right, y: MARGIN.top + 16 * (i + 1),
-                             'text-anchor': 'end', fill: colour, 'font-size': 13}, svg)
-                .textContent = s.label;
+            const keyY = y(yMin) + 44 + KEY_ROW * i + 4;   // the key: one row per series
+            element('line', {x1: margin.left, y1: keyY - 4, x2: margin.left + 24, y2: keyY - 4,
+                             stroke: colour, 'stroke-width': 3}, svg);
+            text(svg, margin.left + 30, keyY, s.label, {class: 'key'});
         });
     }
 
-    globalThis.LivePlot = {lines, ticks};
+    // The colour of t in [0, 1]: white to blue, or blue to white to red when diverging.
+    function colour(t, diverging) {
+        const mix = (a, b, s) => a.map((c, i) => Math.round(c + (b[i] - c) * s));
+        const white = [255, 255, 255], blue = [31, 95, 168], red = [192, 57, 43];
+        const rgb = diverging ? (t < 0.5 ? mix(blue, white, t * 2) : mix(white, red, t * 2 - 1))
+                              : mix(white, blue, t);
+        return `rgb(${rgb.join(',')})`;
+    }
+
+    // The longest label's width in the font's units, roughly (0.6 em a character).
+    const labelWidth = labels => Math.max(0, ...(labels || []).map(l => String(l).length)) * FONT * 0.6;
+
+    function heatmap(svg, {values, rowLabels, columnLabels, xLabel, yLabel, width = 640}) {
+        const rows = values.length, columns = rows ? values[0].length : 0;
+        const flat = values.flat(), min = Math.min(0, ...flat), max = Math.max(...flat);
+        const diverging = min < 0;
+        const left = 22 + labelWidth(rowLabels) + 6, scaleWidth = 56;
+        const top = 22 + (columnLabels ? labelWidth(columnLabels) * 0.75 + 6 : 0);
+        const cell = Math.max(1, (width - left - scaleWidth - 8) / columns);
+        // cells are square, but a map of many rows is kept to about 420 units high
+        const cellH = Math.min(cell, Math.max(4, 420 / rows));
+        const height = top + rows * cellH + 30;
+        clear(svg, width, height);
+        const cells = element('g', {class: 'cells', 'shape-rendering': 'crispEdges'}, svg);
+        values.forEach((row, i) => row.forEach((v, j) => {
+            const t = (v - min) / ((max - min) || 1);
+            element('rect', {x: (left + j * cell).toFixed(2), y: (top + i * cellH).toFixed(2),
+                             width: cell.toFixed(2), height: cellH.toFixed(2),
+                             fill: colour(t, diverging), 'data-v': v}, cells);
+        }));
+        labelAxes(svg, {rows, columns, rowLabels, columnLabels, left, top, cell, cellH, xLabel, yLabel});
+        scale(svg, {x: left + columns * cell + 14, top, height: rows * cellH, min, max, diverging});
+    }
+
+    // Row and column labels (every label when there is room, else a few numbers) and the titles.
+    function labelAxes(svg, {rows, columns, rowLabels, columnLabels, left, top, cell, cellH, xLabel, yLabel}) {
+        const g = element('g', {class: 'labels'}, svg);
+        const every = size => Math.max(1, Math.ceil(FONT * 1.1 / size));   // labels not overlapping
+        const rowStep = every(cellH), columnStep = every(cell);
+        for (let i = 0; i < rows; i += rowStep)
+            text(g, left - 4, top + (i + 0.5) * cellH + 4, rowLabels ? rowLabels[i] : i, {'text-anchor': 'end'});
+        for (let j = 0; j < columns; j += columnStep) {
+            const cx = left + (j + 0.5) * cell, label = columnLabels ? columnLabels[j] : j;
+            if (columnLabels)
+                text(g, cx + 4, top - 4, label, {transform: `rotate(-50 ${cx + 4} ${top - 4})`});
+            else
+                text(g, cx, top + rows * cellH + 14, label, {'text-anchor': 'middle'});
+        }
+        text(g, left + columns * cell / 2, columnLabels ? 14 : top + rows * cellH + 28, xLabel,
+             {'text-anchor': 'middle', 'font-weight': 'bold'});
+        const my = top + rows * cellH / 2;
+        text(g, 13, my, yLabel, {'text-anchor': 'middle', 'font-weight': 'bold', transform: `rotate(-90 13 ${my})`});
+    }
+
+    // The colour scale: a bar of 20 steps from max (top) to min, its ends and middle labelled.
+    function scale(svg, {x, top, height, min, max, diverging}) {
+        const g = element('g', {class: 'scale'}, svg), steps = 20;
+        for (let k = 0; k < steps; k++)
+            element('rect', {x, y: (top + height * k / steps).toFixed(2), width: 12,
+                             height: (height / steps + 0.5).toFixed(2),
+                             fill: colour(1 - (k + 0.5) / steps, diverging)}, g);
+        element('rect', {x, y: top, width: 12, height, fill: 'none', stroke: '#444'}, g);
+        const label = v => Number(v.toPrecision(3));
+        text(g, x + 15, top + 9, label(max));
+        text(g, x + 15, top + height / 2 + 4, label((min + max) / 2));
+        text(g, x + 15, top + height, label(min));
+    }
+
+    globalThis.LivePlot = {lines, heatmap, ticks};
 })();

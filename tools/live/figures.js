@@ -1,0 +1,110 @@
+// figures.js -- the live figures page (figures.html): each section's form names a
+// figure-data kind (data-kind) and its inputs the program's options; on every input the
+// program runs with them in WebAssembly, its output is kept in the section's
+// pre.figure-data and drawn by plot.js. The page computes nothing itself.
+'use strict';
+(function () {
+    const WIDTH = 440;   // the charts' viewBox: text stays legible on a 390 px phone
+    let program = null;  // the compiled module, fetched once for every figure
+
+    // Run the program with these arguments: {status, stdout, stderr, ms}.
+    function run(args) {
+        const wasi = new LiveWasi({args: ['transformer', ...args]});
+        const started = performance.now();
+        const instance = new WebAssembly.Instance(program, {wasi_snapshot_preview1: wasi.imports});
+        const status = wasi.start(instance);
+        return {status, stdout: wasi.stdout, stderr: wasi.stderr, ms: performance.now() - started};
+    }
+
+    // The lines of data (comments dropped), split into words.
+    const rows = text => text.split('\n').filter(l => l && !l.startsWith('#')).map(l => l.split(' '));
+    const numbers = words => words.map(Number);
+    // A column of numeric rows as the points (first column, column k).
+    const column = (table, k) => table.map(r => [r[0], r[k]]);
+
+    // A table with a header row and a label column: {rowLabels, columnLabels, values}.
+    function labelled(text) {
+        const [header, ...body] = rows(text);
+        return {columnLabels: header.slice(1), rowLabels: body.map(r => r[0]),
+                values: body.map(r => numbers(r.slice(1)))};
+    }
+
+    // How each kind is drawn into its section's svgs, from the program's output and the form.
+    const DRAW = {
+        'pe'(text, [lines, map], option) {
+            const table = rows(text).map(numbers), first = Number(option('first'));
+            const dims = table[0].length - 1;
+            LivePlot.lines(lines, {width: WIDTH, height: 300, xLabel: 'position', yLabel: 'value',
+                series: Array.from({length: dims}, (_, k) =>
+                    ({label: `dimension ${first + k}`, points: column(table, k + 1)}))});
+            LivePlot.heatmap(map, {width: WIDTH, xLabel: 'position', yLabel: 'dimension',
+                rowLabels: Array.from({length: dims}, (_, k) => first + k),
+                values: Array.from({length: dims}, (_, k) => table.map(r => r[k + 1]))});
+        },
+        'mask subsequent'(text, [map]) {
+            LivePlot.heatmap(map, {width: WIDTH, xLabel: 'key', yLabel: 'query',
+                                   values: rows(text).map(numbers)});
+        },
+        'mask batch'(text, [map]) {
+            LivePlot.heatmap(map, {width: WIDTH, xLabel: 'key', yLabel: 'query', ...labelled(text)});
+        },
+        'smoothing distribution'(text, [map]) {
+            LivePlot.heatmap(map, {width: WIDTH, xLabel: 'word', yLabel: 'target', ...labelled(text)});
+        },
+        'smoothing confidence'(text, [lines], option) {
+            LivePlot.lines(lines, {width: WIDTH, height: 300, xLabel: 'x', yLabel: 'loss',
+                series: [{label: `ε ${option('epsilon')}, V ${option('vocab')}`,
+                          points: column(rows(text).map(numbers), 1)}]});
+        },
+        'scaling'(text, [time, efficiency]) {
+            const table = rows(text).map(numbers);
+            const names = ['base, 10 Gbit/s', 'base, 100 Gbit/s', 'Multi30k, 10 Gbit/s', 'Multi30k, 100 Gbit/s'];
+            const chart = (svg, yLabel, offset) => LivePlot.lines(svg, {
+                width: WIDTH, height: 300, xLabel: 'processes P', yLabel,
+                series: names.map((label, k) => ({label, points: column(table, 2 * k + offset)}))});
+            chart(time, 'step time (s)', 1);
+            chart(efficiency, 'efficiency', 2);
+        },
+    };
+
+    // The section's arguments: figure-data, its kind, then --name value for every input.
+    function sectionArguments(form) {
+        const args = ['figure-data', ...form.dataset.kind.split(' ')];
+        for (const input of form.querySelectorAll('input'))
+            args.push('--' + input.name, input.value.trim());
+        return args;
+    }
+
+    function redraw(section) {
+        const form = section.querySelector('form'), status = section.querySelector('.status');
+        const args = sectionArguments(form), result = run(args);
+        if (result.status !== 0) {   // the program's own message: an option out of range
+            status.textContent = result.stderr.trim();
+            return;
+        }
+        section.querySelector('.figure-data').textContent = result.stdout;
+        const option = name => form.elements[name].value.trim();
+        DRAW[form.dataset.kind](result.stdout, [...section.querySelectorAll('svg.chart')], option);
+        status.textContent = `transformer ${args.join(' ')}: computed in ${result.ms.toFixed(1)} ms`;
+        section.dataset.ms = result.ms.toFixed(2);
+    }
+
+    function start() {
+        for (const section of document.querySelectorAll('section')) {
+            section.querySelector('form').addEventListener('input', () => redraw(section));
+            redraw(section);
+        }
+        document.getElementById('loading').hidden = true;
+        document.body.dataset.ready = 'yes';
+    }
+
+    const loading = document.getElementById('loading');
+    if (typeof WebAssembly !== 'object') {
+        loading.textContent = 'This browser runs no WebAssembly: the static figures are in the web edition (build/html/fig/).';
+        return;
+    }
+    WebAssembly.compileStreaming(fetch('transformer.wasm')).then(module => {
+        program = module;
+        start();
+    }).catch(e => { loading.textContent = 'could not load the program: ' + e; });
+})();
