@@ -408,15 +408,16 @@ $(LIVE)/%.o: $(SRC)/%.c | build/tangle.stamp
 $(LIVE)/transformer.wasm: $(LIVE_OBJECTS)
 	$(LIVE_CC) $(LIVE_CFLAGS) -o $@ $^ $(LIVE_LIBS)
 -include $(LIVE_OBJECTS:.o=.d)
-# check-live: the page in headless Chromium against the native program, then the checks'
-# own self-tests (each planted fault must fail them); not part of make check yet.
+# check-live: the pages in headless Chromium against the native program (screenshots at a
+# phone's width in build/live-*.png), then the checks' own self-tests (each planted fault
+# must fail them); not part of make check yet.
 .PHONY: check-live
 check-live: live transformer
 	@tools/install-deps --html
 	tests/live/shim-test.sh
 	tests/live/shim-test.sh --self-test
-	tools/live/check.py $(LIVE) ./transformer build/live-lr.png
-	tools/live/check.py $(LIVE) ./transformer build/live-lr.png --self-test
+	tools/live/check.py $(LIVE) ./transformer build
+	tools/live/check.py $(LIVE) ./transformer build --self-test
 
 # ---------------------------------------------------------------- web edition
 # The same chapters as linked pages (Building the book, The web edition): build/html/, one

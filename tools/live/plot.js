@@ -99,13 +99,18 @@
 
     function heatmap(svg, {values, rowLabels, columnLabels, xLabel, yLabel, width = 640}) {
         const rows = values.length, columns = rows ? values[0].length : 0;
-        const flat = values.flat(), min = Math.min(0, ...flat), max = Math.max(...flat);
-        const diverging = min < 0;
-        const left = 22 + labelWidth(rowLabels) + 6, scaleWidth = 56;
-        const top = 22 + (columnLabels ? labelWidth(columnLabels) * 0.75 + 6 : 0);
+        const flat = values.flat(), low = Math.min(0, ...flat), high = Math.max(...flat);
+        // negative values: a scale symmetric about 0, white at 0
+        const diverging = low < 0, bound = Math.max(-low, high);
+        const min = diverging ? -bound : low, max = diverging ? bound : high;
+        const left = 26 + labelWidth(rowLabels) + 6, scaleWidth = 72;
         const cell = Math.max(1, (width - left - scaleWidth - 8) / columns);
-        // cells are square, but a map of many rows is kept to about 420 units high
-        const cellH = Math.min(cell, Math.max(4, 420 / rows));
+        // column labels are turned only when they are wider than a column
+        const turned = columnLabels && labelWidth(columnLabels) > cell * 0.9;
+        const top = 22 + (turned ? labelWidth(columnLabels) * 0.75 + 6 : columnLabels ? FONT + 6 : 0);
+        // square cells, but a map of few rows and many columns (the positional encoding's)
+        // gets rows up to 40 units high
+        const cellH = Math.max(cell, Math.min(40, 240 / rows));
         const height = top + rows * cellH + 30;
         clear(svg, width, height);
         const cells = element('g', {class: 'cells', 'shape-rendering': 'crispEdges'}, svg);
@@ -115,21 +120,34 @@
                              width: cell.toFixed(2), height: cellH.toFixed(2),
                              fill: colour(t, diverging), 'data-v': v}, cells);
         }));
-        labelAxes(svg, {rows, columns, rowLabels, columnLabels, left, top, cell, cellH, xLabel, yLabel});
+        element('rect', {x: left, y: top, width: (columns * cell).toFixed(2),   // the map's outline
+                         height: (rows * cellH).toFixed(2), fill: 'none', stroke: '#888'}, svg);
+        labelAxes(svg, {rows, columns, rowLabels, columnLabels, turned, left, top, cell, cellH, xLabel, yLabel});
         scale(svg, {x: left + columns * cell + 14, top, height: rows * cellH, min, max, diverging});
     }
 
+    // Every how many cells of this size a label of this size fits: 1, 2, 5, 10, 20, 50...
+    function every(label, size) {
+        const need = label / size;
+        if (need <= 1) return 1;
+        const power = Math.pow(10, Math.floor(Math.log10(need)));
+        return [1, 2, 5, 10].map(m => m * power).find(s => s >= need);
+    }
+
     // Row and column labels (every label when there is room, else a few numbers) and the titles.
-    function labelAxes(svg, {rows, columns, rowLabels, columnLabels, left, top, cell, cellH, xLabel, yLabel}) {
+    function labelAxes(svg, {rows, columns, rowLabels, columnLabels, turned, left, top, cell, cellH, xLabel, yLabel}) {
         const g = element('g', {class: 'labels'}, svg);
-        const every = size => Math.max(1, Math.ceil(FONT * 1.1 / size));   // labels not overlapping
-        const rowStep = every(cellH), columnStep = every(cell);
+        const rowStep = every(FONT * 1.1, cellH);
+        const columnStep = columnLabels ? every(FONT * 1.1, cell)
+                                        : every(String(columns).length * FONT * 0.6 + 6, cell);
         for (let i = 0; i < rows; i += rowStep)
             text(g, left - 4, top + (i + 0.5) * cellH + 4, rowLabels ? rowLabels[i] : i, {'text-anchor': 'end'});
         for (let j = 0; j < columns; j += columnStep) {
             const cx = left + (j + 0.5) * cell, label = columnLabels ? columnLabels[j] : j;
-            if (columnLabels)
+            if (turned)
                 text(g, cx + 4, top - 4, label, {transform: `rotate(-50 ${cx + 4} ${top - 4})`});
+            else if (columnLabels)
+                text(g, cx, top - 5, label, {'text-anchor': 'middle'});
             else
                 text(g, cx, top + rows * cellH + 14, label, {'text-anchor': 'middle'});
         }
