@@ -9,7 +9,8 @@ Each time it reads back the data the page computed and the numbers its charts dr
 polylines' data-x/data-y, the heat maps' rects' data-v by position) and compares them with
 the native `TRANSFORMER figure-data KIND ...` for the same settings, byte for byte; the
 learning-rate chart's peak must be at step 2000, no page may be wider than a 390 px phone,
-and the console must stay free of errors. Saves a screenshot of each page or figure at
+and the console must stay free of errors; without JavaScript, and without WebAssembly,
+figures.html must show each figure's static SVG of the web edition. Saves a screenshot of each page or figure at
 390 px to SHOT_DIR/live-NAME.png and prints the time each figure's data took in Chromium.
 --self-test copies LIVE_DIR to a temporary directory, plants each fault in turn, asserts
 that the check fails on it, and that it passes on the clean copy. The DevTools driver is
@@ -271,7 +272,39 @@ def check_figures(browser, base, transformer, shots, problems):
         if shots:
             screenshot(browser, '#' + section, os.path.join(shots, 'live-%s.png' % section))
     problems += ['figures.html: ' + e for e in browser.console_errors()]
+    times['page ready, every figure drawn'] = float(browser.evaluate('document.body.dataset.readyMs'))
     return times
+
+
+# The static figures shown (visible img of the web edition's fig/) and the loading note.
+STATIC_SHOWN = r'''
+JSON.stringify({
+  figures: [...document.querySelectorAll('section img')].filter(i =>
+    /^[.][.]\/html\/fig\/fig-[0-9]+[.]svg$/.test(i.getAttribute('src')) && i.getClientRects().length).length,
+  note: document.getElementById('loading').textContent})
+'''
+
+
+def check_static(browser, base, problems):
+    """figures.html without JavaScript, then without WebAssembly: a note and the static figures."""
+    sections = len(FIGURES)
+    browser.call('Emulation.setScriptExecutionDisabled', value=True)
+    browser.call('Page.navigate', url=base + 'figures.html')
+    time.sleep(0.5)
+    got = json.loads(browser.evaluate(STATIC_SHOWN))
+    browser.call('Emulation.setScriptExecutionDisabled', value=False)
+    if got['figures'] != sections:
+        problems.append('without JavaScript figures.html shows %d static figures, not %d'
+                        % (got['figures'], sections))
+    script = browser.call('Page.addScriptToEvaluateOnNewDocument', source='delete globalThis.WebAssembly;')
+    browser.call('Page.navigate', url=base + 'figures.html')
+    time.sleep(0.5)
+    got = json.loads(browser.evaluate(STATIC_SHOWN))
+    browser.call('Page.removeScriptToEvaluateOnNewDocument', identifier=script['identifier'])
+    if got['figures'] != sections or 'no WebAssembly' not in got['note']:
+        problems.append('without WebAssembly figures.html shows %d static figures, not %d (%s)'
+                        % (got['figures'], sections, got['note']))
+    browser.console_errors()   # the static figures are not served here: their 404s are expected
 
 
 def check(live_dir, transformer, shots):
@@ -282,6 +315,7 @@ def check(live_dir, transformer, shots):
     try:
         lr_status = check_lr(browser, base, transformer, shots, problems)
         times = check_figures(browser, base, transformer, shots, problems)
+        check_static(browser, base, problems)
     finally:
         browser.close()
         server.shutdown()
@@ -305,6 +339,8 @@ FAULTS = [
     ('plot.js', "y: (top + i * cellH).toFixed(2),", "y: (top + (rows - 1 - i) * cellH).toFixed(2),"),
     ('figures.html', 'svg { display: block; width: 100%;', 'svg { display: block; width: 600px;'),
     ('figures.js', "document.body.dataset.ready = 'yes';", "document.body.dataset.ready = 'yes'; console.error('planted');"),
+    ('figures.html', '<img src="../html/fig/fig-6.svg"', '<img hidden src="../html/fig/fig-6.svg"'),
+    ('figures.js', "note.insertAdjacentHTML('afterend', note.textContent);", "0;"),
 ]
 
 
@@ -343,9 +379,12 @@ def main():
         sys.exit(1)
     print('check-live: lr.html computes and draws `transformer figure-data lr` with warm-up %d, '
           'peak at step %d (%s)' % (WARMUP, WARMUP, lr_status))
+    ready = times.pop('page ready, every figure drawn')
     for section, ms in times.items():
         print('check-live: figures.html#%s equals the native figure-data; its data took %.1f ms'
               % (section, ms))
+    print('check-live: figures.html ready, the program compiled and every figure drawn, '
+          '%.0f ms after it started' % ready)
     print('check-live: screenshots at %d px in %s/live-*.png' % (WIDTH, shots))
 
 

@@ -96,15 +96,24 @@
         }
         document.getElementById('loading').hidden = true;
         document.body.dataset.ready = 'yes';
+        // from the page's start to every figure drawn, the program fetched and compiled
+        document.body.dataset.readyMs = performance.now().toFixed(0);
+    }
+
+    // Without the program, each section shows what its noscript holds: the static figure.
+    function showStatic(why) {
+        loading.textContent = why + ': the static figures of the web edition are shown instead.';
+        for (const note of document.querySelectorAll('section noscript'))
+            note.insertAdjacentHTML('afterend', note.textContent);   // script on: its text is HTML
     }
 
     const loading = document.getElementById('loading');
     if (typeof WebAssembly !== 'object') {
-        loading.textContent = 'This browser runs no WebAssembly: the static figures are in the web edition (build/html/fig/).';
+        showStatic('This browser runs no WebAssembly');
         return;
     }
     WebAssembly.compileStreaming(fetch('transformer.wasm')).then(module => {
         program = module;
         start();
-    }).catch(e => { loading.textContent = 'could not load the program: ' + e; });
+    }).catch(e => showStatic('Could not load the program (' + e + ')'));
 })();
