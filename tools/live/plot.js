@@ -43,11 +43,12 @@
     // A tick's label: plain when the axis's numbers are of ordinary size, else 2e-4.
     function formatter(list) {
         const big = Math.max(...list.map(Math.abs));
-        return big !== 0 && (big < 0.01 || big >= 1e5) ? t => t.toExponential(0) : t => String(t);
+        return big !== 0 && (big < 0.01 || big >= 1e5) ? t => (t === 0 ? '0' : t.toExponential(0))
+                                                       : t => String(t);
     }
 
     function lines(svg, {series, xLabel, yLabel, width = 640, height = 360}) {
-        const margin = {left: 62, right: 16, top: 12, bottom: 44 + KEY_ROW * series.length};
+        const margin = {left: 62, right: 22, top: 12, bottom: 44 + KEY_ROW * series.length};
         clear(svg, width, height + KEY_ROW * series.length);
         const all = series.flatMap(s => s.points);
         const xMin = Math.min(0, ...all.map(p => p[0])), xMax = Math.max(...all.map(p => p[0]));
