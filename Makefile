@@ -396,6 +396,8 @@ LIVE_LIBS := -lm -lwasi-emulated-signal -lwasi-emulated-process-clocks
 LIVE_OBJECTS := $(patsubst tangled/%.c,$(LIVE)/%.o,$(filter %.c,$(TANGLED)))
 # The live pages: the learning-rate chart (tools/live/lr.html) and every other figure-data
 # figure (figures.html, its script figures.js), beside the shim and the drawing module.
+# One page holds the other figures, a section each: the program is fetched and compiled
+# once, and each section's anchor (figures.html#pe) is the place its chapter links to.
 LIVE_PAGE_FILES := $(addprefix $(LIVE)/,lr.html figures.html figures.js wasi.js plot.js)
 .PHONY: live
 live: $(LIVE)/transformer.wasm $(LIVE_PAGE_FILES)
