@@ -40,6 +40,19 @@
         return list;
     }
 
+    // lo and hi widened to the round values of their ticks (-0.9999..1 to -1..1), so the
+    // ends of the value axis are labelled.
+    function rounded(lo, hi) {
+        if (!(hi > lo)) return [lo, hi];
+        const list = ticks(lo, hi), step = list.length > 1 ? list[1] - list[0] : hi - lo;
+        // a value within a quarter step of the next round value out is widened to it
+        const widen = (v, round) => {
+            const edge = Number((round(v / step) * step).toPrecision(12));
+            return Math.abs(edge - v) < step / 4 ? edge : v;
+        };
+        return [widen(lo, Math.floor), widen(hi, Math.ceil)];
+    }
+
     // A tick's label: plain when the axis's numbers are of ordinary size, else 2e-4.
     function formatter(list) {
         const big = Math.max(...list.map(Math.abs));
@@ -52,7 +65,7 @@
         clear(svg, width, height + KEY_ROW * series.length);
         const all = series.flatMap(s => s.points);
         const xMin = Math.min(0, ...all.map(p => p[0])), xMax = Math.max(...all.map(p => p[0]));
-        const yMin = Math.min(0, ...all.map(p => p[1])), yMax = Math.max(...all.map(p => p[1]));
+        const [yMin, yMax] = rounded(Math.min(0, ...all.map(p => p[1])), Math.max(...all.map(p => p[1])));
         const w = width - margin.left - margin.right;
         const h = height + KEY_ROW * series.length - margin.top - margin.bottom;
         const x = v => margin.left + w * (v - xMin) / ((xMax - xMin) || 1);
