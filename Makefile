@@ -400,10 +400,19 @@ LIVE_OBJECTS := $(patsubst tangled/%.c,$(LIVE)/%.o,$(filter %.c,$(TANGLED)))
 # once, and each section's anchor (figures.html#pe) is the place its chapter links to.
 LIVE_PAGE_FILES := $(addprefix $(LIVE)/,lr.html figures.html figures.js wasi.js plot.js)
 .PHONY: live
-live: $(LIVE)/transformer.wasm $(LIVE_PAGE_FILES)
+live: $(LIVE)/transformer.wasm $(LIVE_PAGE_FILES) $(LIVE)/book-settings.js
 $(LIVE_PAGE_FILES): $(LIVE)/%: tools/live/%
 	@mkdir -p $(LIVE)
 	cp $< $@
+# The settings of the book's figures that are measured, not figure-data's defaults: the
+# scaling projection's step times (tools/scaling-args, as for figures/distributed-scaling.dat),
+# so that figures.html first draws what the book shows.
+$(LIVE)/book-settings.js: tools/scaling-args figures/bench/table.txt figures/bench/precision.dat \
+                          figures/multi30k/log.csv
+	@mkdir -p $(LIVE)
+	printf '%s\nglobalThis.LIVE_BOOK_SETTINGS = {scaling: "%s"};\n' \
+	  '// made by make live from tools/scaling-args: the step times the book measured' \
+	  "$$(tools/scaling-args)" > $@
 $(LIVE)/%.o: $(SRC)/%.c | build/tangle.stamp
 	@mkdir -p $(LIVE)
 	$(LIVE_CC) $(LIVE_CFLAGS) -MMD -MP -c -o $@ $<

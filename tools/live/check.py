@@ -158,6 +158,10 @@ MOVE_AND_READ = r'''
 })(%s, %s, %s)
 '''
 
+# The scaling projection starts at the step times the book measured, as its figure does.
+BOOK_SCALING = subprocess.run([os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'scaling-args')],
+                              check=True, capture_output=True, text=True).stdout.split()
+
 # Each live figure of figures.html: its section, the input moved and its new value, and the
 # native arguments for the page's settings after the move (the others at their defaults).
 FIGURES = [
@@ -169,8 +173,7 @@ FIGURES = [
      ['smoothing', 'distribution', '--epsilon', '0.2', '--vocab', '5']),
     ('smoothing-confidence', 'vocab', '10',
      ['smoothing', 'confidence', '--epsilon', '0.1', '--vocab', '10']),
-    ('scaling', 'latency-us', '100',
-     ['scaling', '--base-ms', '1000', '--multi30k-ms', '500', '--latency-us', '100']),
+    ('scaling', 'latency-us', '100', ['scaling'] + BOOK_SCALING + ['--latency-us', '100']),
 ]
 
 
@@ -341,6 +344,7 @@ FAULTS = [
     ('figures.js', "document.body.dataset.ready = 'yes';", "document.body.dataset.ready = 'yes'; console.error('planted');"),
     ('figures.html', '<img src="../html/fig/fig-6.svg"', '<img hidden src="../html/fig/fig-6.svg"'),
     ('figures.js', "note.insertAdjacentHTML('afterend', note.textContent);", "0;"),
+    ('figures.html', '<script src="book-settings.js"></script>', ''),
 ]
 
 

@@ -89,7 +89,19 @@
         section.dataset.ms = result.ms.toFixed(2);
     }
 
+    // The book's measured settings (book-settings.js, made by the build), in place of the
+    // forms' values, which are figure-data's defaults: {kind: '--name value ...'}.
+    function bookSettings() {
+        const settings = globalThis.LIVE_BOOK_SETTINGS || {};
+        for (const [kind, options] of Object.entries(settings)) {
+            const form = document.querySelector(`form[data-kind="${kind}"]`), words = options.split(' ');
+            for (let i = 0; i + 1 < words.length; i += 2)
+                form.elements[words[i].replace(/^--/, '')].value = words[i + 1];
+        }
+    }
+
     function start() {
+        bookSettings();
         for (const section of document.querySelectorAll('section')) {
             section.querySelector('form').addEventListener('input', () => redraw(section));
             redraw(section);
