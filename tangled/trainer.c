@@ -60,8 +60,8 @@ static void catch_stop_signals(void)
 #endif
 
 #ifndef TRANSFORMER_BROWSER
-/* Lock PATH.lock for this process: the descriptor, or -1 with a message. */
-static int lock_checkpoint(const char *path, char *message, size_t size)
+/* Lock PATH.lock for this process: the descriptor, or -1 with a message in error. */
+static int lock_checkpoint(const char *path, Error *error)
 {
     char lock_path[4200];
     snprintf(lock_path, sizeof lock_path, "%s.lock", path);
@@ -71,17 +71,17 @@ static int lock_checkpoint(const char *path, char *message, size_t size)
     const int failure = errno;
     if (fd >= 0) close(fd);
     if (fd >= 0 && (failure == EACCES || failure == EAGAIN))
-        snprintf(message, size, "%.2000s is in use by another run (%.2000s is locked)", path,
-                 lock_path);
+        error_set(error, "%.2000s is in use by another run (%.2000s is locked)", path,
+                  lock_path);
     else
-        snprintf(message, size, "%.4000s: cannot %s: %s", lock_path,
-                 fd >= 0 ? "lock" : "create the lock file", strerror(failure));
+        error_set(error, "%.4000s: cannot %s: %s", lock_path,
+                  fd >= 0 ? "lock" : "create the lock file", strerror(failure));
     return -1;
 }
 #else
-static int lock_checkpoint(const char *path, char *message, size_t size)
+static int lock_checkpoint(const char *path, Error *error)
 {
-    snprintf(message, size, "%.4000s: the browser's build writes no checkpoints", path);
+    error_set(error, "%.4000s: the browser's build writes no checkpoints", path);
     return -1;
 }
 #endif
@@ -167,8 +167,7 @@ static bool prepare_run(Trainer *trainer, const BatchSource *source, const RunSe
                             -1};
     /* <<Lock the checkpoint and catch SIGINT and SIGTERM, if checkpointing>> */
     if (run->checkpoint_path) {
-        state->lock = lock_checkpoint(run->checkpoint_path, trainer->error.message,
-                                      sizeof trainer->error.message);
+        state->lock = lock_checkpoint(run->checkpoint_path, &trainer->error);
         if (state->lock < 0) return false;
         safetensors_remove_temporaries(run->checkpoint_path);
         Error probe;

@@ -14,7 +14,7 @@ figures.html must show each figure's static SVG of the web edition. Saves a scre
 390 px to SHOT_DIR/live-NAME.png and prints the time each figure's data took in Chromium.
 --self-test copies LIVE_DIR to a temporary directory, plants each fault in turn, asserts
 that the check fails on it, and that it passes on the clean copy. The DevTools driver is
-the minimal part of tools/html/check.py's.
+tools/html/check.py's.
 """
 import base64
 import functools
@@ -27,91 +27,22 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
-import websocket
 
 WIDTH, HEIGHT = 390, 800   # a phone's width
 WARMUP = 2000
 
 
-class Browser:
-    """Headless Chromium over the DevTools protocol (as tools/html/check.py drives it)."""
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'html'))
+import check as html_check  # noqa: E402  (the web edition's Chromium driver; its main() is not run)
 
+
+class Browser(html_check.Browser):
+    """The web edition's headless Chromium (tools/html/check.py), at a phone's size."""
     def __init__(self):
-        self.profile = tempfile.mkdtemp(prefix='check-live-')
-        self.proc = subprocess.Popen(
-            ['chromium', '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-             '--disable-extensions', '--remote-debugging-port=0',
-             '--user-data-dir=' + self.profile, '--window-size=%d,%d' % (WIDTH, HEIGHT),
-             'about:blank'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = os.path.join(self.profile, 'DevToolsActivePort')
-        for _ in range(600):
-            if os.path.exists(port_file) and os.path.getsize(port_file) > 0:
-                break
-            time.sleep(0.1)
-        else:
-            raise SystemExit('check-live: chromium did not start')
-        port = open(port_file).read().split()[0]
-        for _ in range(50):
-            try:
-                targets = json.load(urllib.request.urlopen('http://127.0.0.1:%s/json/list' % port))
-                page = [t for t in targets if t['type'] == 'page'][0]
-                break
-            except Exception:
-                time.sleep(0.2)
-        self.ws = websocket.create_connection(page['webSocketDebuggerUrl'], timeout=60)
-        self.next_id = 0
-        self.events = []
-        for domain in ('Page', 'Runtime', 'Log'):
-            self.call(domain + '.enable')
+        super().__init__()
         self.call('Emulation.setDeviceMetricsOverride', width=WIDTH, height=HEIGHT,
                   deviceScaleFactor=1, mobile=True)
-
-    def call(self, method, **params):
-        self.next_id += 1
-        my = self.next_id
-        self.ws.send(json.dumps({'id': my, 'method': method, 'params': params}))
-        while True:
-            msg = json.loads(self.ws.recv())
-            if msg.get('id') == my:
-                if 'error' in msg:
-                    raise RuntimeError('%s: %s' % (method, msg['error']))
-                return msg.get('result', {})
-            self.events.append(msg)
-
-    def evaluate(self, expr):
-        r = self.call('Runtime.evaluate', expression=expr, returnByValue=True, awaitPromise=True)
-        if 'exceptionDetails' in r:
-            raise RuntimeError('evaluate: %s' % r['exceptionDetails'])
-        return r['result'].get('value')
-
-    def console_errors(self):
-        errors = []
-        for e in self.events:
-            m, p = e.get('method'), e.get('params', {})
-            if m == 'Runtime.consoleAPICalled' and p.get('type') in ('error', 'assert'):
-                errors.append('console.error: ' + ' '.join(
-                    str(a.get('value', a.get('description', ''))) for a in p.get('args', [])))
-            elif m == 'Runtime.exceptionThrown':
-                d = p['exceptionDetails']
-                errors.append('exception: ' + d.get('exception', {}).get('description', d.get('text', '')))
-            elif m == 'Log.entryAdded' and p['entry'].get('level') == 'error':
-                errors.append('%s: %s %s' % (p['entry'].get('source'), p['entry'].get('text'),
-                                             p['entry'].get('url', '')))
-        self.events = []
-        return errors
-
-    def close(self):
-        try:
-            self.call('Browser.close')
-        except Exception:
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        shutil.rmtree(self.profile, ignore_errors=True)
 
 
 def serve(directory):

@@ -7,14 +7,7 @@
     const WIDTH = 440;   // the charts' viewBox: text stays legible on a 390 px phone
     let program = null;  // the compiled module, fetched once for every figure
 
-    // Run the program with these arguments: {status, stdout, stderr, ms}.
-    function run(args) {
-        const wasi = new LiveWasi({args: ['transformer', ...args]});
-        const started = performance.now();
-        const instance = new WebAssembly.Instance(program, {wasi_snapshot_preview1: wasi.imports});
-        const status = wasi.start(instance);
-        return {status, stdout: wasi.stdout, stderr: wasi.stderr, ms: performance.now() - started};
-    }
+    const run = args => LiveWasi.run(program, args);
 
     // The lines of data (comments dropped), split into words.
     const rows = text => text.split('\n').filter(l => l && !l.startsWith('#')).map(l => l.split(' '));
