@@ -48,7 +48,7 @@ $(if $(filter-out $(READING),$(CHAPTERS)),$(error chapters missing from READING:
 TANGLED := tangled/tensor.h tangled/tensor.c tangled/batch.h tangled/batch.c \
            tangled/layers.h tangled/layers.c \
            tangled/model.h tangled/model.c \
-           tangled/safetensors.h tangled/safetensors.c tangled/config.h tangled/config.c tangled/gradcheck.h tangled/gradcheck.c \
+           tangled/json.h tangled/json.c tangled/safetensors.h tangled/safetensors.c tangled/config.h tangled/config.c tangled/gradcheck.h tangled/gradcheck.c \
            tangled/train.h tangled/train.c \
            tangled/checkpoint.h tangled/checkpoint.c tangled/trainer.h tangled/trainer.c tangled/decode.h tangled/decode.c \
            tangled/utf8.h tangled/utf8.c tangled/text.h tangled/text.c tangled/recase.h tangled/recase.c tangled/vocab.h tangled/vocab.c tangled/beam.h tangled/beam.c tangled/bleu.h tangled/bleu.c \

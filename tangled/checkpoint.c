@@ -1,9 +1,6 @@
 /* Checkpoints: the weights and the whole training state in one file, written and read
    back -- generated from the book's chapters by notangle: edit the book, not this file. */
 #include "checkpoint.h"
-#ifndef TRANSFORMER_BROWSER   /* no cJSON in the browser (safetensors.nw) */
-#include <cJSON.h>
-#endif
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>

@@ -326,14 +326,15 @@ int run_attention(int argc, char **argv)
         {"kind", OPTION_CHOICE, &kind_index, 0, 0, "encoder|decoder|cross",
          "which attention"},
         {"layer", OPTION_INT, &layer, 0, 63, NULL, "L layer (default: the last)"},
-        {"head", OPTION_TEXT, &head_text, 0, 0, NULL, "H head, from 0, or mean"},
+        {"head", OPTION_TEXT, &head_text, 0, 0, NULL, "H head, from 0, mean or all"},
     };
     no_operands("attention", parse_options("attention", options,
                                            sizeof options / sizeof *options, argc, argv),
                 argc, argv);
     const char *kind = kinds[kind_index];
-    const int head = strcmp(head_text, "mean") == 0   /* -1: the mean over heads */
-                     ? -1 : (int)parse_integer("attention", "--head", head_text, 0, 63);
+    const int head = strcmp(head_text, "mean") == 0 ? -1   /* the mean over heads */
+                     : strcmp(head_text, "all") == 0 ? -2  /* every head in turn */
+                     : (int)parse_integer("attention", "--head", head_text, 0, 63);
     Error error;
     Translator *translator = translator_open(model_path ? model_path : shipped_model(),
                                              &(TranslatorSettings){1, 1, 0.6, false}, &error);
@@ -358,22 +359,27 @@ int run_attention(int argc, char **argv)
     const Vocab *row_vocab = translator_vocab(translator, !encoder);
     const Vocab *col_vocab = translator_vocab(translator, !(encoder || cross));
     const float *probs = model_activation(model, acts->probs);   /* [h][rows][cols] */
-    char head_name[16] = "mean";
-    if (head >= 0) snprintf(head_name, sizeof head_name, "%d", head);   /* %.0d hides a 0 */
-    printf("# %s attention, layer %d, head %s: rows are queries, columns keys\n", kind, layer,
-           head_name);
-    printf("-");
-    for (int j = 0; j < cols; j++) printf(" %s", vocab_token(col_vocab, col_tokens[j]));
-    putchar('\n');
-    for (int i = 0; i < rows; i++) {
-        printf("%s", vocab_token(row_vocab, row_tokens[i]));
-        for (int j = 0; j < cols; j++) {
-            double weight = 0.0;
-            for (int h = 0; h < c->heads; h++)
-                if (head < 0 || h == head) weight += probs[((size_t)h * rows + i) * cols + j];
-            printf(" %.5f", head < 0 ? weight / c->heads : weight);
-        }
+    const int first = head == -2 ? 0 : head, last = head == -2 ? c->heads - 1 : head;
+    for (int shown = first; shown <= last; shown++) {   /* one head, the mean (-1), or each */
+        if (shown > first) printf("\n\n");   /* gnuplot's next block */
+        /* <<Print the weights of head shown (the mean if $-1$)>> */
+        char head_name[16] = "mean";
+        if (shown >= 0) snprintf(head_name, sizeof head_name, "%d", shown);   /* %.0d hides a 0 */
+        printf("# %s attention, layer %d, head %s: rows are queries, columns keys\n", kind, layer,
+               head_name);
+        printf("-");
+        for (int j = 0; j < cols; j++) printf(" %s", vocab_token(col_vocab, col_tokens[j]));
         putchar('\n');
+        for (int i = 0; i < rows; i++) {
+            printf("%s", vocab_token(row_vocab, row_tokens[i]));
+            for (int j = 0; j < cols; j++) {
+                double weight = 0.0;
+                for (int h = 0; h < c->heads; h++)
+                    if (shown < 0 || h == shown) weight += probs[((size_t)h * rows + i) * cols + j];
+                printf(" %.5f", shown < 0 ? weight / c->heads : weight);
+            }
+            putchar('\n');
+        }
     }
     batch_free(&pair);
     translator_close(translator);

@@ -149,7 +149,7 @@ static const Command commands[] = {
      "Translate the German sentence on standard input (one line) and print the\n"
      "attention weights of one head (or their mean) of one layer as a matrix with\n"
      "token labels: rows are queries, columns keys (gnuplot: matrix rowheaders\n"
-     "columnheaders).\n",
+     "columnheaders); --head all prints each head's in turn, two blank lines apart.\n",
      NULL, run_attention},
     {"recase", "give lowercase English its capital letters (the capital letters chapter)",
      "usage: transformer recase [--model FILE] < LOWERCASE > CASED\n"

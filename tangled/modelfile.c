@@ -2,9 +2,6 @@
    loading it back with every field checked against the model it claims to be --
    generated from the book's chapters by notangle: edit the book, not this file. */
 #include "modelfile.h"
-#ifndef TRANSFORMER_BROWSER   /* no cJSON in the browser (safetensors.nw) */
-#include <cJSON.h>
-#endif
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>

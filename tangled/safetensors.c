@@ -4,6 +4,7 @@
 #ifndef TRANSFORMER_BROWSER
 #include <cJSON.h>
 #endif
+#include "json.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,13 +43,11 @@ static bool host_is_little_endian(void)
 }
 
 /* A whole number in [0, limit], as JSON numbers in a header must be. */
-#ifndef TRANSFORMER_BROWSER
-static bool is_count(const cJSON *item, double limit)
+static bool is_count(const JsonValue *item, double limit)
 {
-    return cJSON_IsNumber(item) && item->valuedouble >= 0 && item->valuedouble <= limit
-           && item->valuedouble == (double)(uint64_t)item->valuedouble;
+    return item && item->type == JSON_NUMBER && item->number >= 0 && item->number <= limit
+           && item->number == (double)(uint64_t)item->number;
 }
-#endif
 
 const char *safetensors_vfail(Error *error, const char *path, const char *format,
                               va_list arguments)
@@ -356,53 +355,50 @@ uint64_t safetensors_content_checksum_parts(const SafetensorsPart *parts, int n_
 }
 
 /* <<safetensors.c entry check>> */
-#ifndef TRANSFORMER_BROWSER
 /* Check one entry and fill entry: NULL, or what is wrong with it */
-static const char *check_entry(const Safetensors *file, const cJSON *item,
+static const char *check_entry(const Safetensors *file, const Json *json, const JsonValue *item,
                                SafetensorsEntry *entry, const unsigned char *data,
                                size_t data_size)
 {
     const char *problem = NULL;
     /* <<Check one entry and fill entry, or set problem>> */
-    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
-    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
-    const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+    const JsonValue *dtype = json_member(json, item, "dtype");
+    const JsonValue *shape = json_member(json, item, "shape");
+    const JsonValue *offsets = json_member(json, item, "data_offsets");
     memset(entry, 0, sizeof *entry);
-    if (strlen(item->string) >= TENSOR_NAME_MAX) problem = "name too long";
-    else if (!cJSON_IsString(dtype)) problem = "no dtype";
-    else if (strcmp(dtype->valuestring, "F32") == 0) entry->dtype = DTYPE_F32;
-    else if (strcmp(dtype->valuestring, "I32") == 0) entry->dtype = DTYPE_I32;
-    else if (strcmp(dtype->valuestring, "BF16") == 0) entry->dtype = DTYPE_BF16;
+    if (strlen(item->key) >= TENSOR_NAME_MAX) problem = "name too long";
+    else if (!dtype || dtype->type != JSON_STRING) problem = "no dtype";
+    else if (strcmp(dtype->text, "F32") == 0) entry->dtype = DTYPE_F32;
+    else if (strcmp(dtype->text, "I32") == 0) entry->dtype = DTYPE_I32;
+    else if (strcmp(dtype->text, "BF16") == 0) entry->dtype = DTYPE_BF16;
     else problem = "unsupported dtype (only F32, BF16 and I32)";
-    if (!problem && (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > TENSOR_MAX_DIMS))
+    if (!problem && (!shape || shape->type != JSON_ARRAY || shape->count > TENSOR_MAX_DIMS))
         problem = "bad shape";
-    if (!problem && (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2))
+    if (!problem && (!offsets || offsets->type != JSON_ARRAY || offsets->count != 2))
         problem = "bad data_offsets";
     if (!problem) {
-        strcpy(entry->name, item->string);
+        strcpy(entry->name, item->key);
         entry->size = 1;
-        for (const cJSON *s = shape->child; s && !problem; s = s->next) {
-            if (!is_count(s, INT32_MAX)
-                || (s->valueint > 0
-                    && entry->size > data_size / dtype_bytes(entry->dtype) / (size_t)s->valueint))
+        for (const JsonValue *s = json_first(json, shape); s && !problem; s = json_next(json, s)) {
+            const int n = is_count(s, INT32_MAX) ? (int)s->number : -1;
+            if (n < 0 || (n > 0 && entry->size > data_size / dtype_bytes(entry->dtype) / (size_t)n))
                 problem = "bad shape (or larger than the file)";
-            else entry->size *= (size_t)(entry->shape[entry->ndim++] = s->valueint);
+            else entry->size *= (size_t)(entry->shape[entry->ndim++] = n);
         }
-        const cJSON *begin = cJSON_GetArrayItem(offsets, 0);
-        const cJSON *end = cJSON_GetArrayItem(offsets, 1);
+        const JsonValue *begin = json_element(json, offsets, 0);
+        const JsonValue *end = json_element(json, offsets, 1);
         if (!problem && !(is_count(begin, (double)data_size) && is_count(end, (double)data_size)
-                          && begin->valuedouble <= end->valuedouble))
+                          && begin->number <= end->number))
             problem = "data_offsets outside the data (truncated file?)";
-        else if (!problem && (size_t)(end->valuedouble - begin->valuedouble)
+        else if (!problem && (size_t)(end->number - begin->number)
                              != entry->size * dtype_bytes(entry->dtype))
             problem = "data_offsets disagree with the shape";
-        if (!problem) entry->data = data + (size_t)begin->valuedouble;
+        if (!problem) entry->data = data + (size_t)begin->number;
     }
     for (int i = 0; i < file->count && !problem; i++)   /* a name twice: which one is meant? */
         if (strcmp(file->entries[i].name, entry->name) == 0) problem = "named twice";
     return problem;
 }
-#endif
 
 /* <<safetensors.c reading steps>> */
 /* Read the whole file into file->bytes, its length into size */
@@ -426,7 +422,6 @@ static const char *read_whole_file(Safetensors *file, const char *path, size_t *
     return NULL;
 }
 
-#ifndef TRANSFORMER_BROWSER
 static char *copy_text(const char *text)
 {
     const size_t n = strlen(text) + 1;
@@ -434,46 +429,43 @@ static char *copy_text(const char *text)
 }
 
 /* Keep the text members of the metadata object as file->metadata. */
-static void read_metadata(Safetensors *file, const cJSON *object)
+static void read_metadata(Safetensors *file, const Json *json, const JsonValue *object)
 {
-    file->metadata = xmalloc((size_t)(cJSON_GetArraySize(object) + 1) * sizeof *file->metadata);
-    const cJSON *item;
-    cJSON_ArrayForEach(item, object)
-        if (cJSON_IsString(item)) {
-            file->metadata[file->n_metadata][0] = copy_text(item->string);
-            file->metadata[file->n_metadata++][1] = copy_text(item->valuestring);
+    file->metadata = xmalloc((size_t)(object->count + 1) * sizeof *file->metadata);
+    for (const JsonValue *item = json_first(json, object); item; item = json_next(json, item))
+        if (item->type == JSON_STRING) {
+            file->metadata[file->n_metadata][0] = copy_text(item->key);
+            file->metadata[file->n_metadata++][1] = copy_text(item->text);
         }
 }
-#endif
 
-#ifndef TRANSFORMER_BROWSER
 /* Read every tensor's entry from the header */
-static const char *read_entries(Safetensors *file, const char *path, const cJSON *header,
+static const char *read_entries(Safetensors *file, const char *path, const Json *header,
                                 const unsigned char *data, size_t data_size)
 {
     /* <<Read every tensor's entry from the header>> */
-    file->entries = xmalloc((size_t)(cJSON_GetArraySize(header) + 1) * sizeof *file->entries);
-    for (const cJSON *item = header->child; item; item = item->next) {
-        if (strcmp(item->string, "__metadata__") == 0) {
+    const JsonValue *object = &header->values[0];
+    file->entries = xmalloc((size_t)(object->count + 1) * sizeof *file->entries);
+    for (const JsonValue *item = json_first(header, object); item; item = json_next(header, item)) {
+        if (strcmp(item->key, "__metadata__") == 0) {
             if (file->metadata)
                 return safetensors_fail(&file->error, path,
                                         "the header has '__metadata__' twice");
-            read_metadata(file, item);
+            read_metadata(file, header, item);
             continue;
         }
         SafetensorsEntry *entry = &file->entries[file->count];
-        const char *problem = check_entry(file, item, entry, data, data_size);
+        const char *problem = check_entry(file, header, item, entry, data, data_size);
         if (problem) {
             char name[48];
             return safetensors_fail(&file->error, path, "tensor '%s': %s",
-                                    safetensors_printable(item->string, name, sizeof name),
+                                    safetensors_printable(item->key, name, sizeof name),
                                     problem);
         }
         file->count++;
     }
     return NULL;
 }
-#endif
 
 /* Refuse tensors that overlap or leave bytes of the data unused */
 static const char *check_tiling(Safetensors *file, const char *path)
@@ -501,7 +493,6 @@ static const char *check_tiling(Safetensors *file, const char *path)
 }
 
 /* <<safetensors.c reading>> */
-#ifndef TRANSFORMER_BROWSER
 static const char *read_file(Safetensors *file, const char *path)
 {
     size_t length = 0;
@@ -520,13 +511,16 @@ static const char *read_file(Safetensors *file, const char *path)
                                 (unsigned long long)header_length, length);
     const unsigned char *data = file->bytes + 8 + header_length;
     const size_t data_size = length - 8 - (size_t)header_length;
-    cJSON *header = cJSON_ParseWithLength((const char *)file->bytes + 8, (size_t)header_length);
-    if (header == NULL || !cJSON_IsObject(header)) {
-        cJSON_Delete(header);
-        return safetensors_fail(&file->error, path, "the header is not a JSON object");
+    Json header;
+    const char *why = json_parse(&header, (const char *)file->bytes + 8, (size_t)header_length);
+    if (why == NULL && header.values[0].type != JSON_OBJECT) {
+        json_free(&header);
+        why = "JSON, but not an object";
     }
-    error = read_entries(file, path, header, data, data_size);
-    cJSON_Delete(header);
+    if (why)
+        return safetensors_fail(&file->error, path, "the header is not a JSON object (%s)", why);
+    error = read_entries(file, path, &header, data, data_size);
+    json_free(&header);
     if (error) return error;
     file->data = data, file->data_size = data_size;
     return check_tiling(file, path);
@@ -539,18 +533,6 @@ const char *safetensors_read(Safetensors *file, const char *path)
     if (error) safetensors_free(file);   /* the message stays */
     return error;
 }
-#else
-static const char *read_file(Safetensors *file, const char *path)
-{
-    return safetensors_fail(&file->error, path, "the browser's build reads no safetensors files");
-}
-
-const char *safetensors_read(Safetensors *file, const char *path)
-{
-    memset(file, 0, sizeof *file);
-    return read_file(file, path);
-}
-#endif
 
 /* <<safetensors.c writing steps>> */
 #ifndef TRANSFORMER_BROWSER

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "model.h"
+#include "json.h"
 #include "safetensors.h"
 #include "tests.h"
 
@@ -507,6 +508,48 @@ START_TEST(safetensors_bf16_round_trip)
 }
 END_TEST
 
+/* The JSON reader: escapes, surrogate pairs and numbers read as JSON means them; every
+   malformed text refused, deep nesting included, and nothing after the value but spaces. */
+START_TEST(json_reads_json_and_refuses_the_rest)
+{
+    static const char text[] =
+        " {\"a\\u00e9\\ud83d\\ude00\": [1, -2.5e3, 0.25, true, false, null, \"\\\"\\\\\\/\\t\"],"
+        " \"b\": {}, \"a\\u00e9\\ud83d\\ude00\": 7}   ";
+    Json json;
+    ck_assert_ptr_null(json_parse(&json, text, strlen(text)));
+    const JsonValue *root = &json.values[0];
+    ck_assert_int_eq(root->type, JSON_OBJECT);
+    ck_assert_int_eq(root->count, 3);
+    const JsonValue *a = json_member(&json, root, "a\xc3\xa9\xf0\x9f\x98\x80");
+    ck_assert_ptr_nonnull(a);   /* the first of the two members of that name */
+    ck_assert_int_eq(a->type, JSON_ARRAY);
+    ck_assert_int_eq(a->count, 7);
+    ck_assert(json_element(&json, a, 0)->number == 1);
+    ck_assert(json_element(&json, a, 1)->number == -2500);
+    ck_assert(json_element(&json, a, 2)->number == 0.25);
+    ck_assert_int_eq(json_element(&json, a, 3)->type, JSON_TRUE);
+    ck_assert_int_eq(json_element(&json, a, 5)->type, JSON_NULL);
+    ck_assert_str_eq(json_element(&json, a, 6)->text, "\"\\/\t");
+    ck_assert_ptr_null(json_element(&json, a, 7));
+    ck_assert_int_eq(json_member(&json, root, "b")->count, 0);
+    ck_assert_ptr_null(json_member(&json, root, "c"));
+    json_free(&json);
+    static const char *const bad[] = {
+        "", "{", "{\"a\" 1}", "{\"a\":1,}", "[1 2]", "[01]", "[1.]", "[.5]", "[1e]", "[-]",
+        "[tru]", "\"\\ud83d\"", "\"\\ude00\"", "\"\\u0000\"", "\"\\x\"", "\"a\tb\"", "\"open",
+        "{} {}", "[1] x", "{1:2}", "\"\\u12g4\"",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        ck_assert_msg(json_parse(&json, bad[i], strlen(bad[i])) != NULL, "accepted: %s", bad[i]);
+    char deep[200];
+    memset(deep, '[', 100), memset(deep + 100, ']', 100);
+    ck_assert_ptr_nonnull(json_parse(&json, deep, sizeof deep));
+    memset(deep, '[', 60), memset(deep + 60, ']', 60);
+    ck_assert_ptr_null(json_parse(&json, deep, 120));
+    json_free(&json);
+}
+END_TEST
+
 /* Corrupt files are refused with one line naming the file and the problem. */
 START_TEST(safetensors_refuses_bad_files)
 {
@@ -611,6 +654,7 @@ Suite *model_suite(void)
     tcase_add_test(st, safetensors_round_trip);
     tcase_add_test(st, safetensors_bf16_round_trip);
     tcase_add_test(st, safetensors_refuses_bad_files);
+    tcase_add_test(st, json_reads_json_and_refuses_the_rest);
     suite_add_tcase(suite, st);
     return suite;
 }

@@ -19,23 +19,26 @@ class WasiExit extends Error {
 }
 
 class LiveWasi {
-    constructor({args = [], env = {}, files = {}} = {}) {
+    constructor({args = [], env = {}, files = {}, stdin = ''} = {}) {
         this.args = args;
         this.env = Object.entries(env).map(([k, v]) => `${k}=${v}`);
         this.files = files;
         this.stdout = '';
         this.stderr = '';
-        this.open = new Map();   // fd -> {data, position} for files opened by path_open
-        this.nextFd = ROOT_FD + 1;
         this.decoder = new TextDecoder('utf-8');
         this.encoder = new TextEncoder();
+        // fd -> {data, position}: standard input (text or bytes), then the files path_open opens
+        const input = typeof stdin === 'string' ? this.encoder.encode(stdin) : stdin;
+        this.open = new Map([[0, {data: input, position: 0}]]);
+        this.nextFd = ROOT_FD + 1;
         this.imports = this.makeImports();
     }
 
     // Run the compiled module program once with these arguments (after the program's
-    // name) and files: {status, stdout, stderr, ms}, ms the milliseconds it took.
-    static run(program, args, files = {}) {
-        const wasi = new LiveWasi({args: ['transformer', ...args], files});
+    // name), files and standard input: {status, stdout, stderr, ms}, ms the milliseconds
+    // it took.
+    static run(program, args, files = {}, stdin = '') {
+        const wasi = new LiveWasi({args: ['transformer', ...args], files, stdin});
         const started = performance.now();
         const instance = new WebAssembly.Instance(program, {wasi_snapshot_preview1: wasi.imports});
         const status = wasi.start(instance);
@@ -109,7 +112,7 @@ class LiveWasi {
                 total += chunk.length;
                 if (chunk.length < length) break;
             }
-        } else if (fd !== 0) return ERRNO.BADF;   // standard input: always at its end
+        } else return ERRNO.BADF;
         this.view().setUint32(read, total, true);
         return ERRNO.SUCCESS;
     }
@@ -153,11 +156,12 @@ class LiveWasi {
     fdFilestatGet(fd, at) {
         const file = this.open.get(fd);
         if (!file && fd > 2) return ERRNO.BADF;
+        const regular = file && fd > 2;
         const bytes = this.bytes();
         bytes.fill(0, at, at + 64);
         const view = this.view();
-        view.setUint8(at + 16, file ? FILETYPE.REGULAR_FILE : FILETYPE.CHARACTER_DEVICE);
-        view.setBigUint64(at + 32, BigInt(file ? file.data.length : 0), true);
+        view.setUint8(at + 16, regular ? FILETYPE.REGULAR_FILE : FILETYPE.CHARACTER_DEVICE);
+        view.setBigUint64(at + 32, BigInt(regular ? file.data.length : 0), true);
         return ERRNO.SUCCESS;
     }
 
