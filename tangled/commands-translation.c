@@ -363,10 +363,10 @@ int run_attention(int argc, char **argv)
     for (int shown = first; shown <= last; shown++) {   /* one head, the mean (-1), or each */
         if (shown > first) printf("\n\n");   /* gnuplot's next block */
         /* <<Print the weights of head shown (the mean if $-1$)>> */
-        char head_name[16] = "mean";
-        if (shown >= 0) snprintf(head_name, sizeof head_name, "%d", shown);   /* %.0d hides a 0 */
-        printf("# %s attention, layer %d, head %s: rows are queries, columns keys\n", kind, layer,
-               head_name);
+        char head_name[16] = "mean";   /* %.0d would hide a 0 */
+        if (shown >= 0) snprintf(head_name, sizeof head_name, "%d", shown);
+        printf("# %s attention, layer %d, head %s: rows are queries, columns keys\n",
+               kind, layer, head_name);
         printf("-");
         for (int j = 0; j < cols; j++) printf(" %s", vocab_token(col_vocab, col_tokens[j]));
         putchar('\n');
@@ -375,7 +375,8 @@ int run_attention(int argc, char **argv)
             for (int j = 0; j < cols; j++) {
                 double weight = 0.0;
                 for (int h = 0; h < c->heads; h++)
-                    if (shown < 0 || h == shown) weight += probs[((size_t)h * rows + i) * cols + j];
+                    if (shown < 0 || h == shown)
+                        weight += probs[((size_t)h * rows + i) * cols + j];
                 printf(" %.5f", shown < 0 ? weight / c->heads : weight);
             }
             putchar('\n');

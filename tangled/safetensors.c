@@ -379,9 +379,10 @@ static const char *check_entry(const Safetensors *file, const Json *json, const 
     if (!problem) {
         strcpy(entry->name, item->key);
         entry->size = 1;
+        const size_t room = data_size / dtype_bytes(entry->dtype);   /* numbers the data holds */
         for (const JsonValue *s = json_first(json, shape); s && !problem; s = json_next(json, s)) {
             const int n = is_count(s, INT32_MAX) ? (int)s->number : -1;
-            if (n < 0 || (n > 0 && entry->size > data_size / dtype_bytes(entry->dtype) / (size_t)n))
+            if (n < 0 || (n > 0 && entry->size > room / (size_t)n))
                 problem = "bad shape (or larger than the file)";
             else entry->size *= (size_t)(entry->shape[entry->ndim++] = n);
         }
@@ -446,7 +447,8 @@ static const char *read_entries(Safetensors *file, const char *path, const Json 
     /* <<Read every tensor's entry from the header>> */
     const JsonValue *object = &header->values[0];
     file->entries = xmalloc((size_t)(object->count + 1) * sizeof *file->entries);
-    for (const JsonValue *item = json_first(header, object); item; item = json_next(header, item)) {
+    for (const JsonValue *item = json_first(header, object); item;
+         item = json_next(header, item)) {
         if (strcmp(item->key, "__metadata__") == 0) {
             if (file->metadata)
                 return safetensors_fail(&file->error, path,
@@ -518,7 +520,8 @@ static const char *read_file(Safetensors *file, const char *path)
         why = "JSON, but not an object";
     }
     if (why)
-        return safetensors_fail(&file->error, path, "the header is not a JSON object (%s)", why);
+        return safetensors_fail(&file->error, path,
+                                "the header is not a JSON object (%s)", why);
     error = read_entries(file, path, &header, data, data_size);
     json_free(&header);
     if (error) return error;
