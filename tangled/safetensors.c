@@ -379,8 +379,9 @@ static const char *check_entry(const Safetensors *file, const Json *json, const 
     if (!problem) {
         strcpy(entry->name, item->key);
         entry->size = 1;
-        const size_t room = data_size / dtype_bytes(entry->dtype);   /* numbers the data holds */
-        for (const JsonValue *s = json_first(json, shape); s && !problem; s = json_next(json, s)) {
+        const size_t room = data_size / dtype_bytes(entry->dtype);   /* the numbers it holds */
+        const JsonValue *s = json_first(json, shape);
+        for (; s && !problem; s = json_next(json, s)) {
             const int n = is_count(s, INT32_MAX) ? (int)s->number : -1;
             if (n < 0 || (n > 0 && entry->size > room / (size_t)n))
                 problem = "bad shape (or larger than the file)";
