@@ -398,10 +398,16 @@ LIVE_OBJECTS := $(patsubst tangled/%.c,$(LIVE)/%.o,$(filter %.c,$(TANGLED)))
 # figure (figures.html, its script figures.js), beside the shim and the drawing module.
 # One page holds the other figures, a section each: the program is fetched and compiled
 # once, and each section's anchor (figures.html#pe) is the place its chapter links to.
-LIVE_PAGE_FILES := $(addprefix $(LIVE)/,lr.html figures.html figures.js wasi.js plot.js)
+# The translator's page (translate.html, its script translate.js) fetches the shipped model.
+LIVE_PAGE_FILES := $(addprefix $(LIVE)/,lr.html figures.html figures.js wasi.js plot.js \
+                     translate.html translate.js)
 .PHONY: live
-live: $(LIVE)/transformer.wasm $(LIVE_PAGE_FILES) $(LIVE)/book-settings.js
+live: $(LIVE)/transformer.wasm $(LIVE_PAGE_FILES) $(LIVE)/book-settings.js \
+      $(LIVE)/multi30k-de-en.safetensors
 $(LIVE_PAGE_FILES): $(LIVE)/%: tools/live/%
+	@mkdir -p $(LIVE)
+	cp $< $@
+$(LIVE)/multi30k-de-en.safetensors: data/multi30k-de-en.safetensors
 	@mkdir -p $(LIVE)
 	cp $< $@
 # The settings of the book's figures that are measured, not figure-data's defaults: the
