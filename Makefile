@@ -435,6 +435,8 @@ check-live: live transformer
 	tests/live/shim-test.sh --self-test
 	tools/live/check.py $(LIVE) ./transformer build
 	tools/live/check.py $(LIVE) ./transformer build --self-test
+	tools/live/check-translate.py $(LIVE) ./transformer build
+	tools/live/check-translate.py $(LIVE) ./transformer build --self-test
 
 # ---------------------------------------------------------------- web edition
 # The same chapters as linked pages (Building the book, The web edition): build/html/, one
