@@ -683,7 +683,7 @@ run-sanitize: build/asan/run-tests build/asan/transformer $(FIGURE_DATA)
 # fuzz` runs each for FUZZ_SECONDS on its committed seeds (tests/fuzz/seeds/NAME) plus what
 # earlier runs found (build/fuzz/corpus/NAME); a crash leaves build/fuzz/crash-NAME-* and fails.
 # A long run by hand: make fuzz FUZZ_SECONDS=3600 (or FUZZ_RUNS=1000000).
-FUZZERS := tokenize detokenize vocab bleu model checkpoint cli
+FUZZERS := tokenize detokenize vocab bleu json model checkpoint cli
 FUZZ_SECONDS ?= 20
 FUZZ_RUNS ?= -1
 FUZZ_CC := clang
