@@ -447,7 +447,9 @@ START_TEST(interrupted_model_save_removed)
 END_TEST
 
 /* Crashes the fuzzers found (tests/fuzz/regressions/): tensor names holding a newline and
-   binary bytes were quoted as they were, a message of several lines. */
+   binary bytes were quoted as they were, a message of several lines. A raw control character
+   is not JSON, so the reader refuses such a name before the tensor is read; an escaped one
+   reaches the tensor's message. Either way the message is one line. */
 START_TEST(fuzz_regressions_one_line)
 {
     static const char *const files[] = {"tests/fuzz/regressions/model-name-with-newline.st",
@@ -455,8 +457,8 @@ START_TEST(fuzz_regressions_one_line)
     for (int f = 0; f < 2; f++) {
         Safetensors file;
         const char *error = safetensors_read(&file, files[f]);
-        ck_assert_msg(error && strstr(error, "tensor '") && !strchr(error, '\n'), "%s",
-                      error ? error : "loaded");
+        ck_assert_msg(error && (strstr(error, "tensor '") || strstr(error, "control character"))
+                      && !strchr(error, '\n'), "%s", error ? error : "loaded");
         safetensors_free(&file);
         char arguments[256];
         snprintf(arguments, sizeof arguments, "translate --model %s < /dev/null", files[f]);
