@@ -399,11 +399,20 @@ LIVE_OBJECTS := $(patsubst tangled/%.c,$(LIVE)/%.o,$(filter %.c,$(TANGLED)))
 # One page holds the other figures, a section each: the program is fetched and compiled
 # once, and each section's anchor (figures.html#pe) is the place its chapter links to.
 # The translator's page (translate.html, its script translate.js) fetches the shipped model.
+# The copy task's page (copy.html, copy.js) trains in a worker (copy-worker.js) the recipe of
+# the book's copy-loss figure: copy-settings.js holds COPY_LOSS_RUN's options and the seconds
+# of its recorded run (the last line of figures/copy-loss.csv).
 LIVE_PAGE_FILES := $(addprefix $(LIVE)/,lr.html figures.html figures.js wasi.js plot.js \
-                     translate.html translate.js)
+                     translate.html translate.js copy.html copy.js copy-worker.js)
 .PHONY: live
 live: $(LIVE)/transformer.wasm $(LIVE_PAGE_FILES) $(LIVE)/book-settings.js \
-      $(LIVE)/multi30k-de-en.safetensors
+      $(LIVE)/multi30k-de-en.safetensors $(LIVE)/copy-settings.js
+$(LIVE)/copy-settings.js: figures/copy-loss.csv Makefile
+	@mkdir -p $(LIVE)
+	printf '%s\nglobalThis.LIVE_COPY = {args: %s, nativeSeconds: %s};\n' \
+	  '// made by make live from COPY_LOSS_RUN and figures/copy-loss.csv' \
+	  "[$$(echo '$(wordlist 2,99,$(COPY_LOSS_RUN))' | sed 's/[^ ]*/"&"/g; s/ /, /g')]" \
+	  "$$(tail -1 figures/copy-loss.csv | cut -d, -f6)" > $@
 $(LIVE_PAGE_FILES): $(LIVE)/%: tools/live/%
 	@mkdir -p $(LIVE)
 	cp $< $@

@@ -4,8 +4,10 @@
 //   const {instance} = await WebAssembly.instantiate(bytes, {wasi_snapshot_preview1: wasi.imports});
 //   const status = wasi.start(instance);   // wasi.stdout, wasi.stderr: the text written
 // The program's arguments, its standard output and error captured as text, the clocks,
-// random bytes, and a read-only file system held in memory: files is {'/path': Uint8Array},
-// under one preopened directory "/". Everything else answers ENOSYS, so a call the program
+// random bytes, a standard input, and a file system held in memory: files is
+// {'/path': Uint8Array}, under one preopened directory "/", read-only but for the files the
+// program creates with fopen's "w" (a log), kept in files as they grow; onWrite(fd, text)
+// sees the standard output and error as they come. Everything else answers ENOSYS, so a call the program
 // was not expected to make shows as an error instead of passing silently.
 'use strict';
 
@@ -19,12 +21,13 @@ class WasiExit extends Error {
 }
 
 class LiveWasi {
-    constructor({args = [], env = {}, files = {}, stdin = ''} = {}) {
+    constructor({args = [], env = {}, files = {}, stdin = '', onWrite = null} = {}) {
         this.args = args;
         this.env = Object.entries(env).map(([k, v]) => `${k}=${v}`);
         this.files = files;
         this.stdout = '';
         this.stderr = '';
+        this.onWrite = onWrite;   // called with (fd, text) as the program writes to 1 or 2
         this.decoder = new TextDecoder('utf-8');
         this.encoder = new TextEncoder();
         // fd -> {data, position}: standard input (text or bytes), then the files path_open opens
@@ -89,6 +92,8 @@ class LiveWasi {
     }
 
     fdWrite(fd, iovs, count, written) {
+        const file = this.open.get(fd);
+        if (file && file.written) return this.fileWrite(file, iovs, count, written);
         if (fd !== 1 && fd !== 2) return ERRNO.BADF;
         let total = 0, text = '';
         for (const {at, length} of this.iovecs(iovs, count)) {
@@ -97,6 +102,21 @@ class LiveWasi {
             total += length;
         }
         if (fd === 1) this.stdout += text; else this.stderr += text;
+        if (this.onWrite) this.onWrite(fd, text);
+        this.view().setUint32(written, total, true);
+        return ERRNO.SUCCESS;
+    }
+
+    // A file the program created: its bytes appended, kept in this.files under its name.
+    fileWrite(file, iovs, count, written) {
+        let total = 0;
+        for (const {at, length} of this.iovecs(iovs, count)) {
+            const grown = new Uint8Array(file.data.length + length);
+            grown.set(file.data);
+            grown.set(this.bytes().subarray(at, at + length), file.data.length);
+            file.data = this.files[file.written] = grown;
+            total += length;
+        }
         this.view().setUint32(written, total, true);
         return ERRNO.SUCCESS;
     }
@@ -119,9 +139,17 @@ class LiveWasi {
 
     pathOpen(dirFd, dirflags, path, pathLength, oflags, rightsBase, rightsInh, fdflags, fdAt) {
         if (dirFd !== ROOT_FD) return ERRNO.BADF;
-        if (oflags !== 0) return ERRNO.ROFS;   // O_CREAT, O_TRUNC...: the files are read-only
-        const name = '/' + this.decoder.decode(this.bytes().slice(path, path + pathLength));
-        const data = this.files[name.replace(/^\/+/, '/')];
+        const name = ('/' + this.decoder.decode(this.bytes().slice(path, path + pathLength)))
+            .replace(/^\/+/, '/');
+        if (oflags === 9) {   // O_CREAT | O_TRUNC, fopen's "w": a new file held in memory
+            const fd = this.nextFd++;
+            this.files[name] = new Uint8Array(0);
+            this.open.set(fd, {data: this.files[name], position: 0, written: name});
+            this.view().setUint32(fdAt, fd, true);
+            return ERRNO.SUCCESS;
+        }
+        if (oflags !== 0) return ERRNO.ROFS;   // O_EXCL, O_DIRECTORY...: not for this program
+        const data = this.files[name];
         if (data === undefined) return ERRNO.NOENT;
         const fd = this.nextFd++;
         this.open.set(fd, {data, position: 0});
