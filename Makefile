@@ -446,6 +446,8 @@ check-live: live transformer
 	tools/live/check.py $(LIVE) ./transformer build --self-test
 	tools/live/check-translate.py $(LIVE) ./transformer build
 	tools/live/check-translate.py $(LIVE) ./transformer build --self-test
+	tools/live/check-copy.py $(LIVE) ./transformer build
+	tools/live/check-copy.py $(LIVE) ./transformer build --self-test
 
 # ---------------------------------------------------------------- web edition
 # The same chapters as linked pages (Building the book, The web edition): build/html/, one

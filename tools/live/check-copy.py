@@ -42,10 +42,12 @@ TRAIN_AND_READ = r'''
     if (stop && document.querySelector('#chart polyline.series')) document.getElementById('stop').click();
     await new Promise(r => setTimeout(r, 50));
   }
-  const curves = [...document.querySelectorAll('#chart polyline.series')].map(l =>
+  const points = () => [...document.querySelectorAll('#chart polyline.series')].map(l =>
     l.getAttribute('data-y').split(' ').map(Number));
+  const curves = points();
+  if (stop) await new Promise(r => setTimeout(r, 4000));   // a stopped run draws no more
   return JSON.stringify({done: document.body.dataset.done || '', ms: Number(document.body.dataset.ms),
-    curves, log: document.getElementById('decoded').dataset.log || '',
+    curves, later: points(), log: document.getElementById('decoded').dataset.log || '',
     decoded: document.getElementById('decoded').textContent,
     status: document.getElementById('status').textContent,
     width: document.documentElement.scrollWidth});
@@ -100,7 +102,7 @@ def check_epochs(browser, base, transformer, args, problems, times):
 
 def check_stop(browser, base, problems):
     got = train(browser, base, 20, stop=True)
-    if got['done'] != 'stopped' or 'stopped' not in got['status']:
+    if got['done'] != 'stopped' or 'stopped' not in got['status'] or got['later'] != got['curves']:
         problems.append('Stop did not stop the run (%s)' % got['status'])
 
 
@@ -146,7 +148,7 @@ def check(live_dir, transformer, shots, quick):
 FAULTS = [
     ('copy-settings.js', '"--heads", "2"', '"--heads", "4"'),            # not the book's recipe
     ('copy.js', "epochs.map(e => [e.epoch, e.validation])", "epochs.map(e => [e.epoch, e.train])"),
-    ('copy.js', "    worker.terminate();\n    finish(false);", "    finish(false);"),  # Stop stops nothing
+    ('copy.js', "        worker.terminate();\n        finish(false);", "        finish(false);"),  # Stop: no stop
     ('copy-worker.js', "if (fd !== 1) return;", "if (fd !== 2) return;"),  # no curve as it trains
     ('copy.js', "shown.innerHTML = fallback.textContent;", "0;"),
 ]
