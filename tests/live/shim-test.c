@@ -28,5 +28,12 @@ int main(int argc, char **argv)
     if (f) fclose(f);
     printf("missing file: %s\n", fopen("/nothing", "r") ? "opened" : "refused");
     printf("writing: %s\n", fopen("/data/hello.txt", "w") ? "allowed" : "refused");
+    FILE *out = fopen("/log.csv", "w");   /* a new file: kept in memory, read back */
+    if (out) fputs("a,b\n1,2\n", out), fclose(out);
+    FILE *back = fopen("/log.csv", "r");
+    char row[64] = "", row2[64] = "";
+    if (back && fgets(row, sizeof row, back) && fgets(row2, sizeof row2, back))
+        printf("new file: %s%s", row, row2);
+    else printf("new file: refused\n");
     return 3;
 }

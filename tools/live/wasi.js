@@ -25,6 +25,7 @@ class LiveWasi {
         this.args = args;
         this.env = Object.entries(env).map(([k, v]) => `${k}=${v}`);
         this.files = files;
+        this.given = new Set(Object.keys(files));   // read-only: the program may not replace them
         this.stdout = '';
         this.stderr = '';
         this.onWrite = onWrite;   // called with (fd, text) as the program writes to 1 or 2
@@ -141,7 +142,7 @@ class LiveWasi {
         if (dirFd !== ROOT_FD) return ERRNO.BADF;
         const name = ('/' + this.decoder.decode(this.bytes().slice(path, path + pathLength)))
             .replace(/^\/+/, '/');
-        if (oflags === 9) {   // O_CREAT | O_TRUNC, fopen's "w": a new file held in memory
+        if (oflags === 9 && !this.given.has(name)) {   // fopen's "w": a new file, in memory
             const fd = this.nextFd++;
             this.files[name] = new Uint8Array(0);
             this.open.set(fd, {data: this.files[name], position: 0, written: name});
