@@ -17,7 +17,6 @@ import csv
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -155,23 +154,7 @@ FAULTS = [
 
 
 def self_test(live_dir, transformer):
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, text, replacement in FAULTS:
-            copy = os.path.join(tmp, 'site')
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(live_dir, copy)
-            path = os.path.join(copy, name)
-            source = open(path).read()
-            if source.count(text) != 1:
-                raise SystemExit('self-test: cannot plant the fault in %s: %r' % (name, text))
-            open(path, 'w').write(source.replace(text, replacement, 1))
-            problems = check(copy, transformer, None, True)[0]
-            if not problems:
-                raise SystemExit('self-test: fault not caught: %s: %r' % (name, replacement))
-            print('self-test: %s: %r caught: %s' % (name, replacement, problems[0][:160]))
-        if check(live_dir, transformer, None, True)[0]:
-            raise SystemExit('self-test: the clean page fails')
-    print('check-copy self-test: ok (%d faults caught)' % len(FAULTS))
+    live_check.plant_each(live_dir, FAULTS, lambda site: check(site, transformer, None, True)[0], 'check-copy')
 
 
 def main():

@@ -18,10 +18,8 @@ check fails on it, and passes on the clean copy.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 # tools/live/check.py (Browser, serve, screenshot), by its path: its own name is the web
@@ -192,26 +190,7 @@ FAULTS = [
 
 
 def self_test(live_dir, transformer):
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, text, replacement in FAULTS:
-            copy = os.path.join(tmp, 'site')
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(live_dir, copy)
-            path = os.path.join(copy, name)
-            source = open(path).read()
-            if source.count(text) != 1:
-                raise SystemExit('self-test: cannot plant the fault in %s: %r' % (name, text))
-            open(path, 'w').write(source.replace(text, replacement, 1))
-            try:
-                problems = check(copy, transformer, None, True)[0]
-            except RuntimeError as e:   # the page never answered: caught as well
-                problems = [str(e)]
-            if not problems:
-                raise SystemExit('self-test: fault not caught: %s: %r' % (name, replacement))
-            print('self-test: %s: %r caught: %s' % (name, replacement, problems[0][:160]))
-        if check(live_dir, transformer, None, True)[0]:
-            raise SystemExit('self-test: the clean page fails')
-    print('check-translate self-test: ok (%d faults caught)' % len(FAULTS))
+    live_check.plant_each(live_dir, FAULTS, lambda site: check(site, transformer, None, True)[0], 'check-translate')
 
 
 def main():

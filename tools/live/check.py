@@ -279,6 +279,32 @@ FAULTS = [
 ]
 
 
+def plant_each(live_dir, faults, fails, what):
+    """Plant each fault (file, text, replacement) in turn in a copy of live_dir and assert
+    that fails(copy) returns problems; then that the clean live_dir gives none. The
+    self-test of every live page's check."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text, replacement in faults:
+            copy = os.path.join(tmp, 'site')
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(live_dir, copy)
+            path = os.path.join(copy, name)
+            source = open(path).read()
+            if source.count(text) != 1:
+                raise SystemExit('self-test: cannot plant the fault in %s: %r' % (name, text))
+            open(path, 'w').write(source.replace(text, replacement, 1))
+            try:
+                problems = fails(copy)
+            except RuntimeError as e:   # the page never answered: caught as well
+                problems = [str(e)]
+            if not problems:
+                raise SystemExit('self-test: fault not caught: %s: %r' % (name, replacement))
+            print('self-test: %s: %r caught: %s' % (name, replacement, problems[0][:160]))
+        if fails(live_dir):
+            raise SystemExit('self-test: the clean pages fail')
+    print('%s self-test: ok (%d faults caught)' % (what, len(faults)))
+
+
 def self_test(live_dir, transformer):
     with tempfile.TemporaryDirectory() as tmp:
         for name, text, replacement in FAULTS:
