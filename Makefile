@@ -428,41 +428,49 @@ $(LIVE)/book-settings.js: tools/scaling-args figures/bench/table.txt figures/ben
 	printf '%s\nglobalThis.LIVE_BOOK_SETTINGS = {scaling: "%s"};\n' \
 	  '// made by make live from tools/scaling-args: the step times the book measured' \
 	  "$$(tools/scaling-args)" > $@
-$(LIVE)/%.o: $(SRC)/%.c | build/tangle.stamp
+# Its toolchain (clang's wasm32 target, wasi-libc) comes with the web edition's packages.
+.PHONY: live-deps
+live-deps:
+	@tools/install-deps --html
+$(LIVE)/%.o: $(SRC)/%.c | build/tangle.stamp live-deps
 	@mkdir -p $(LIVE)
 	$(LIVE_CC) $(LIVE_CFLAGS) -MMD -MP -c -o $@ $<
 $(LIVE)/transformer.wasm: $(LIVE_OBJECTS)
 	$(LIVE_CC) $(LIVE_CFLAGS) -o $@ $^ $(LIVE_LIBS)
 -include $(LIVE_OBJECTS:.o=.d)
+# The pages are read in the web edition, build/html/live/ (make html puts them there with
+# tools/live/place, which fills in the numbers and files of the figures they redraw).
 # check-live: the pages in headless Chromium against the native program (screenshots at a
 # phone's width in build/live-*.png), then the checks' own self-tests (each planted fault
-# must fail them); not part of make check yet.
+# must fail them); not part of make check.
 .PHONY: check-live
-check-live: live transformer
+check-live: html transformer
 	@tools/install-deps --html
 	tests/live/shim-test.sh
 	tests/live/shim-test.sh --self-test
-	tools/live/check.py $(LIVE) ./transformer build
-	tools/live/check.py $(LIVE) ./transformer build --self-test
-	tools/live/check-translate.py $(LIVE) ./transformer build
-	tools/live/check-translate.py $(LIVE) ./transformer build --self-test
-	tools/live/check-copy.py $(LIVE) ./transformer build
-	tools/live/check-copy.py $(LIVE) ./transformer build --self-test
+	tools/live/check.py build/html ./transformer build
+	tools/live/check.py build/html ./transformer build --self-test
+	tools/live/check-translate.py build/html ./transformer build
+	tools/live/check-translate.py build/html ./transformer build --self-test
+	tools/live/check-copy.py build/html ./transformer build
+	tools/live/check-copy.py build/html ./transformer build --self-test
 
 # ---------------------------------------------------------------- web edition
 # The same chapters as linked pages (Building the book, The web edition): build/html/, one
 # page per chapter, math by KaTeX, the figures drawn by LaTeX as SVG, code chunks linked to
-# their definitions and uses. `make check-html` opens every page in headless Chromium and
-# compares the counts of sections, figures, equations and exercises with the PDF's.
-HTML_TOOLS := $(wildcard tools/html/*)
+# their definitions and uses, the live edition in build/html/live/ (a figure it redraws links
+# to its page, tools/live/figures.txt). `make check-html` opens every page in headless
+# Chromium and compares the counts of sections, figures, equations and exercises with the PDF's.
+HTML_TOOLS := $(wildcard tools/html/*) tools/live/figures.txt
 .PHONY: html check-html
-html: build/html/index.html
+html: build/html/index.html live tools/live/place
+	tools/live/place $(LIVE) build/html-fig/stats.json build/html
 # The site links the PDF and the sources archive, and ships both.
 build/html/index.html: $(READING) book/book.tex build/version.tex build/numbers.tex build/quotes.tex build/provenance.tex build/provenance-ablation.tex build/sources.tex \
                        $(FIGURE_TEX) $(FIGURE_SETTINGS) $(HTML_TOOLS) $(PDF) build/sources.tar.gz
 	@tools/install-deps --html
 	tools/html/build $(READING)
-check-html: build/html/index.html
+check-html: html
 	@tools/install-deps --html
 	tools/html/check.py build/html build
 	tools/html/check-content.py build/html

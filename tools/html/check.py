@@ -9,6 +9,7 @@ Usage: check.py SITE SHOTDIR
 """
 import base64
 import glob
+import html.parser
 import json
 import os
 import re
@@ -174,6 +175,23 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
+class PageLinks(html.parser.HTMLParser):
+    """The ids, links and images of a page read as text, not run: the live edition's pages
+    (live/*.html), which fetch their program over http and are run by make check-live."""
+    def __init__(self):
+        super().__init__()
+        self.ids, self.links, self.images = set(), [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if 'id' in a:
+            self.ids.add(a['id'])
+        if tag == 'a' and 'href' in a:
+            self.links.append(a['href'])
+        if tag == 'img' and 'src' in a:
+            self.images.append(a['src'])
+
+
 def main():
     pages = sorted(os.path.basename(p) for p in glob.glob(os.path.join(SITE, '*.html')))
     b = Browser()
@@ -219,13 +237,26 @@ def main():
                 fh.write(base64.b64decode(shot['data']))
     finally:
         b.close()
-    # internal links: the page exists and holds the anchor
+    # the live edition's pages, read (make check-live runs them): their links back to the
+    # chapters and their static figures are checked here with every other link
+    for path in sorted(glob.glob(os.path.join(SITE, 'live', '*.html'))):
+        page = 'live/' + os.path.basename(path)
+        parsed = PageLinks()
+        parsed.feed(open(path, encoding='utf-8').read())
+        ids[page], links[page] = parsed.ids, parsed.links
+        for src in parsed.images:
+            if not os.path.isfile(os.path.join(SITE, 'live', src)):
+                failures.append('%s: image does not load: %s' % (page, src))
+        totals['pages'] += 1
+        totals['links'] += len(parsed.links)
+    # internal links: the page exists and holds the anchor (a path is relative to its page's
+    # folder)
     for page, hrefs in links.items():
         for h in hrefs:
             u = urllib.parse.urlparse(h)
             if u.scheme in ('http', 'https', 'mailto'):
                 continue
-            target = u.path or page
+            target = os.path.normpath(os.path.join(os.path.dirname(page), u.path)) if u.path else page
             frag = urllib.parse.unquote(u.fragment)
             if target not in ids and not frag and os.path.isfile(os.path.join(SITE, target)):
                 continue   # a file of the site, not a page: a figure's SVG, the PDF, the sources

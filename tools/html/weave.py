@@ -366,6 +366,14 @@ labels = {}     # LaTeX label -> (text, page stem, anchor)
 parts = []      # (roman, title, label)
 counts = {}     # page stem -> {'section':, 'figure':, 'table':, 'equation':, 'exercise':}
 figures = []    # (n, page, number, body, caption html later)
+figure_files = {}   # label of a figure -> {'number', 'svg', 'page'}: for tools/live/place
+# The figures the live edition redraws (tools/live/figures.txt): label -> (page, link's words)
+LIVE_FIGURES = {}
+with open(os.path.join(ROOT, 'tools', 'live', 'figures.txt'), encoding='utf-8') as fh:
+    for line in fh:
+        if line.strip() and not line.startswith('#'):
+            label, target, words = line.split(None, 2)
+            LIVE_FIGURES[label] = (target, words.strip())
 ROMAN = ['I', 'II', 'III', 'IV', 'V', 'VI', 'VII', 'VIII']
 
 
@@ -1065,17 +1073,24 @@ class Converter:
             figures[n]['number'] = num
             cap = re.search(r'\\caption(\[[^\]]*\])?\{', body)
             ctext, e = read_group(body, cap.end() - 1)
-            labs = ''.join(self.label(l) for l in re.findall(r'\\label\{([^}]*)\}', body))
+            names = re.findall(r'\\label\{([^}]*)\}', body)
+            labs = ''.join(self.label(l) for l in names)
             cap_html = self.convert(ctext, block=False)
             # The image links to its SVG, which opens full size (on a phone the figure shrinks
             # to half its size); figures.sh adds width and height once it has drawn the SVG.
             src = 'fig/fig-%d.svg' % (n + 1)
+            # A figure the live edition redraws links to its live page, which links back.
+            live = ''.join(' <a class="fig-live" href="live/%s">%s</a>' % (attr(LIVE_FIGURES[l][0]),
+                                                                        esc(LIVE_FIGURES[l][1]))
+                           for l in names if l in LIVE_FIGURES)
+            for l in names:
+                figure_files[l] = {'number': num, 'svg': src, 'page': page['stem']}
             return ('b', '<figure class="fig"><div class="anchors">%s</div>'
                     '<a class="fig-full" href="%s" title="Open the figure full size">'
                     '<img src="%s" alt="%s" loading="lazy" decoding="async"></a>'
                     '<figcaption><span class="num">Figure %s:</span> %s '
-                    '<a class="fig-open" href="%s">Full size</a></figcaption></figure>\n'
-                    % (labs, src, src, attr(alt_text(cap_html)), num, cap_html, src), k)
+                    '<a class="fig-open" href="%s">Full size</a>%s</figcaption></figure>\n'
+                    % (labs, src, src, attr(alt_text(cap_html)), num, cap_html, src, live), k)
         if env in ('tikzpicture', 'scope'):
             warn('tikzpicture outside a figure')
             return ('b', '', k)
@@ -1705,7 +1720,10 @@ stats = {p['stem']: {'number': p['number'], 'title': re.sub('<[^>]*>', '', p['ti
          for p in pages}
 with open(os.path.join(FIGWORK, 'stats.json'), 'w') as fh:
     json.dump({'pages': stats, 'labels': {k: v[0] for k, v in labels.items()},
-               'figures': len(figures)}, fh, indent=1)
+               'figures': len(figures), 'figure_files': figure_files}, fh, indent=1)
+missing = sorted(set(LIVE_FIGURES) - set(figure_files))
+if missing:
+    warn('tools/live/figures.txt names figures the book does not have: ' + ' '.join(missing))
 with open(os.path.join(FIGWORK, 'warnings.txt'), 'w') as fh:
     fh.write('\n'.join(sorted(set(warnings))) + '\n')
 for w in sorted(set(warnings))[:20]:

@@ -1,16 +1,16 @@
 #!/usr/bin/python3
 """Check the live copy task (copy.html) in headless Chromium against the native program.
 
-    tools/live/check-copy.py LIVE_DIR TRANSFORMER SHOT_DIR [--quick] [--self-test]
+    tools/live/check-copy.py SITE TRANSFORMER SHOT_DIR [--quick] [--self-test]
 
-Serves LIVE_DIR as tools/live/check.py does. Trains two epochs of the book's small recipe
-in the page: the log the program wrote in the page must equal the native program's on the
+Serves SITE (build/html, its live pages in live/) as tools/live/check.py does. Trains two
+epochs of the book's small recipe in the page: the log the program wrote in the page must equal the native program's on the
 reference path (TRANSFORMER_KERNELS=reference TRANSFORMER_MATMUL=reference, one thread) but
 for its times, the first epoch's losses to 1e-5, and the curves drawn must hold the losses
 of the epochs run. Then Stop must stop a run. Then (not with --quick) the whole recipe must
 decode 1..10 exactly. No console error, no page wider than a phone, the static figure
-without WebAssembly. Saves build/live-copy.png and prints the times in Chromium and
-natively. --self-test plants each fault of FAULTS in a copy of LIVE_DIR and asserts that
+without JavaScript and without WebAssembly. Saves build/live-copy.png and prints the times in Chromium and
+natively. --self-test plants each fault of FAULTS in a copy of SITE and asserts that
 the quick check fails on it, and passes on the clean copy.
 """
 import csv
@@ -54,8 +54,8 @@ TRAIN_AND_READ = r'''
 '''
 
 
-def settings(live_dir):
-    text = open(os.path.join(live_dir, 'copy-settings.js')).read()
+def settings(site):
+    text = open(os.path.join(site, 'live', 'copy-settings.js')).read()
     return json.loads(text[text.index('args: ') + 6:text.index(', nativeSeconds')])
 
 
@@ -113,22 +113,10 @@ def check_whole(browser, base, transformer, args, problems, times):
     times['the whole recipe'] = (got['ms'], native_log(transformer, args)[1])
 
 
-def check_static(browser, base, problems):
-    script = browser.call('Page.addScriptToEvaluateOnNewDocument', source='delete globalThis.WebAssembly;')
-    browser.call('Page.navigate', url=base + 'copy.html')
-    time.sleep(0.5)
-    shown = json.loads(browser.evaluate(
-        "JSON.stringify([...document.querySelectorAll('img')].filter(i => i.getClientRects().length).length)"))
-    browser.call('Page.removeScriptToEvaluateOnNewDocument', identifier=script['identifier'])
-    if shown != 1:
-        problems.append('without WebAssembly copy.html shows %d static figures, not 1' % shown)
-    browser.console_errors()   # the static figure is not served here: its 404 is expected
-
-
-def check(live_dir, transformer, shots, quick):
-    server, base = live_check.serve(live_dir)
+def check(site, transformer, shots, quick):
+    server, base = live_check.serve(site)
     browser = live_check.Browser()
-    problems, times, args = [], {}, settings(live_dir)
+    problems, times, args = [], {}, settings(site)
     try:
         check_epochs(browser, base, transformer, args, problems, times)
         if shots:
@@ -137,7 +125,7 @@ def check(live_dir, transformer, shots, quick):
         if not quick:
             check_whole(browser, base, transformer, args, problems, times)
         problems += ['copy.html: ' + e for e in browser.console_errors()]
-        check_static(browser, base, problems)
+        live_check.check_static(browser, base, 'copy.html', 1, 'WebAssembly', problems)
     finally:
         browser.close()
         server.shutdown()
@@ -153,19 +141,19 @@ FAULTS = [
 ]
 
 
-def self_test(live_dir, transformer):
-    live_check.plant_each(live_dir, FAULTS, lambda site: check(site, transformer, None, True)[0], 'check-copy')
+def self_test(site, transformer):
+    live_check.plant_each(site, FAULTS, lambda copy: check(copy, transformer, None, True)[0], 'check-copy')
 
 
 def main():
     if len(sys.argv) < 4:
         raise SystemExit(__doc__)
-    live_dir, transformer, shots = (os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
+    site, transformer, shots = (os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
                                     sys.argv[3])
     if '--self-test' in sys.argv[4:]:
-        self_test(live_dir, transformer)
+        self_test(site, transformer)
         return
-    problems, times = check(live_dir, transformer, shots, '--quick' in sys.argv[4:])
+    problems, times = check(site, transformer, shots, '--quick' in sys.argv[4:])
     for p in problems:
         print('check-copy: ' + p)
     if problems:

@@ -1,19 +1,19 @@
 #!/usr/bin/python3
 """Check the live translator (translate.html) in headless Chromium against the native program.
 
-    tools/live/check-translate.py LIVE_DIR TRANSFORMER SHOT_DIR [--quick] [--self-test]
+    tools/live/check-translate.py SITE TRANSFORMER SHOT_DIR [--quick] [--self-test]
 
-Serves LIVE_DIR (build/live) as tools/live/check.py does, waits for the model, types
-SENTENCE and asks for a greedy translation, then a beam search: each must equal the native
+Serves SITE (build/html, its live pages in live/) as tools/live/check.py does, waits for
+the model, types SENTENCE and asks for a greedy translation, then a beam search: each must equal the native
 program's on its reference path (TRANSFORMER_KERNELS=reference TRANSFORMER_MATMUL=reference,
 one thread: what the browser's build computes), and the heat maps drawn must hold the numbers
 of the native `transformer attention --head all` for that sentence, head by head. Then the
 first LINES lines of test2016 translated greedily in the page must equal the native
 reference's in at least MIN_EQUAL lines (the differing ones are printed); --quick leaves
 this out. No console error, no page wider than a phone; without JavaScript, and without
-WebAssembly, the page shows the book's static maps. Saves build/live-translate.png and prints
+WebAssembly, the page shows the book's static maps, loaded. Saves build/live-translate.png and prints
 the times: the model's loading, a sentence greedily and by beam in Chromium and natively.
---self-test plants each fault of FAULTS in a copy of LIVE_DIR and asserts that the quick
+--self-test plants each fault of FAULTS in a copy of SITE and asserts that the quick
 check fails on it, and passes on the clean copy.
 """
 import json
@@ -125,35 +125,9 @@ def check_test_lines(browser, transformer, problems, times):
     return equal
 
 
-STATIC_SHOWN = r'''
-JSON.stringify([...document.querySelectorAll('img')].filter(i =>
-  /^[.][.]\/html\/fig\/fig-[0-9]+[.]svg$/.test(i.getAttribute('src')) && i.getClientRects().length).length)
-'''
-
-
-def check_static(browser, base, problems):
-    """Without JavaScript, then without WebAssembly: the book's static maps are shown."""
-    browser.call('Emulation.setScriptExecutionDisabled', value=True)
-    browser.call('Page.navigate', url=base + 'translate.html')
-    time.sleep(0.5)
-    shown = json.loads(browser.evaluate(STATIC_SHOWN))
-    browser.call('Emulation.setScriptExecutionDisabled', value=False)
-    if shown != 1:
-        problems.append('without JavaScript translate.html shows %d static figures, not 1' % shown)
-    script = browser.call('Page.addScriptToEvaluateOnNewDocument',
-                          source='delete globalThis.WebAssembly;')
-    browser.call('Page.navigate', url=base + 'translate.html')
-    time.sleep(1)
-    shown = json.loads(browser.evaluate(STATIC_SHOWN))
-    browser.call('Page.removeScriptToEvaluateOnNewDocument', identifier=script['identifier'])
-    if shown != 1:
-        problems.append('without WebAssembly translate.html shows %d static figures, not 1' % shown)
-    browser.console_errors()   # the static figure is not served here: its 404 is expected
-
-
-def check(live_dir, transformer, shots, quick):
+def check(site, transformer, shots, quick):
     """The problems found (an empty list: the page passes), the times, the equal lines."""
-    server, base = live_check.serve(live_dir)
+    server, base = live_check.serve(site)
     browser = live_check.Browser()
     problems, times, equal = [], {}, None
     try:
@@ -164,14 +138,14 @@ def check(live_dir, transformer, shots, quick):
         if not quick:
             equal = check_test_lines(browser, transformer, problems, times)
         problems += ['translate.html: ' + e for e in browser.console_errors()]
-        check_static(browser, base, problems)
+        live_check.check_static(browser, base, 'translate.html', 1, 'WebAssembly', problems)
     finally:
         browser.close()
         server.shutdown()
     return problems, times, equal
 
 
-# Each fault: (file, text, replacement) planted in a copy of the live directory.
+# Each fault: (file, text, replacement) planted in a copy of the live pages.
 FAULTS = [
     ('translate.js', "'--beam', beam, '--batch'", "'--beam', '2', '--batch'"),  # not the decoding asked
     ('translate.js', "values.push(words.slice(1).map(Number));",
@@ -182,26 +156,26 @@ FAULTS = [
     ('translate.js', "$('translate').disabled = false;",
      "$('translate').disabled = false; console.error('planted');"),
     ('translate.html', 'minmax(18rem, 1fr)', 'minmax(40rem, 1fr)'),     # wider than a phone
-    ('translate.html', '<img src="../html/fig/fig-13.svg"', '<img hidden src="../html/fig/fig-13.svg"'),
+    ('translate.html', '<img src="{{svg fig:attention-heads}}"', '<img hidden src="{{svg fig:attention-heads}}"'),
     ('translate.js', "shown.innerHTML = fallback.textContent;", "0;"),  # no static maps without wasm
     ('translate.js', "$('english').textContent = result.stdout;",
      "$('english').textContent = result.stdout.toLowerCase();"),        # not what the program said
 ]
 
 
-def self_test(live_dir, transformer):
-    live_check.plant_each(live_dir, FAULTS, lambda site: check(site, transformer, None, True)[0], 'check-translate')
+def self_test(site, transformer):
+    live_check.plant_each(site, FAULTS, lambda copy: check(copy, transformer, None, True)[0], 'check-translate')
 
 
 def main():
     if len(sys.argv) < 4:
         raise SystemExit(__doc__)
-    live_dir, transformer, shots = (os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
+    site, transformer, shots = (os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
                                     sys.argv[3])
     if '--self-test' in sys.argv[4:]:
-        self_test(live_dir, transformer)
+        self_test(site, transformer)
         return
-    problems, times, equal = check(live_dir, transformer, shots, '--quick' in sys.argv[4:])
+    problems, times, equal = check(site, transformer, shots, '--quick' in sys.argv[4:])
     for p in problems:
         print('check-translate: ' + p)
     if problems:

@@ -1,23 +1,26 @@
 #!/usr/bin/python3
 """Check the live edition's pages in headless Chromium against the native program.
 
-    tools/live/check.py LIVE_DIR TRANSFORMER SHOT_DIR [--self-test]
+    tools/live/check.py SITE TRANSFORMER SHOT_DIR [--self-test]
 
-Serves LIVE_DIR (build/live) over http on a free port (a page fetches its wasm). On lr.html
+Serves the web edition SITE (build/html) over http on a free port (a page fetches its wasm),
+whose live pages are in SITE/live/ (make html puts them there). On lr.html
 it sets the warm-up to 2000; on figures.html it moves one control of each figure (FIGURES).
 Each time it reads back the data the page computed and the numbers its charts drew (the
 polylines' data-x/data-y, the heat maps' rects' data-v by position) and compares them with
 the native `TRANSFORMER figure-data KIND ...` for the same settings, byte for byte; the
 learning-rate chart's peak must be at step 2000, no page may be wider than a 390 px phone,
 and the console must stay free of errors; without JavaScript, and without WebAssembly,
-figures.html must show each figure's static SVG of the web edition. Saves a screenshot of each page or figure at
-390 px to SHOT_DIR/live-NAME.png and prints the time each figure's data took in Chromium.
---self-test copies LIVE_DIR to a temporary directory, plants each fault in turn, asserts
-that the check fails on it, and that it passes on the clean copy. The DevTools driver is
-tools/html/check.py's.
+figures.html must show each figure's static SVG of the web edition, loaded. Saves a
+screenshot of each page or figure at 390 px to SHOT_DIR/live-NAME.png and prints the time
+each figure's data took in Chromium. --self-test copies the live pages to a temporary site,
+plants each fault in turn, asserts that the check fails on it, and that it passes on the
+clean copy. The DevTools driver is tools/html/check.py's; the other live checks
+(check-translate.py, check-copy.py) use this one's server, static check and self-test.
 """
 import base64
 import functools
+import importlib.machinery
 import http.server
 import json
 import os
@@ -30,6 +33,7 @@ import time
 
 
 WIDTH, HEIGHT = 390, 800   # a phone's width
+TOOLS = os.path.dirname(os.path.abspath(__file__))   # tools/live: the pages' sources
 WARMUP = 2000
 
 
@@ -45,28 +49,37 @@ class Browser(html_check.Browser):
                   deviceScaleFactor=1, mobile=True)
 
 
-def serve(directory):
-    """An http server of directory on a free port of 127.0.0.1: (server, base url)."""
+def serve(site):
+    """An http server of the web edition site on a free port of 127.0.0.1: (server, the url
+    of its live pages)."""
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
-    handler = functools.partial(Quiet, directory=directory)
+    handler = functools.partial(Quiet, directory=site)
     server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, 'http://127.0.0.1:%d/' % server.server_address[1]
+    return server, 'http://127.0.0.1:%d/live/' % server.server_address[1]
 
 
-# Wait until the page has drawn, set one input as a reader would (the input event redraws),
-# then read back what the section computed and what its charts drew: per svg, the
-# polylines' points and the heat map's values, rows by the rects' y, columns by their x.
+# Wait until the page has drawn, set one input as a reader would who types its value a
+# character at a time (an input event each: the page must redraw once, after the last), wait
+# for the redraw, then read back what the section computed and what its charts drew: per
+# svg, the polylines' points and the heat map's values, rows by the rects' y, columns by x.
 MOVE_AND_READ = r'''
 (async function (scope, input, value) {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
   for (let i = 0; i < 200 && !document.querySelector('svg polyline, svg rect'); i++)
-    await new Promise(r => setTimeout(r, 50));
+    await sleep(50);
   const root = scope ? document.getElementById(scope) : document;
+  const counter = scope ? root : document.body, drawn = Number(counter.dataset.drawn);
   const control = root.querySelector(input);
-  control.value = value;
-  control.dispatchEvent(new Event('input', {bubbles: true}));
+  for (let n = 1; n <= value.length; n++) {
+    control.value = value.slice(0, n);
+    control.dispatchEvent(new Event('input', {bubbles: true}));
+  }
+  for (let i = 0; i < 200 && Number(counter.dataset.drawn) === drawn; i++)
+    await sleep(50);
+  await sleep(200);   // a redraw for each input would come now
   const charts = [...root.querySelectorAll('svg')].map(svg => {
     const lines = [...svg.querySelectorAll('polyline.series')].map(l =>
       [l.getAttribute('data-x').split(' ').map(Number), l.getAttribute('data-y').split(' ').map(Number)]);
@@ -85,6 +98,7 @@ MOVE_AND_READ = r'''
     charts,
     status: root.querySelector('.status, #status').textContent,
     ms: scope ? Number(root.dataset.ms) : null,
+    redraws: Number(counter.dataset.drawn) - drawn,
     width: document.documentElement.scrollWidth});
 })(%s, %s, %s)
 '''
@@ -171,6 +185,8 @@ def compare(name, got, args, expected, problems):
         problems.append('%s: the charts drew other numbers than the native data' % name)
     if got['width'] > WIDTH:
         problems.append('%s: the page is %d px wide on a %d px phone' % (name, got['width'], WIDTH))
+    if got['redraws'] != 1:
+        problems.append('%s: %d redraws for one burst of input events, not 1' % (name, got['redraws']))
 
 
 def check_lr(browser, base, transformer, shots, problems):
@@ -210,60 +226,76 @@ def check_figures(browser, base, transformer, shots, problems):
     return times
 
 
-# The static figures shown (visible img of the web edition's fig/) and the loading note.
+# The static figures a page shows: images of the web edition's fig/ that are visible and
+# loaded (None while one is still loading), and the page's text.
 STATIC_SHOWN = r'''
 JSON.stringify({
-  figures: [...document.querySelectorAll('section img')].filter(i =>
-    /^[.][.]\/html\/fig\/fig-[0-9]+[.]svg$/.test(i.getAttribute('src')) && i.getClientRects().length).length,
-  note: document.getElementById('loading').textContent})
+  figures: [...document.querySelectorAll('img')].some(i => !i.complete) ? null :
+    [...document.querySelectorAll('img')].filter(i => /^[.][.]\/fig\/fig-[0-9]+[.]svg$/.test(
+      i.getAttribute('src')) && i.getClientRects().length && i.naturalWidth > 0).length,
+  text: document.body.innerText})
 '''
 
 
-def check_static(browser, base, problems):
-    """figures.html without JavaScript, then without WebAssembly: a note and the static figures."""
-    sections = len(FIGURES)
-    browser.call('Emulation.setScriptExecutionDisabled', value=True)
-    browser.call('Page.navigate', url=base + 'figures.html')
+def static_shown(browser, url, without):
+    """What the page at url shows without 'JavaScript' or without 'WebAssembly'."""
+    if without == 'JavaScript':
+        browser.call('Emulation.setScriptExecutionDisabled', value=True)
+    else:
+        script = browser.call('Page.addScriptToEvaluateOnNewDocument',
+                              source='delete globalThis.WebAssembly;')
+    browser.call('Page.navigate', url=url)
     time.sleep(0.5)
-    got = json.loads(browser.evaluate(STATIC_SHOWN))
-    browser.call('Emulation.setScriptExecutionDisabled', value=False)
-    if got['figures'] != sections:
-        problems.append('without JavaScript figures.html shows %d static figures, not %d'
-                        % (got['figures'], sections))
-    script = browser.call('Page.addScriptToEvaluateOnNewDocument', source='delete globalThis.WebAssembly;')
-    browser.call('Page.navigate', url=base + 'figures.html')
-    time.sleep(0.5)
-    got = json.loads(browser.evaluate(STATIC_SHOWN))
-    browser.call('Page.removeScriptToEvaluateOnNewDocument', identifier=script['identifier'])
-    if got['figures'] != sections or 'no WebAssembly' not in got['note']:
-        problems.append('without WebAssembly figures.html shows %d static figures, not %d (%s)'
-                        % (got['figures'], sections, got['note']))
-    browser.console_errors()   # the static figures are not served here: their 404s are expected
+    for _ in range(50):
+        got = json.loads(browser.evaluate(STATIC_SHOWN))
+        if got['figures'] is not None:
+            break
+        time.sleep(0.1)
+    if without == 'JavaScript':
+        browser.call('Emulation.setScriptExecutionDisabled', value=False)
+    else:
+        browser.call('Page.removeScriptToEvaluateOnNewDocument', identifier=script['identifier'])
+    return got
 
 
-def check(live_dir, transformer, shots):
-    """The problems found on live_dir's pages (an empty list: they pass), and the times."""
-    server, base = serve(live_dir)
+def check_static(browser, base, page, figures, note, problems):
+    """The page without JavaScript, then without WebAssembly: the book's static figures
+    (as many as figures), loaded, note in its text, and no console error."""
+    browser.console_errors()
+    for without in ('JavaScript', 'WebAssembly'):
+        got = static_shown(browser, base + page, without)
+        if got['figures'] != figures:
+            problems.append('without %s %s shows %s static figures of the book, not %d'
+                            % (without, page, got['figures'], figures))
+        if note not in got['text']:
+            problems.append('without %s %s does not say %r' % (without, page, note))
+        problems += ['%s without %s: %s' % (page, without, e) for e in browser.console_errors()]
+
+
+def check(site, transformer, shots):
+    """The problems found on site's live pages (an empty list: they pass), and the times."""
+    server, base = serve(site)
     browser = Browser()
     problems = []
     try:
         lr_status = check_lr(browser, base, transformer, shots, problems)
         times = check_figures(browser, base, transformer, shots, problems)
-        check_static(browser, base, problems)
+        check_static(browser, base, 'lr.html', 1, 'WebAssembly', problems)
+        check_static(browser, base, 'figures.html', len(FIGURES), 'WebAssembly', problems)
     finally:
         browser.close()
         server.shutdown()
     return problems, lr_status, times
 
 
-# Each fault: (file, text, replacement) planted in a copy of the live directory; at least one
+# Each fault: (file, text, replacement) planted in a copy of the live pages; at least one
 # for each figure, one for the drawing module, the shim, the phone's width and the console.
 FAULTS = [
     ('lr.html', "f=${value('factor')},w=${value('warmup')}", "f=${value('factor')},w=4000"),
     ('lr.html', ".map(l => l.split(' ').map(Number));", ".map(l => l.split(' ').map(Number)).slice(1);"),
     ('plot.js', "'data-y': s.points.map(p => p[1]).join(' '),", "'data-y': s.points.map(p => p[1] * 1.0001).join(' '),"),
     ('wasi.js', "if (fd === 1) this.stdout += text;", "if (fd === 1) this.stdout += text.replace('e-0', 'E-0');"),
-    ('lr.html', "redraw();\n}).catch", "redraw(); console.error('planted');\n}).catch"),
+    ('lr.html', "redraw();\n    }).catch", "redraw(); console.error('planted');\n    }).catch"),
     ('figures.js', "points: column(table, k + 1)}))});", "points: column(table, k)}))});"),
     ('figures.js', "values: rows(text).map(numbers)});", "values: rows(text).map(numbers).reverse()});"),
     ('figures.html', 'min="1" max="8" value="1"', 'min="1" max="8" value="2"'),
@@ -273,22 +305,43 @@ FAULTS = [
     ('plot.js', "y: (top + i * cellH).toFixed(2),", "y: (top + (rows - 1 - i) * cellH).toFixed(2),"),
     ('figures.html', 'svg { display: block; width: 100%;', 'svg { display: block; width: 600px;'),
     ('figures.js', "document.body.dataset.ready = 'yes';", "document.body.dataset.ready = 'yes'; console.error('planted');"),
-    ('figures.html', '<img src="../html/fig/fig-6.svg"', '<img hidden src="../html/fig/fig-6.svg"'),
+    ('figures.html', '<img src="{{svg fig:mask-batch}}"', '<img hidden src="{{svg fig:mask-batch}}"'),
     ('figures.js', "note.insertAdjacentHTML('afterend', note.textContent);", "0;"),
     ('figures.html', '<script src="book-settings.js"></script>', ''),
+    ('plot.js', "            if (pending) return;\n", ""),            # every input redrawn
+    ('lr.html', "showStatic('This browser runs no WebAssembly');", "0;"),  # no static figure
 ]
 
 
-def plant_each(live_dir, faults, fails, what):
-    """Plant each fault (file, text, replacement) in turn in a copy of live_dir and assert
-    that fails(copy) returns problems; then that the clean live_dir gives none. The
+def site_copy(site, copy):
+    """A site at copy whose live/ is a copy of site's and whose other files are site's (linked)."""
+    os.mkdir(copy)
+    for name in os.listdir(site):
+        if name != 'live':
+            os.symlink(os.path.join(site, name), os.path.join(copy, name))
+    shutil.copytree(os.path.join(site, 'live'), os.path.join(copy, 'live'))
+
+
+def placed(site):
+    """A function that fills a text's references to figures ({{svg LABEL}}) as tools/live/place
+    filled the site's pages: a fault names a figure by its label, not by its number."""
+    place = importlib.machinery.SourceFileLoader('place', os.path.join(TOOLS, 'place')).load_module()
+    stats = os.path.join(os.path.dirname(site), 'html-fig', 'stats.json')
+    return lambda text: place.fill_all(text, json.load(open(stats))['figure_files'], 'a fault')
+
+
+def plant_each(site, faults, fails, what):
+    """Plant each fault (file, text, replacement) in turn in a copy of site's live pages
+    and assert that fails(copy) returns problems; then that the clean site gives none. The
     self-test of every live page's check."""
+    fill = placed(site)
     with tempfile.TemporaryDirectory() as tmp:
         for name, text, replacement in faults:
+            text, replacement = fill(text), fill(replacement)
             copy = os.path.join(tmp, 'site')
             shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(live_dir, copy)
-            path = os.path.join(copy, name)
+            site_copy(site, copy)
+            path = os.path.join(copy, 'live', name)
             source = open(path).read()
             if source.count(text) != 1:
                 raise SystemExit('self-test: cannot plant the fault in %s: %r' % (name, text))
@@ -300,40 +353,24 @@ def plant_each(live_dir, faults, fails, what):
             if not problems:
                 raise SystemExit('self-test: fault not caught: %s: %r' % (name, replacement))
             print('self-test: %s: %r caught: %s' % (name, replacement, problems[0][:160]))
-        if fails(live_dir):
+        if fails(site):
             raise SystemExit('self-test: the clean pages fail')
     print('%s self-test: ok (%d faults caught)' % (what, len(faults)))
 
 
-def self_test(live_dir, transformer):
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, text, replacement in FAULTS:
-            copy = os.path.join(tmp, 'site')
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(live_dir, copy)
-            path = os.path.join(copy, name)
-            source = open(path).read()
-            if source.count(text) != 1:
-                raise SystemExit('self-test: cannot plant the fault in %s: %r' % (name, text))
-            open(path, 'w').write(source.replace(text, replacement, 1))
-            problems = check(copy, transformer, None)[0]
-            if not problems:
-                raise SystemExit('self-test: fault not caught: %s: %r' % (name, replacement))
-            print('self-test: %s: %r caught: %s' % (name, replacement, problems[0]))
-        if check(live_dir, transformer, None)[0]:
-            raise SystemExit('self-test: the clean pages fail')
-    print('check-live self-test: ok (%d faults caught)' % len(FAULTS))
+def self_test(site, transformer):
+    plant_each(site, FAULTS, lambda copy: check(copy, transformer, None)[0], 'check-live')
 
 
 def main():
     if len(sys.argv) < 4:
         raise SystemExit(__doc__)
-    live_dir, transformer, shots = (os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
-                                    sys.argv[3])
+    site, transformer, shots = (os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
+                                sys.argv[3])
     if '--self-test' in sys.argv[4:]:
-        self_test(live_dir, transformer)
+        self_test(site, transformer)
         return
-    problems, lr_status, times = check(live_dir, transformer, shots)
+    problems, lr_status, times = check(site, transformer, shots)
     for p in problems:
         print('check-live: ' + p)
     if problems:

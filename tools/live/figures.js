@@ -80,6 +80,7 @@
         DRAW[form.dataset.kind](result.stdout, [...section.querySelectorAll('svg.chart')], option);
         status.textContent = `transformer ${args.join(' ')}: computed in ${result.ms.toFixed(1)} ms`;
         section.dataset.ms = result.ms.toFixed(2);
+        section.dataset.drawn = Number(section.dataset.drawn || 0) + 1;
     }
 
     // The book's measured settings (book-settings.js, made by the build), in place of the
@@ -96,7 +97,8 @@
     function start() {
         bookSettings();
         for (const section of document.querySelectorAll('section')) {
-            section.querySelector('form').addEventListener('input', () => redraw(section));
+            const form = section.querySelector('form');
+            form.addEventListener('input', LivePlot.coalesced(() => redraw(section)));
             redraw(section);
         }
         document.getElementById('loading').hidden = true;

@@ -7,6 +7,9 @@
 // draws one rect per value (row 0 at the top; the value in the rect's data-v, so a test can
 // read back what was drawn where), labelled rows and columns, and a colour scale.
 // width and height are the viewBox's: a narrow one keeps the text legible on a phone.
+//   LivePlot.coalesced(draw) is draw called once for a burst of inputs: a control held down
+// or typed into fires input events faster than the program computes a figure, and each
+// would otherwise be computed and drawn in turn; draw runs after the events already queued.
 'use strict';
 (function () {
     const NS = 'http://www.w3.org/2000/svg';
@@ -185,5 +188,14 @@
         text(g, x + 15, top + height, label(min));
     }
 
-    globalThis.LivePlot = {lines, heatmap, ticks};
+    function coalesced(draw) {
+        let pending = false;
+        return (...args) => {
+            if (pending) return;
+            pending = true;
+            setTimeout(() => { pending = false; draw(...args); }, 0);
+        };
+    }
+
+    globalThis.LivePlot = {lines, heatmap, ticks, coalesced};
 })();
