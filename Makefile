@@ -438,6 +438,17 @@ $(LIVE)/%.o: $(SRC)/%.c | build/tangle.stamp live-deps
 $(LIVE)/transformer.wasm: $(LIVE_OBJECTS)
 	$(LIVE_CC) $(LIVE_CFLAGS) -o $@ $^ $(LIVE_LIBS)
 -include $(LIVE_OBJECTS:.o=.d)
+# The live edition's times that the build chapter reports (tools/live/measure, which says what
+# each is), recorded like the other measurements: run by hand, on a quiet machine, one run,
+# into figures/live/ with the run's identity (tools/numbers/live.sh reads them).
+.PHONY: live-numbers
+live-numbers: html transformer
+	@mkdir -p figures/live
+	tools/run-info "make live-numbers" | sed '/^threads:/d' > figures/live/run.txt
+	tools/live/measure build/html ./transformer > figures/live/times.txt.new
+	mv figures/live/times.txt.new figures/live/times.txt
+	echo "end_seconds: $$(date +%s)" >> figures/live/run.txt
+	cat figures/live/times.txt
 # The pages are read in the web edition, build/html/live/ (make html puts them there with
 # tools/live/place, which fills in the numbers and files of the figures they redraw).
 # check-live: the pages in headless Chromium against the native program (screenshots at a

@@ -134,7 +134,8 @@
             $('model-status').textContent = `the model (${megabytes(model.bytes.length)}) loaded`
                                             + ` in ${(model.ms / 1000).toFixed(1)} s`;
             $('translate').disabled = false;
-            return {modelMs: model.ms, modelBytes: model.bytes.length};
+            // the model's fetch, and the page's start to the program and model ready
+            return {modelMs: model.ms, modelBytes: model.bytes.length, readyMs: performance.now()};
         });
     // Without the program, the page shows what its noscript holds: the book's static maps.
     loaded.then(() => translate()).catch(e => {
