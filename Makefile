@@ -5,6 +5,7 @@
 #   make sanitize   the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tangle     regenerate tangled/ from book/*.nw (only changed files are rewritten)
 #   make html       the web edition in build/html/; make check-html checks it in headless Chromium
+#                   with the live edition, build/html/live/ (make live, make check-live)
 #   make figures/mask-subsequent.tex   one figure (its .dat comes from the trainer)
 #   make figure NAME=learning-rate ARGS="--curve w=2000"   one figure with other settings
 #
@@ -93,12 +94,12 @@ TEST_SOURCES := $(wildcard tests/*.c)
 FIGURES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate copy-loss \
            multi30k-loss multi30k-ablation attention-maps attention-heads bench-ratio \
            bench-stages distributed-scaling norm-warmup calibration multi30k-loss-bleu \
-           multi30k-precision
+           multi30k-precision attention-temperature
 FIGURE_DATA := figures/mask-subsequent.dat \
                figures/mask-batch-1.dat figures/mask-batch-2.dat figures/mask-batch-3.dat \
                figures/positional-encoding.dat figures/smoothing-distribution.dat \
                figures/smoothing-confidence.dat figures/learning-rate.dat \
-               figures/distributed-scaling.dat
+               figures/distributed-scaling.dat figures/attention-temperature.dat
 PDF := book/transformer.pdf
 
 FIGURE_TEX := $(patsubst %,figures/%.tex,$(FIGURES)) figures/bench-table.tex \
@@ -166,6 +167,8 @@ $(FIGDIR)/smoothing-confidence.dat: transformer
 	./transformer figure-data smoothing confidence $(FIGURE_ARGS) | cpif $@
 $(FIGDIR)/learning-rate.dat: transformer
 	./transformer figure-data lr $(FIGURE_ARGS) | cpif $@
+$(FIGDIR)/attention-temperature.dat: transformer
+	./transformer figure-data temperature $(FIGURE_ARGS) | cpif $@
 # Data-parallel training projected to 64 processes (the chapter Training on many
 # machines), from the step times measured in figures/bench/ and figures/multi30k/
 # (tools/scaling-args) and the cost of the ring allreduce.
@@ -196,6 +199,8 @@ $(FIGDIR)/mask-batch.tex: figures/mask-batch.gp figures/style.gp \
              $(FIGDIR)/mask-batch-1.dat $(FIGDIR)/mask-batch-2.dat $(FIGDIR)/mask-batch-3.dat
 $(FIGDIR)/positional-encoding.tex: figures/positional-encoding.gp $(FIGDIR)/positional-encoding.dat \
                                   figures/style.gp
+$(FIGDIR)/attention-temperature.tex: figures/attention-temperature.gp \
+                                    $(FIGDIR)/attention-temperature.dat figures/style.gp
 $(FIGDIR)/label-smoothing.tex: figures/label-smoothing.gp $(FIGDIR)/smoothing-distribution.dat \
                                $(FIGDIR)/smoothing-confidence.dat figures/style.gp
 $(FIGDIR)/learning-rate.tex: figures/learning-rate.gp $(FIGDIR)/learning-rate.dat figures/style.gp
@@ -270,7 +275,7 @@ FIGURE_SETTINGS := $(patsubst %.dat,%-settings.tex,$(FIGURE_DATA))
 FIGURE_NAMES := mask-subsequent mask-batch positional-encoding label-smoothing learning-rate \
                 copy-loss attention-maps attention-heads multi30k-loss bench-ratio \
                 bench-stages distributed-scaling norm-warmup calibration multi30k-loss-bleu \
-                multi30k-precision
+                multi30k-precision attention-temperature
 RECORDED := multi30k-loss bench-ratio bench-stages norm-warmup multi30k-loss-bleu \
             multi30k-precision
 DATA_multi30k-loss = $(MT)/log.csv

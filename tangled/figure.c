@@ -377,6 +377,88 @@ static const char *emit_positional_encoding(FILE *out, const FigureValue *option
     return NULL;
 }
 
+enum { TEMPERATURE_MAX_KEYS = 64, TEMPERATURE_MAX_DK = 512 };
+
+/* scores[j] = q . k_j, not scaled, for a query and keys of width dk drawn from rng. */
+static void draw_scores(Rng *rng, int dk, int keys, float *scores)
+{
+    float q[TEMPERATURE_MAX_DK];
+    for (int c = 0; c < dk; c++) q[c] = rng_normal(rng);
+    for (int j = 0; j < keys; j++) {
+        double s = 0.0;
+        for (int c = 0; c < dk; c++) s += (double)q[c] * rng_normal(rng);
+        scores[j] = (float)s;
+    }
+}
+
+/* p = softmax(scores / tau) over keys, and its entropy in nats. */
+static double weights_at(float *p, const float *scores, int keys, double tau)
+{
+    float scaled[TEMPERATURE_MAX_KEYS];
+    for (int j = 0; j < keys; j++) scaled[j] = (float)(scores[j] / tau);
+    softmax_rows(p, scaled, 1, keys);
+    double entropy = 0.0;
+    for (int j = 0; j < keys; j++)
+        if (p[j] > 0.0f) entropy -= p[j] * log(p[j]);
+    return entropy;
+}
+
+static int by_score_descending(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+static const char *emit_temperature(FILE *out, const FigureValue *option)
+{
+    const int dk = (int)option[0].number[0], keys = (int)option[1].number[0];
+    const FigureValue *tau = &option[2];
+    const int rows = (int)option[3].number[0];
+    Rng rng;
+    rng_seed(&rng, (uint64_t)option[4].number[0], 54);   /* transformer random's stream */
+    float *scores = xmalloc((size_t)rows * keys * sizeof *scores), p[TEMPERATURE_MAX_KEYS];
+    for (int r = 0; r < rows; r++) draw_scores(&rng, dk, keys, scores + (size_t)r * keys);
+    /* <<Print the temperature figure's settings>> */
+    fprintf(out, "#gp dk = %d\n#gp keys = %d\n#gp rows = %d\n#gp taus = \"", dk, keys, rows);
+    for (int t = 0; t < tau->count; t++) fprintf(out, "%s%g", t ? " " : "", tau->number[t]);
+    fprintf(out, "\"\n#tex \\def\\temperaturedk{%d}\\def\\temperaturekeys{%d}"
+                 "\\def\\temperaturerows{%d}\\def\\temperaturetaus{", dk, keys, rows);
+    for (int t = 0; t < tau->count; t++) fprintf(out, "%s%g", t ? ", " : "", tau->number[t]);
+    fprintf(out, "}\n");
+    float first[TEMPERATURE_MAX_KEYS];
+    memcpy(first, scores, (size_t)keys * sizeof *first);
+    qsort(first, (size_t)keys, sizeof *first, by_score_descending);
+    fprintf(out, "# the first query: key (by score), score, weight at each tau\n");
+    for (int j = 0; j < keys; j++) {
+        fprintf(out, "%d %.6g", j + 1, first[j]);
+        for (int t = 0; t < tau->count; t++) {
+            weights_at(p, first, keys, tau->number[t]);
+            fprintf(out, " %.6g", p[j]);
+        }
+        fputc('\n', out);
+    }
+    /* <<Print the mean entropy against the temperature>> */
+    int lowest = -32;   /* 2^(-32/8) = 1/16 */
+    while (pow(2.0, lowest / 8.0) * sqrt(dk) > 1.0) lowest -= 8;
+    fprintf(out, "\n\n# mean entropy of %d queries: tau / sqrt(d_k), entropy (nats)\n", rows);
+    for (int i = lowest; i <= 16; i++) {
+        const double x = pow(2.0, i / 8.0);
+        double sum = 0.0;
+        for (int r = 0; r < rows; r++)
+            sum += weights_at(p, scores + (size_t)r * keys, keys, x * sqrt(dk));
+        fprintf(out, "%.6g %.6g\n", x, sum / rows);
+    }
+    fprintf(out, "\n\n# at the temperatures given: tau, tau / sqrt(d_k), mean entropy\n");
+    for (int t = 0; t < tau->count; t++) {
+        double sum = 0.0;
+        for (int r = 0; r < rows; r++)
+            sum += weights_at(p, scores + (size_t)r * keys, keys, tau->number[t]);
+        fprintf(out, "%g %.6g %.6g\n", tau->number[t], tau->number[t] / sqrt(dk), sum / rows);
+    }
+    free(scores);
+    return NULL;
+}
+
 /* Print rows x cols numbers of m (leading dimension ld), in tenths, as the body of a LaTeX
    matrix. */
 static void print_matrix_macro(FILE *out, const char *name, const float *m, int rows,
@@ -592,6 +674,13 @@ const FigureKind figure_kinds[] = {
       {"--first", FIGURE_INTEGER, 0, 4095, "4", "first dimension shown", NULL},
       {"--count", FIGURE_INTEGER, 1, 8, "4", "how many dimensions", NULL}},
      emit_positional_encoding},
+    {"temperature", "a query's attention weights and their entropy at several temperatures",
+     {{"--dk", FIGURE_INTEGER, 1, TEMPERATURE_MAX_DK, "64", "d_k, the width of a head", NULL},
+      {"--keys", FIGURE_INTEGER, 2, TEMPERATURE_MAX_KEYS, "10", "keys of the query", NULL},
+      {"--tau", FIGURE_INTEGERS, 1, 1000, "1,8,16", "temperatures tau, whole numbers", NULL},
+      {"--rows", FIGURE_INTEGER, 1, 5000, "2000", "queries averaged for the entropy", NULL},
+      {"--seed", FIGURE_INTEGER, 0, 1e6, "7", "seed of the generator", NULL}},
+     emit_temperature},
     {"heads", "two heads' queries from a random projection, per head and fused, as LaTeX",
      {{"--seed", FIGURE_INTEGER, 1, 1e6, "1", "seed of the random projection W_0", NULL}},
      emit_heads},

@@ -46,6 +46,8 @@ cli-atoi|accepted (status 0): [+2] [ 3]|[[+2]]
 pe-values|0.157827 0.987467|$\mathit{PE}_{1,4} = \sin 0.15849 = 0.157827$
 pe-values|0.157827 0.987467|$\mathit{PE}_{1,5} = \cos 0.15849 = 0.987467$
 attention-scale|mean 0.09 variance 63.8|a mean of 0.09 and a variance of 63.8
+attention-temperature|d_k 16, tau 1: 0.75; tau 4: 1.93|\exTempSmallScaled
+attention-temperature|d_k 256, tau 1: 0.17; tau 16: 1.92|\exTempLargeScaled
 model-count|parameters 14731787|give \exModelParameters
 model-activations|activations 45522560 floats|\exModelActivations{} floats
 gradcheck-run|largest e of the model: encoder.layers.0.|the encoder's first
@@ -227,6 +229,16 @@ ex_cli-atoi() {
 ex_pe-values() {
   "$T" figure-data pe | grep -v '^#' | sed -n 2p
   "$T" figure-data pe | awk '/^1 / { printf "%.6f %.6f\n", $2, $3 }'
+}
+# The mean entropy of figure-data temperature's queries at tau = 1 and tau = sqrt(d_k), for
+# d_k = 16 and 256 (the third block of its data: tau, tau / sqrt(d_k), entropy).
+ex_attention-temperature() {
+  for dk in 16 256; do
+    "$T" figure-data temperature --dk $dk --tau 1,$(awk -v d=$dk 'BEGIN { print sqrt(d) }') |
+      awk -v d=$dk '/^# at the temperatures/ { on = 1; next }
+        on && NF == 3 { printf "%s tau %s: %.2f", n++ ? ";" : "d_k " d ",", $1, $3 }
+        END { print "" }'
+  done
 }
 ex_attention-scale() {
   "$T" random --normal --count 1280000 | awk '

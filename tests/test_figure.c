@@ -141,6 +141,7 @@ START_TEST(figure_files_match_the_code)
         {"figures/smoothing-distribution.dat", "smoothing distribution", ""},
         {"figures/smoothing-confidence.dat", "smoothing confidence", ""},
         {"figures/learning-rate.dat", "lr", ""},
+        {"figures/attention-temperature.dat", "temperature", ""},
     };
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         char *text = figure_text(files[f].name, files[f].arguments);
@@ -321,6 +322,43 @@ START_TEST(figure_label_smoothing_follows_epsilon_and_vocabulary)
 }
 END_TEST
 
+/* The temperature figure for d_k = 16 and 5 keys: each temperature's weights sum to 1 and
+   fall from the best key down, and a hotter temperature gives the best key less; the mean
+   entropy grows with the temperature and stays below log K; the point marked at tau = 4 =
+   sqrt(d_k) is the curve's value at x = 1, a point of its grid. */
+START_TEST(figure_temperature_flattens_the_weights)
+{
+    enum { KEYS = 5, GRID = 49, TAUS = 3 };   /* the grid: 2^(i/8), i = -32..16 */
+    char *text = figure_text("temperature", "--dk 16 --keys 5 --tau 1,4,64 --rows 50");
+    Grid grid;
+    parse_grid(&grid, text);
+    ck_assert_int_eq(grid.rows, KEYS + GRID + TAUS);
+    for (int t = 0; t < TAUS; t++) {
+        double sum = 0.0;
+        for (int j = 0; j < KEYS; j++) {
+            const double p = strtod(grid.word[j][2 + t], NULL);
+            sum += p;
+            if (j > 0) ck_assert_double_le(p, strtod(grid.word[j - 1][2 + t], NULL));
+        }
+        ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+        if (t > 0)
+            ck_assert_double_lt(strtod(grid.word[0][2 + t], NULL),
+                                strtod(grid.word[0][1 + t], NULL));
+    }
+    const char *at_one = NULL;
+    for (int r = KEYS; r < KEYS + GRID; r++) {
+        const double entropy = strtod(grid.word[r][1], NULL);
+        ck_assert_double_le(entropy, log((double)KEYS) + 1e-6);
+        if (r > KEYS) ck_assert_double_ge(entropy, strtod(grid.word[r - 1][1], NULL) - 1e-6);
+        if (strcmp(grid.word[r][0], "1") == 0) at_one = grid.word[r][1];
+    }
+    ck_assert_ptr_nonnull(at_one);
+    ck_assert_str_eq(grid.word[KEYS + GRID + 1][0], "4");
+    ck_assert_str_eq(grid.word[KEYS + GRID + 1][2], at_one);
+    free(text);
+}
+END_TEST
+
 /* A figure's first line is the command that prints it, every option written out: read
    back, it gives the same data, whatever the options were. */
 /* figure-data heads: the five macros; the fused projection equals the per-head ones (here
@@ -356,6 +394,7 @@ START_TEST(figure_header_reproduces_the_data)
         {"mask subsequent", "--size 7"}, {"mask batch", "--lengths 3,4,5,6 --sentence 4"},
         {"pe", "--count 2"}, {"smoothing distribution", "--epsilon 0.3"},
         {"smoothing confidence", "--vocab 9"}, {"lr", "--curve f=2 --curve d=128 --every 500"},
+        {"temperature", "--dk 8 --tau 2,3 --rows 10"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char *text = figure_text(cases[c].name, cases[c].arguments), line[512];
@@ -432,6 +471,7 @@ Suite *figure_suite(void)
     tcase_add_test(data, figure_label_smoothing_follows_epsilon_and_vocabulary);
     tcase_add_test(data, figure_header_reproduces_the_data);
     tcase_add_test(data, figure_heads_reads_every_column);
+    tcase_add_test(data, figure_temperature_flattens_the_weights);
     tcase_add_test(data, figure_options_refuse_bad_values);
     suite_add_tcase(suite, data);
     return suite;

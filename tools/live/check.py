@@ -118,6 +118,8 @@ FIGURES = [
      ['smoothing', 'distribution', '--epsilon', '0.2', '--vocab', '5']),
     ('smoothing-confidence', 'vocab', '10',
      ['smoothing', 'confidence', '--epsilon', '0.1', '--vocab', '10']),
+    ('temperature', 'dk', '16',
+     ['temperature', '--dk', '16', '--keys', '10', '--tau', '1,8,16', '--rows', '2000', '--seed', '7']),
     ('scaling', 'latency-us', '100', ['scaling'] + BOOK_SCALING + ['--latency-us', '100']),
 ]
 
@@ -156,6 +158,10 @@ def expected_charts(kind, text):
         return [{'lines': [], 'cells': [[float(w) for w in r[1:]] for r in table(text)[1:]]}]
     if kind == 'smoothing-confidence':
         return [{'lines': columns(numeric(text), [1]), 'cells': []}]
+    if kind == 'temperature':   # blocks: the weights at each temperature, the entropy curve
+        first, curve = [numeric(block) for block in text.split('\n\n\n')[:2]]
+        return [{'lines': columns(first, range(2, len(first[0]))), 'cells': []},
+                {'lines': columns(curve, [1]), 'cells': []}]
     if kind == 'scaling':   # step time and efficiency of four settings, alternating
         rows = numeric(text)
         return [{'lines': columns(rows, [1, 3, 5, 7]), 'cells': []},
@@ -302,6 +308,7 @@ FAULTS = [
     ('figures.html', 'min="4" max="64" value="5"', 'min="4" max="64" value="6"'),
     ('figures.html', 'step="0.05" value="0.1"', 'step="0.05" value="0.15"'),
     ('figures.js', "chart(efficiency, 'efficiency', 2);", "chart(efficiency, 'efficiency', 1);"),
+    ('figures.js', "points: column(first, t + 2)}))});", "points: column(first, t + 1)}))});"),
     ('plot.js', "y: (top + i * cellH).toFixed(2),", "y: (top + (rows - 1 - i) * cellH).toFixed(2),"),
     ('figures.html', 'svg { display: block; width: 100%;', 'svg { display: block; width: 600px;'),
     ('figures.js', "document.body.dataset.ready = 'yes';", "document.body.dataset.ready = 'yes'; console.error('planted');"),

@@ -1,7 +1,8 @@
 // figures.js -- the live figures page (figures.html): each section's form names a
-// figure-data kind (data-kind) and its inputs the program's options; on every input the
-// program runs with them in WebAssembly, its output is kept in the section's
-// pre.figure-data and drawn by plot.js. The page computes nothing itself.
+// figure-data kind (data-kind) and its inputs the program's options; after each burst of
+// inputs (LivePlot.coalesced) the program runs with them in WebAssembly, its output is
+// kept in the section's pre.figure-data and drawn by plot.js. The page computes nothing
+// itself.
 'use strict';
 (function () {
     const WIDTH = 440;   // the charts' viewBox: text stays legible on a 390 px phone
@@ -48,6 +49,20 @@
             LivePlot.lines(lines, {width: WIDTH, height: 300, xLabel: 'x', yLabel: 'loss',
                 series: [{label: `ε ${option('epsilon')}, V ${option('vocab')}`,
                           points: column(rows(text).map(numbers), 1)}]});
+        },
+        'temperature'(text, [weights, entropy], option) {
+            // three blocks, two blank lines apart: the first query's weights (key, score, a
+            // weight per temperature), the mean entropy against tau / sqrt(d_k), the marks
+            const [first, curve] = text.split('\n\n\n').map(block => rows(block).map(numbers));
+            const taus = option('tau').split(',');
+            LivePlot.lines(weights, {width: WIDTH, height: 300, xLabel: 'key, by score',
+                yLabel: 'weight', series: taus.map((tau, t) =>
+                    ({label: `τ = ${tau}`, points: column(first, t + 2)}))});
+            LivePlot.lines(entropy, {width: WIDTH, height: 300, xLog2: true,
+                xLabel: 'τ / √d_k (log scale)', yLabel: 'mean entropy (nats)',
+                series: [{label: `mean entropy of ${option('rows')} queries`, points: curve}],
+                levels: [{label: `log K, the most for ${option('keys')} keys`,
+                          y: Math.log(Number(option('keys')))}]});
         },
         'scaling'(text, [time, efficiency]) {
             const table = rows(text).map(numbers);

@@ -1,8 +1,11 @@
 // plot.js -- the live edition's drawing module: line charts and heat maps as SVG, small
 // enough to read.
-//   LivePlot.lines(svg, {series: [{label, points: [[x, y], ...]}], xLabel, yLabel, width, height})
+//   LivePlot.lines(svg, {series: [{label, points: [[x, y], ...]}], xLabel, yLabel, width, height,
+//                        xLog2, levels: [{label, y}]})
 // draws axes with a few round ticks, one polyline per series (its points in data-x/data-y
-// of the line, so a test can read back what was drawn) and a key below the chart.
+// of the line, so a test can read back what was drawn) and a key below the chart; with
+// xLog2 the x axis is logarithmic, ticked at powers of two; each level is a dashed
+// horizontal line (a bound, not data: class level).
 //   LivePlot.heatmap(svg, {values: [[v, ...], ...], rowLabels, columnLabels, xLabel, yLabel, width})
 // draws one rect per value (row 0 at the top; the value in the rect's data-v, so a test can
 // read back what was drawn where), labelled rows and columns, and a colour scale.
@@ -63,30 +66,54 @@
                                                        : t => String(t);
     }
 
-    function lines(svg, {series, xLabel, yLabel, width = 640, height = 360}) {
-        const margin = {left: 62, right: 22, top: 12, bottom: 44 + KEY_ROW * series.length};
-        clear(svg, width, height + KEY_ROW * series.length);
-        const all = series.flatMap(s => s.points);
-        const xMin = Math.min(0, ...all.map(p => p[0])), xMax = Math.max(...all.map(p => p[0]));
-        const [yMin, yMax] = rounded(Math.min(0, ...all.map(p => p[1])), Math.max(...all.map(p => p[1])));
+    // The ticks of a logarithmic axis from 2^lo to 2^hi: powers of two, as 1/4, 1, 4.
+    function powersOfTwo(lo, hi) {
+        const list = [], step = Math.max(1, Math.ceil((hi - lo) / 6));
+        for (let k = Math.ceil(lo); k <= hi + 1e-9; k += step) list.push(k);
+        return list;
+    }
+    const powerLabel = k => (k >= 0 ? String(2 ** k) : '1/' + 2 ** -k);
+
+    function lines(svg, {series, xLabel, yLabel, width = 640, height = 360, xLog2 = false,
+                         levels = []}) {
+        const keys = series.length + levels.length;
+        const margin = {left: 62, right: 22, top: 12, bottom: 44 + KEY_ROW * keys};
+        clear(svg, width, height + KEY_ROW * keys);
+        const all = series.flatMap(s => s.points), u = v => (xLog2 ? Math.log2(v) : v);
+        const xs = all.map(p => u(p[0])), ys = [...all.map(p => p[1]), ...levels.map(l => l.y)];
+        const xMin = xLog2 ? Math.min(...xs) : Math.min(0, ...xs), xMax = Math.max(...xs);
+        const [yMin, yMax] = rounded(Math.min(0, ...ys), Math.max(...ys));
         const w = width - margin.left - margin.right;
-        const h = height + KEY_ROW * series.length - margin.top - margin.bottom;
-        const x = v => margin.left + w * (v - xMin) / ((xMax - xMin) || 1);
+        const h = height + KEY_ROW * keys - margin.top - margin.bottom;
+        const at = t => margin.left + w * (t - xMin) / ((xMax - xMin) || 1);   // t on the axis
+        const x = v => at(u(v));
         const y = v => margin.top + h * (1 - (v - yMin) / ((yMax - yMin) || 1));
         const axes = element('g', {class: 'axes', stroke: '#444'}, svg);
-        element('line', {x1: x(xMin), y1: y(yMin), x2: x(xMax), y2: y(yMin)}, axes);
-        element('line', {x1: x(xMin), y1: y(yMin), x2: x(xMin), y2: y(yMax)}, axes);
+        element('line', {x1: at(xMin), y1: y(yMin), x2: at(xMax), y2: y(yMin)}, axes);
+        element('line', {x1: at(xMin), y1: y(yMin), x2: at(xMin), y2: y(yMax)}, axes);
         if (yMin < 0)
-            element('line', {x1: x(xMin), y1: y(0), x2: x(xMax), y2: y(0), stroke: '#bbb'}, axes);
-        const xTicks = ticks(xMin, xMax), yTicks = ticks(yMin, yMax);
-        const xFormat = formatter(xTicks), yFormat = formatter(yTicks);
+            element('line', {x1: at(xMin), y1: y(0), x2: at(xMax), y2: y(0), stroke: '#bbb'}, axes);
+        const xTicks = xLog2 ? powersOfTwo(xMin, xMax) : ticks(xMin, xMax), yTicks = ticks(yMin, yMax);
+        const xFormat = xLog2 ? powerLabel : formatter(xTicks), yFormat = formatter(yTicks);
         for (const t of xTicks)
-            text(axes, x(t), y(yMin) + 16, xFormat(t), {'text-anchor': 'middle'});
+            text(axes, at(t), y(yMin) + 16, xFormat(t), {'text-anchor': 'middle'});
         for (const t of yTicks)
-            text(axes, x(xMin) - 5, y(t) + 4, yFormat(t), {'text-anchor': 'end'});
-        text(axes, x((xMin + xMax) / 2), y(yMin) + 34, xLabel, {'text-anchor': 'middle'});
+            text(axes, at(xMin) - 5, y(t) + 4, yFormat(t), {'text-anchor': 'end'});
+        text(axes, at((xMin + xMax) / 2), y(yMin) + 34, xLabel, {'text-anchor': 'middle'});
         text(axes, 13, y((yMin + yMax) / 2), yLabel,
              {'text-anchor': 'middle', transform: `rotate(-90 13 ${y((yMin + yMax) / 2)})`});
+        const key = (i, colour, label, dashed) => {   // the key: one row per line, below
+            const keyY = y(yMin) + 44 + KEY_ROW * i + 4;
+            element('line', {x1: margin.left, y1: keyY - 4, x2: margin.left + 24, y2: keyY - 4,
+                             stroke: colour, 'stroke-width': 3,
+                             ...(dashed ? {'stroke-dasharray': '5 3'} : {})}, svg);
+            text(svg, margin.left + 30, keyY, label, {class: 'key'});
+        };
+        levels.forEach((l, i) => {
+            element('line', {class: 'level', x1: at(xMin), y1: y(l.y), x2: at(xMax), y2: y(l.y),
+                             stroke: '#777', 'stroke-dasharray': '5 3'}, svg);
+            key(series.length + i, '#777', l.label, true);
+        });
         series.forEach((s, i) => {
             const colour = COLOURS[i % COLOURS.length];
             element('polyline', {
@@ -95,10 +122,7 @@
                 'data-x': s.points.map(p => p[0]).join(' '),
                 'data-y': s.points.map(p => p[1]).join(' '),
             }, svg);
-            const keyY = y(yMin) + 44 + KEY_ROW * i + 4;   // the key: one row per series
-            element('line', {x1: margin.left, y1: keyY - 4, x2: margin.left + 24, y2: keyY - 4,
-                             stroke: colour, 'stroke-width': 3}, svg);
-            text(svg, margin.left + 30, keyY, s.label, {class: 'key'});
+            key(i, colour, s.label, false);
         });
     }
 

@@ -45,6 +45,12 @@ END {
     # layers of d_model 512) against the activations of a batch as large (a tenth of 80).
     def("exDecodeMemoryRatio", fixed(a / 10 / (2 * 2 * (9 + 10) * 8 * 512), 0))
 
+    # Exercise attention-temperature: the mean entropy at tau = 1 and tau = sqrt(d_k).
+    def("exTempSmallUnscaled", after("attention-temperature", "d_k 16, tau 1: "))
+    def("exTempSmallScaled", after("attention-temperature", "tau 4: "))
+    def("exTempLargeUnscaled", after("attention-temperature", "d_k 256, tau 1: "))
+    def("exTempLargeScaled", after("attention-temperature", "tau 16: "))
+
     # Exercise gelu: the chapters the patch touches and the generated files it changes.
     def("exGeluChapters", after("gelu", "chapters ")); def("exGeluFiles", after("gelu", "generated files "))
     s = literal("text-amp", "identical: "); gsub(/%/, "\\%", s); def("exTextAmpSummary", s)
