@@ -336,7 +336,7 @@ build/version.tex: tangled/cli.h
 NUMBER_SCRIPTS := $(sort $(wildcard tools/numbers/*.sh))
 RECORDED_FILES := $(shell find figures -mindepth 2 -type f; find data bench/results -type f) \
                   bench/bench.py
-build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers tools/numbers/lib.awk tools/bleu-cased $(RECORDED_FILES) \
+build/numbers.tex: $(NUMBER_SCRIPTS) tools/numbers tools/numbers/lib.awk tools/numbers/machine-letter tools/bleu-cased $(RECORDED_FILES) \
                    transformer figures/calibration.dat
 	@mkdir -p build
 	for script in $(NUMBER_SCRIPTS); do TRANSFORMER=./transformer sh $$script; done > $@.new

@@ -35,13 +35,8 @@ done
 
 # The run's machine by its letter (figures/machines.txt: letter | cpuid prefix | words), as
 # the chapters name machines, and its OpenBLAS environment.
-awk -v cpuid="$(sed -n 's/^cpuid: //p' $dir/run.txt)" "$LIB"'
-    /^#/ || !/\|/ { next }
-    { split($0, f, / *\| */); if (index(cpuid, f[2]) == 1) { letter = f[1] } }
-    END {
-        if (letter == "") { print "tools/numbers/bench.sh: run.txt: a machine not in figures/machines.txt" > "/dev/stderr"; exit 1 }
-        def("benchMachine", letter)
-    }' figures/machines.txt
+letter=$(tools/numbers/machine-letter $dir/run.txt)
+awk -v letter="$letter" "$LIB"'BEGIN { def("benchMachine", letter) }'
 
 # The tables in float: table.dat and the run with OpenBLAS's own kernel.
 awk -v pre=bench "$LIB"'

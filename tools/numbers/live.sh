@@ -6,13 +6,8 @@
 set -eu
 LIB=$(cat tools/numbers/lib.awk)
 dir=figures/live
-awk -v cpuid="$(sed -n 's/^cpuid: //p' $dir/run.txt)" "$LIB"'
-    /^#/ || !/\|/ { next }
-    { split($0, f, / *\| */); if (index(cpuid, f[2]) == 1) { letter = f[1] } }
-    END {
-        if (letter == "") { print "tools/numbers/live.sh: run.txt: a machine not in figures/machines.txt" > "/dev/stderr"; exit 1 }
-        def("liveMachine", letter)
-    }' figures/machines.txt
+letter=$(tools/numbers/machine-letter $dir/run.txt)
+awk -v letter="$letter" "$LIB"'BEGIN { def("liveMachine", letter) }'
 # A time in the page and natively: both, and how many times slower the page is.
 awk "$LIB"'
     function pair(name, page, native) {
