@@ -1661,6 +1661,11 @@ index = '''<h1>%s</h1>
 <p>This is the web edition of the book, woven from the same chapters (<code>book/*.nw</code>), figures and
 bibliography as the PDF. Code chunks link to their definitions and uses, identifiers to the chunk that
 defines them. Code: MIT licence; text: CC BY 4.0.</p>
+<p>The live edition runs the book's own program, compiled to WebAssembly, in this browser:
+<a href="live/figures.html">the figures</a> and <a href="live/lr.html">the learning-rate
+schedule</a> redrawn with your settings, <a href="live/translate.html">the translator</a>
+with its attention maps, and <a href="live/copy.html">the copy task</a> trained in the page
+(each figure it redraws links to it from under its caption).</p>
 <h2>Contents</h2>
 %s
 <h2>List of figures</h2>
