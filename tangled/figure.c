@@ -428,13 +428,12 @@ static const char *emit_temperature(FILE *out, const FigureValue *option)
     float first[TEMPERATURE_MAX_KEYS];
     memcpy(first, scores, (size_t)keys * sizeof *first);
     qsort(first, (size_t)keys, sizeof *first, by_score_descending);
+    float weight[FIGURE_MAX_NUMBERS][TEMPERATURE_MAX_KEYS];   /* [tau][key] */
+    for (int t = 0; t < tau->count; t++) weights_at(weight[t], first, keys, tau->number[t]);
     fprintf(out, "# the first query: key (by score), score, weight at each tau\n");
     for (int j = 0; j < keys; j++) {
         fprintf(out, "%d %.6g", j + 1, first[j]);
-        for (int t = 0; t < tau->count; t++) {
-            weights_at(p, first, keys, tau->number[t]);
-            fprintf(out, " %.6g", p[j]);
-        }
+        for (int t = 0; t < tau->count; t++) fprintf(out, " %.6g", weight[t][j]);
         fputc('\n', out);
     }
     /* <<Print the mean entropy against the temperature>> */
